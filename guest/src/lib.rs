@@ -1,0 +1,103 @@
+//! The workmem engine. Everything here is pure: text and state in, text and state out.
+//! The same code is the `engine` component (wasm32-unknown-unknown, no imports) and a
+//! native library, so tests and benchmarks can hold one against the other.
+
+wit_bindgen::generate!({
+    world: "engine",
+    path: "../wit",
+    additional_derives: [PartialEq, Eq],
+});
+
+mod lines;
+mod merge;
+mod parse;
+mod prompt;
+mod render;
+mod syntax;
+
+pub use exports::*;
+// The world `use`s the outcome and state types; the rest come from the interface.
+pub use workmem::memory::types::{
+    Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Progress, Severity,
+    VerbatimAdd, VerbatimEntry, VerbatimOps,
+};
+
+/// The engine's functions, callable natively with the same contracts as the component's
+/// exports (see `wit/engine.wit`).
+mod exports {
+    use super::*;
+
+    pub fn parse(text: &str) -> ParseOutcome {
+        crate::parse::parse(text).outcome()
+    }
+
+    pub fn validate(text: &str, state: &MemoryState) -> ParseOutcome {
+        crate::merge::validate(text, state).outcome()
+    }
+
+    pub fn merge(state: &MemoryState, update: &Update, now: &str) -> Result<MergeOutcome, String> {
+        crate::merge::merge(state, update, now)
+    }
+
+    pub fn apply(state: &MemoryState, text: &str, now: &str) -> ApplyOutcome {
+        crate::merge::apply(state, text, now)
+    }
+
+    pub fn render(state: &MemoryState) -> String {
+        crate::render::overview(state)
+    }
+
+    pub fn update_prompt(state: &MemoryState, task: &str) -> String {
+        crate::prompt::update_prompt(state, task)
+    }
+
+    pub fn overview_template() -> String {
+        crate::render::TEMPLATE.to_string()
+    }
+
+    pub fn empty_state() -> MemoryState {
+        MemoryState {
+            progress: None,
+            learnings: Vec::new(),
+            verbatim: Vec::new(),
+            next_learning: 1,
+            next_verbatim: 1,
+            updated_at: None,
+        }
+    }
+}
+
+/// The component's export table: a thin shim over [`exports`].
+#[cfg(target_arch = "wasm32")]
+struct Component;
+
+#[cfg(target_arch = "wasm32")]
+impl Guest for Component {
+    fn parse(text: String) -> ParseOutcome {
+        exports::parse(&text)
+    }
+    fn validate(text: String, state: MemoryState) -> ParseOutcome {
+        exports::validate(&text, &state)
+    }
+    fn merge(state: MemoryState, update: Update, now: String) -> Result<MergeOutcome, String> {
+        exports::merge(&state, &update, &now)
+    }
+    fn apply(state: MemoryState, text: String, now: String) -> ApplyOutcome {
+        exports::apply(&state, &text, &now)
+    }
+    fn render(state: MemoryState) -> String {
+        exports::render(&state)
+    }
+    fn update_prompt(state: MemoryState, task: String) -> String {
+        exports::update_prompt(&state, &task)
+    }
+    fn overview_template() -> String {
+        exports::overview_template()
+    }
+    fn empty_state() -> MemoryState {
+        exports::empty_state()
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+export!(Component);

@@ -1,0 +1,263 @@
+//! Spec 000 §3 steps 4-6 and §6: validation against the stored state, the merge in the
+//! spec's order, and the human-readable diff that goes into the update log.
+
+use crate::parse::{self, Parsed};
+use crate::{ApplyOutcome, Archival, ArchiveOp, Learning, MemoryState, MergeOutcome, Progress, Severity, Update, VerbatimEntry};
+
+/// What learnings and verbatim entries have in common, so archiving is written once.
+trait Entry {
+    /// The section heading its diff lines go under.
+    const HEADING: &'static str;
+    fn id(&self) -> &str;
+    fn archived(&mut self) -> &mut Option<Archival>;
+    fn is_archived(&self) -> bool;
+    fn title(&self) -> &str;
+}
+
+impl Entry for Learning {
+    const HEADING: &'static str = "Key Learnings";
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn archived(&mut self) -> &mut Option<Archival> {
+        &mut self.archived
+    }
+    fn is_archived(&self) -> bool {
+        self.archived.is_some()
+    }
+    fn title(&self) -> &str {
+        &self.text
+    }
+}
+
+impl Entry for VerbatimEntry {
+    const HEADING: &'static str = "Verbatim Context";
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn archived(&mut self) -> &mut Option<Archival> {
+        &mut self.archived
+    }
+    fn is_archived(&self) -> bool {
+        self.archived.is_some()
+    }
+    fn title(&self) -> &str {
+        &self.label
+    }
+}
+
+/// Why an ARCHIVE of `id` is ignored, if it is: the ID is unknown, already archived, or
+/// named twice in one update (`earlier` holds the IDs this update archived before).
+fn archive_problem<E: Entry>(entries: &[E], id: &str, earlier: &[&str]) -> Option<String> {
+    if earlier.contains(&id) {
+        return Some(format!("{id} is archived twice in this update; the second ARCHIVE is ignored"));
+    }
+    match entries.iter().find(|e| e.id() == id) {
+        None => Some(format!("{id} does not exist; its ARCHIVE is ignored")),
+        Some(e) if e.is_archived() => Some(format!("{id} is already archived; its ARCHIVE is ignored")),
+        Some(_) => None,
+    }
+}
+
+/// `parse`, plus a warning for each ARCHIVE that the merge would ignore.
+pub fn validate(text: &str, state: &MemoryState) -> Parsed {
+    let mut parsed = parse::parse(text);
+    let mut warnings = archive_warnings(&state.learnings, &parsed.update.learnings.archive, &parsed.learning_archive_at);
+    warnings.extend(archive_warnings(&state.verbatim, &parsed.update.verbatim.archive, &parsed.verbatim_archive_at));
+    parsed.diagnostics.extend(warnings);
+    parsed.sort();
+    parsed
+}
+
+fn archive_warnings<E: Entry>(entries: &[E], ops: &[ArchiveOp], at: &[(u32, u32)]) -> Vec<crate::Diagnostic> {
+    let mut earlier: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for (op, &(line, column)) in ops.iter().zip(at) {
+        if let Some(problem) = archive_problem(entries, &op.id, &earlier) {
+            out.push(parse::diagnostic(Severity::Warning, line, column, problem));
+        }
+        earlier.push(&op.id);
+    }
+    out
+}
+
+/// The invariants `parse` guarantees, checked again for updates built by hand.
+fn check(update: &Update) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(p) = &update.progress {
+        if p.in_progress.is_empty() {
+            problems.push("Current Progress needs at least one In Progress item".to_string());
+        }
+        for item in p.completed.iter().chain(&p.in_progress).chain(&p.remaining) {
+            if item.trim().is_empty() || item.contains('\n') {
+                problems.push(format!("progress item {item:?} must be one non-empty line"));
+            }
+        }
+    }
+    let reasons = update.learnings.add.iter().map(|a| &a.reason).chain(update.verbatim.add.iter().map(|a| &a.reason));
+    let archive_reasons = update.learnings.archive.iter().chain(&update.verbatim.archive).map(|a| &a.reason);
+    if reasons.chain(archive_reasons).any(|r| r.trim().is_empty()) {
+        problems.push("every ADD and ARCHIVE needs a non-empty reason".to_string());
+    }
+    for a in &update.learnings.add {
+        if a.text.trim().is_empty() || a.text.contains('\n') {
+            problems.push(format!("key learning {:?} must be one non-empty line", a.text));
+        }
+    }
+    for a in &update.verbatim.add {
+        if a.label.trim().is_empty() || a.label.contains('\n') {
+            problems.push(format!("verbatim label {:?} must be one non-empty line", a.label));
+        }
+        if a.snippet.trim().is_empty() {
+            problems.push(format!("the snippet for {:?} is empty", a.label));
+        }
+    }
+    for (prefix, ops) in [("KL-", &update.learnings.archive), ("VC-", &update.verbatim.archive)] {
+        for op in ops.iter() {
+            let well_formed = op.id.strip_prefix(prefix).is_some_and(|n| n.parse::<u32>().is_ok());
+            if !well_formed {
+                problems.push(format!("{:?} is not a {prefix}<n> ID", op.id));
+            }
+        }
+    }
+    problems
+}
+
+pub fn merge(state: &MemoryState, update: &Update, now: &str) -> Result<MergeOutcome, String> {
+    let problems = check(update);
+    if !problems.is_empty() {
+        return Err(format!("invalid update: {}.", problems.join("; ")));
+    }
+    let mut next = state.clone();
+    let mut out = MergeOutcome { state: crate::empty_state(), diff: String::new(), added: Vec::new(), archived: Vec::new(), ignored: Vec::new() };
+    let mut diff = Diff::default();
+
+    if let Some(p) = &update.progress {
+        diff.progress(state.progress.as_ref(), p);
+        next.progress = Some(p.clone());
+    }
+
+    archive(&mut next.learnings, &update.learnings.archive, now, &mut diff, &mut out);
+    for add in &update.learnings.add {
+        let id = format!("KL-{}", next.next_learning);
+        next.next_learning = next.next_learning.saturating_add(1);
+        diff.line(Learning::HEADING, format!("+ {id} {}  (because {})", add.text, add.reason));
+        out.added.push(id.clone());
+        next.learnings.push(Learning { id, text: add.text.clone(), reason: add.reason.clone(), added_at: now.to_string(), archived: None });
+    }
+
+    archive(&mut next.verbatim, &update.verbatim.archive, now, &mut diff, &mut out);
+    for add in &update.verbatim.add {
+        let id = format!("VC-{}", next.next_verbatim);
+        next.next_verbatim = next.next_verbatim.saturating_add(1);
+        let lines = add.snippet.lines().count();
+        diff.line(VerbatimEntry::HEADING, format!("+ {id} {}  ({lines} line{}, because {})", add.label, if lines == 1 { "" } else { "s" }, add.reason));
+        out.added.push(id.clone());
+        next.verbatim.push(VerbatimEntry {
+            id,
+            label: add.label.clone(),
+            snippet: add.snippet.clone(),
+            reason: add.reason.clone(),
+            added_at: now.to_string(),
+            archived: None,
+        });
+    }
+
+    for ignored in &out.ignored {
+        diff.line("Ignored", format!("! {ignored}"));
+    }
+    next.updated_at = Some(now.to_string());
+    out.state = next;
+    out.diff = diff.finish();
+    Ok(out)
+}
+
+fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut Diff, out: &mut MergeOutcome) {
+    let mut earlier: Vec<&str> = Vec::new();
+    for op in ops {
+        if let Some(problem) = archive_problem(entries, &op.id, &earlier) {
+            out.ignored.push(problem);
+        } else if let Some(e) = entries.iter_mut().find(|e| e.id() == op.id) {
+            *e.archived() = Some(Archival { reason: op.reason.clone(), at: now.to_string() });
+            diff.line(E::HEADING, format!("- {} {}  (archived because {})", op.id, e.title(), op.reason));
+            out.archived.push(op.id.clone());
+        }
+        earlier.push(&op.id);
+    }
+}
+
+pub fn apply(state: &MemoryState, text: &str, now: &str) -> ApplyOutcome {
+    let parsed = validate(text, state);
+    if parsed.has_errors() {
+        return ApplyOutcome { merged: None, diagnostics: parsed.diagnostics };
+    }
+    let mut diagnostics = parsed.diagnostics;
+    let merged = match merge(state, &parsed.update, now) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            // parse enforces everything merge checks; reaching this is an engine bug,
+            // reported as a diagnostic rather than a trap.
+            diagnostics.push(parse::diagnostic(Severity::Error, 1, 1, e));
+            None
+        }
+    };
+    ApplyOutcome { merged, diagnostics }
+}
+
+/// The log entry: one heading per section that changed, then its lines.
+#[derive(Default)]
+struct Diff {
+    sections: Vec<(&'static str, Vec<String>)>,
+}
+
+impl Diff {
+    fn line(&mut self, heading: &'static str, line: String) {
+        match self.sections.iter_mut().find(|(h, _)| *h == heading) {
+            Some((_, lines)) => lines.push(line),
+            None => self.sections.push((heading, vec![line])),
+        }
+    }
+
+    fn progress(&mut self, old: Option<&Progress>, new: &Progress) {
+        let lists = |p: Option<&Progress>| -> [Vec<String>; 3] {
+            p.map_or_else(Default::default, |p| [p.completed.clone(), p.in_progress.clone(), p.remaining.clone()])
+        };
+        let (old, new) = (lists(old), lists(Some(new)));
+        let mut changed = false;
+        for (name, (o, n)) in ["Completed", "In Progress", "Remaining"].into_iter().zip(old.iter().zip(&new)) {
+            let removed: Vec<_> = o.iter().filter(|x| !n.contains(x)).collect();
+            let added: Vec<_> = n.iter().filter(|x| !o.contains(x)).collect();
+            if removed.is_empty() && added.is_empty() {
+                continue;
+            }
+            changed = true;
+            self.line("Current Progress", format!("~ {name}"));
+            for r in removed {
+                self.line("Current Progress", format!("    - {r}"));
+            }
+            for a in added {
+                self.line("Current Progress", format!("    + {a}"));
+            }
+        }
+        if !changed {
+            self.line("Current Progress", "= rewritten, unchanged".to_string());
+        }
+    }
+
+    fn finish(self) -> String {
+        if self.sections.is_empty() {
+            return "No changes.\n".to_string();
+        }
+        let mut s = String::new();
+        for (heading, lines) in self.sections {
+            s.push_str(heading);
+            s.push('\n');
+            for l in lines {
+                s.push_str("  ");
+                s.push_str(&l);
+                s.push('\n');
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,233 @@
+//! The line grammar of the DSL, in nom. Each line is classified on its own; `parse.rs`
+//! runs the state machine that gives the lines their meaning.
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, tag_no_case, take_till, take_while, take_while1};
+use nom::character::complete::{char, digit1, space0, space1};
+use nom::combinator::{opt, recognize, rest};
+use nom::sequence::{pair, terminated};
+use nom::{IResult, Parser};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Section {
+    Progress,
+    Learnings,
+    Verbatim,
+}
+
+impl Section {
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Progress => "CURRENT_PROGRESS",
+            Section::Learnings => "KEY_LEARNINGS",
+            Section::Verbatim => "VERBATIM_CONTEXT",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum List {
+    Completed,
+    InProgress,
+    Remaining,
+    Add,
+    Archive,
+}
+
+impl List {
+    pub fn name(self) -> &'static str {
+        match self {
+            List::Completed => "Completed:",
+            List::InProgress => "In Progress:",
+            List::Remaining => "Remaining:",
+            List::Add => "ADD:",
+            List::Archive => "ARCHIVE:",
+        }
+    }
+
+    pub fn belongs_to(self, section: Section) -> bool {
+        matches!(
+            (section, self),
+            (Section::Progress, List::Completed | List::InProgress | List::Remaining)
+                | (Section::Learnings | Section::Verbatim, List::Add | List::Archive)
+        )
+    }
+}
+
+/// What a line is, judged from the line alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind<'a> {
+    Blank,
+    /// A code fence: the fence character and the length of its run.
+    Fence(char, usize),
+    /// A section header; `rest` is any text after its colon.
+    Section(Section, &'a str),
+    /// A list header inside a section; `rest` is any text after its colon.
+    List(List, &'a str),
+    /// A bullet (`-`, `*`, `+` or `1.`); the text after the marker.
+    Bullet(&'a str),
+    /// `(none)` on a line of its own.
+    Nothing,
+    Text,
+}
+
+pub fn classify(body: &str) -> Kind<'_> {
+    if body.is_empty() {
+        return Kind::Blank;
+    }
+    if let Some((c, n)) = fence(body) {
+        return Kind::Fence(c, n);
+    }
+    if let Ok((content, _)) = bullet_marker(body) {
+        return Kind::Bullet(content.trim_start());
+    }
+    if is_nothing(body) {
+        return Kind::Nothing;
+    }
+    header(body).unwrap_or(Kind::Text)
+}
+
+/// `(none)` or `none`, as LLMs write an empty list.
+pub fn is_nothing(text: &str) -> bool {
+    let t = text.trim().trim_end_matches('.');
+    t.eq_ignore_ascii_case("(none)") || t.eq_ignore_ascii_case("none")
+}
+
+fn fence(body: &str) -> Option<(char, usize)> {
+    let c = body.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let run = body.chars().take_while(|x| *x == c).count();
+    let info = &body[run..];
+    (run >= 3 && !info.contains(c)).then_some((c, run))
+}
+
+fn bullet_marker(input: &str) -> IResult<&str, &str> {
+    alt((
+        recognize(pair(alt((tag("-"), tag("*"), tag("+"), tag("•"))), alt((space1, end)))),
+        recognize((digit1, alt((tag("."), tag(")"))), space1)),
+    ))
+    .parse(input)
+}
+
+fn end(input: &str) -> IResult<&str, &str> {
+    if input.is_empty() {
+        Ok((input, input))
+    } else {
+        Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Eof)))
+    }
+}
+
+fn emphasis(input: &str) -> IResult<&str, Option<&str>> {
+    opt(alt((tag("**"), tag("__")))).parse(input)
+}
+
+/// A header: optional markdown `#`s and bold, a known name in any case with `_`, `-` or
+/// spaces between words, and usually a colon. Without a colon only a markdown header, a
+/// bold one, or the canonical upper-case spelling counts, so prose is not mistaken for one.
+fn header(body: &str) -> Option<Kind<'_>> {
+    let parsed: IResult<&str, _> = (
+        terminated(take_while(|c| c == '#'), space0),
+        emphasis,
+        take_while1(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '-' || c == ' '),
+        emphasis,
+        opt(char(':')),
+        emphasis,
+        space0,
+        rest,
+    )
+        .parse(body);
+    let (_, (hashes, bold, name, bold_close, colon, _, _, after)) = parsed.ok()?;
+    let canonical: String = name
+        .trim()
+        .split(|c: char| c == '_' || c == '-' || c == ' ')
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
+        .to_ascii_uppercase();
+    let marked = colon.is_some() || !hashes.is_empty() || bold.is_some() || bold_close.is_some();
+    let exact = name.trim() == canonical;
+    let kind = match canonical.as_str() {
+        "CURRENT_PROGRESS" => Kind::Section(Section::Progress, after),
+        "KEY_LEARNINGS" => Kind::Section(Section::Learnings, after),
+        "VERBATIM_CONTEXT" => Kind::Section(Section::Verbatim, after),
+        "COMPLETED" => Kind::List(List::Completed, after),
+        "IN_PROGRESS" | "INPROGRESS" => Kind::List(List::InProgress, after),
+        "REMAINING" => Kind::List(List::Remaining, after),
+        "ADD" => Kind::List(List::Add, after),
+        "ARCHIVE" => Kind::List(List::Archive, after),
+        _ => return None,
+    };
+    (marked || exact).then_some(kind)
+}
+
+/// What went wrong inside an item, and where (a slice of the item text).
+#[derive(Debug)]
+pub struct ItemError<'a> {
+    pub at: &'a str,
+    pub message: String,
+}
+
+fn fail<'a, T>(at: &'a str, message: impl Into<String>) -> Result<T, ItemError<'a>> {
+    Err(ItemError { at, message: message.into() })
+}
+
+/// `because <reason>: <rest>`: the reason runs to the first colon. Returns the reason and
+/// the text after the colon, both trimmed.
+pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str), ItemError<'a>> {
+    let Ok((after_kw, _)) = terminated(tag_no_case::<_, _, nom::error::Error<&str>>("because"), space0).parse(item) else {
+        return fail(item, format!("{what} must start with `because <reason>:`"));
+    };
+    let (after_reason, reason) =
+        take_till::<_, _, nom::error::Error<&str>>(|c| c == ':').parse(after_kw).expect("take_till never fails");
+    if after_reason.is_empty() {
+        return fail(after_kw, format!("{what} needs a `:` after the reason"));
+    }
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return fail(after_kw, "the reason after `because` is empty");
+    }
+    Ok((reason, after_reason[1..].trim()))
+}
+
+/// `[KL-<n>] because <reason>`, brackets and a colon after the ID optional. Returns the
+/// normalized ID (`KL-7`) and the reason.
+pub fn archive_item<'a>(item: &'a str, prefix: &str) -> Result<(String, &'a str), ItemError<'a>> {
+    let parsed: IResult<&str, _> = (
+        opt(char('[')),
+        alt((tag_no_case("KL"), tag_no_case("VC"))),
+        char('-'),
+        digit1,
+        opt(char(']')),
+        opt(char(':')),
+        space0,
+    )
+        .parse(item);
+    let Ok((after_id, (_, kind, _, digits, _, _, _))) = parsed else {
+        return fail(item, format!("expected `{prefix}-<n> because <reason>`"));
+    };
+    if !kind.eq_ignore_ascii_case(prefix) {
+        return fail(item, format!("this section can only archive {prefix}- IDs"));
+    }
+    let Ok(n) = digits.parse::<u32>() else {
+        return fail(digits, format!("{prefix}-{digits} is not a valid ID"));
+    };
+    let Ok((reason, _)) = terminated(tag_no_case::<_, _, nom::error::Error<&str>>("because"), space0).parse(after_id) else {
+        return fail(after_id, format!("archiving {prefix}-{n} needs `because <reason>` after the ID"));
+    };
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return fail(after_id, "the reason after `because` is empty");
+    }
+    Ok((format!("{prefix}-{n}"), reason))
+}
+
+/// `<label> => <snippet start>`. Returns the trimmed label and what follows `=>`.
+pub fn label_snippet(text: &str) -> Result<(&str, &str), ItemError<'_>> {
+    let Some(i) = text.find("=>") else {
+        return fail(text, "expected `<label> => <snippet>` after the reason");
+    };
+    let label = text[..i].trim();
+    if label.is_empty() {
+        return fail(text, "the label before `=>` is empty");
+    }
+    Ok((label, text[i + 2..].trim_start()))
+}

@@ -1,0 +1,68 @@
+//! Builds the engine component as part of the host's normal build, so nobody has to know
+//! the wasm steps: the guest crate for wasm32-unknown-unknown (no WASI), then a component
+//! made from the core module and the WIT that wit-bindgen embedded in it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const TARGET: &str = "wasm32-unknown-unknown";
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let root = manifest.parent().expect("host/ sits in the workspace root").to_path_buf();
+    for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.toml"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
+    // <target>/<profile>/build/<pkg>/out: a guest target dir beside the outer one, shared by
+    // every host profile, and apart from it so the nested cargo does not wait on its lock.
+    let target_dir = out.ancestors().nth(4).unwrap_or(&out).join("engine-guest");
+
+    ensure_wasm_target();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(&root)
+        .args(["build", "--package", "workmem-guest", "--target", TARGET, "--profile", "guest"])
+        .env("CARGO_TARGET_DIR", &target_dir)
+        // The outer build's flags are for the host target, not for wasm.
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_BUILD_TARGET")
+        .status()
+        .expect("running cargo to build the engine guest");
+    assert!(status.success(), "building the engine guest for {TARGET} failed (see the output above)");
+
+    let core_path = target_dir.join(TARGET).join("guest").join("workmem_guest.wasm");
+    let core = std::fs::read(&core_path).unwrap_or_else(|e| panic!("reading {}: {e}", core_path.display()));
+    let component = wit_component::ComponentEncoder::default()
+        .module(&core)
+        .and_then(|enc| enc.validate(true).encode())
+        .unwrap_or_else(|e| panic!("turning {} into a component: {e:#}", core_path.display()));
+    write(&out.join("workmem-engine.wasm"), &component);
+    // The core module too: Gravity (Go) reads it with its embedded WIT.
+    write(&out.join("workmem-engine-core.wasm"), &core);
+}
+
+fn write(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+}
+
+/// Installs the wasm target through rustup when the toolchain lacks it.
+fn ensure_wasm_target() {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let libdir = Command::new(rustc)
+        .args(["--print", "target-libdir", "--target", TARGET])
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    if libdir.is_some_and(|d| has_core(&d)) {
+        return;
+    }
+    println!("cargo:warning=installing the {TARGET} target with rustup");
+    let ok = Command::new("rustup").args(["target", "add", TARGET]).status().is_ok_and(|s| s.success());
+    assert!(ok, "the {TARGET} Rust target is missing and `rustup target add {TARGET}` failed; install it and build again");
+}
+
+fn has_core(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| entries.flatten().any(|e| e.file_name().to_string_lossy().starts_with("libcore-")))
+}

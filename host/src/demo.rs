@@ -1,0 +1,44 @@
+//! `workmem demo`: a new session, three LLM-style responses (one of them malformed), and
+//! what each does to the working memory.
+
+use anyhow::Result;
+use std::process::ExitCode;
+use workmem::Error;
+use workmem::engine::{Diagnostic, Instance};
+use workmem::session::Sessions;
+
+const RESPONSES: [(&str, &str); 3] = [
+    ("01-start.dsl", include_str!("../../examples/responses/01-start.dsl")),
+    ("02-malformed.dsl", include_str!("../../examples/responses/02-malformed.dsl")),
+    ("03-progress.dsl", include_str!("../../examples/responses/03-progress.dsl")),
+];
+
+pub fn run(sessions: &Sessions, engine: &mut Instance) -> Result<ExitCode> {
+    let session = sessions.create(engine, None)?;
+    println!("Created session {}\n", session.dir().display());
+    for (name, text) in RESPONSES {
+        println!("━━ Applying the LLM response examples/responses/{name}");
+        match session.apply(engine, text) {
+            Ok(r) => {
+                print_diagnostics(name, &r.warnings);
+                println!("{}", r.diff);
+            }
+            Err(Error::InvalidDsl(ds)) => {
+                print_diagnostics(name, &ds);
+                println!("Rejected: the memory is unchanged (an agent would re-prompt with these diagnostics).\n");
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    println!("━━ {}\n", session.overview_path().display());
+    print!("{}", session.overview()?);
+    println!("\nInspect it with: workmem show --session {0}   workmem log --session {0}", session.dir().display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// On stdout, so the story reads in order.
+fn print_diagnostics(name: &str, ds: &[Diagnostic]) {
+    for d in ds {
+        println!("{}", crate::report::diagnostic(name, d));
+    }
+}

@@ -1,0 +1,258 @@
+//! `workmem`: the command line over the host library.
+//!
+//! Exit status: 0 success, 1 invalid input or a failed operation, 2 usage error.
+
+mod demo;
+mod report;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use workmem::engine::{Options, Runtime};
+use workmem::session::{Session, Sessions};
+use workmem::{Error, json};
+
+#[derive(Parser)]
+#[command(name = "workmem", version, about = "Structured working memory for LLM agents, run in a sandboxed Wasm component")]
+struct Cli {
+    /// Sessions root (default: $WORKMEM_SESSIONS_DIR, else ~/.ai/sessions)
+    #[arg(long, global = true, value_name = "DIR")]
+    sessions_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a session, apply sample LLM responses to it, and show what happens
+    Demo,
+    /// Create, list and inspect sessions
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Parse a DSL update and report what it would do
+    Parse {
+        /// DSL file, or - for standard input (the default)
+        file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Parse a DSL update and check it against a session's memory (unknown IDs and so on)
+    Validate {
+        file: Option<PathBuf>,
+        #[arg(long, value_name = "ID|DIR")]
+        session: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply a DSL update to a session's working memory
+    Apply {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        file: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a session's overview.md (or its structured state with --json)
+    Show {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the memory-update prompt for a task
+    Prompt {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        #[arg(long)]
+        task: String,
+    },
+    /// Print a session's update log, with the diff of every update
+    Log {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write the engine component (or its core module, for Gravity) to a file
+    Component {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        core: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum SessionCommand {
+    /// Create a session for the current directory
+    New {
+        #[arg(long)]
+        id: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the sessions of the current directory
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a session's metadata and files
+    Show {
+        session: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            match e.downcast_ref::<Error>() {
+                Some(Error::InvalidDsl(ds)) => report::diagnostics("<input>", ds),
+                _ => eprintln!("workmem: error: {e:#}"),
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+struct Ctx {
+    runtime: Runtime,
+    sessions: Sessions,
+}
+
+impl Ctx {
+    fn new(cli: &Cli) -> Result<Self> {
+        let runtime = Runtime::new(&Options::default())?;
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        let root = match &cli.sessions_dir {
+            Some(d) => d.clone(),
+            None => workmem::session::root_dir()?,
+        };
+        Ok(Ctx { runtime, sessions: Sessions::new(&root, &cwd) })
+    }
+
+    fn session(&self, spec: &str) -> Result<Session> {
+        Ok(self.sessions.resolve(spec)?)
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let ctx = Ctx::new(&cli)?;
+    let mut engine = ctx.runtime.instance()?;
+    match cli.command {
+        Command::Demo => demo::run(&ctx.sessions, &mut engine),
+        Command::Session(SessionCommand::New { id, json }) => {
+            let s = ctx.sessions.create(&mut engine, id.as_deref())?;
+            let meta = s.meta()?;
+            if json {
+                println!("{}", serde_json::json!({"id": meta.id, "dir": s.dir()}));
+            } else {
+                println!("created session {} at {}", meta.id, s.dir().display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Session(SessionCommand::List { json }) => {
+            let list = ctx.sessions.list()?;
+            if json {
+                let v: Vec<_> = list.iter().map(|(s, m)| serde_json::json!({"meta": m, "dir": s.dir()})).collect();
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if list.is_empty() {
+                println!("no sessions under {}", ctx.sessions.dir().display());
+            } else {
+                for (s, m) in &list {
+                    println!("{:<24} {:<22} {:>3} updates  {}", m.id, m.created_at, m.updates, s.dir().display());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Session(SessionCommand::Show { session, json }) => {
+            let s = ctx.session(&session)?;
+            report::session(&s, json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Parse { file, json } => {
+            let (name, text) = read_input(file.as_ref())?;
+            let outcome = engine.parse(&text)?;
+            Ok(report::parse(&name, &outcome, json))
+        }
+        Command::Validate { file, session, json } => {
+            let (name, text) = read_input(file.as_ref())?;
+            let state = match session {
+                Some(s) => ctx.session(&s)?.state()?,
+                None => engine.empty_state()?,
+            };
+            let outcome = engine.validate(&text, &state)?;
+            Ok(report::parse(&name, &outcome, json))
+        }
+        Command::Apply { session, file, json } => {
+            let s = ctx.session(&session)?;
+            let (name, text) = read_input(file.as_ref())?;
+            match s.apply(&mut engine, &text) {
+                Ok(r) => {
+                    report::applied(&name, &r, json);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(Error::InvalidDsl(ds)) => {
+                    if json {
+                        println!("{}", serde_json::json!({"ok": false, "diagnostics": json::diagnostics(&ds)}));
+                    }
+                    report::diagnostics(&name, &ds);
+                    Ok(ExitCode::from(1))
+                }
+                Err(e) => Err(e.into()),
+            }
+        }
+        Command::Show { session, json } => {
+            let s = ctx.session(&session)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&s.state()?)?);
+            } else {
+                print!("{}", s.overview()?);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Prompt { session, task } => {
+            let s = ctx.session(&session)?;
+            print!("{}", engine.update_prompt(&s.state()?, &task)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Log { session, json } => {
+            let entries = ctx.session(&session)?.log()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&entries)?);
+            } else if entries.is_empty() {
+                println!("no updates yet");
+            } else {
+                for e in &entries {
+                    println!("== {}\n{}", e.at, e.diff);
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Component { out, core } => {
+            let bytes = if core { workmem::engine::CORE_MODULE } else { workmem::engine::COMPONENT };
+            workmem::fsio::write_atomic(&out, bytes).with_context(|| format!("writing {}", out.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The input text and the name diagnostics should call it by.
+fn read_input(file: Option<&PathBuf>) -> Result<(String, String)> {
+    match file {
+        Some(p) if p.as_os_str() != "-" => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            Ok((p.display().to_string(), text))
+        }
+        _ => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).context("reading standard input")?;
+            Ok(("<stdin>".to_string(), text))
+        }
+    }
+}
