@@ -1,0 +1,5 @@
+CURRENT_PROGRESS:   
+  In Progress:  
+    - Trimming trailing spaces	 
+  Remaining:
+    - Nothing else   

@@ -1,0 +1,5 @@
+CURRENT_PROGRESS:
+  Completed:
+    - Finished the parser
+  Remaining:
+    - Tests

@@ -1,0 +1,4 @@
+CURRENT_PROGRESS:
+  In Progress:
+  Remaining:
+    - Tests

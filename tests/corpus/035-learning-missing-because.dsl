@@ -1,0 +1,3 @@
+KEY_LEARNINGS:
+  ADD:
+    - the cache is keyed by path

@@ -1,0 +1,3 @@
+KEY_LEARNINGS:
+  ADD:
+    - because the cache is keyed by path

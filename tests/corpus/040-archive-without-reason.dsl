@@ -1,0 +1,3 @@
+KEY_LEARNINGS:
+  ARCHIVE:
+    - KL-3

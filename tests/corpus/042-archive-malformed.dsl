@@ -1,0 +1,3 @@
+KEY_LEARNINGS:
+  ARCHIVE:
+    - the old one about caching, because it is wrong

@@ -1,0 +1,3 @@
+VERBATIM_CONTEXT:
+  ADD:
+    - because we need it: cargo test --workspace

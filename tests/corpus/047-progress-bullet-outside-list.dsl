@@ -1,0 +1,4 @@
+CURRENT_PROGRESS:
+  - Working on the parser
+  In Progress:
+    - Working on the parser

@@ -1,0 +1,2 @@
+CURRENT_PROGRESS:
+  In Progress: writing the parser

@@ -1,0 +1,7 @@
+CURRENT_PROGRESS:
+  In Progress:
+    - Working
+KEY_LEARNINGS:
+I think we learned a lot today.
+  ADD:
+    - because a: one

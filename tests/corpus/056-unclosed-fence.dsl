@@ -1,0 +1,4 @@
+```
+CURRENT_PROGRESS:
+  In Progress:
+    - The model stopped before closing the fence

@@ -1,0 +1,4 @@
+KEY_LEARNINGS: nothing new
+CURRENT_PROGRESS:
+  In Progress:
+    - Working
