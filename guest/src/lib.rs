@@ -16,11 +16,6 @@ mod render;
 mod syntax;
 
 pub use exports::*;
-// The world `use`s the outcome and state types; the rest come from the interface.
-pub use workmem::memory::types::{
-    Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Progress, Severity,
-    VerbatimAdd, VerbatimEntry, VerbatimOps,
-};
 
 /// The engine's functions, callable natively with the same contracts as the component's
 /// exports (see `wit/engine.wit`).

@@ -15,11 +15,6 @@ wasmtime::component::bindgen!({
     additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
 });
 
-pub use workmem::memory::types::{
-    Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Progress, Severity, VerbatimAdd, VerbatimEntry,
-    VerbatimOps,
-};
-
 /// The engine component this host was built with.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm"));
 /// Its core module, with the WIT in a custom section (what Gravity reads).

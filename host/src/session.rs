@@ -92,6 +92,7 @@ impl Sessions {
         session.write_json(&session.path(STATE), &engine.empty_state()?)?;
         session.write(&session.path(MESSAGES), b"")?;
         session.write(&session.path(LOG), b"")?;
+        session.write(&session.path(LOCK), b"")?;
         let meta = Meta { id, cwd, created_at: now.clone(), updated_at: now, updates: 0, workmem_version: env!("CARGO_PKG_VERSION").into() };
         // meta.json last: its presence marks a complete session.
         session.write_json(&session.path(META), &meta)?;
