@@ -1,1 +1,196 @@
+//! The `workmem` binary as a user runs it.
 
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+struct Env {
+    root: PathBuf,
+}
+
+impl Env {
+    fn new(name: &str) -> Self {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        Env { root }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        c.args(args)
+            .current_dir(&self.root)
+            .env("WORKMEM_SESSIONS_DIR", self.root.join("sessions"))
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"));
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    fn run_stdin(&self, args: &[&str], input: &str) -> Output {
+        let mut child = self.cmd(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    fn new_session(&self) -> String {
+        let out = self.run(&["session", "new", "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["dir"].as_str().unwrap().to_string()
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
+#[test]
+fn parse_json_matches_every_corpus_case() {
+    let env = Env::new("corpus");
+    let mut failures = Vec::new();
+    for (name, path) in common::corpus() {
+        let out = env.run(&["parse", "--json", path.to_str().unwrap()]);
+        let actual: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let expected: serde_json::Value = serde_json::from_str(&common::read(&path.with_extension("json"))).unwrap();
+        let want_code = if expected["ok"] == true { 0 } else { 1 };
+        if actual != expected || code(&out) != want_code {
+            failures.push(format!("{name}: exit {} (want {want_code})\n{actual:#}", code(&out)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn exit_codes_and_readable_errors() {
+    let env = Env::new("errors");
+    // Usage errors exit 2.
+    assert_eq!(code(&env.run(&["parse", "--no-such-flag"])), 2);
+    assert_eq!(code(&env.run(&["apply"])), 2);
+    assert_eq!(code(&env.run(&["frobnicate"])), 2);
+    // Invalid input exits 1 with file:line:column diagnostics.
+    let bad = env.root.join("bad.dsl");
+    std::fs::write(&bad, "KEY_LEARNINGS:\n  ADD:\n    - no reason given\n").unwrap();
+    let out = env.run(&["parse", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("bad.dsl:3:7: error: a Key Learnings ADD bullet must start with `because <reason>:`"), "{stderr}");
+    // A missing file or session is a sentence, exit 1.
+    let out = env.run(&["parse", "missing.dsl"]);
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("reading missing.dsl"), "{}", text(&out.stderr));
+    let out = env.run(&["show", "--session", "nope"]);
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("no workmem session"), "{}", text(&out.stderr));
+    // IDs that would escape the sessions directory are refused.
+    for id in ["../escape", "..", ".hidden", "a/b", ""] {
+        let out = env.run(&["session", "new", "--id", id]);
+        assert_eq!(code(&out), 1, "id {id:?} was accepted");
+    }
+    assert!(!env.root.join("escape").exists());
+}
+
+#[test]
+fn session_lifecycle_apply_show_log_prompt() {
+    let env = Env::new("lifecycle");
+    let out = env.run(&["session", "new", "--id", "alpha"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = env.root.join("sessions").join(workmem::session::encode_cwd(&env.root)).join("alpha");
+    for f in ["messages.jsonl", "meta.json", "state.json", "updates.jsonl", "working-memory/overview.md"] {
+        assert!(dir.join(f).is_file(), "{f} missing");
+    }
+    for d in ["working-memory/detail", "working-memory/archive"] {
+        assert!(dir.join(d).is_dir(), "{d} missing");
+    }
+    let template = std::fs::read_to_string(dir.join("working-memory/overview.md")).unwrap();
+    assert!(template.contains("## Key decisions") && template.contains("This is YOUR memory"));
+
+    let list = text(&env.run(&["session", "list"]).stdout);
+    assert!(list.contains("alpha"), "{list}");
+
+    let update = "CURRENT_PROGRESS:\n  In Progress:\n    - Writing tests\nKEY_LEARNINGS:\n  ADD:\n    - because it matters: the CLI reads stdin\n";
+    let out = env.run_stdin(&["apply", "--session", "alpha"], update);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("+ KL-1 the CLI reads stdin"), "{}", text(&out.stdout));
+
+    let shown = text(&env.run(&["show", "--session", "alpha"]).stdout);
+    assert!(shown.contains("- **KL-1**: the CLI reads stdin") && shown.contains("- Writing tests"), "{shown}");
+    let state: serde_json::Value = serde_json::from_slice(&env.run(&["show", "--session", "alpha", "--json"]).stdout).unwrap();
+    assert_eq!(state["learnings"][0]["id"], "KL-1");
+    assert_eq!(state["next_learning"], 2);
+
+    let archive = "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-1 because it is obvious\n    - KL-5 because it never existed\n";
+    let out = env.run_stdin(&["apply", "--session", dir.to_str().unwrap()], archive);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("<stdin>:4:7: warning: KL-5 does not exist"), "{}", text(&out.stderr));
+
+    let log: serde_json::Value = serde_json::from_slice(&env.run(&["log", "--session", "alpha", "--json"]).stdout).unwrap();
+    assert_eq!(log.as_array().unwrap().len(), 2);
+    assert_eq!(log[1]["archived"][0], "KL-1");
+    assert_eq!(log[1]["input"], archive);
+
+    let prompt = text(&env.run(&["prompt", "--session", "alpha", "--task", "Fix the flaky test"]).stdout);
+    assert!(prompt.contains("Fix the flaky test") && prompt.contains("CURRENT_PROGRESS:") && prompt.contains("- Writing tests"));
+    assert!(!prompt.contains("KL-1: the CLI reads stdin"), "archived entries are not offered to the model");
+
+    let meta: serde_json::Value = serde_json::from_slice(&env.run(&["session", "show", "alpha", "--json"]).stdout).unwrap();
+    assert_eq!(meta["meta"]["updates"], 2);
+    assert_eq!(meta["learnings"]["archived"], 1);
+}
+
+#[test]
+fn concurrent_applies_all_land() {
+    let env = Env::new("concurrent");
+    let dir = env.new_session();
+    let n = 8;
+    let children: Vec<_> = (0..n)
+        .map(|i| {
+            let update = format!("KEY_LEARNINGS:\n  ADD:\n    - because writer {i} ran: fact from writer {i}\n");
+            let mut child = env.cmd(&["apply", "--session", &dir]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+            child.stdin.take().unwrap().write_all(update.as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    let state: serde_json::Value = serde_json::from_slice(&env.run(&["show", "--session", &dir, "--json"]).stdout).unwrap();
+    let learnings = state["learnings"].as_array().unwrap();
+    let mut ids: Vec<_> = learnings.iter().map(|l| l["id"].as_str().unwrap().to_string()).collect();
+    ids.sort_by_key(|id| id[3..].parse::<u32>().unwrap());
+    assert_eq!(ids, (1..=n).map(|i| format!("KL-{i}")).collect::<Vec<_>>(), "an update was lost or an ID reused");
+    for i in 0..n {
+        assert!(learnings.iter().any(|l| l["text"] == format!("fact from writer {i}")), "writer {i}'s update is missing");
+    }
+    let log: serde_json::Value = serde_json::from_slice(&env.run(&["log", "--session", &dir, "--json"]).stdout).unwrap();
+    assert_eq!(log.as_array().unwrap().len(), n);
+}
+
+#[test]
+fn demo_runs() {
+    let env = Env::new("demo");
+    let out = env.run(&["demo"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("02-malformed.dsl:7:7: error:"), "{stdout}");
+    assert!(stdout.contains("Rejected: the memory is unchanged"));
+    assert!(stdout.contains("- **KL-3**: CompositeUnit._to applies the scale twice"));
+    assert!(!stdout.contains("- **KL-2**"), "KL-2 was archived");
+}
+
+#[test]
+fn component_command_writes_the_engine() {
+    let env = Env::new("component");
+    let out_path = env.root.join("engine.wasm");
+    assert!(env.run(&["component", "--out", out_path.to_str().unwrap()]).status.success());
+    assert_eq!(std::fs::read(&out_path).unwrap(), workmem::engine::COMPONENT);
+}
