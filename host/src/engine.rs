@@ -77,8 +77,9 @@ impl Runtime {
         Ok(Runtime { engine, pre, max_memory_bytes: options.max_memory_bytes, from_cache })
     }
 
+    /// Instantiates the component from the `InstancePre` (microseconds).
     pub fn instance(&self) -> Result<Instance<'_>> {
-        Ok(Instance { runtime: self, live: None })
+        Ok(Instance { runtime: self, live: Some(self.instantiate()?) })
     }
 
     fn instantiate(&self) -> Result<(Store<StoreData>, Engine)> {
