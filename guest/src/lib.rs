@@ -30,11 +30,12 @@ mod exports {
         crate::merge::validate(text, state).outcome()
     }
 
-    pub fn merge(state: &MemoryState, update: &Update, now: &str) -> Result<MergeOutcome, String> {
+    /// By value, like the component's export: the result's state is the input's, changed.
+    pub fn merge(state: MemoryState, update: Update, now: &str) -> Result<MergeOutcome, String> {
         crate::merge::merge(state, update, now)
     }
 
-    pub fn apply(state: &MemoryState, text: &str, now: &str) -> ApplyOutcome {
+    pub fn apply(state: MemoryState, text: &str, now: &str) -> ApplyOutcome {
         crate::merge::apply(state, text, now)
     }
 
@@ -75,10 +76,10 @@ impl Guest for Component {
         exports::validate(&text, &state)
     }
     fn merge(state: MemoryState, update: Update, now: String) -> Result<MergeOutcome, String> {
-        exports::merge(&state, &update, &now)
+        exports::merge(state, update, &now)
     }
     fn apply(state: MemoryState, text: String, now: String) -> ApplyOutcome {
-        exports::apply(&state, &text, &now)
+        exports::apply(state, &text, &now)
     }
     fn render(state: MemoryState) -> String {
         exports::render(&state)

@@ -42,15 +42,16 @@ pub fn split(text: &str) -> Vec<Line<'_>> {
     let mut number = 0u32;
     loop {
         number = number.saturating_add(1);
-        let (raw, next) = match rest.find(['\n', '\r']) {
+        let (raw, next) = match memchr::memchr2(b'\n', b'\r', rest.as_bytes()) {
             Some(i) => {
                 let skip = if rest[i..].starts_with("\r\n") { 2 } else { 1 };
                 (&rest[..i], Some(&rest[i + skip..]))
             }
             None => (rest, None),
         };
-        let trimmed = raw.trim_end();
-        let body = trimmed.trim_start();
+        // ASCII whitespace only: other spaces (NBSP, ideographic) are content.
+        let trimmed = raw.trim_ascii_end();
+        let body = trimmed.trim_ascii_start();
         let lead = &trimmed[..trimmed.len() - body.len()];
         out.push(Line { number, lead, body });
         match next {

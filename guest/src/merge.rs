@@ -123,76 +123,69 @@ fn check(update: &Update) -> Vec<String> {
     problems
 }
 
-pub fn merge(state: &MemoryState, update: &Update, now: &str) -> Result<MergeOutcome, String> {
-    let problems = check(update);
+/// Takes the state and update by value, as the component receives them: nothing is copied.
+pub fn merge(state: MemoryState, update: Update, now: &str) -> Result<MergeOutcome, String> {
+    let problems = check(&update);
     if !problems.is_empty() {
         return Err(format!("invalid update: {}.", problems.join("; ")));
     }
-    let mut next = state.clone();
-    let mut out = MergeOutcome { state: crate::empty_state(), diff: String::new(), added: Vec::new(), archived: Vec::new(), ignored: Vec::new() };
+    let mut next = state;
+    let (mut added, mut archived, mut ignored) = (Vec::new(), Vec::new(), Vec::new());
     let mut diff = Diff::default();
 
-    if let Some(p) = &update.progress {
-        diff.progress(state.progress.as_ref(), p);
-        next.progress = Some(p.clone());
+    if let Some(p) = update.progress {
+        diff.progress(next.progress.as_ref(), &p);
+        next.progress = Some(p);
     }
 
-    archive(&mut next.learnings, &update.learnings.archive, now, &mut diff, &mut out);
-    for add in &update.learnings.add {
+    archive(&mut next.learnings, &update.learnings.archive, now, &mut diff, &mut archived, &mut ignored);
+    for add in update.learnings.add {
         let id = format!("KL-{}", next.next_learning);
         next.next_learning = next.next_learning.saturating_add(1);
-        diff.line(Learning::HEADING, format!("+ {id} {}  (because {})", add.text, add.reason));
-        out.added.push(id.clone());
-        next.learnings.push(Learning { id, text: add.text.clone(), reason: add.reason.clone(), added_at: now.to_string(), archived: None });
+        diff.line(Learning::HEADING, format_args!("+ {id} {}  (because {})", add.text, add.reason));
+        added.push(id.clone());
+        next.learnings.push(Learning { id, text: add.text, reason: add.reason, added_at: now.to_string(), archived: None });
     }
 
-    archive(&mut next.verbatim, &update.verbatim.archive, now, &mut diff, &mut out);
-    for add in &update.verbatim.add {
+    archive(&mut next.verbatim, &update.verbatim.archive, now, &mut diff, &mut archived, &mut ignored);
+    for add in update.verbatim.add {
         let id = format!("VC-{}", next.next_verbatim);
         next.next_verbatim = next.next_verbatim.saturating_add(1);
         let lines = add.snippet.lines().count();
-        diff.line(VerbatimEntry::HEADING, format!("+ {id} {}  ({lines} line{}, because {})", add.label, if lines == 1 { "" } else { "s" }, add.reason));
-        out.added.push(id.clone());
-        next.verbatim.push(VerbatimEntry {
-            id,
-            label: add.label.clone(),
-            snippet: add.snippet.clone(),
-            reason: add.reason.clone(),
-            added_at: now.to_string(),
-            archived: None,
-        });
+        let plural = if lines == 1 { "" } else { "s" };
+        diff.line(VerbatimEntry::HEADING, format_args!("+ {id} {}  ({lines} line{plural}, because {})", add.label, add.reason));
+        added.push(id.clone());
+        next.verbatim.push(VerbatimEntry { id, label: add.label, snippet: add.snippet, reason: add.reason, added_at: now.to_string(), archived: None });
     }
 
-    for ignored in &out.ignored {
-        diff.line("Ignored", format!("! {ignored}"));
+    for i in &ignored {
+        diff.line("Ignored", format_args!("! {i}"));
     }
     next.updated_at = Some(now.to_string());
-    out.state = next;
-    out.diff = diff.finish();
-    Ok(out)
+    Ok(MergeOutcome { state: next, diff: diff.finish(), added, archived, ignored })
 }
 
-fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut Diff, out: &mut MergeOutcome) {
+fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut Diff, archived: &mut Vec<String>, ignored: &mut Vec<String>) {
     let mut earlier: Vec<&str> = Vec::new();
     for op in ops {
         if let Some(problem) = archive_problem(entries, &op.id, &earlier) {
-            out.ignored.push(problem);
+            ignored.push(problem);
         } else if let Some(e) = entries.iter_mut().find(|e| e.id() == op.id) {
             *e.archived() = Some(Archival { reason: op.reason.clone(), at: now.to_string() });
-            diff.line(E::HEADING, format!("- {} {}  (archived because {})", op.id, e.title(), op.reason));
-            out.archived.push(op.id.clone());
+            diff.line(E::HEADING, format_args!("- {} {}  (archived because {})", op.id, e.title(), op.reason));
+            archived.push(op.id.clone());
         }
         earlier.push(&op.id);
     }
 }
 
-pub fn apply(state: &MemoryState, text: &str, now: &str) -> ApplyOutcome {
-    let parsed = validate(text, state);
+pub fn apply(state: MemoryState, text: &str, now: &str) -> ApplyOutcome {
+    let parsed = validate(text, &state);
     if parsed.has_errors() {
         return ApplyOutcome { merged: None, diagnostics: parsed.diagnostics };
     }
     let mut diagnostics = parsed.diagnostics;
-    let merged = match merge(state, &parsed.update, now) {
+    let merged = match merge(state, parsed.update, now) {
         Ok(m) => Some(m),
         Err(e) => {
             // parse enforces everything merge checks; reaching this is an engine bug,
@@ -204,60 +197,53 @@ pub fn apply(state: &MemoryState, text: &str, now: &str) -> ApplyOutcome {
     ApplyOutcome { merged, diagnostics }
 }
 
-/// The log entry: one heading per section that changed, then its lines.
+fn lists(p: Option<&Progress>) -> [&[String]; 3] {
+    p.map_or([&[], &[], &[]], |p| [&p.completed[..], &p.in_progress[..], &p.remaining[..]])
+}
+
+/// The log entry, written as the merge goes: sections come in a fixed order (progress,
+/// learnings, verbatim, ignored), so a heading is written when the section changes.
 #[derive(Default)]
 struct Diff {
-    sections: Vec<(&'static str, Vec<String>)>,
+    out: String,
+    heading: &'static str,
 }
 
 impl Diff {
-    fn line(&mut self, heading: &'static str, line: String) {
-        match self.sections.iter_mut().find(|(h, _)| *h == heading) {
-            Some((_, lines)) => lines.push(line),
-            None => self.sections.push((heading, vec![line])),
+    fn line(&mut self, heading: &'static str, line: std::fmt::Arguments) {
+        use std::fmt::Write;
+        if self.heading != heading {
+            self.heading = heading;
+            self.out.push_str(heading);
+            self.out.push('\n');
         }
+        let _ = writeln!(self.out, "  {line}");
     }
 
     fn progress(&mut self, old: Option<&Progress>, new: &Progress) {
-        let lists = |p: Option<&Progress>| -> [Vec<String>; 3] {
-            p.map_or_else(Default::default, |p| [p.completed.clone(), p.in_progress.clone(), p.remaining.clone()])
-        };
         let (old, new) = (lists(old), lists(Some(new)));
         let mut changed = false;
         for (name, (o, n)) in ["Completed", "In Progress", "Remaining"].into_iter().zip(old.iter().zip(&new)) {
-            let removed: Vec<_> = o.iter().filter(|x| !n.contains(x)).collect();
-            let added: Vec<_> = n.iter().filter(|x| !o.contains(x)).collect();
-            if removed.is_empty() && added.is_empty() {
+            let removed = o.iter().filter(|x| !n.contains(x));
+            let added = n.iter().filter(|x| !o.contains(x));
+            if removed.clone().next().is_none() && added.clone().next().is_none() {
                 continue;
             }
             changed = true;
-            self.line("Current Progress", format!("~ {name}"));
+            self.line("Current Progress", format_args!("~ {name}"));
             for r in removed {
-                self.line("Current Progress", format!("    - {r}"));
+                self.line("Current Progress", format_args!("    - {r}"));
             }
             for a in added {
-                self.line("Current Progress", format!("    + {a}"));
+                self.line("Current Progress", format_args!("    + {a}"));
             }
         }
         if !changed {
-            self.line("Current Progress", "= rewritten, unchanged".to_string());
+            self.line("Current Progress", format_args!("= rewritten, unchanged"));
         }
     }
 
     fn finish(self) -> String {
-        if self.sections.is_empty() {
-            return "No changes.\n".to_string();
-        }
-        let mut s = String::new();
-        for (heading, lines) in self.sections {
-            s.push_str(heading);
-            s.push('\n');
-            for l in lines {
-                s.push_str("  ");
-                s.push_str(&l);
-                s.push('\n');
-            }
-        }
-        s
+        if self.out.is_empty() { "No changes.\n".to_string() } else { self.out }
     }
 }

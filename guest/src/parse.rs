@@ -370,24 +370,24 @@ impl<'a> Machine<'a> {
         if !sn.first.is_empty() {
             prefix = prefix.min(sn.content_offset);
         }
-        let mut parts: Vec<String> = Vec::with_capacity(body.len() + 1);
-        if !sn.first.is_empty() {
-            parts.push(sn.first.to_string());
-        }
+        let mut snippet = String::from(sn.first);
         for l in &body {
-            if l.is_blank() {
-                if !parts.is_empty() {
-                    parts.push(String::new());
-                }
-            } else {
-                parts.push(format!("{}{}", &l.lead[prefix..], l.body));
+            if snippet.is_empty() && l.is_blank() {
+                continue;
+            }
+            if !snippet.is_empty() {
+                snippet.push('\n');
+            }
+            if !l.is_blank() {
+                snippet.push_str(&l.lead[prefix..]);
+                snippet.push_str(l.body);
             }
         }
-        if parts.is_empty() {
+        if snippet.is_empty() {
             self.error_at(sn.at.0, sn.at.1, "the snippet after `=>` is empty");
             return;
         }
-        self.parsed.update.verbatim.add.push(VerbatimAdd { reason: sn.reason, label: sn.label, snippet: parts.join("\n") });
+        self.parsed.update.verbatim.add.push(VerbatimAdd { reason: sn.reason, label: sn.label, snippet });
     }
 
     fn finish(mut self) -> Parsed {

@@ -2,7 +2,7 @@
 //! runs the state machine that gives the lines their meaning.
 
 use nom::branch::alt;
-use nom::bytes::complete::{tag, tag_no_case, take_till, take_while, take_while1};
+use nom::bytes::complete::{tag, take_till, take_while, take_while1};
 use nom::character::complete::{char, digit1, space0, space1};
 use nom::combinator::{opt, recognize, rest};
 use nom::sequence::{pair, terminated};
@@ -89,7 +89,7 @@ pub fn classify(body: &str) -> Kind<'_> {
 
 /// `(none)` or `none`, as LLMs write an empty list.
 pub fn is_nothing(text: &str) -> bool {
-    let t = text.trim().trim_end_matches('.');
+    let t = text.trim_ascii().trim_end_matches('.');
     t.eq_ignore_ascii_case("(none)") || t.eq_ignore_ascii_case("none")
 }
 
@@ -116,6 +116,15 @@ fn end(input: &str) -> IResult<&str, &str> {
     }
 }
 
+/// An ASCII keyword in any case. nom's `tag_no_case` folds full Unicode case, which the
+/// DSL's keywords do not need and which costs a table walk per character.
+fn keyword<'a>(kw: &'static str) -> impl Fn(&'a str) -> IResult<&'a str, &'a str> {
+    move |input: &'a str| match input.get(..kw.len()) {
+        Some(head) if head.eq_ignore_ascii_case(kw) => Ok((&input[kw.len()..], head)),
+        _ => Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Tag))),
+    }
+}
+
 fn emphasis(input: &str) -> IResult<&str, Option<&str>> {
     opt(alt((tag("**"), tag("__")))).parse(input)
 }
@@ -136,27 +145,45 @@ fn header(body: &str) -> Option<Kind<'_>> {
     )
         .parse(body);
     let (_, (hashes, bold, name, bold_close, colon, _, _, after)) = parsed.ok()?;
-    let canonical: String = name
-        .trim()
-        .split(|c: char| c == '_' || c == '-' || c == ' ')
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join("_")
-        .to_ascii_uppercase();
+    let name = name.trim_ascii();
+    let canonical = canonical_name(name)?;
     let marked = colon.is_some() || !hashes.is_empty() || bold.is_some() || bold_close.is_some();
-    let exact = name.trim() == canonical;
-    let kind = match canonical.as_str() {
-        "CURRENT_PROGRESS" => Kind::Section(Section::Progress, after),
-        "KEY_LEARNINGS" => Kind::Section(Section::Learnings, after),
-        "VERBATIM_CONTEXT" => Kind::Section(Section::Verbatim, after),
-        "COMPLETED" => Kind::List(List::Completed, after),
-        "IN_PROGRESS" | "INPROGRESS" => Kind::List(List::InProgress, after),
-        "REMAINING" => Kind::List(List::Remaining, after),
-        "ADD" => Kind::List(List::Add, after),
-        "ARCHIVE" => Kind::List(List::Archive, after),
+    let exact = name.as_bytes() == canonical;
+    let kind = match canonical {
+        b"CURRENT_PROGRESS" => Kind::Section(Section::Progress, after),
+        b"KEY_LEARNINGS" => Kind::Section(Section::Learnings, after),
+        b"VERBATIM_CONTEXT" => Kind::Section(Section::Verbatim, after),
+        b"COMPLETED" => Kind::List(List::Completed, after),
+        b"IN_PROGRESS" | b"INPROGRESS" => Kind::List(List::InProgress, after),
+        b"REMAINING" => Kind::List(List::Remaining, after),
+        b"ADD" => Kind::List(List::Add, after),
+        b"ARCHIVE" => Kind::List(List::Archive, after),
         _ => return None,
     };
     (marked || exact).then_some(kind)
+}
+
+/// The header words upper-cased and joined by `_` (`in-progress` → `IN_PROGRESS`), in a
+/// buffer of its own: no header name is longer, so anything longer is not a header and
+/// costs no allocation (this runs on every line, snippet code included).
+fn canonical_name(name: &str) -> Option<&'static [u8]> {
+    const KNOWN: [&[u8]; 9] = [
+        b"CURRENT_PROGRESS", b"KEY_LEARNINGS", b"VERBATIM_CONTEXT", b"COMPLETED", b"IN_PROGRESS", b"INPROGRESS",
+        b"REMAINING", b"ADD", b"ARCHIVE",
+    ];
+    let mut buf = [0u8; 16];
+    let mut len = 0;
+    for word in name.split(['_', '-', ' ']).filter(|w| !w.is_empty()) {
+        if len > 0 {
+            *buf.get_mut(len)? = b'_';
+            len += 1;
+        }
+        for b in word.bytes() {
+            *buf.get_mut(len)? = b.to_ascii_uppercase();
+            len += 1;
+        }
+    }
+    KNOWN.into_iter().find(|k| **k == buf[..len])
 }
 
 /// What went wrong inside an item, and where (a slice of the item text).
@@ -173,7 +200,7 @@ fn fail<'a, T>(at: &'a str, message: impl Into<String>) -> Result<T, ItemError<'
 /// `because <reason>: <rest>`: the reason runs to the first colon. Returns the reason and
 /// the text after the colon, both trimmed.
 pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str), ItemError<'a>> {
-    let Ok((after_kw, _)) = terminated(tag_no_case::<_, _, nom::error::Error<&str>>("because"), space0).parse(item) else {
+    let Ok((after_kw, _)) = terminated(keyword("because"), space0).parse(item) else {
         return fail(item, format!("{what} must start with `because <reason>:`"));
     };
     let (after_reason, reason) =
@@ -181,11 +208,11 @@ pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str)
     if after_reason.is_empty() {
         return fail(after_kw, format!("{what} needs a `:` after the reason"));
     }
-    let reason = reason.trim();
+    let reason = reason.trim_ascii();
     if reason.is_empty() {
         return fail(after_kw, "the reason after `because` is empty");
     }
-    Ok((reason, after_reason[1..].trim()))
+    Ok((reason, after_reason[1..].trim_ascii()))
 }
 
 /// `[KL-<n>] because <reason>`, brackets and a colon after the ID optional. Returns the
@@ -193,7 +220,7 @@ pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str)
 pub fn archive_item<'a>(item: &'a str, prefix: &str) -> Result<(String, &'a str), ItemError<'a>> {
     let parsed: IResult<&str, _> = (
         opt(char('[')),
-        alt((tag_no_case("KL"), tag_no_case("VC"))),
+        alt((keyword("KL"), keyword("VC"))),
         char('-'),
         digit1,
         opt(char(']')),
@@ -210,10 +237,10 @@ pub fn archive_item<'a>(item: &'a str, prefix: &str) -> Result<(String, &'a str)
     let Ok(n) = digits.parse::<u32>() else {
         return fail(digits, format!("{prefix}-{digits} is not a valid ID"));
     };
-    let Ok((reason, _)) = terminated(tag_no_case::<_, _, nom::error::Error<&str>>("because"), space0).parse(after_id) else {
+    let Ok((reason, _)) = terminated(keyword("because"), space0).parse(after_id) else {
         return fail(after_id, format!("archiving {prefix}-{n} needs `because <reason>` after the ID"));
     };
-    let reason = reason.trim();
+    let reason = reason.trim_ascii();
     if reason.is_empty() {
         return fail(after_id, "the reason after `because` is empty");
     }
@@ -222,12 +249,12 @@ pub fn archive_item<'a>(item: &'a str, prefix: &str) -> Result<(String, &'a str)
 
 /// `<label> => <snippet start>`. Returns the trimmed label and what follows `=>`.
 pub fn label_snippet(text: &str) -> Result<(&str, &str), ItemError<'_>> {
-    let Some(i) = text.find("=>") else {
+    let Some(i) = text.as_bytes().windows(2).position(|w| w == b"=>") else {
         return fail(text, "expected `<label> => <snippet>` after the reason");
     };
-    let label = text[..i].trim();
+    let label = text[..i].trim_ascii();
     if label.is_empty() {
         return fail(text, "the label before `=>` is empty");
     }
-    Ok((label, text[i + 2..].trim_start()))
+    Ok((label, text[i + 2..].trim_ascii_start()))
 }

@@ -26,7 +26,7 @@ fn check(text: &str) {
     }
     assert_eq!(outcome.update.is_some(), !outcome.diagnostics.iter().any(|d| d.severity == engine::Severity::Error));
     let state = engine::empty_state();
-    let applied = engine::apply(&state, text, "now");
+    let applied = engine::apply(state, text, "now");
     if let Some(m) = applied.merged {
         // What parse accepts, merge accepts; and the result renders.
         let _ = engine::render(&m.state);

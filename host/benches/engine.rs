@@ -36,9 +36,10 @@ fn main() {
     let options = Options { cache_dir: Some(cache.clone()), ..Options::default() };
 
     // Native baseline.
-    let native_state = workmem_guest::apply(&workmem_guest::empty_state(), SETUP, NOW).merged.expect("setup applies").state;
+    let native_state = workmem_guest::apply(workmem_guest::empty_state(), SETUP, NOW).merged.expect("setup applies").state;
+    // The clone is the native twin of lowering the state into the component.
     let native = median(201, 20, || {
-        let out = workmem_guest::apply(&native_state, UPDATE, NOW);
+        let out = workmem_guest::apply(native_state.clone(), UPDATE, NOW);
         assert!(out.merged.is_some());
     });
 
@@ -54,11 +55,26 @@ fn main() {
     // Same engine, same answer.
     let next = engine.apply(&state, UPDATE, NOW).unwrap().merged.unwrap().state;
     let via_wasm = engine.render(&next).unwrap();
-    let via_native = workmem_guest::render(&workmem_guest::apply(&native_state, UPDATE, NOW).merged.unwrap().state);
+    let via_native = workmem_guest::render(&workmem_guest::apply(native_state.clone(), UPDATE, NOW).merged.unwrap().state);
     assert_eq!(via_wasm, via_native, "the component and the native engine disagree");
 
     let parse_native = median(201, 20, || drop(workmem_guest::parse(UPDATE)));
     let parse_wasm = median(201, 20, || drop(engine.parse(UPDATE).unwrap()));
+
+    // The canonical ABI's share: merging an empty update does almost no work but moves the
+    // whole state into the component and back out.
+    let nothing = workmem::engine::Update {
+        progress: None,
+        learnings: workmem::engine::LearningOps { add: vec![], archive: vec![] },
+        verbatim: workmem::engine::VerbatimOps { add: vec![], archive: vec![] },
+    };
+    let native_nothing = workmem_guest::Update {
+        progress: None,
+        learnings: workmem_guest::LearningOps { add: vec![], archive: vec![] },
+        verbatim: workmem_guest::VerbatimOps { add: vec![], archive: vec![] },
+    };
+    let roundtrip_native = median(201, 50, || drop(workmem_guest::merge(native_state.clone(), native_nothing.clone(), NOW).unwrap()));
+    let roundtrip_wasm = median(201, 50, || drop(engine.merge(&state, &nothing, NOW).unwrap()));
 
     // Instantiation from the InstancePre.
     let instantiate = median(201, 20, || drop(runtime.instance().unwrap()));
@@ -85,6 +101,8 @@ fn main() {
     row("apply ratio component / native", format!("{ratio:.2}x"), "<= 1.5x", ratio <= 1.5);
     row("parse only, native", format!("{:.1} µs", us(parse_native)), "", true);
     row("parse only, component", format!("{:.1} µs", us(parse_wasm)), "", true);
+    row("state round trip (empty merge), native", format!("{:.1} µs", us(roundtrip_native)), "", true);
+    row("state round trip (empty merge), component", format!("{:.1} µs", us(roundtrip_wasm)), "", true);
     row("instantiate from InstancePre", format!("{:.1} µs", us(instantiate)), "< 100 µs", us(instantiate) < 100.0);
     row("cold start (load precompiled + instantiate)", format!("{:.2} ms", us(cold) / 1e3), "< 5 ms", us(cold) < 5000.0);
     row("first start without cache (compile)", format!("{:.1} ms", us(compile) / 1e3), "", true);

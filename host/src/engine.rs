@@ -69,6 +69,10 @@ impl Runtime {
     pub fn from_bytes(bytes: &[u8], options: &Options) -> Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true);
+        // `perf` can then name the guest's functions (see README, "Profiling the engine").
+        if std::env::var_os("WORKMEM_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = wasmtime::Engine::new(&config).map_err(load_error)?;
         let (component, from_cache) = load(&engine, bytes, options.cache_dir.as_deref())?;
         // The engine world imports nothing, so an empty linker is the whole sandbox.
