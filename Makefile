@@ -1,12 +1,61 @@
 # The two commands a newcomer needs are in README.md: `cargo run -- demo` and `make test`.
+# `make test` runs every suite: Rust, then the same component from JS, Python and Go, each
+# over the shared corpus in tests/. Project-local tools land in node_modules, the Python
+# environment and target/tools; Node, Python, Go and Chromium come from the machine.
 
-.PHONY: test test-rust
+COMPONENT := target/component/workmem.wasm
+CORE      := target/component/workmem-core.wasm
+GRAVITY   := target/tools/bin/gravity
 
-test: test-rust
+.PHONY: test test-rust test-js test-python test-go component go-bindings bench bench-runtimes
 
-# Everything Rust: builds every target (the benchmark included, so it cannot rot) and runs
-# the engine's property tests, the conformance corpus through the component, the component
-# and CLI tests.
+test: test-rust test-js test-python test-go
+
+# Builds every target (the benchmark included, so it cannot rot), runs the property tests,
+# the corpus through the component, the component and CLI tests, and the Rust example.
 test-rust:
 	cargo build --workspace --all-targets
 	cargo test --workspace
+	cargo run -q -p workmem-example > /dev/null
+
+# The component file every other runtime loads (and its core module, which Gravity reads).
+component:
+	mkdir -p target/component
+	cargo run -q -- component --out $(COMPONENT)
+	cargo run -q -- component --core --out $(CORE)
+
+examples/js/node_modules/.installed: examples/js/package-lock.json
+	cd examples/js && npm ci --no-audit --no-fund
+	touch $@
+
+test-js: component examples/js/node_modules/.installed
+	cd examples/js && npm run build && npm test && node example.js > /dev/null
+
+test-python: component
+	cp $(COMPONENT) examples/python/workmem/workmem.wasm
+	python3 -m pip install -q --disable-pip-version-check -e 'examples/python[test]'
+	cd examples/python && python3 -m pytest -q && python3 example.py > /dev/null
+
+# Gravity reads source spans through genco, which only does so on a nightly compiler; built
+# on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the
+# cfg give it the spans on the machine's stable toolchain.
+$(GRAVITY):
+	RUSTC_BOOTSTRAP=1 RUSTFLAGS="--cfg proc_macro_span" \
+	  cargo install arcjet-gravity --version 0.0.2 --locked --quiet --root target/tools
+
+go-bindings: component $(GRAVITY)
+	mkdir -p examples/go/engine
+	$(GRAVITY) --world engine --output examples/go/engine/engine.go $(CORE)
+
+test-go: go-bindings
+	cd examples/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
+
+# The engine through the component against native (release build; not part of `test`).
+bench:
+	cargo bench -p workmem --bench engine
+
+# The same 4 KB update in every runtime, one table.
+bench-runtimes: component go-bindings examples/js/node_modules/.installed
+	cp $(COMPONENT) examples/python/workmem/workmem.wasm
+	cd examples/js && npm run build
+	python3 examples/bench_runtimes.py

@@ -4,7 +4,7 @@
 mod common;
 
 use workmem::Error;
-use workmem::engine::{COMPONENT, LearningAdd, LearningOps, Options, Runtime, Update, VerbatimOps};
+use workmem::engine::{COMPONENT, LearningAdd, LearningOps, Options, Progress, Runtime, Update, VerbatimOps};
 use workmem::session::Sessions;
 
 #[test]
@@ -49,7 +49,7 @@ fn component_imports_nothing() {
 
 fn learning(reason: &str, text: &str) -> Update {
     Update {
-        progress: None,
+        progress: Progress { completed: vec![], in_progress: vec![], remaining: vec![] },
         learnings: LearningOps { add: vec![LearningAdd { reason: reason.into(), text: text.into() }], archive: vec![] },
         verbatim: VerbatimOps { add: vec![], archive: vec![] },
     }
@@ -60,17 +60,17 @@ fn merge_returns_err_for_an_invalid_update_and_the_instance_lives_on() {
     let runtime = common::runtime();
     let mut engine = runtime.instance().unwrap();
     let state = engine.empty_state().unwrap();
-    match engine.merge(&state, &learning("", "text"), "t") {
+    match engine.merge(&state, &[learning("", "text")], "t") {
         Err(Error::Rejected(msg)) => assert!(msg.contains("non-empty reason"), "{msg}"),
         other => panic!("expected the guest's err, got {other:?}"),
     }
-    match engine.merge(&state, &learning("why", "two\nlines"), "t") {
+    match engine.merge(&state, &[learning("why", "fact"), learning("why", "two\nlines")], "t") {
         Err(Error::Rejected(msg)) => assert!(msg.contains("one non-empty line"), "{msg}"),
         other => panic!("expected the guest's err, got {other:?}"),
     }
-    // An `err` is a value, not a trap: the same instance keeps working.
-    let ok = engine.merge(&state, &learning("why", "fact"), "t").unwrap();
-    assert_eq!(ok.added, ["KL-1"]);
+    // An `err` is a value, not a trap: the same instance keeps working. Updates apply in order.
+    let ok = engine.merge(&state, &[learning("why", "fact"), learning("because", "another")], "t").unwrap();
+    assert_eq!(ok.added, ["KL-1", "KL-2"]);
 }
 
 fn small_memory_runtime() -> Runtime {
@@ -96,7 +96,7 @@ fn a_trap_is_an_error_and_the_next_call_gets_a_fresh_instance() {
         other => panic!("expected a trap, got {:?}", other.map(|o| o.diagnostics.len())),
     }
     let outcome = engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - after the trap\n").unwrap();
-    assert!(outcome.update.is_some());
+    assert!(outcome.ok);
 }
 
 #[test]

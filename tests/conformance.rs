@@ -34,18 +34,16 @@ fn merge_scenarios_through_the_component() {
             let now = format!("2026-01-01T00:00:{:02}Z", i + 1);
             let before = state.clone();
             let outcome = engine.apply(&state, &common::read(&path), &now).expect("apply never traps");
-            let result = match &outcome.merged {
-                Some(m) => {
-                    state = m.state.clone();
-                    json!({"ok": true, "added": m.added, "archived": m.archived, "ignored": m.ignored, "diff": m.diff,
-                           "diagnostics": wjson::diagnostics(&outcome.diagnostics)})
-                }
-                None => json!({"ok": false, "added": [], "archived": [], "ignored": [], "diff": null,
-                               "diagnostics": wjson::diagnostics(&outcome.diagnostics)}),
+            let m = &outcome.merged;
+            let result = if outcome.ok {
+                state = m.state.clone();
+                json!({"ok": true, "added": m.added, "archived": m.archived, "ignored": m.ignored, "diff": m.diff,
+                       "diagnostics": wjson::diagnostics(&outcome.diagnostics)})
+            } else {
+                assert_eq!(m.state, before, "{name}: a rejected update came back with a changed state");
+                json!({"ok": false, "added": [], "archived": [], "ignored": [], "diff": null,
+                       "diagnostics": wjson::diagnostics(&outcome.diagnostics)})
             };
-            if outcome.merged.is_none() {
-                assert_eq!(state, before, "{name}: a rejected update changed the state");
-            }
             let expected = dir.join(format!("{name}.expected.json"));
             common::golden(&expected, &(serde_json::to_string_pretty(&result).unwrap() + "\n"), &mut failures);
             common::golden(&dir.join(format!("{name}.overview.md")), &engine.render(&state).unwrap(), &mut failures);

@@ -2,9 +2,12 @@
 import type { Diagnostic, MemoryState, MergeOutcome, Update } from './gen/workmem.js';
 
 export type {
-  Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, MemoryState, MergeOutcome,
-  Progress, Severity, Update, VerbatimAdd, VerbatimEntry, VerbatimOps,
+  ArchiveOp, ArchivedLearning, ArchivedVerbatim, Diagnostic, Learning, LearningAdd, LearningOps, MemoryState,
+  MergeOutcome, Progress, Update, VerbatimAdd, VerbatimEntry, VerbatimOps,
 } from './gen/workmem.js';
+
+/** `Diagnostic.severity` is one of these. */
+export type Severity = 'error' | 'warning';
 
 export class WorkmemError extends Error {
   diagnostics: Diagnostic[];
@@ -25,7 +28,7 @@ export function now(): string;
 export function parse(text: string): Parsed;
 export function validate(text: string, state?: MemoryState): Parsed;
 export function apply(state: MemoryState, text: string, at?: string): Applied;
-export function merge(state: MemoryState, update: Update, at?: string): MergeOutcome;
+export function merge(state: MemoryState, updates: Update[], at?: string): MergeOutcome;
 export function render(state: MemoryState): string;
 export function updatePrompt(state: MemoryState, task: string): string;
 export function overviewTemplate(): string;

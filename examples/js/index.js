@@ -16,7 +16,7 @@ export function now() {
   return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
-const outcome = (o) => ({ ok: o.update !== undefined, update: o.update ?? null, diagnostics: o.diagnostics });
+const outcome = (o) => ({ ok: o.ok, update: o.ok ? o.update : null, diagnostics: o.diagnostics });
 
 /** Reads a DSL update. Never throws for bad input: `ok` is false and `diagnostics` explain. */
 export function parse(text) {
@@ -34,7 +34,7 @@ export function validate(text, state = emptyState()) {
  */
 export function apply(state, text, at = now()) {
   const o = engine.apply(state, text, at);
-  if (!o.merged) {
+  if (!o.ok) {
     const errors = o.diagnostics.filter((d) => d.severity === 'error');
     const first = errors[0];
     throw new WorkmemError(`the update has ${errors.length} error(s); first at ${first.line}:${first.column}: ${first.message}`, o.diagnostics);
@@ -42,10 +42,10 @@ export function apply(state, text, at = now()) {
   return { ...o.merged, warnings: o.diagnostics };
 }
 
-/** Merges an update object (for example one you built yourself) into `state`. */
-export function merge(state, update, at = now()) {
+/** Merges update objects (for example ones you built yourself) into `state`, in order. */
+export function merge(state, updates, at = now()) {
   try {
-    return engine.merge(state, update, at);
+    return engine.merge(state, updates, at);
   } catch (e) {
     // jco throws a result's `err` as a ComponentError whose payload is the string.
     if (typeof e?.payload === 'string') throw new WorkmemError(e.payload);

@@ -17,6 +17,10 @@ mod syntax;
 
 pub use exports::*;
 
+/// The two values of `diagnostic.severity`.
+pub const ERROR: &str = "error";
+pub const WARNING: &str = "warning";
+
 /// The engine's functions, callable natively with the same contracts as the component's
 /// exports (see `wit/engine.wit`).
 mod exports {
@@ -31,8 +35,8 @@ mod exports {
     }
 
     /// By value, like the component's export: the result's state is the input's, changed.
-    pub fn merge(state: MemoryState, update: Update, now: &str) -> Result<MergeOutcome, String> {
-        crate::merge::merge(state, update, now)
+    pub fn merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<MergeOutcome, String> {
+        crate::merge::merge(state, updates, now)
     }
 
     pub fn apply(state: MemoryState, text: &str, now: &str) -> ApplyOutcome {
@@ -53,12 +57,11 @@ mod exports {
 
     pub fn empty_state() -> MemoryState {
         MemoryState {
-            progress: None,
+            progress: Progress { completed: Vec::new(), in_progress: Vec::new(), remaining: Vec::new() },
             learnings: Vec::new(),
             verbatim: Vec::new(),
             next_learning: 1,
             next_verbatim: 1,
-            updated_at: None,
         }
     }
 }
@@ -75,8 +78,8 @@ impl Guest for Component {
     fn validate(text: String, state: MemoryState) -> ParseOutcome {
         exports::validate(&text, &state)
     }
-    fn merge(state: MemoryState, update: Update, now: String) -> Result<MergeOutcome, String> {
-        exports::merge(state, update, &now)
+    fn merge(state: MemoryState, updates: Vec<Update>, now: String) -> Result<MergeOutcome, String> {
+        exports::merge(state, updates, &now)
     }
     fn apply(state: MemoryState, text: String, now: String) -> ApplyOutcome {
         exports::apply(state, &text, &now)

@@ -2,49 +2,40 @@
 //! spec's order, and the human-readable diff that goes into the update log.
 
 use crate::parse::{self, Parsed};
-use crate::{ApplyOutcome, Archival, ArchiveOp, Learning, MemoryState, MergeOutcome, Progress, Severity, Update, VerbatimEntry};
+use crate::{ApplyOutcome, ArchiveOp, ERROR, Learning, MemoryState, MergeOutcome, Progress, Update, VerbatimEntry, WARNING};
 
 /// What learnings and verbatim entries have in common, so archiving is written once.
 trait Entry {
     /// The section heading its diff lines go under.
     const HEADING: &'static str;
     fn id(&self) -> &str;
-    fn archived(&mut self) -> &mut Option<Archival>;
-    fn is_archived(&self) -> bool;
     fn title(&self) -> &str;
+    fn is_archived(&self) -> bool;
+    fn archive(&mut self, reason: &str, at: &str);
 }
 
-impl Entry for Learning {
-    const HEADING: &'static str = "Key Learnings";
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn archived(&mut self) -> &mut Option<Archival> {
-        &mut self.archived
-    }
-    fn is_archived(&self) -> bool {
-        self.archived.is_some()
-    }
-    fn title(&self) -> &str {
-        &self.text
-    }
+macro_rules! entry {
+    ($ty:ty, $heading:literal, $title:ident) => {
+        impl Entry for $ty {
+            const HEADING: &'static str = $heading;
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn title(&self) -> &str {
+                &self.$title
+            }
+            fn is_archived(&self) -> bool {
+                !self.archived_at.is_empty()
+            }
+            fn archive(&mut self, reason: &str, at: &str) {
+                self.archive_reason = reason.to_string();
+                self.archived_at = at.to_string();
+            }
+        }
+    };
 }
-
-impl Entry for VerbatimEntry {
-    const HEADING: &'static str = "Verbatim Context";
-    fn id(&self) -> &str {
-        &self.id
-    }
-    fn archived(&mut self) -> &mut Option<Archival> {
-        &mut self.archived
-    }
-    fn is_archived(&self) -> bool {
-        self.archived.is_some()
-    }
-    fn title(&self) -> &str {
-        &self.label
-    }
-}
+entry!(Learning, "Key Learnings", text);
+entry!(VerbatimEntry, "Verbatim Context", label);
 
 /// Why an ARCHIVE of `id` is ignored, if it is: the ID is unknown, already archived, or
 /// named twice in one update (`earlier` holds the IDs this update archived before).
@@ -74,7 +65,7 @@ fn archive_warnings<E: Entry>(entries: &[E], ops: &[ArchiveOp], at: &[(u32, u32)
     let mut out = Vec::new();
     for (op, &(line, column)) in ops.iter().zip(at) {
         if let Some(problem) = archive_problem(entries, &op.id, &earlier) {
-            out.push(parse::diagnostic(Severity::Warning, line, column, problem));
+            out.push(parse::diagnostic(WARNING, line, column, problem));
         }
         earlier.push(&op.id);
     }
@@ -84,14 +75,13 @@ fn archive_warnings<E: Entry>(entries: &[E], ops: &[ArchiveOp], at: &[(u32, u32)
 /// The invariants `parse` guarantees, checked again for updates built by hand.
 fn check(update: &Update) -> Vec<String> {
     let mut problems = Vec::new();
-    if let Some(p) = &update.progress {
-        if p.in_progress.is_empty() {
-            problems.push("Current Progress needs at least one In Progress item".to_string());
-        }
-        for item in p.completed.iter().chain(&p.in_progress).chain(&p.remaining) {
-            if item.trim().is_empty() || item.contains('\n') {
-                problems.push(format!("progress item {item:?} must be one non-empty line"));
-            }
+    let p = &update.progress;
+    if p.in_progress.is_empty() && !(p.completed.is_empty() && p.remaining.is_empty()) {
+        problems.push("Current Progress needs at least one In Progress item".to_string());
+    }
+    for item in p.completed.iter().chain(&p.in_progress).chain(&p.remaining) {
+        if item.trim().is_empty() || item.contains('\n') {
+            problems.push(format!("progress item {item:?} must be one non-empty line"));
         }
     }
     let reasons = update.learnings.add.iter().map(|a| &a.reason).chain(update.verbatim.add.iter().map(|a| &a.reason));
@@ -123,46 +113,60 @@ fn check(update: &Update) -> Vec<String> {
     problems
 }
 
-/// Takes the state and update by value, as the component receives them: nothing is copied.
-pub fn merge(state: MemoryState, update: Update, now: &str) -> Result<MergeOutcome, String> {
-    let problems = check(&update);
+/// Applies `updates` in order. Takes everything by value, as the component receives it:
+/// nothing is copied.
+pub fn merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<MergeOutcome, String> {
+    let problems: Vec<String> = updates.iter().flat_map(check).collect();
     if !problems.is_empty() {
         return Err(format!("invalid update: {}.", problems.join("; ")));
     }
-    let mut next = state;
-    let (mut added, mut archived, mut ignored) = (Vec::new(), Vec::new(), Vec::new());
+    let mut out = MergeOutcome { state, diff: String::new(), added: Vec::new(), archived: Vec::new(), ignored: Vec::new() };
     let mut diff = Diff::default();
+    for update in updates {
+        merge_one(&mut out, &mut diff, update, now);
+    }
+    out.diff = diff.finish();
+    Ok(out)
+}
 
-    if let Some(p) = update.progress {
-        diff.progress(next.progress.as_ref(), &p);
-        next.progress = Some(p);
+fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str) {
+    let ignored_before = out.ignored.len();
+    let next = &mut out.state;
+    if !update.progress.in_progress.is_empty() {
+        diff.progress(&next.progress, &update.progress);
+        next.progress = update.progress;
     }
 
-    archive(&mut next.learnings, &update.learnings.archive, now, &mut diff, &mut archived, &mut ignored);
+    archive(&mut next.learnings, &update.learnings.archive, now, diff, &mut out.archived, &mut out.ignored);
     for add in update.learnings.add {
         let id = format!("KL-{}", next.next_learning);
         next.next_learning = next.next_learning.saturating_add(1);
         diff.line(Learning::HEADING, format_args!("+ {id} {}  (because {})", add.text, add.reason));
-        added.push(id.clone());
-        next.learnings.push(Learning { id, text: add.text, reason: add.reason, added_at: now.to_string(), archived: None });
+        out.added.push(id.clone());
+        next.learnings.push(Learning { id, text: add.text, reason: add.reason, added_at: now.to_string(), archived_at: String::new(), archive_reason: String::new() });
     }
 
-    archive(&mut next.verbatim, &update.verbatim.archive, now, &mut diff, &mut archived, &mut ignored);
+    archive(&mut next.verbatim, &update.verbatim.archive, now, diff, &mut out.archived, &mut out.ignored);
     for add in update.verbatim.add {
         let id = format!("VC-{}", next.next_verbatim);
         next.next_verbatim = next.next_verbatim.saturating_add(1);
         let lines = add.snippet.lines().count();
         let plural = if lines == 1 { "" } else { "s" };
         diff.line(VerbatimEntry::HEADING, format_args!("+ {id} {}  ({lines} line{plural}, because {})", add.label, add.reason));
-        added.push(id.clone());
-        next.verbatim.push(VerbatimEntry { id, label: add.label, snippet: add.snippet, reason: add.reason, added_at: now.to_string(), archived: None });
+        out.added.push(id.clone());
+        next.verbatim.push(VerbatimEntry {
+            id,
+            label: add.label,
+            snippet: add.snippet,
+            reason: add.reason,
+            added_at: now.to_string(),
+            archived_at: String::new(),
+            archive_reason: String::new(),
+        });
     }
-
-    for i in &ignored {
-        diff.line("Ignored", format_args!("! {i}"));
+    for ignored in &out.ignored[ignored_before..] {
+        diff.line("Ignored", format_args!("! {ignored}"));
     }
-    next.updated_at = Some(now.to_string());
-    Ok(MergeOutcome { state: next, diff: diff.finish(), added, archived, ignored })
 }
 
 fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut Diff, archived: &mut Vec<String>, ignored: &mut Vec<String>) {
@@ -171,7 +175,7 @@ fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut
         if let Some(problem) = archive_problem(entries, &op.id, &earlier) {
             ignored.push(problem);
         } else if let Some(e) = entries.iter_mut().find(|e| e.id() == op.id) {
-            *e.archived() = Some(Archival { reason: op.reason.clone(), at: now.to_string() });
+            e.archive(&op.reason, now);
             diff.line(E::HEADING, format_args!("- {} {}  (archived because {})", op.id, e.title(), op.reason));
             archived.push(op.id.clone());
         }
@@ -181,24 +185,27 @@ fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut
 
 pub fn apply(state: MemoryState, text: &str, now: &str) -> ApplyOutcome {
     let parsed = validate(text, &state);
+    let rejected = |state, diagnostics| ApplyOutcome {
+        ok: false,
+        merged: MergeOutcome { state, diff: String::new(), added: Vec::new(), archived: Vec::new(), ignored: Vec::new() },
+        diagnostics,
+    };
     if parsed.has_errors() {
-        return ApplyOutcome { merged: None, diagnostics: parsed.diagnostics };
+        return rejected(state, parsed.diagnostics);
     }
     let mut diagnostics = parsed.diagnostics;
-    let merged = match merge(state, parsed.update, now) {
-        Ok(m) => Some(m),
-        Err(e) => {
-            // parse enforces everything merge checks; reaching this is an engine bug,
-            // reported as a diagnostic rather than a trap.
-            diagnostics.push(parse::diagnostic(Severity::Error, 1, 1, e));
-            None
-        }
-    };
-    ApplyOutcome { merged, diagnostics }
+    // parse enforces everything merge checks, so merge cannot refuse this update; the
+    // state is checked first so that, were it to, the state could still go back unchanged.
+    if let Some(problem) = check(&parsed.update).into_iter().next() {
+        diagnostics.push(parse::diagnostic(ERROR, 1, 1, problem));
+        return rejected(state, diagnostics);
+    }
+    let merged = merge(state, vec![parsed.update], now).expect("checked above");
+    ApplyOutcome { ok: true, merged, diagnostics }
 }
 
-fn lists(p: Option<&Progress>) -> [&[String]; 3] {
-    p.map_or([&[], &[], &[]], |p| [&p.completed[..], &p.in_progress[..], &p.remaining[..]])
+fn lists(p: &Progress) -> [&[String]; 3] {
+    [&p.completed, &p.in_progress, &p.remaining]
 }
 
 /// The log entry, written as the merge goes: sections come in a fixed order (progress,
@@ -220,8 +227,8 @@ impl Diff {
         let _ = writeln!(self.out, "  {line}");
     }
 
-    fn progress(&mut self, old: Option<&Progress>, new: &Progress) {
-        let (old, new) = (lists(old), lists(Some(new)));
+    fn progress(&mut self, old: &Progress, new: &Progress) {
+        let (old, new) = (lists(old), lists(new));
         let mut changed = false;
         for (name, (o, n)) in ["Completed", "In Progress", "Remaining"].into_iter().zip(old.iter().zip(&new)) {
             let removed = o.iter().filter(|x| !n.contains(x));

@@ -4,7 +4,7 @@
 
 use crate::lines::{self, Line};
 use crate::syntax::{self, ItemError, Kind, List, Section};
-use crate::{ArchiveOp, Diagnostic, LearningAdd, LearningOps, ParseOutcome, Progress, Severity, Update, VerbatimAdd, VerbatimOps};
+use crate::{ArchiveOp, Diagnostic, ERROR, LearningAdd, LearningOps, ParseOutcome, Progress, Update, VerbatimAdd, VerbatimOps, WARNING};
 
 /// A parse result that keeps what `validate` needs: where each ARCHIVE bullet stood.
 pub struct Parsed {
@@ -16,7 +16,7 @@ pub struct Parsed {
 
 impl Parsed {
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == Severity::Error)
+        self.diagnostics.iter().any(|d| d.severity == ERROR)
     }
 
     pub fn sort(&mut self) {
@@ -25,12 +25,22 @@ impl Parsed {
 
     pub fn outcome(self) -> ParseOutcome {
         let ok = !self.has_errors();
-        ParseOutcome { update: ok.then_some(self.update), diagnostics: self.diagnostics }
+        let update = if ok { self.update } else { empty_update() };
+        ParseOutcome { ok, update, diagnostics: self.diagnostics }
     }
 }
 
-pub fn diagnostic(severity: Severity, line: u32, column: u32, message: impl Into<String>) -> Diagnostic {
-    Diagnostic { severity, line, column, message: message.into() }
+/// The update that changes nothing.
+pub fn empty_update() -> Update {
+    Update {
+        progress: crate::empty_state().progress,
+        learnings: LearningOps { add: Vec::new(), archive: Vec::new() },
+        verbatim: VerbatimOps { add: Vec::new(), archive: Vec::new() },
+    }
+}
+
+pub fn diagnostic(severity: &str, line: u32, column: u32, message: impl Into<String>) -> Diagnostic {
+    Diagnostic { severity: severity.to_string(), line, column, message: message.into() }
 }
 
 pub fn parse(text: &str) -> Parsed {
@@ -122,11 +132,7 @@ impl<'a> Machine<'a> {
             last: Last::Nothing,
             indented_body: None,
             parsed: Parsed {
-                update: Update {
-                    progress: None,
-                    learnings: LearningOps { add: Vec::new(), archive: Vec::new() },
-                    verbatim: VerbatimOps { add: Vec::new(), archive: Vec::new() },
-                },
+                update: empty_update(),
                 diagnostics: Vec::new(),
                 learning_archive_at: Vec::new(),
                 verbatim_archive_at: Vec::new(),
@@ -135,7 +141,7 @@ impl<'a> Machine<'a> {
     }
 
     fn error_at(&mut self, line: u32, column: u32, message: impl Into<String>) {
-        self.parsed.diagnostics.push(diagnostic(Severity::Error, line, column, message));
+        self.parsed.diagnostics.push(diagnostic(ERROR, line, column, message));
     }
 
     fn error(&mut self, line: &Line, at: &str, message: impl Into<String>) {
@@ -143,7 +149,7 @@ impl<'a> Machine<'a> {
     }
 
     fn warn(&mut self, line: &Line, at: &str, message: impl Into<String>) {
-        self.parsed.diagnostics.push(diagnostic(Severity::Warning, line.number, line.column_of(at), message));
+        self.parsed.diagnostics.push(diagnostic(WARNING, line.number, line.column_of(at), message));
     }
 
     fn item_error(&mut self, line: &Line, e: ItemError) {
@@ -215,8 +221,7 @@ impl<'a> Machine<'a> {
         }
         self.seen.push(s);
         if s == Section::Progress && self.progress.is_none() {
-            let empty = Progress { completed: Vec::new(), in_progress: Vec::new(), remaining: Vec::new() };
-            self.progress = Some((empty, (line.number, line.first_column())));
+            self.progress = Some((crate::empty_state().progress, (line.number, line.first_column())));
         }
         if !rest.is_empty() && !syntax::is_nothing(rest) {
             self.error(line, rest, format!("write the content of {} on the lines below its header", s.name()));
@@ -396,7 +401,7 @@ impl<'a> Machine<'a> {
             if p.in_progress.is_empty() {
                 self.error_at(line, column, "CURRENT_PROGRESS needs an `In Progress:` list with at least one bullet");
             }
-            self.parsed.update.progress = Some(p);
+            self.parsed.update.progress = p;
         }
         self.parsed.sort();
         self.parsed

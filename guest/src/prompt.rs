@@ -57,24 +57,24 @@ pub fn update_prompt(state: &MemoryState, task: &str) -> String {
     let _ = writeln!(s, "## Latest task\n\n{}\n", task.trim());
 
     s.push_str("## Current Progress (previous)\n\n");
-    match &state.progress {
-        Some(p) => {
-            for (name, items) in [("Completed", &p.completed), ("In Progress", &p.in_progress), ("Remaining", &p.remaining)] {
-                if !items.is_empty() {
-                    let _ = writeln!(s, "{name}:");
-                    for item in items {
-                        let _ = writeln!(s, "  - {item}");
-                    }
+    let p = &state.progress;
+    if p.in_progress.is_empty() {
+        s.push_str("(none yet)\n\n");
+    } else {
+        for (name, items) in [("Completed", &p.completed), ("In Progress", &p.in_progress), ("Remaining", &p.remaining)] {
+            if !items.is_empty() {
+                let _ = writeln!(s, "{name}:");
+                for item in items {
+                    let _ = writeln!(s, "  - {item}");
                 }
             }
-            s.push('\n');
         }
-        None => s.push_str("(none yet)\n\n"),
+        s.push('\n');
     }
 
     s.push_str("## Key Learnings (active)\n\n");
     let mut any = false;
-    for l in state.learnings.iter().filter(|l| l.archived.is_none()) {
+    for l in state.learnings.iter().filter(|l| l.archived_at.is_empty()) {
         let _ = writeln!(s, "- {}: {}", l.id, l.text);
         any = true;
     }
@@ -82,7 +82,7 @@ pub fn update_prompt(state: &MemoryState, task: &str) -> String {
 
     s.push_str("## Verbatim Context (active)\n\n");
     let mut any = false;
-    for v in state.verbatim.iter().filter(|v| v.archived.is_none()) {
+    for v in state.verbatim.iter().filter(|v| v.archived_at.is_empty()) {
         let _ = writeln!(s, "- {}: {} =>", v.id, v.label);
         for line in v.snippet.lines() {
             let _ = writeln!(s, "    {line}");

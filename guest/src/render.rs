@@ -46,19 +46,16 @@ Tips:
 ";
 
 pub fn overview(state: &MemoryState) -> String {
-    let mut s = String::from("# Working Memory\n\n");
-    if let Some(at) = &state.updated_at {
-        let _ = writeln!(s, "<!-- Maintained by workmem from DSL updates; last update {at}. -->\n");
-    }
-    s.push_str("## Current Progress\n\n");
-    match &state.progress {
-        Some(p) => progress(&mut s, p),
-        None => s.push_str("_Nothing recorded yet._\n\n"),
+    let mut s = String::from("# Working Memory\n\n<!-- Maintained by workmem from DSL updates. -->\n\n## Current Progress\n\n");
+    if state.progress.in_progress.is_empty() {
+        s.push_str("_Nothing recorded yet._\n\n");
+    } else {
+        progress(&mut s, &state.progress);
     }
 
     s.push_str("## Key Learnings\n\n");
     let mut any = false;
-    for l in state.learnings.iter().filter(|l| l.archived.is_none()) {
+    for l in state.learnings.iter().filter(|l| l.archived_at.is_empty()) {
         let _ = writeln!(s, "- **{}**: {}", l.id, l.text);
         any = true;
     }
@@ -66,7 +63,7 @@ pub fn overview(state: &MemoryState) -> String {
 
     s.push_str("## Verbatim Context\n\n");
     let mut any = false;
-    for v in state.verbatim.iter().filter(|v| v.archived.is_none()) {
+    for v in state.verbatim.iter().filter(|v| v.archived_at.is_empty()) {
         let fence = fence_for(&v.snippet);
         let _ = writeln!(s, "### {}: {}\n\n{fence}\n{}\n{fence}\n", v.id, v.label, v.snippet);
         any = true;

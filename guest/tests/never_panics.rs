@@ -24,10 +24,13 @@ fn check(text: &str) {
         assert!(d.line >= 1 && d.line <= lines, "line {} of {lines} in {text:?}", d.line);
         assert!(d.column >= 1, "column 0 in {text:?}");
     }
-    assert_eq!(outcome.update.is_some(), !outcome.diagnostics.iter().any(|d| d.severity == engine::Severity::Error));
+    assert_eq!(outcome.ok, !outcome.diagnostics.iter().any(|d| d.severity == engine::ERROR));
     let state = engine::empty_state();
-    let applied = engine::apply(state, text, "now");
-    if let Some(m) = applied.merged {
+    let applied = engine::apply(state.clone(), text, "now");
+    if !applied.ok {
+        assert_eq!(applied.merged.state, state, "a rejected update must hand the state back unchanged");
+    } else {
+        let m = applied.merged;
         // What parse accepts, merge accepts; and the result renders.
         let _ = engine::render(&m.state);
         let _ = engine::update_prompt(&m.state, text);

@@ -155,9 +155,10 @@ impl Instance<'_> {
         self.call(|b, s| b.call_validate(s, text, state))
     }
 
-    /// `Err(Error::Rejected)` when the update breaks an invariant (the guest's `err`).
-    pub fn merge(&mut self, state: &MemoryState, update: &Update, now: &str) -> Result<MergeOutcome> {
-        self.call(|b, s| b.call_merge(s, state, update, now))?.map_err(Error::Rejected)
+    /// Applies `updates` in order; `Err(Error::Rejected)` when one breaks an invariant
+    /// (the guest's `err`), in which case none is applied.
+    pub fn merge(&mut self, state: &MemoryState, updates: &[Update], now: &str) -> Result<MergeOutcome> {
+        self.call(|b, s| b.call_merge(s, state, updates, now))?.map_err(Error::Rejected)
     }
 
     pub fn apply(&mut self, state: &MemoryState, text: &str, now: &str) -> Result<ApplyOutcome> {

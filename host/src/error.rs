@@ -14,7 +14,7 @@ pub enum Error {
     #[error("{0}")]
     Rejected(String),
     /// The DSL has errors; nothing was applied.
-    #[error("the update has {} error(s); nothing was applied", .0.iter().filter(|d| d.severity == crate::engine::Severity::Error).count())]
+    #[error("the update has {} error(s); nothing was applied", .0.iter().filter(|d| d.severity == "error").count())]
     InvalidDsl(Vec<Diagnostic>),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },

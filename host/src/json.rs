@@ -1,25 +1,29 @@
 //! The JSON contracts of the CLI (`parse --json` and friends), written out explicitly:
 //! they are promises to users and to every runtime's conformance suite.
 
-use crate::engine::{Diagnostic, ParseOutcome, Severity};
+use crate::engine::{Diagnostic, ParseOutcome, Update};
 use serde_json::{Value, json};
 
-pub fn severity(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    }
-}
-
 pub fn diagnostic(d: &Diagnostic) -> Value {
-    json!({"severity": severity(d.severity), "line": d.line, "column": d.column, "message": d.message})
+    json!({"severity": d.severity, "line": d.line, "column": d.column, "message": d.message})
 }
 
 pub fn diagnostics(ds: &[Diagnostic]) -> Value {
     Value::Array(ds.iter().map(diagnostic).collect())
 }
 
-/// `{ok, update: {progress, learnings: {add, archive}, verbatim: {add, archive}} | null, diagnostics}`
+/// `{progress: {completed, in_progress, remaining} | null, learnings: {add, archive}, verbatim: {add, archive}}`:
+/// the engine's empty progress ("not rewritten") is `null` here.
+pub fn update(u: &Update) -> Value {
+    let mut v = serde_json::to_value(u).expect("an update serializes");
+    if u.progress.in_progress.is_empty() {
+        v["progress"] = Value::Null;
+    }
+    v
+}
+
+/// `{ok, update: ... | null, diagnostics}`
 pub fn parse_outcome(o: &ParseOutcome) -> Value {
-    json!({"ok": o.update.is_some(), "update": o.update, "diagnostics": diagnostics(&o.diagnostics)})
+    let update = if o.ok { update(&o.update) } else { Value::Null };
+    json!({"ok": o.ok, "update": update, "diagnostics": diagnostics(&o.diagnostics)})
 }

@@ -14,7 +14,7 @@ pub fn diagnostics(name: &str, ds: &[Diagnostic]) {
 }
 
 pub fn diagnostic(name: &str, d: &Diagnostic) -> String {
-    format!("{name}:{}:{}: {}: {}", d.line, d.column, json::severity(d.severity), d.message)
+    format!("{name}:{}:{}: {}: {}", d.line, d.column, d.severity, d.message)
 }
 
 pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
@@ -22,10 +22,13 @@ pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
         println!("{}", serde_json::to_string_pretty(&json::parse_outcome(outcome)).expect("serializes"));
     } else {
         diagnostics(name, &outcome.diagnostics);
-        if let Some(u) = &outcome.update {
-            let progress = match &u.progress {
-                Some(p) => format!("rewritten ({} completed, {} in progress, {} remaining)", p.completed.len(), p.in_progress.len(), p.remaining.len()),
-                None => "unchanged".to_string(),
+        if outcome.ok {
+            let u = &outcome.update;
+            let p = &u.progress;
+            let progress = if p.in_progress.is_empty() {
+                "unchanged".to_string()
+            } else {
+                format!("rewritten ({} completed, {} in progress, {} remaining)", p.completed.len(), p.in_progress.len(), p.remaining.len())
             };
             println!("ok: {name}");
             println!("  Current Progress: {progress}");
@@ -33,7 +36,7 @@ pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
             println!("  Verbatim Context: {} to add, {} to archive", u.verbatim.add.len(), u.verbatim.archive.len());
         }
     }
-    if outcome.update.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 pub fn applied(name: &str, r: &Report, as_json: bool) {
@@ -56,15 +59,16 @@ pub fn applied(name: &str, r: &Report, as_json: bool) {
 pub fn session(s: &Session, as_json: bool) -> Result<()> {
     let meta = s.meta()?;
     let state = s.state()?;
-    let active_kl = state.learnings.iter().filter(|l| l.archived.is_none()).count();
-    let active_vc = state.verbatim.iter().filter(|v| v.archived.is_none()).count();
+    let archived_kl = state.learnings.iter().filter(|l| !l.archived_at.is_empty()).count();
+    let archived_vc = state.verbatim.iter().filter(|v| !v.archived_at.is_empty()).count();
+    let (active_kl, active_vc) = (state.learnings.len() - archived_kl, state.verbatim.len() - archived_vc);
     if as_json {
         let v = serde_json::json!({
             "meta": meta,
             "dir": s.dir(),
             "overview": s.overview_path(),
-            "learnings": {"active": active_kl, "archived": state.learnings.len() - active_kl},
-            "verbatim": {"active": active_vc, "archived": state.verbatim.len() - active_vc},
+            "learnings": {"active": active_kl, "archived": archived_kl},
+            "verbatim": {"active": active_vc, "archived": archived_vc},
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -73,8 +77,8 @@ pub fn session(s: &Session, as_json: bool) -> Result<()> {
         println!("cwd       {}", meta.cwd);
         println!("created   {}", meta.created_at);
         println!("updated   {} ({} updates)", meta.updated_at, meta.updates);
-        println!("learnings {active_kl} active, {} archived", state.learnings.len() - active_kl);
-        println!("verbatim  {active_vc} active, {} archived", state.verbatim.len() - active_vc);
+        println!("learnings {active_kl} active, {archived_kl} archived");
+        println!("verbatim  {active_vc} active, {archived_vc} archived");
         println!("overview  {}", s.overview_path().display());
     }
     Ok(())

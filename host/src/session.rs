@@ -235,9 +235,10 @@ impl Session {
         let now = crate::now();
         let state = self.state()?;
         let outcome = engine.apply(&state, text, &now)?;
-        let Some(merged) = outcome.merged else {
+        if !outcome.ok {
             return Err(Error::InvalidDsl(outcome.diagnostics));
-        };
+        }
+        let merged = outcome.merged;
         let overview = engine.render(&merged.state)?;
 
         self.write_json(&self.path(STATE), &merged.state)?;

@@ -8,11 +8,12 @@ const tests = new URL('../../../tests/', import.meta.url);
 const read = (url) => readFileSync(url, 'utf8');
 const dsl = (dir) => readdirSync(dir).filter((f) => f.endsWith('.dsl')).sort();
 
-// jco speaks camelCase and `undefined`; the corpus speaks the CLI's snake_case and `null`.
-const wire = (v) =>
-  v === undefined || v === null ? null
-    : Array.isArray(v) ? v.map(wire)
-    : typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), wire(x)]))
+// jco speaks camelCase and `undefined`; the corpus speaks the CLI's snake_case and `null`,
+// and writes an update's empty progress ("not rewritten") as null.
+const wire = (v, key) =>
+  v === undefined || v === null || (key === 'progress' && v.inProgress?.length === 0) ? null
+    : Array.isArray(v) ? v.map((x) => wire(x))
+    : typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), wire(x, k)]))
     : v;
 
 const corpus = new URL('corpus/', tests);

@@ -14,8 +14,8 @@ test('apply throws a WorkmemError that carries positioned diagnostics', () => {
 });
 
 test('merge turns the component err into a WorkmemError', () => {
-  const update = { learnings: { add: [{ reason: ' ', text: 'x' }], archive: [] }, verbatim: { add: [], archive: [] } };
-  assert.throws(() => merge(emptyState(), update), (e) => e instanceof WorkmemError && /non-empty reason/.test(e.message));
+  const update = { progress: emptyState().progress, learnings: { add: [{ reason: ' ', text: 'x' }], archive: [] }, verbatim: { add: [], archive: [] } };
+  assert.throws(() => merge(emptyState(), [update]), (e) => e instanceof WorkmemError && /non-empty reason/.test(e.message));
 });
 
 test('state is a plain object that round-trips through JSON', () => {

@@ -15,7 +15,7 @@ def test_apply_raises_with_positioned_diagnostics(engine):
 def test_merge_err_becomes_workmem_error(engine):
     update = Update(learnings=LearningOps(add=[LearningAdd(reason=" ", text="x")]))
     with pytest.raises(WorkmemError, match="non-empty reason"):
-        engine.merge(engine.empty_state(), update)
+        engine.merge(engine.empty_state(), [Update(), update])
 
 
 def test_state_round_trip_and_ids(engine):

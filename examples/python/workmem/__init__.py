@@ -23,7 +23,7 @@ import wasmtime
 from wasmtime.component import Component, Linker, Record
 
 __all__ = [
-    "Archival", "ArchiveOp", "Diagnostic", "Engine", "Learning", "LearningAdd", "LearningOps",
+    "ArchiveOp", "Diagnostic", "Engine", "Learning", "LearningAdd", "LearningOps",
     "MemoryState", "MergeResult", "ParseResult", "Progress", "Update", "VerbatimAdd",
     "VerbatimEntry", "VerbatimOps", "WorkmemError", "now",
 ]
@@ -39,9 +39,11 @@ class Diagnostic:
 
 @dataclass
 class Progress:
-    completed: List[str]
-    in_progress: List[str]
-    remaining: List[str]
+    """All three lists empty: "not rewritten" in an update, "nothing yet" in a state."""
+
+    completed: List[str] = field(default_factory=list)
+    in_progress: List[str] = field(default_factory=list)
+    remaining: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -77,44 +79,43 @@ class VerbatimOps:
 
 @dataclass
 class Update:
-    progress: Optional[Progress] = None
+    progress: Progress = field(default_factory=Progress)
     learnings: LearningOps = field(default_factory=LearningOps)
     verbatim: VerbatimOps = field(default_factory=VerbatimOps)
 
 
 @dataclass
-class Archival:
-    reason: str
-    at: str
-
-
-@dataclass
 class Learning:
+    """A key learning; `archived_at` and `archive_reason` are empty while it is active."""
+
     id: str
     text: str
     reason: str
     added_at: str
-    archived: Optional[Archival]
+    archived_at: str = ""
+    archive_reason: str = ""
 
 
 @dataclass
 class VerbatimEntry:
+    """A verbatim snippet; `archived_at` and `archive_reason` are empty while it is active."""
+
     id: str
     label: str
     snippet: str
     reason: str
     added_at: str
-    archived: Optional[Archival]
+    archived_at: str = ""
+    archive_reason: str = ""
 
 
 @dataclass
 class MemoryState:
-    progress: Optional[Progress]
+    progress: Progress
     learnings: List[Learning]
     verbatim: List[VerbatimEntry]
     next_learning: int
     next_verbatim: int
-    updated_at: Optional[str]
 
 
 @dataclass
@@ -232,9 +233,8 @@ class Engine:
         return result
 
     def _outcome(self, raw: Any) -> ParseResult:
-        update = None if raw.update is None else _from_wit(raw.update, Update)
-        return ParseResult(ok=update is not None, update=update,
-                           diagnostics=_from_wit(raw.diagnostics, List[Diagnostic]))
+        update = _from_wit(raw.update, Update) if raw.ok else None
+        return ParseResult(ok=raw.ok, update=update, diagnostics=_from_wit(raw.diagnostics, List[Diagnostic]))
 
     def parse(self, text: str) -> ParseResult:
         """Reads a DSL update. Bad input is reported in `diagnostics`, never raised."""
@@ -248,7 +248,7 @@ class Engine:
         """Parses, validates and merges `text`; raises WorkmemError when it has errors."""
         raw = self._call("apply", _to_wit(state), text, at or now())
         diagnostics = _from_wit(raw.diagnostics, List[Diagnostic])
-        if raw.merged is None:
+        if not raw.ok:
             errors = [d for d in diagnostics if d.severity == "error"]
             first = errors[0]
             raise WorkmemError(f"the update has {len(errors)} error(s); first at {first.line}:{first.column}: "
@@ -257,9 +257,10 @@ class Engine:
         merged.warnings = diagnostics
         return merged
 
-    def merge(self, state: MemoryState, update: Update, at: Optional[str] = None) -> MergeResult:
-        """Merges an update object into `state`; raises WorkmemError if it is invalid."""
-        raw = self._call("merge", _to_wit(state), _to_wit(update), at or now())
+    def merge(self, state: MemoryState, updates: List[Update], at: Optional[str] = None) -> MergeResult:
+        """Merges update objects into `state`, in order; raises WorkmemError (and merges
+        none) if one is invalid."""
+        raw = self._call("merge", _to_wit(state), _to_wit(updates), at or now())
         if isinstance(raw, str):  # the result's `err`
             raise WorkmemError(raw)
         return _from_wit(raw, MergeResult)

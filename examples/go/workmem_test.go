@@ -1,0 +1,184 @@
+package workmem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var tests = filepath.Join("..", "..", "tests")
+
+func newEngine(t *testing.T) *Engine {
+	t.Helper()
+	ctx := context.Background()
+	e, err := New(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(ctx) })
+	return e
+}
+
+var upper = regexp.MustCompile(`[A-Z]`)
+
+// wire turns Gravity's structs into the CLI's JSON values: snake_case keys, numbers as
+// float64, and an update's empty progress ("not rewritten") as null.
+func wire(v reflect.Value) any {
+	switch v.Kind() {
+	case reflect.Struct:
+		m := map[string]any{}
+		for i := 0; i < v.NumField(); i++ {
+			name := strings.TrimPrefix(upper.ReplaceAllStringFunc(v.Type().Field(i).Name, func(s string) string { return "_" + strings.ToLower(s) }), "_")
+			m[name] = wire(v.Field(i))
+		}
+		if p, ok := v.Interface().(Progress); ok && len(p.InProgress) == 0 && len(p.Completed) == 0 && len(p.Remaining) == 0 {
+			return nil
+		}
+		return m
+	case reflect.Slice:
+		out := make([]any, v.Len())
+		for i := range out {
+			out[i] = wire(v.Index(i))
+		}
+		return out
+	case reflect.Uint32:
+		return float64(v.Uint())
+	default:
+		return v.Interface()
+	}
+}
+
+func readJSON(t *testing.T, path string) any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func dsl(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.dsl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	return files
+}
+
+func TestCorpus(t *testing.T) {
+	e := newEngine(t)
+	cases := dsl(t, filepath.Join(tests, "corpus"))
+	if len(cases) < 40 {
+		t.Fatalf("the corpus has only %d cases", len(cases))
+	}
+	for _, path := range cases {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			text, _ := os.ReadFile(path)
+			out, err := e.Parse(context.Background(), string(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]any{"ok": out.Ok, "update": nil, "diagnostics": wire(reflect.ValueOf(out.Diagnostics))}
+			if out.Ok {
+				got["update"] = wire(reflect.ValueOf(out.Update))
+			}
+			want := readJSON(t, strings.TrimSuffix(path, ".dsl")+".json")
+			if !reflect.DeepEqual(got, want) {
+				g, _ := json.MarshalIndent(got, "", "  ")
+				t.Fatalf("got\n%s", g)
+			}
+		})
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	dirs, _ := filepath.Glob(filepath.Join(tests, "scenarios", "*"))
+	for _, dir := range dirs {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			state, err := e.EmptyState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, path := range dsl(t, dir) {
+				stem := strings.TrimSuffix(path, ".dsl")
+				text, _ := os.ReadFile(path)
+				at := fmt.Sprintf("2026-01-01T00:00:%02dZ", i+1)
+				var got map[string]any
+				applied, err := e.Apply(ctx, state, string(text), at)
+				var bad *InvalidError
+				switch {
+				case err == nil:
+					state = applied.State
+					got = map[string]any{"ok": true, "added": wire(reflect.ValueOf(applied.Added)), "archived": wire(reflect.ValueOf(applied.Archived)),
+						"ignored": wire(reflect.ValueOf(applied.Ignored)), "diff": applied.Diff, "diagnostics": wire(reflect.ValueOf(applied.Warnings))}
+				case errors.As(err, &bad):
+					got = map[string]any{"ok": false, "added": []any{}, "archived": []any{}, "ignored": []any{}, "diff": nil,
+						"diagnostics": wire(reflect.ValueOf(bad.Diagnostics))}
+				default:
+					t.Fatal(err)
+				}
+				if want := readJSON(t, stem+".expected.json"); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: got %#v", stem, got)
+				}
+				overview, _ := os.ReadFile(stem + ".overview.md")
+				if rendered, _ := e.Render(ctx, state); rendered != string(overview) {
+					t.Fatalf("%s: rendered\n%s", stem, rendered)
+				}
+			}
+		})
+	}
+}
+
+func TestInvalidUpdatesAreErrorsWithDiagnostics(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	state, _ := e.EmptyState(ctx)
+	_, err := e.Apply(ctx, state, "KEY_LEARNINGS:\n  ADD:\n    - no reason\n", Now())
+	var bad *InvalidError
+	if !errors.As(err, &bad) || len(bad.Diagnostics) != 1 || bad.Diagnostics[0].Line != 3 || bad.Diagnostics[0].Column != 7 {
+		t.Fatalf("want an InvalidError at 3:7, got %v", err)
+	}
+	empty := Update{}
+	blank := Update{Learnings: LearningOps{Add: []LearningAdd{{Reason: " ", Text: "x"}}}}
+	if _, err := e.Merge(ctx, state, []Update{empty, blank}, Now()); !errors.As(err, &bad) || !strings.Contains(err.Error(), "non-empty reason") {
+		t.Fatalf("want the component's err as an InvalidError, got %v", err)
+	}
+	out, err := e.Merge(ctx, state, []Update{{Learnings: LearningOps{Add: []LearningAdd{{Reason: "r", Text: "a"}, {Reason: "r", Text: "b"}}}}}, Now())
+	if err != nil || !reflect.DeepEqual(out.Added, []string{"KL-1", "KL-2"}) {
+		t.Fatalf("merge: %v %v", out.Added, err)
+	}
+}
+
+func TestAFailureInsideTheBindingsIsATrapErrorAndTheEngineRecovers(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	// Pull the module out from under the bindings: Gravity's code panics on the call.
+	_ = e.instance.Close(ctx)
+	var trap *TrapError
+	if _, err := e.Parse(ctx, "KEY_LEARNINGS:\n"); !errors.As(err, &trap) {
+		t.Fatalf("want a TrapError, got %v", err)
+	}
+	out, err := e.Parse(ctx, "CURRENT_PROGRESS:\n  In Progress:\n    - again\n")
+	if err != nil || !out.Ok {
+		t.Fatalf("the engine did not recover: %v", err)
+	}
+}
