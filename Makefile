@@ -7,9 +7,9 @@ COMPONENT := target/component/workmem.wasm
 CORE      := target/component/workmem-core.wasm
 GRAVITY   := target/tools/bin/gravity
 
-.PHONY: test test-rust test-js test-python test-go component go-bindings bench bench-runtimes
+.PHONY: test test-rust test-js test-python test-go test-readme component go-bindings bench bench-runtimes
 
-test: test-rust test-js test-python test-go
+test: test-rust test-js test-python test-go test-readme
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
@@ -24,8 +24,11 @@ component:
 	cargo run -q -- component --out $(COMPONENT)
 	cargo run -q -- component --core --out $(CORE)
 
+# `npm install` from the lock file rather than `npm ci`: some of jco's optional per-platform
+# packages are not on the registry this machine reaches, so the lock file cannot list them
+# and `npm ci` refuses it. --no-save leaves the lock file as committed.
 examples/js/node_modules/.installed: examples/js/package-lock.json
-	cd examples/js && npm ci --no-audit --no-fund
+	cd examples/js && npm install --no-save --no-audit --no-fund
 	touch $@
 
 test-js: component examples/js/node_modules/.installed
@@ -49,6 +52,10 @@ go-bindings: component $(GRAVITY)
 
 test-go: go-bindings
 	cd examples/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
+
+# The README's "Use it from" snippets, run as written (after the runtimes above are built).
+test-readme:
+	python3 tests/readme_snippets.py
 
 # The engine through the component against native (release build; not part of `test`).
 bench:

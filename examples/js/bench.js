@@ -26,5 +26,6 @@ function median(samples, batch, f) {
 }
 
 const apply = median(201, 20, () => wm.apply(state, update, now));
+const roundtrip = median(201, 20, () => wm.merge(state, [], now));
 const call = median(201, 200, () => wm.emptyState());
-console.log(JSON.stringify({ runtime: 'Node (jco)', apply_us: apply * 1e3, cold_ms: cold, call_us: call * 1e3 }));
+console.log(JSON.stringify({ runtime: 'Node (jco)', apply_us: apply * 1e3, roundtrip_us: roundtrip * 1e3, call_us: call * 1e3, cold_ms: cold }));

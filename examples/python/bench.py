@@ -33,6 +33,7 @@ def median(samples: int, batch: int, f) -> float:
 
 
 apply = median(101, 10, lambda: engine.apply(state, update, now))
+roundtrip = median(101, 10, lambda: engine.merge(state, [], now))
 call = median(101, 100, engine.empty_state)
-print(json.dumps({"runtime": "Python (wasmtime-py)", "apply_us": apply * 1e6, "cold_ms": cold * 1e3,
-                  "call_us": call * 1e6}))
+print(json.dumps({"runtime": "Python (wasmtime-py)", "apply_us": apply * 1e6, "roundtrip_us": roundtrip * 1e6,
+                  "call_us": call * 1e6, "cold_ms": cold * 1e3}))

@@ -75,6 +75,7 @@ fn main() {
     };
     let roundtrip_native = median(201, 50, || drop(workmem_guest::merge(native_state.clone(), vec![native_nothing.clone()], NOW).unwrap()));
     let roundtrip_wasm = median(201, 50, || drop(engine.merge(&state, std::slice::from_ref(&nothing), NOW).unwrap()));
+    let call = median(201, 200, || drop(engine.empty_state().unwrap()));
 
     // Instantiation from the InstancePre.
     let instantiate = median(201, 20, || drop(runtime.instance().unwrap()));
@@ -95,8 +96,8 @@ fn main() {
     // For examples/bench_runtimes.py, which sets this table beside the other runtimes'.
     if std::env::args().any(|a| a == "--json") {
         println!(
-            "{{\"runtime\": \"wasmtime (Rust host)\", \"apply_us\": {:.2}, \"cold_ms\": {:.3}, \"cold_uncached_ms\": {:.2}, \"call_us\": null, \"native_apply_us\": {:.2}}}",
-            us(wasm), us(cold) / 1e3, us(compile) / 1e3, us(native)
+            "{{\"runtime\": \"wasmtime (Rust host)\", \"apply_us\": {:.2}, \"roundtrip_us\": {:.2}, \"call_us\": {:.2}, \"cold_ms\": {:.3}, \"cold_uncached_ms\": {:.2}, \"native_apply_us\": {:.2}}}",
+            us(wasm), us(roundtrip_wasm), us(call), us(cold) / 1e3, us(compile) / 1e3, us(native)
         );
         return;
     }
