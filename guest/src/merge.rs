@@ -116,9 +116,14 @@ fn check(update: &Update) -> Vec<String> {
 /// Applies `updates` in order. Takes everything by value, as the component receives it:
 /// nothing is copied.
 pub fn merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<MergeOutcome, String> {
+    try_merge(state, updates, now).map_err(|(_, problem)| problem)
+}
+
+/// `merge` that hands the state back, untouched, with the refusal.
+fn try_merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<MergeOutcome, (MemoryState, String)> {
     let problems: Vec<String> = updates.iter().flat_map(check).collect();
     if !problems.is_empty() {
-        return Err(format!("invalid update: {}.", problems.join("; ")));
+        return Err((state, format!("invalid update: {}.", problems.join("; "))));
     }
     let mut out = MergeOutcome { state, diff: String::new(), added: Vec::new(), archived: Vec::new(), ignored: Vec::new() };
     let mut diff = Diff::default();
@@ -194,14 +199,15 @@ pub fn apply(state: MemoryState, text: &str, now: &str) -> ApplyOutcome {
         return rejected(state, parsed.diagnostics);
     }
     let mut diagnostics = parsed.diagnostics;
-    // parse enforces everything merge checks, so merge cannot refuse this update; the
-    // state is checked first so that, were it to, the state could still go back unchanged.
-    if let Some(problem) = check(&parsed.update).into_iter().next() {
-        diagnostics.push(parse::diagnostic(ERROR, 1, 1, problem));
-        return rejected(state, diagnostics);
+    match try_merge(state, vec![parsed.update], now) {
+        Ok(merged) => ApplyOutcome { ok: true, merged, diagnostics },
+        // parse enforces everything merge checks; reaching this is an engine bug, reported
+        // as a diagnostic rather than a trap.
+        Err((state, problem)) => {
+            diagnostics.push(parse::diagnostic(ERROR, 1, 1, problem));
+            rejected(state, diagnostics)
+        }
     }
-    let merged = merge(state, vec![parsed.update], now).expect("checked above");
-    ApplyOutcome { ok: true, merged, diagnostics }
 }
 
 fn lists(p: &Progress) -> [&[String]; 3] {

@@ -277,13 +277,7 @@ impl<'a> Machine<'a> {
         let update = &mut self.parsed.update;
         match (s, list) {
             (_, List::Completed | List::InProgress | List::Remaining) => {
-                let p = &mut self.progress.as_mut().expect("set at the section header").0;
-                let items = match list {
-                    List::Completed => &mut p.completed,
-                    List::InProgress => &mut p.in_progress,
-                    _ => &mut p.remaining,
-                };
-                items.push(content.to_string());
+                self.progress_list(list).push(content.to_string());
                 self.last = Last::Progress(list, line.indent());
             }
             (Section::Learnings, List::Add) => match syntax::because_colon(content, "a Key Learnings ADD bullet") {
@@ -343,13 +337,7 @@ impl<'a> Machine<'a> {
         }
         match self.last {
             Last::Progress(list, indent) if line.indent() > indent => {
-                let p = &mut self.progress.as_mut().expect("set at the section header").0;
-                let items = match list {
-                    List::Completed => &mut p.completed,
-                    List::InProgress => &mut p.in_progress,
-                    _ => &mut p.remaining,
-                };
-                if let Some(last) = items.last_mut() {
+                if let Some(last) = self.progress_list(list).last_mut() {
                     last.push(' ');
                     last.push_str(line.body);
                 }
@@ -360,6 +348,16 @@ impl<'a> Machine<'a> {
             _ => self.error(line, line.body, "unexpected text: expected a `- ` bullet, a list header such as `ADD:`, or a section header"),
         }
         true
+    }
+
+    /// The Current Progress list a `Completed:`/`In Progress:`/`Remaining:` header opened.
+    fn progress_list(&mut self, list: List) -> &mut Vec<String> {
+        let p = &mut self.progress.as_mut().expect("set at the section header").0;
+        match list {
+            List::Completed => &mut p.completed,
+            List::InProgress => &mut p.in_progress,
+            _ => &mut p.remaining,
+        }
     }
 
     fn close_snippet(&mut self) {

@@ -17,7 +17,7 @@ import typing
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, List, Optional, Union
+from typing import Any, Callable, List, Optional, Union
 
 import wasmtime
 from wasmtime.component import Component, Linker, Record
@@ -150,41 +150,53 @@ def now() -> str:
 
 # --- dataclasses <-> component values -------------------------------------------------
 # wasmtime-py gives records as objects whose attributes carry the WIT (kebab-case) names,
-# enums as str and options as the value or None; one pair of functions maps them all.
+# enums as str and options as the value or None; one pair of functions maps them all. Each
+# type's converter is built once from its type hints, not worked out again for every value.
 
 def _to_wit(value: Any) -> Any:
     if dataclasses.is_dataclass(value):
         record = Record()
-        for f in dataclasses.fields(value):
-            setattr(record, f.name.replace("_", "-"), _to_wit(getattr(value, f.name)))
+        for name, wit_name in _fields(type(value)):
+            setattr(record, wit_name, _to_wit(getattr(value, name)))
         return record
     if isinstance(value, list):
         return [_to_wit(v) for v in value]
     return value
 
 
-def _from_wit(value: Any, ty: Any) -> Any:
+_FIELDS: dict = {}
+_CONVERTERS: dict = {}
+
+
+def _fields(ty: type) -> list:
+    if ty not in _FIELDS:
+        _FIELDS[ty] = [(f.name, f.name.replace("_", "-")) for f in dataclasses.fields(ty)]
+    return _FIELDS[ty]
+
+
+def _converter(ty: Any) -> Callable[[Any], Any]:
+    if ty in _CONVERTERS:
+        return _CONVERTERS[ty]
     origin = typing.get_origin(ty)
     if origin is Union:  # Optional[T]
-        inner = next(a for a in typing.get_args(ty) if a is not type(None))
-        return None if value is None else _from_wit(value, inner)
-    if origin in (list, List):
-        (inner,) = typing.get_args(ty)
-        return [_from_wit(v, inner) for v in value]
-    if dataclasses.is_dataclass(ty):
-        hints = _hints(ty)
-        return ty(**{f.name: _from_wit(getattr(value, f.name.replace("_", "-")), hints[f.name])
-                     for f in dataclasses.fields(ty) if f.name.replace("_", "-") in vars(value)})
-    return value
+        inner = _converter(next(a for a in typing.get_args(ty) if a is not type(None)))
+        convert: Callable[[Any], Any] = lambda v: None if v is None else inner(v)
+    elif origin in (list, List):
+        item = _converter(typing.get_args(ty)[0])
+        convert = lambda v: [item(x) for x in v]
+    elif dataclasses.is_dataclass(ty):
+        hints = typing.get_type_hints(ty, vars(sys.modules[__name__]))
+        # Fields the WIT record lacks (MergeResult.warnings) keep their defaults.
+        fields = [(name, wit_name, _converter(hints[name])) for name, wit_name in _fields(ty)]
+        convert = lambda v: ty(**{n: c(getattr(v, w)) for n, w, c in fields if hasattr(v, w)})
+    else:
+        convert = lambda v: v
+    _CONVERTERS[ty] = convert
+    return convert
 
 
-_HINTS: dict = {}
-
-
-def _hints(ty: type) -> dict:
-    if ty not in _HINTS:
-        _HINTS[ty] = typing.get_type_hints(ty, vars(sys.modules[__name__]))
-    return _HINTS[ty]
+def _from_wit(value: Any, ty: Any) -> Any:
+    return _converter(ty)(value)
 
 
 def _default_component() -> Path:
