@@ -16,6 +16,11 @@ pub enum Error {
     /// The DSL has errors; nothing was applied.
     #[error("the update has {} error(s); nothing was applied", .0.iter().filter(|d| d.severity == "error").count())]
     InvalidDsl(Vec<Diagnostic>),
+    /// The LLM's answers stayed malformed through every re-prompt; nothing was applied.
+    #[error("the LLM's answer was still invalid after {attempts} attempts; nothing was applied")]
+    GaveUp { attempts: u32, diagnostics: Vec<Diagnostic> },
+    #[error("the LLM call failed, so nothing was applied: {0}")]
+    Llm(#[from] crate::llm::LlmError),
     #[error("{}: {source}", path.display())]
     Io { path: PathBuf, source: std::io::Error },
     #[error("{}: {message}", path.display())]

@@ -16,7 +16,9 @@ pub mod engine;
 pub mod error;
 pub mod fsio;
 pub mod json;
+pub mod llm;
 pub mod session;
+pub mod update;
 
 pub use error::{Error, Result};
 

@@ -68,6 +68,31 @@ enum Command {
         #[arg(long)]
         task: String,
     },
+    /// Run one memory update with the configured LLM (OPENAI_BASE_URL, OPENAI_API_KEY,
+    /// WORKMEM_MODEL): prompt, answer, re-prompt while malformed, apply
+    Update {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        #[arg(long)]
+        task: String,
+        /// How many times a malformed answer is sent back for correction
+        #[arg(long, default_value_t = workmem::update::DEFAULT_REPROMPTS)]
+        max_reprompts: u32,
+        /// The model (default: $WORKMEM_MODEL, else gpt-4o-mini)
+        #[arg(long)]
+        model: Option<String>,
+        /// Seconds one LLM call may take
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
+        /// Further attempts at an LLM call after a 429, 5xx, timeout or broken stream
+        #[arg(long)]
+        retries: Option<u32>,
+        /// Ask for the whole answer at once instead of a stream
+        #[arg(long)]
+        no_stream: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a session's update log, with the diff of every update
     Log {
         #[arg(long, value_name = "ID|DIR")]
@@ -220,6 +245,32 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let s = ctx.session(&session)?;
             print!("{}", engine.update_prompt(&s.state()?, &task)?);
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Update { session, task, max_reprompts, model, timeout, retries, no_stream, json } => {
+            let s = ctx.session(&session)?;
+            let mut config = workmem::llm::Config::from_env();
+            config.model = model.unwrap_or(config.model);
+            config.stream = !no_stream;
+            if let Some(secs) = timeout {
+                config.timeout = std::time::Duration::try_from_secs_f64(secs).context("--timeout takes a number of seconds")?;
+            }
+            config.max_retries = retries.unwrap_or(config.max_retries);
+            let llm = workmem::llm::Client::new(config);
+            match workmem::update::run(&s, &mut engine, &llm, &task, max_reprompts) {
+                Ok(u) => {
+                    if !json {
+                        eprintln!("applied after {} LLM call(s)", u.attempts);
+                    }
+                    report::applied("<llm>", &u.report, json);
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(Error::GaveUp { attempts, diagnostics }) => {
+                    report::diagnostics("<llm>", &diagnostics);
+                    eprintln!("workmem: error: the LLM's answer was still invalid after {attempts} attempts; the memory is unchanged");
+                    Ok(ExitCode::from(1))
+                }
+                Err(e) => Err(e.into()),
+            }
         }
         Command::Log { session, json } => {
             let entries = ctx.session(&session)?.log()?;

@@ -1,0 +1,230 @@
+//! An OpenAI-compatible Chat Completions client: the LLM the host grants. Streaming (SSE)
+//! or not, with a deadline per attempt and retries with backoff on 429, 5xx, timeouts and
+//! broken streams, honouring the provider's `retry-after-ms` / `Retry-After`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::time::Duration;
+
+/// The default model when neither `WORKMEM_MODEL` nor the caller names one.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+/// The longest a provider's retry hint is waited out; a longer one ends the retries.
+const MAX_WAIT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Up to and including `/v1`, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub stream: bool,
+    /// Deadline for one attempt, from sending the request to the last byte.
+    pub timeout: Duration,
+    /// Further attempts after the first fails with something worth retrying.
+    pub max_retries: u32,
+    /// First backoff when the provider gives no retry hint; doubled on every retry.
+    pub backoff: Duration,
+}
+
+impl Config {
+    /// `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), `OPENAI_API_KEY`,
+    /// `WORKMEM_MODEL` (default [`DEFAULT_MODEL`]); streaming, 120 s per attempt, 3 retries.
+    pub fn from_env() -> Self {
+        let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
+        Config {
+            base_url: var("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
+            api_key: var("OPENAI_API_KEY"),
+            model: var("WORKMEM_MODEL").unwrap_or_else(|| DEFAULT_MODEL.into()),
+            stream: true,
+            timeout: Duration::from_secs(120),
+            max_retries: 3,
+            backoff: Duration::from_millis(500),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    pub content: String,
+}
+
+impl Message {
+    pub fn new(role: &str, content: impl Into<String>) -> Self {
+        Message { role: role.into(), content: content.into() }
+    }
+}
+
+/// Token counts as the provider reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub total_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    pub text: String,
+    /// `None` when the provider did not report usage.
+    pub usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LlmError {
+    #[error("the LLM did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the LLM provider is rate limiting requests (HTTP 429){}", retry_hint(.retry_after))]
+    RateLimited { retry_after: Option<Duration> },
+    #[error("the LLM provider answered HTTP {status}: {body}")]
+    Http { status: u16, body: String, retry_after: Option<Duration> },
+    #[error("{0}")]
+    Other(String),
+}
+
+fn retry_hint(d: &Option<Duration>) -> String {
+    d.map(|d| format!("; it asked to wait {d:?}")).unwrap_or_default()
+}
+
+impl LlmError {
+    /// Worth another attempt: rate limits, server errors, timeouts, broken connections.
+    fn retryable(&self) -> Option<Option<Duration>> {
+        match self {
+            LlmError::RateLimited { retry_after } => Some(*retry_after),
+            LlmError::Http { status, retry_after, .. } if *status >= 500 => Some(*retry_after),
+            LlmError::Timeout(_) | LlmError::Other(_) => Some(None),
+            LlmError::Http { .. } => None,
+        }
+    }
+}
+
+/// A failure that is not the provider's answer: no retry hint, retryable as a transport fault.
+fn transport(what: impl std::fmt::Display) -> LlmError {
+    LlmError::Other(what.to_string())
+}
+
+pub struct Client {
+    agent: ureq::Agent,
+    config: Config,
+}
+
+impl Client {
+    pub fn new(config: Config) -> Self {
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Client { agent, config }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// One chat completion, retried as [`Config`] says. Returns the last error once the
+    /// retries are spent.
+    pub fn complete(&self, messages: &[Message]) -> Result<Completion, LlmError> {
+        let mut backoff = self.config.backoff;
+        let mut attempt = 0;
+        loop {
+            let err = match self.attempt(messages) {
+                Ok(c) => return Ok(c),
+                Err(e) => e,
+            };
+            let hint = err.retryable().filter(|hint| attempt < self.config.max_retries && hint.is_none_or(|h| h <= MAX_WAIT));
+            let Some(hint) = hint else {
+                return Err(err);
+            };
+            std::thread::sleep(hint.unwrap_or(backoff));
+            backoff = backoff.saturating_mul(2);
+            attempt += 1;
+        }
+    }
+
+    fn attempt(&self, messages: &[Message]) -> Result<Completion, LlmError> {
+        let mut body = json!({"model": self.config.model, "messages": messages});
+        if self.config.stream {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        let url = format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'));
+        let mut request = self.agent.post(&url).header("Content-Type", "application/json");
+        if let Some(key) = &self.config.api_key {
+            request = request.header("Authorization", format!("Bearer {key}"));
+        }
+        let mut response = request.send(body.to_string()).map_err(|e| self.failure(e))?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            let retry_after = retry_after(response.headers());
+            let text = response.body_mut().read_to_string().unwrap_or_default();
+            return Err(if status == 429 {
+                LlmError::RateLimited { retry_after }
+            } else {
+                LlmError::Http { status, body: text.chars().take(500).collect(), retry_after }
+            });
+        }
+        if self.config.stream {
+            self.read_stream(BufReader::new(response.body_mut().as_reader()))
+        } else {
+            let text = response.body_mut().read_to_string().map_err(|e| self.failure(e))?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| transport(format!("the LLM's answer is not JSON: {e}")))?;
+            let content = v["choices"][0]["message"]["content"].as_str();
+            let content = content.ok_or_else(|| transport("the LLM's answer has no choices[0].message.content"))?;
+            Ok(Completion { text: content.to_string(), usage: serde_json::from_value(v["usage"].clone()).ok() })
+        }
+    }
+
+    /// Server-sent events: `data: {chunk}` lines until `data: [DONE]`. A stream that ends
+    /// before `[DONE]` was cut, and its partial text is not an answer.
+    fn read_stream(&self, reader: impl BufRead) -> Result<Completion, LlmError> {
+        let mut text = String::new();
+        let mut usage = None;
+        for line in reader.lines() {
+            let line = line.map_err(|e| self.io_failure(e))?;
+            let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
+            if data == "[DONE]" {
+                return Ok(Completion { text, usage });
+            }
+            let chunk: Value = serde_json::from_str(data).map_err(|e| transport(format!("a stream event is not JSON: {e}")))?;
+            if let Some(piece) = chunk["choices"][0]["delta"]["content"].as_str() {
+                text.push_str(piece);
+            }
+            if let Ok(u) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
+                usage = Some(u);
+            }
+        }
+        Err(transport("the LLM's stream ended before [DONE]"))
+    }
+
+    fn failure(&self, e: ureq::Error) -> LlmError {
+        match e {
+            ureq::Error::Timeout(_) => LlmError::Timeout(self.config.timeout),
+            ureq::Error::Io(io) => self.io_failure(io),
+            other => transport(format!("could not reach the LLM at {}: {other}", self.config.base_url)),
+        }
+    }
+
+    fn io_failure(&self, e: std::io::Error) -> LlmError {
+        // ureq reports its deadline inside reads as an io::Error wrapping its own timeout.
+        let timed_out = e.kind() == std::io::ErrorKind::TimedOut
+            || e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()).is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
+        if timed_out { LlmError::Timeout(self.config.timeout) } else { transport(format!("the connection to the LLM broke: {e}")) }
+    }
+}
+
+/// `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or as an HTTP date.
+fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
+    let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        return Some(Duration::from_secs_f64(ms.max(0.0) / 1e3));
+    }
+    let value = header("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return Some(Duration::from_secs_f64(secs.max(0.0)));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+}

@@ -1,0 +1,256 @@
+//! The LLM client and `workmem update` against a loopback server that speaks the OpenAI
+//! Chat Completions protocol, streaming included.
+
+mod common;
+mod llm_server;
+
+use llm_server::{Reply, Server};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+use workmem::llm::{Client, Config, LlmError, Message};
+
+fn config(server: &Server, stream: bool) -> Config {
+    Config {
+        base_url: server.url.clone(),
+        api_key: Some("test-key".into()),
+        model: "test-model".into(),
+        stream,
+        timeout: Duration::from_millis(500),
+        max_retries: 2,
+        backoff: Duration::from_millis(10),
+    }
+}
+
+fn ask(client: &Client) -> Result<workmem::llm::Completion, LlmError> {
+    client.complete(&[Message::new("user", "hello")])
+}
+
+#[test]
+fn a_plain_answer_is_read_with_its_usage() {
+    let server = Server::start(vec![Reply::answer("KEY_LEARNINGS:\n")]);
+    let answer = ask(&Client::new(config(&server, false))).unwrap();
+    assert_eq!(answer.text, "KEY_LEARNINGS:\n");
+    assert_eq!(answer.usage.unwrap().total_tokens, 120);
+    let request = &server.requests()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.authorization.as_deref(), Some("Bearer test-key"));
+    assert_eq!(request.body["model"], "test-model");
+    assert_eq!(request.body["messages"][0]["content"], "hello");
+    assert!(request.body.get("stream").is_none());
+}
+
+#[test]
+fn a_stream_is_assembled_from_its_deltas() {
+    let text = "CURRENT_PROGRESS:\n  In Progress:\n    - streaming, in many small pieces\n";
+    let server = Server::start(vec![Reply::streamed(text)]);
+    let answer = ask(&Client::new(config(&server, true))).unwrap();
+    assert_eq!(answer.text, text);
+    assert_eq!(answer.usage.unwrap().prompt_tokens, 100);
+    let body = &server.requests()[0].body;
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"]["include_usage"], true);
+}
+
+#[test]
+fn rate_limits_and_server_errors_are_retried_honouring_the_hint() {
+    let server = Server::start(vec![
+        Reply::status(429, vec![("retry-after-ms", "300".into())]),
+        Reply::status(503, vec![("Retry-After", "1".into())]),
+        Reply::answer("ok"),
+    ]);
+    assert_eq!(ask(&Client::new(config(&server, false))).unwrap().text, "ok");
+    let r = server.requests();
+    assert_eq!(r.len(), 3);
+    assert!(r[1].at - r[0].at >= Duration::from_millis(300), "retry-after-ms was not honoured");
+    assert!(r[2].at - r[1].at >= Duration::from_secs(1), "Retry-After was not honoured");
+}
+
+#[test]
+fn retries_end_with_the_last_error() {
+    let server = Server::start(vec![Reply::status(500, vec![]), Reply::status(500, vec![]), Reply::status(500, vec![])]);
+    match ask(&Client::new(config(&server, false))) {
+        Err(LlmError::Http { status: 500, .. }) => {}
+        other => panic!("want HTTP 500, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 3, "one attempt and two retries");
+
+    let limited = Server::start(vec![Reply::status(429, vec![("Retry-After", "3600".into())])]);
+    match ask(&Client::new(config(&limited, false))) {
+        Err(LlmError::RateLimited { retry_after: Some(d) }) => assert_eq!(d, Duration::from_secs(3600)),
+        other => panic!("want a rate limit, got {other:?}"),
+    }
+    assert_eq!(limited.requests().len(), 1, "an hour's wait is not waited out");
+}
+
+#[test]
+fn client_errors_are_not_retried() {
+    let server = Server::start(vec![Reply::status(400, vec![]), Reply::answer("never reached")]);
+    match ask(&Client::new(config(&server, false))) {
+        Err(LlmError::Http { status: 400, body, .. }) => assert!(body.contains("scripted 400")),
+        other => panic!("want HTTP 400, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn a_hung_connection_times_out_and_is_retried() {
+    let server = Server::start(vec![Reply::Hang, Reply::answer("after the hang")]);
+    assert_eq!(ask(&Client::new(config(&server, false))).unwrap().text, "after the hang");
+    let r = server.requests();
+    assert!(r[1].at - r[0].at >= Duration::from_millis(500));
+
+    let hung = Server::start(vec![Reply::Hang]);
+    let client = Client::new(Config { max_retries: 0, ..config(&hung, true) });
+    assert!(matches!(ask(&client), Err(LlmError::Timeout(_))));
+}
+
+#[test]
+fn a_stream_cut_mid_way_is_not_an_answer() {
+    let server = Server::start(vec![Reply::cut("CURRENT_PROGRESS:\n  In Progress:\n    - cut here\n"); 3]);
+    match ask(&Client::new(config(&server, true))) {
+        Err(LlmError::Other(msg)) => assert!(msg.contains("connection") || msg.contains("[DONE]"), "{msg}"),
+        other => panic!("want a broken stream, got {other:?}"),
+    }
+    assert_eq!(server.requests().len(), 3, "a broken stream is retried");
+}
+
+// ---- `workmem update`, end to end --------------------------------------------------
+
+const VALID: &str = "CURRENT_PROGRESS:\n  In Progress:\n    - Fixing the parser\nKEY_LEARNINGS:\n  ADD:\n    - because it matters: the fix is in parse.rs\n";
+const INVALID: &str = "KEY_LEARNINGS:\n  ADD:\n    - no reason here\n";
+
+struct Workspace {
+    root: PathBuf,
+    session: PathBuf,
+}
+
+impl Workspace {
+    fn new(name: &str) -> Self {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("update-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let ws = Workspace { session: PathBuf::new(), root };
+        let out = ws.cmd(None, &["session", "new", "--id", "s"]).output().unwrap();
+        assert!(out.status.success());
+        let session = ws.root.join("sessions").join(workmem::session::encode_cwd(&ws.root)).join("s");
+        Workspace { session, ..ws }
+    }
+
+    fn cmd(&self, server: Option<&Server>, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        c.args(args)
+            .current_dir(&self.root)
+            .env("WORKMEM_SESSIONS_DIR", self.root.join("sessions"))
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+            .env("OPENAI_API_KEY", "test-key")
+            .env("WORKMEM_MODEL", "test-model");
+        if let Some(s) = server {
+            c.env("OPENAI_BASE_URL", &s.url);
+        }
+        c
+    }
+
+    fn update(&self, server: &Server, extra: &[&str]) -> Output {
+        let mut args = vec!["update", "--session", "s", "--task", "Fix the parser", "--timeout", "0.5"];
+        args.extend_from_slice(extra);
+        self.cmd(Some(server), &args).output().unwrap()
+    }
+
+    fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        for dir in [self.session.clone(), self.session.join("working-memory")] {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                if e.path().is_file() {
+                    out.push((e.path(), std::fs::read(e.path()).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn learnings(&self) -> serde_json::Value {
+        let state: serde_json::Value = serde_json::from_slice(&std::fs::read(self.session.join("state.json")).unwrap()).unwrap();
+        state["learnings"].clone()
+    }
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn update_applies_a_streamed_answer() {
+    let ws = Workspace::new("valid");
+    let server = Server::start(vec![Reply::streamed(VALID)]);
+    let out = ws.update(&server, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(ws.learnings()[0]["text"], "the fix is in parse.rs");
+    let request = &server.requests()[0].body;
+    assert_eq!(request["messages"][0]["role"], "system");
+    let prompt = request["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("## Latest task\n\nFix the parser") && prompt.contains("CURRENT_PROGRESS:"));
+}
+
+#[test]
+fn update_re_prompts_with_the_diagnostics_then_applies() {
+    let ws = Workspace::new("reprompt");
+    let server = Server::start(vec![Reply::answer(INVALID), Reply::answer(VALID)]);
+    let out = ws.update(&server, &["--no-stream"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("applied after 2 LLM call(s)"));
+    let second = &server.requests()[1].body["messages"];
+    assert_eq!(second[2]["role"], "assistant");
+    assert_eq!(second[2]["content"], INVALID);
+    let correction = second[3]["content"].as_str().unwrap();
+    assert!(correction.contains("line 3, column 7: a Key Learnings ADD bullet must start with `because <reason>:`"), "{correction}");
+    assert_eq!(ws.learnings().as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn update_gives_up_cleanly_when_the_answers_stay_invalid() {
+    let ws = Workspace::new("invalid");
+    let before = ws.files();
+    let server = Server::start(vec![Reply::streamed(INVALID), Reply::streamed(INVALID), Reply::streamed(INVALID), Reply::streamed(VALID)]);
+    let out = ws.update(&server, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("still invalid after 3 attempts"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("<llm>:3:7: error:"), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 3, "one call and two re-prompts");
+    assert_eq!(ws.files(), before, "the memory changed");
+}
+
+#[test]
+fn update_rides_out_429_and_500() {
+    let ws = Workspace::new("retry");
+    let server = Server::start(vec![
+        Reply::status(429, vec![("retry-after-ms", "50".into())]),
+        Reply::status(500, vec![]),
+        Reply::streamed(VALID),
+    ]);
+    let out = ws.update(&server, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(ws.learnings().as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn update_failures_leave_the_memory_unchanged() {
+    let cases: [(&str, Vec<Reply>, &str); 4] = [
+        ("hang", vec![Reply::Hang], "did not answer within"),
+        ("cut", vec![Reply::cut(VALID)], "broke"),
+        ("limited", vec![Reply::status(429, vec![])], "rate limiting"),
+        ("down", vec![Reply::status(502, vec![])], "HTTP 502"),
+    ];
+    for (name, script, message) in cases {
+        let ws = Workspace::new(name);
+        let before = ws.files();
+        let server = Server::start(script);
+        let out = ws.update(&server, &["--retries", "0"]);
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        assert!(stderr(&out).contains(message), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains("nothing was applied"), "{name}: {}", stderr(&out));
+        assert_eq!(ws.files(), before, "{name}: the memory changed");
+    }
+}

@@ -1,0 +1,170 @@
+//! A loopback server that speaks the OpenAI Chat Completions protocol over real HTTP/1.1:
+//! JSON answers, server-sent event streams (chunked), error statuses with retry headers,
+//! connections that never answer and streams cut mid-way, replayed from a script in order.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Clone)]
+pub enum Reply {
+    /// A status, extra headers and a JSON body.
+    Json { status: u16, headers: Vec<(&'static str, String)>, body: String },
+    /// A 200 event stream of these `data:` payloads, ended by `[DONE]` when `done`; else the
+    /// connection is dropped mid-stream.
+    Stream { events: Vec<String>, done: bool },
+    /// Reads the request and never answers.
+    Hang,
+}
+
+impl Reply {
+    /// A complete (non-streamed) chat completion with usage.
+    pub fn answer(text: &str) -> Reply {
+        let body = json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1_763_800_000, "model": "test-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        });
+        Reply::Json { status: 200, headers: vec![], body: body.to_string() }
+    }
+
+    /// The same answer as a stream: a role delta, the text in small pieces, the finish
+    /// reason, then the usage chunk (as `stream_options.include_usage` asks).
+    pub fn streamed(text: &str) -> Reply {
+        Reply::Stream { events: stream_events(text), done: true }
+    }
+
+    /// A stream that breaks off halfway.
+    pub fn cut(text: &str) -> Reply {
+        let mut events = stream_events(text);
+        events.truncate(events.len() / 2);
+        Reply::Stream { events, done: false }
+    }
+
+    pub fn status(status: u16, headers: Vec<(&'static str, String)>) -> Reply {
+        let body = json!({"error": {"message": format!("scripted {status}"), "type": "test"}});
+        Reply::Json { status, headers, body: body.to_string() }
+    }
+}
+
+fn stream_events(text: &str) -> Vec<String> {
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1_763_800_000, "model": "test-model",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        .to_string()
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(16) {
+        events.push(chunk(json!({"content": piece.iter().collect::<String>()}), Value::Null));
+    }
+    events.push(chunk(json!({}), json!("stop")));
+    events.push(
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
+               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+        .to_string(),
+    );
+    events
+}
+
+/// A request as the server received it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub at: Instant,
+    pub path: String,
+    pub authorization: Option<String>,
+    pub body: Value,
+}
+
+pub struct Server {
+    /// The base URL to give the client, ending in `/v1`.
+    pub url: String,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Server {
+    pub fn start(script: Vec<Reply>) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("loopback port");
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let log = requests.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new(); // hung connections stay open until the process ends
+            let mut script = script.into_iter();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let Some(request) = read_request(&mut stream) else { continue };
+                log.lock().unwrap().push(request);
+                match script.next() {
+                    Some(Reply::Hang) => held.push(stream),
+                    Some(reply) => respond(stream, reply),
+                    None => respond(stream, Reply::status(500, vec![])),
+                }
+            }
+        });
+        Server { url, requests }
+    }
+
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+fn read_request(stream: &mut TcpStream) -> Option<Request> {
+    let at = Instant::now();
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).ok()?;
+    let path = request_line.split_whitespace().nth(1)?.to_string();
+    let (mut length, mut authorization) = (0, None);
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).ok()?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        let (name, value) = line.split_once(':')?;
+        match name.to_ascii_lowercase().as_str() {
+            "content-length" => length = value.trim().parse().ok()?,
+            "authorization" => authorization = Some(value.trim().to_string()),
+            _ => {}
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(Request { at, path, authorization, body: serde_json::from_slice(&body).unwrap_or(Value::Null) })
+}
+
+fn respond(mut stream: TcpStream, reply: Reply) {
+    let _ = match reply {
+        Reply::Json { status, headers, body } => {
+            let extra: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
+            write!(
+                stream,
+                "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{body}",
+                body.len()
+            )
+        }
+        Reply::Stream { events, done } => (|| {
+            write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")?;
+            let mut events: Vec<String> = events.into_iter().map(|e| format!("data: {e}\n\n")).collect();
+            if done {
+                events.push("data: [DONE]\n\n".into());
+            }
+            for event in events {
+                write!(stream, "{:x}\r\n{event}\r\n", event.len())?;
+                stream.flush()?;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            if done {
+                write!(stream, "0\r\n\r\n")?;
+            }
+            stream.flush()
+        })(),
+        Reply::Hang => unreachable!("held, not answered"),
+    };
+}
