@@ -1,7 +1,6 @@
 //! The LLM client and `workmem update` against a loopback server that speaks the OpenAI
 //! Chat Completions protocol, streaming included.
 
-mod common;
 mod llm_server;
 
 use llm_server::{Reply, Server};

@@ -27,6 +27,9 @@ pub enum Error {
     Corrupt { path: PathBuf, message: String },
     #[error("{0}")]
     Session(String),
+    /// A path the LLM named that the host refused, or could not use.
+    #[error(transparent)]
+    Path(#[from] crate::store::PathError),
 }
 
 impl Error {

@@ -18,6 +18,7 @@ pub mod fsio;
 pub mod json;
 pub mod llm;
 pub mod session;
+pub mod store;
 pub mod update;
 
 pub use error::{Error, Result};

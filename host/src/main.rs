@@ -93,6 +93,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read, write and list the memory files an LLM maintains (working-memory/ only)
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Print a session's update log, with the diff of every update
     Log {
         #[arg(long, value_name = "ID|DIR")]
@@ -106,6 +109,30 @@ enum Command {
         out: PathBuf,
         #[arg(long)]
         core: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum MemoryCommand {
+    /// Print a memory file, e.g. working-memory/overview.md
+    Read {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        path: String,
+    },
+    /// Replace a memory file with FILE (or standard input), e.g. working-memory/detail/notes.md
+    Write {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        path: String,
+        file: Option<PathBuf>,
+    },
+    /// List the memory files under a folder (default working-memory)
+    List {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        #[arg(default_value = workmem::store::MEMORY_DIR)]
+        path: String,
     },
 }
 
@@ -271,6 +298,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 Err(e) => Err(e.into()),
             }
+        }
+        Command::Memory(MemoryCommand::Read { session, path }) => {
+            print!("{}", ctx.session(&session)?.memory_files().read(&path)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Memory(MemoryCommand::Write { session, path, file }) => {
+            let files = ctx.session(&session)?.memory_files();
+            let (_, text) = read_input(file.as_ref())?;
+            files.write(&path, &text)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Memory(MemoryCommand::List { session, path }) => {
+            for name in ctx.session(&session)?.memory_files().list(&path)? {
+                println!("{name}");
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Log { session, json } => {
             let entries = ctx.session(&session)?.log()?;

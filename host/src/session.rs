@@ -199,6 +199,11 @@ impl Session {
         self.dir.join(name)
     }
 
+    /// The memory file tools for this session: `working-memory/` only, every path checked.
+    pub fn memory_files(&self) -> crate::store::MemoryFiles {
+        crate::store::MemoryFiles::new(&self.dir)
+    }
+
     pub fn overview_path(&self) -> PathBuf {
         self.path(OVERVIEW)
     }
