@@ -8,6 +8,7 @@ wit_bindgen::generate!({
     additional_derives: [PartialEq, Eq],
 });
 
+mod context;
 mod lines;
 mod merge;
 mod parse;
@@ -55,6 +56,18 @@ mod exports {
         crate::render::TEMPLATE.to_string()
     }
 
+    pub fn assemble_context(request: ContextRequest) -> Vec<ChatMessage> {
+        crate::context::assemble(request)
+    }
+
+    pub fn context_meta(stats: ContextStats) -> String {
+        crate::context::meta(stats)
+    }
+
+    pub fn overview_maintained(overview: &str) -> bool {
+        crate::context::overview_maintained(overview)
+    }
+
     pub fn empty_state() -> MemoryState {
         MemoryState {
             progress: Progress { completed: Vec::new(), in_progress: Vec::new(), remaining: Vec::new() },
@@ -95,6 +108,15 @@ impl Guest for Component {
     }
     fn empty_state() -> MemoryState {
         exports::empty_state()
+    }
+    fn assemble_context(request: ContextRequest) -> Vec<ChatMessage> {
+        exports::assemble_context(request)
+    }
+    fn context_meta(stats: ContextStats) -> String {
+        exports::context_meta(stats)
+    }
+    fn overview_maintained(overview: String) -> bool {
+        exports::overview_maintained(&overview)
     }
 }
 

@@ -180,4 +180,16 @@ impl Instance<'_> {
     pub fn empty_state(&mut self) -> Result<MemoryState> {
         self.call(|b, s| b.call_empty_state(s))
     }
+
+    pub fn assemble_context(&mut self, request: &ContextRequest) -> Result<Vec<ChatMessage>> {
+        self.call(|b, s| b.call_assemble_context(s, request))
+    }
+
+    pub fn context_meta(&mut self, stats: &ContextStats) -> Result<String> {
+        self.call(|b, s| b.call_context_meta(s, *stats))
+    }
+
+    pub fn overview_maintained(&mut self, overview: &str) -> Result<bool> {
+        self.call(|b, s| b.call_overview_maintained(s, overview))
+    }
 }

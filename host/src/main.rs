@@ -93,6 +93,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print the exact request the next LLM call would send: the OpenAI message array, with
+    /// working memory injected and context_meta last
+    Context {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        #[command(flatten)]
+        context: ContextArgs,
+        #[arg(long)]
+        json: bool,
+    },
     /// Read, write and list the memory files an LLM maintains (working-memory/ only)
     #[command(subcommand)]
     Memory(MemoryCommand),
@@ -110,6 +120,63 @@ enum Command {
         #[arg(long)]
         core: bool,
     },
+}
+
+/// How requests are assembled (spec 001 US-2, US-3, US-8; spec 003 §2.3).
+#[derive(clap::Args)]
+struct ContextArgs {
+    /// The model (its tokenizer counts the tokens); default $WORKMEM_MODEL, else gpt-4o-mini
+    #[arg(long)]
+    model: Option<String>,
+    /// Which history goes in: auto (all until overview.md is maintained, then the active
+    /// turn), all, active-turn, or last-n
+    #[arg(long, value_enum, default_value_t = History::Auto)]
+    history: History,
+    /// With --history last-n: how many messages
+    #[arg(long, default_value_t = 10)]
+    last_n: u32,
+    /// The model's context window, in tokens
+    #[arg(long, default_value_t = 128_000)]
+    tokens_max: u32,
+    /// Rounds without a memory update before the reminder insists
+    #[arg(long, default_value_t = 5)]
+    remind_after: u32,
+    /// From here the reminder asks to archive: a percentage (50%) or a token count
+    #[arg(long, default_value = "50%")]
+    strong_reminder: String,
+    /// The agent's system prompt, from a file
+    #[arg(long, value_name = "FILE")]
+    system: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum History {
+    Auto,
+    All,
+    ActiveTurn,
+    LastN,
+}
+
+impl ContextArgs {
+    fn options(&self) -> Result<workmem::context::Options> {
+        use workmem::engine::HistoryMode;
+        let model = self.model.clone().unwrap_or_else(|| workmem::llm::Config::from_env().model);
+        let mut o = workmem::context::Options::new(&model);
+        o.history = match self.history {
+            History::Auto => HistoryMode::Auto,
+            History::All => HistoryMode::All,
+            History::ActiveTurn => HistoryMode::ActiveTurn,
+            History::LastN => HistoryMode::LastN,
+        };
+        o.last_n = self.last_n;
+        o.tokens_max = self.tokens_max;
+        o.remind_after_rounds = self.remind_after;
+        o.strong_reminder_tokens = workmem::context::threshold(&self.strong_reminder, self.tokens_max)?;
+        if let Some(path) = &self.system {
+            o.system_prompt = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        }
+        Ok(o)
+    }
 }
 
 #[derive(Subcommand)]
@@ -298,6 +365,28 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 Err(e) => Err(e.into()),
             }
+        }
+        Command::Context { session, context, json } => {
+            let s = ctx.session(&session)?;
+            let options = context.options()?;
+            let tokenizer = workmem::context::Tokenizer::for_model(&options.model);
+            let built = workmem::context::build(&s, &mut engine, &tokenizer, &options)?;
+            if json {
+                let body = serde_json::json!({"model": options.model, "messages": built.messages});
+                println!("{}", serde_json::to_string_pretty(&body)?);
+            } else {
+                for m in &built.messages {
+                    println!("━━ {}\n{}\n", m.role, m.content);
+                }
+                eprintln!(
+                    "{} messages, {} tokens ({} for {})",
+                    built.messages.len(),
+                    built.stats.tokens_used,
+                    tokenizer.encoding,
+                    options.model
+                );
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Memory(MemoryCommand::Read { session, path }) => {
             print!("{}", ctx.session(&session)?.memory_files().read(&path)?);

@@ -25,6 +25,7 @@ pub const ROOT_ENV: &str = "WORKMEM_SESSIONS_DIR";
 #[derive(Debug, Clone)]
 pub struct Sessions {
     dir: PathBuf,
+    cwd: PathBuf,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -35,6 +36,15 @@ pub struct Meta {
     pub updated_at: String,
     pub updates: u64,
     pub workmem_version: String,
+    /// Requests an agent has sent to its LLM in this session.
+    #[serde(default)]
+    pub rounds: u64,
+    /// The round in which working memory last changed.
+    #[serde(default)]
+    pub memory_updated_round: u64,
+    /// What the provider's prompt-token count last differed from ours by; added to ours.
+    #[serde(default)]
+    pub token_correction: i64,
 }
 
 /// One line of `updates.jsonl`.
@@ -65,7 +75,7 @@ impl Sessions {
     }
 
     pub fn new(root: &Path, cwd: &Path) -> Self {
-        Sessions { dir: root.join(encode_cwd(cwd)) }
+        Sessions { dir: root.join(encode_cwd(cwd)), cwd: cwd.to_path_buf() }
     }
 
     pub fn dir(&self) -> &Path {
@@ -87,13 +97,23 @@ impl Sessions {
         }
         let session = Session { dir };
         let now = crate::now();
-        let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_default();
+        let cwd = self.cwd.display().to_string();
         session.write(&session.path(OVERVIEW), engine.overview_template()?.as_bytes())?;
         session.write_json(&session.path(STATE), &engine.empty_state()?)?;
         session.write(&session.path(MESSAGES), b"")?;
         session.write(&session.path(LOG), b"")?;
         session.write(&session.path(LOCK), b"")?;
-        let meta = Meta { id, cwd, created_at: now.clone(), updated_at: now, updates: 0, workmem_version: env!("CARGO_PKG_VERSION").into() };
+        let meta = Meta {
+            id,
+            cwd,
+            created_at: now.clone(),
+            updated_at: now,
+            updates: 0,
+            workmem_version: env!("CARGO_PKG_VERSION").into(),
+            rounds: 0,
+            memory_updated_round: 0,
+            token_correction: 0,
+        };
         // meta.json last: its presence marks a complete session.
         session.write_json(&session.path(META), &meta)?;
         Ok(session)
@@ -221,13 +241,28 @@ impl Session {
         std::fs::read_to_string(&p).map_err(Error::io(p))
     }
 
+    /// Every message of the session (messages.jsonl), oldest first.
+    pub fn messages(&self) -> Result<Vec<crate::llm::Message>> {
+        self.read_jsonl(&self.path(MESSAGES))
+    }
+
+    /// Appends one message to messages.jsonl, which is never rewritten.
+    pub fn append_message(&self, message: &crate::llm::Message) -> Result<()> {
+        let mut line = serde_json::to_vec(message).expect("a message serializes");
+        line.push(b'\n');
+        fsio::append(&self.path(MESSAGES), &line).map_err(Error::io(self.path(MESSAGES)))
+    }
+
     pub fn log(&self) -> Result<Vec<LogEntry>> {
-        let p = self.path(LOG);
-        let text = std::fs::read_to_string(&p).map_err(Error::io(&p))?;
+        self.read_jsonl(&self.path(LOG))
+    }
+
+    fn read_jsonl<T: serde::de::DeserializeOwned>(&self, p: &Path) -> Result<Vec<T>> {
+        let text = std::fs::read_to_string(p).map_err(Error::io(p))?;
         text.lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::Corrupt { path: p.clone(), message: format!("line {}: {e}", i + 1) }))
+            .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::Corrupt { path: p.to_path_buf(), message: format!("line {}: {e}", i + 1) }))
             .collect()
     }
 
@@ -262,6 +297,7 @@ impl Session {
         let mut meta = self.meta()?;
         meta.updated_at = now;
         meta.updates += 1;
+        meta.memory_updated_round = meta.rounds;
         self.write_json(&self.path(META), &meta)?;
         Ok(Report { entry, diff: merged.diff, overview, warnings: outcome.diagnostics })
     }

@@ -1,0 +1,144 @@
+//! Context assembly (spec 001 "message structure", US-2, US-3, US-8; spec 003 §2.3, §4):
+//! what one request to the model holds, in an order that keeps its prefix stable.
+
+use crate::{ChatMessage, ContextRequest, ContextStats, HistoryMode};
+use std::fmt::Write;
+
+/// Spec 003 §4, with the real paths, and the history line true to what the request holds.
+fn instructions(overview_path: &str, detail_path: &str, history_injected: bool) -> String {
+    let history = if history_injected {
+        "- Earlier messages may be included, but do not rely on them: they can be dropped at any time"
+    } else {
+        "- History messages are NOT injected into your prompt"
+    };
+    format!(
+        "## Working Memory - IMPORTANT
+
+You have an external memory file that persists across conversations.
+
+**CRITICAL: You MUST actively maintain this memory.**
+- Update it when tasks progress, decisions are made, or context changes
+- Review and compress it when context_meta shows high token usage
+- Use it to track what matters - YOU control what you remember
+
+**YOU ARE RESPONSIBLE for context management:**
+{history}
+- You MUST use working memory to remember important information
+- Check context_meta (injected each request) to monitor token usage
+- Compress and archive when needed
+
+**Compression Strategy Guide:**
+Token Usage      Recommended Action
+< 20%           Normal operation, no compression needed
+20% - 40%       Light compression: summarize completed tasks, remove redundancy
+40% - 60%       Medium compression: archive details to detail/, keep key points
+60% - 80%       Heavy compression: keep only key decisions and current task
+> 80%           Emergency compression: compress now, prioritize recent context
+
+**Always Preserve:**
+- Last 3-5 conversation turns
+- Current task status
+- Key decisions and rationale
+
+**File Path**: {overview_path}
+**Detail Directory**: {detail_path}
+"
+    )
+}
+
+pub fn assemble(r: ContextRequest) -> Vec<ChatMessage> {
+    let active = (r.active_turn as usize).min(r.history.len());
+    // Decided by the mode and the overview alone, never by the history's length, so that the
+    // instructions (part of the prefix) do not change from one turn to the next.
+    let whole_history = match r.history_mode {
+        HistoryMode::All | HistoryMode::LastN => true,
+        HistoryMode::ActiveTurn => false,
+        HistoryMode::Auto => !overview_maintained(&r.overview),
+    };
+    let start = match r.history_mode {
+        HistoryMode::LastN => r.history.len().saturating_sub(r.last_n as usize).min(active),
+        _ if whole_history => 0,
+        _ => active,
+    };
+    let system = |content: String| ChatMessage { role: "system".into(), content };
+    let mut out = Vec::with_capacity(r.history.len() - start + 3);
+    let mut prompt = r.system_prompt;
+    if !prompt.is_empty() {
+        prompt.push_str("\n\n");
+    }
+    prompt.push_str(&instructions(&r.overview_path, &r.detail_path, whole_history));
+    out.push(system(prompt));
+    if !r.agents_md.trim().is_empty() {
+        out.push(system(format!("# AGENTS.md\n\n{}", r.agents_md)));
+    }
+    out.push(system(format!("<working_memory path=\"{}\">\n{}\n</working_memory>", r.overview_path, r.overview.trim_end())));
+    out.extend(r.history.into_iter().skip(start));
+    out
+}
+
+pub fn meta(s: ContextStats) -> String {
+    let percent = if s.tokens_max == 0 { 0 } else { u64::from(s.tokens_used) * 100 / u64::from(s.tokens_max) };
+    let mut out = String::from("<context_meta>\n");
+    let _ = write!(
+        out,
+        "{{\n  \"tokens_used\": {},\n  \"tokens_max\": {},\n  \"tokens_percent\": {percent},\n  \"messages_in_history\": {},\n  \"working_memory_size\": {}\n}}\n\n",
+        s.tokens_used, s.tokens_max, s.messages_in_history, s.working_memory_size
+    );
+    let reminder = if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens {
+        format!(
+            "Context is {percent}% full. Archive finished work and detailed discussion to working-memory/detail/ now, \
+             and compress working-memory/overview.md to the current task and key decisions."
+        )
+    } else if s.remind_after_rounds > 0 && s.rounds_since_update >= s.remind_after_rounds {
+        format!(
+            "You have not updated working-memory/overview.md for {} rounds. Update it now with your progress, \
+             decisions and open issues.",
+            s.rounds_since_update
+        )
+    } else {
+        "Remember to update your working-memory/overview.md to track progress and compress context if needed.".to_string()
+    };
+    out.push_str(&reminder);
+    out.push_str("\n</context_meta>");
+    out
+}
+
+/// Placeholders the engine's own `render` writes where a section is empty.
+const PLACEHOLDERS: [&str; 2] = ["_Nothing recorded yet._", "_None yet._"];
+
+pub fn overview_maintained(overview: &str) -> bool {
+    let mut in_comment = false;
+    for line in overview.lines() {
+        let mut rest = line;
+        let mut text = String::new();
+        // Keep only what lies outside <!-- ... -->, which may span lines.
+        loop {
+            if in_comment {
+                match rest.find("-->") {
+                    Some(i) => {
+                        rest = &rest[i + 3..];
+                        in_comment = false;
+                    }
+                    None => break,
+                }
+            } else {
+                match rest.find("<!--") {
+                    Some(i) => {
+                        text.push_str(&rest[..i]);
+                        rest = &rest[i + 4..];
+                        in_comment = true;
+                    }
+                    None => {
+                        text.push_str(rest);
+                        break;
+                    }
+                }
+            }
+        }
+        let text = text.trim();
+        if !text.is_empty() && !text.starts_with('#') && !PLACEHOLDERS.contains(&text) {
+            return true;
+        }
+    }
+    false
+}

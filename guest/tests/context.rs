@@ -1,0 +1,98 @@
+//! Context assembly, `context_meta` and the "maintained overview" rule, natively. The same
+//! functions run through the component in the host's tests.
+
+use workmem_guest::*;
+
+fn msg(role: &str, content: &str) -> ChatMessage {
+    ChatMessage { role: role.into(), content: content.into() }
+}
+
+fn request(overview: &str, mode: HistoryMode) -> ContextRequest {
+    ContextRequest {
+        system_prompt: "You are a coding agent.".into(),
+        agents_md: "Run `make test` before you stop.".into(),
+        overview: overview.into(),
+        history: vec![msg("user", "first task"), msg("assistant", "done"), msg("user", "second task"), msg("assistant", "working")],
+        active_turn: 2,
+        history_mode: mode,
+        last_n: 3,
+        overview_path: "/s/working-memory/overview.md".into(),
+        detail_path: "/s/working-memory/detail/".into(),
+    }
+}
+
+#[test]
+fn the_template_and_the_empty_render_are_not_maintained_memory() {
+    assert!(!overview_maintained(&overview_template()));
+    assert!(!overview_maintained(&render(&empty_state())));
+    assert!(!overview_maintained(""));
+    assert!(!overview_maintained("# Working Memory\n<!-- a\nmultiline comment -->\n\n## Current task\n<!-- x --> <!-- y -->\n"));
+    let filled = overview_template().replace("## Current task\n", "## Current task\nFix the flaky test\n");
+    assert!(overview_maintained(&filled));
+    assert!(overview_maintained("# Working Memory\n<!-- note --> Fixing the parser\n"));
+    assert!(overview_maintained("- a bullet with no heading at all\n"));
+}
+
+#[test]
+fn the_request_has_the_order_of_spec_001() {
+    let out = assemble_context(request("# Working Memory\nFixing it\n", HistoryMode::All));
+    let roles: Vec<&str> = out.iter().map(|m| m.role.as_str()).collect();
+    assert_eq!(roles, ["system", "system", "system", "user", "assistant", "user", "assistant"]);
+    assert!(out[0].content.starts_with("You are a coding agent.\n\n## Working Memory - IMPORTANT"));
+    assert!(out[0].content.contains("**File Path**: /s/working-memory/overview.md\n**Detail Directory**: /s/working-memory/detail/"));
+    assert_eq!(out[1].content, "# AGENTS.md\n\nRun `make test` before you stop.");
+    assert_eq!(out[2].content, "<working_memory path=\"/s/working-memory/overview.md\">\n# Working Memory\nFixing it\n</working_memory>");
+    let mut no_agents = request("x", HistoryMode::All);
+    no_agents.agents_md = " \n".into();
+    assert_eq!(assemble_context(no_agents).len(), 6, "no AGENTS.md message when there is none");
+}
+
+#[test]
+fn history_modes_select_what_the_spec_says() {
+    let history = |overview: &str, mode| -> Vec<String> {
+        assemble_context(request(overview, mode)).into_iter().filter(|m| m.role != "system").map(|m| m.content).collect()
+    };
+    let template = overview_template();
+    let maintained = "# Working Memory\nFixing it\n";
+    assert_eq!(history(&template, HistoryMode::Auto), ["first task", "done", "second task", "working"]);
+    assert_eq!(history(maintained, HistoryMode::Auto), ["second task", "working"]);
+    assert_eq!(history(maintained, HistoryMode::All).len(), 4);
+    assert_eq!(history(&template, HistoryMode::ActiveTurn), ["second task", "working"]);
+    assert_eq!(history(maintained, HistoryMode::LastN), ["done", "second task", "working"]);
+    let mut short = request(maintained, HistoryMode::LastN);
+    short.last_n = 1;
+    assert_eq!(assemble_context(short).len() - 3, 2, "last-n keeps at least the active turn");
+    // The instructions say what the request really holds.
+    assert!(assemble_context(request(&template, HistoryMode::Auto))[0].content.contains("Earlier messages may be included, but do not rely on them"));
+    assert!(assemble_context(request(maintained, HistoryMode::Auto))[0].content.contains("History messages are NOT injected"));
+}
+
+#[test]
+fn the_prefix_depends_only_on_what_precedes_the_history() {
+    let a = assemble_context(request("# Working Memory\nFixing it\n", HistoryMode::All));
+    let mut longer = request("# Working Memory\nFixing it\n", HistoryMode::All);
+    longer.history.push(msg("user", "third task"));
+    longer.active_turn = 4;
+    let b = assemble_context(longer);
+    assert_eq!(a[..3], b[..3]);
+}
+
+#[test]
+fn context_meta_is_the_block_of_us_3() {
+    let stats = ContextStats {
+        tokens_used: 45000,
+        tokens_max: 128000,
+        messages_in_history: 42,
+        working_memory_size: 2400,
+        rounds_since_update: 0,
+        remind_after_rounds: 5,
+        strong_reminder_tokens: 64000,
+    };
+    assert_eq!(
+        context_meta(stats),
+        "<context_meta>\n{\n  \"tokens_used\": 45000,\n  \"tokens_max\": 128000,\n  \"tokens_percent\": 35,\n  \"messages_in_history\": 42,\n  \"working_memory_size\": 2400\n}\n\nRemember to update your working-memory/overview.md to track progress and compress context if needed.\n</context_meta>"
+    );
+    assert!(context_meta(ContextStats { rounds_since_update: 5, ..stats }).contains("not updated working-memory/overview.md for 5 rounds"));
+    assert!(context_meta(ContextStats { tokens_used: 64000, ..stats }).contains("Context is 50% full. Archive"));
+    assert!(context_meta(ContextStats { tokens_max: 0, ..stats }).contains("\"tokens_percent\": 0"));
+}

@@ -1,0 +1,129 @@
+//! Builds the request an agent sends on each turn: the engine assembles it (prefix-stable
+//! order, history policy, context_meta text); the host supplies what needs I/O: the
+//! session's files, AGENTS.md, and exact token counts from the model's tokenizer.
+
+use crate::engine::{ChatMessage, ContextRequest, ContextStats, HistoryMode, Instance};
+use crate::error::{Error, Result};
+use crate::llm::Message;
+use crate::session::Session;
+use tiktoken_rs::tokenizer::{Tokenizer as Encoding, get_tokenizer};
+
+/// The model's own tokenizer: o200k_base for the GPT-4o, 4.1, 5 and o-series models,
+/// cl100k_base for GPT-4 and 3.5; o200k_base for a model tiktoken does not know.
+pub struct Tokenizer {
+    bpe: &'static tiktoken_rs::CoreBPE,
+    pub encoding: &'static str,
+}
+
+impl Tokenizer {
+    pub fn for_model(model: &str) -> Self {
+        let encoding = get_tokenizer(model).unwrap_or(Encoding::O200kBase);
+        let name = match encoding {
+            Encoding::O200kBase | Encoding::O200kHarmony => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+            Encoding::P50kBase | Encoding::P50kEdit => "p50k_base",
+            Encoding::R50kBase | Encoding::Gpt2 => "r50k_base",
+        };
+        let bpe = tiktoken_rs::bpe_for_tokenizer(encoding).expect("tiktoken's built-in encodings load");
+        Tokenizer { bpe, encoding: name }
+    }
+
+    pub fn count(&self, text: &str) -> u32 {
+        u32::try_from(self.bpe.encode_with_special_tokens(text).len()).unwrap_or(u32::MAX)
+    }
+
+    /// A chat request's prompt tokens as OpenAI counts them: each message costs its role
+    /// and content plus 3 framing tokens, and the reply is primed with 3 more.
+    pub fn count_chat(&self, messages: &[Message]) -> u32 {
+        messages.iter().map(|m| 3 + self.count(&m.role) + self.count(&m.content)).sum::<u32>() + 3
+    }
+}
+
+/// How a request is built; the defaults follow the specs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub model: String,
+    pub system_prompt: String,
+    pub history: HistoryMode,
+    pub last_n: u32,
+    pub tokens_max: u32,
+    /// Rounds without a memory update before the reminder insists (spec: configurable).
+    pub remind_after_rounds: u32,
+    /// Tokens used from which the reminder asks to archive (US-8: above 50%).
+    pub strong_reminder_tokens: u32,
+}
+
+impl Options {
+    pub fn new(model: &str) -> Self {
+        let tokens_max = 128_000;
+        Options {
+            model: model.to_string(),
+            system_prompt: "You are a capable software agent. Work in small steps and use your tools.".to_string(),
+            history: HistoryMode::Auto,
+            last_n: 10,
+            tokens_max,
+            remind_after_rounds: 5,
+            strong_reminder_tokens: tokens_max / 2,
+        }
+    }
+}
+
+/// A threshold as a percentage of `tokens_max` (`"50%"`) or an absolute count (`"64000"`):
+/// percentages alone do not serve a 1M-token window.
+pub fn threshold(spec: &str, tokens_max: u32) -> Result<u32> {
+    let bad = || Error::Session(format!("{spec:?} is not a token threshold: write a count (64000) or a percentage (50%)"));
+    match spec.trim().strip_suffix('%') {
+        Some(p) => {
+            let p: f64 = p.trim().parse().map_err(|_| bad())?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(bad());
+            }
+            Ok((f64::from(tokens_max) * p / 100.0).round() as u32)
+        }
+        None => spec.trim().parse().map_err(|_| bad()),
+    }
+}
+
+/// The request, ready to send, and the figures its context_meta reports.
+#[derive(Debug, Clone)]
+pub struct Built {
+    pub messages: Vec<Message>,
+    pub stats: ContextStats,
+}
+
+pub const OVERVIEW_PATH: &str = "working-memory/overview.md";
+pub const DETAIL_PATH: &str = "working-memory/detail/";
+
+pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options) -> Result<Built> {
+    let history = session.messages()?;
+    let meta = session.meta()?;
+    let overview = session.overview()?;
+    let agents_md = std::fs::read_to_string(std::path::Path::new(&meta.cwd).join("AGENTS.md")).unwrap_or_default();
+    let active_turn = history.iter().rposition(|m| m.role == "user").unwrap_or(0);
+    let request = ContextRequest {
+        system_prompt: options.system_prompt.clone(),
+        agents_md,
+        overview: overview.clone(),
+        history: history.iter().map(|m| ChatMessage { role: m.role.clone(), content: m.content.clone() }).collect(),
+        active_turn: u32::try_from(active_turn).unwrap_or(u32::MAX),
+        history_mode: options.history,
+        last_n: options.last_n,
+        overview_path: OVERVIEW_PATH.to_string(),
+        detail_path: DETAIL_PATH.to_string(),
+    };
+    let mut messages: Vec<Message> =
+        engine.assemble_context(&request)?.into_iter().map(|m| Message { role: m.role, content: m.content }).collect();
+    // Counted locally, then moved by what the provider last reported for a request of ours.
+    let counted = i64::from(tokenizer.count_chat(&messages)) + meta.token_correction;
+    let stats = ContextStats {
+        tokens_used: u32::try_from(counted.max(0)).unwrap_or(u32::MAX),
+        tokens_max: options.tokens_max,
+        messages_in_history: u32::try_from(history.len()).unwrap_or(u32::MAX),
+        working_memory_size: u32::try_from(overview.len()).unwrap_or(u32::MAX),
+        rounds_since_update: u32::try_from(meta.rounds.saturating_sub(meta.memory_updated_round)).unwrap_or(u32::MAX),
+        remind_after_rounds: options.remind_after_rounds,
+        strong_reminder_tokens: options.strong_reminder_tokens,
+    };
+    messages.push(Message::new("system", engine.context_meta(&stats)?));
+    Ok(Built { messages, stats })
+}
