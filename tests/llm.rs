@@ -1,11 +1,12 @@
 //! The LLM client and `workmem update` against a loopback server that speaks the OpenAI
 //! Chat Completions protocol, streaming included.
 
+mod common;
 mod llm_server;
 
+use common::Workspace;
 use llm_server::{Reply, Server};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 use workmem::llm::{Client, Config, LlmError, Message};
 
@@ -119,60 +120,10 @@ fn a_stream_cut_mid_way_is_not_an_answer() {
 const VALID: &str = "CURRENT_PROGRESS:\n  In Progress:\n    - Fixing the parser\nKEY_LEARNINGS:\n  ADD:\n    - because it matters: the fix is in parse.rs\n";
 const INVALID: &str = "KEY_LEARNINGS:\n  ADD:\n    - no reason here\n";
 
-struct Workspace {
-    root: PathBuf,
-    session: PathBuf,
-}
-
-impl Workspace {
-    fn new(name: &str) -> Self {
-        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("update-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(&root).unwrap();
-        let ws = Workspace { session: PathBuf::new(), root };
-        let out = ws.cmd(None, &["session", "new", "--id", "s"]).output().unwrap();
-        assert!(out.status.success());
-        let session = ws.root.join("sessions").join(workmem::session::encode_cwd(&ws.root)).join("s");
-        Workspace { session, ..ws }
-    }
-
-    fn cmd(&self, server: Option<&Server>, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_workmem"));
-        c.args(args)
-            .current_dir(&self.root)
-            .env("WORKMEM_SESSIONS_DIR", self.root.join("sessions"))
-            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
-            .env("OPENAI_API_KEY", "test-key")
-            .env("WORKMEM_MODEL", "test-model");
-        if let Some(s) = server {
-            c.env("OPENAI_BASE_URL", &s.url);
-        }
-        c
-    }
-
-    fn update(&self, server: &Server, extra: &[&str]) -> Output {
-        let mut args = vec!["update", "--session", "s", "--task", "Fix the parser", "--timeout", "0.5"];
-        args.extend_from_slice(extra);
-        self.cmd(Some(server), &args).output().unwrap()
-    }
-
-    fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
-        let mut out = Vec::new();
-        for dir in [self.session.clone(), self.session.join("working-memory")] {
-            for e in std::fs::read_dir(dir).unwrap().flatten() {
-                if e.path().is_file() {
-                    out.push((e.path(), std::fs::read(e.path()).unwrap()));
-                }
-            }
-        }
-        out.sort();
-        out
-    }
-
-    fn learnings(&self) -> serde_json::Value {
-        let state: serde_json::Value = serde_json::from_slice(&std::fs::read(self.session.join("state.json")).unwrap()).unwrap();
-        state["learnings"].clone()
-    }
+fn update(ws: &Workspace, server: &Server, extra: &[&str]) -> Output {
+    let mut args = vec!["update", "--session", "s", "--task", "Fix the parser", "--timeout", "0.5"];
+    args.extend_from_slice(extra);
+    ws.cmd(Some(&server.url), &args).output().unwrap()
 }
 
 fn stderr(o: &Output) -> String {
@@ -183,7 +134,7 @@ fn stderr(o: &Output) -> String {
 fn update_applies_a_streamed_answer() {
     let ws = Workspace::new("valid");
     let server = Server::start(vec![Reply::streamed(VALID)]);
-    let out = ws.update(&server, &[]);
+    let out = update(&ws, &server, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(ws.learnings()[0]["text"], "the fix is in parse.rs");
     let request = &server.requests()[0].body;
@@ -196,7 +147,7 @@ fn update_applies_a_streamed_answer() {
 fn update_re_prompts_with_the_diagnostics_then_applies() {
     let ws = Workspace::new("reprompt");
     let server = Server::start(vec![Reply::answer(INVALID), Reply::answer(VALID)]);
-    let out = ws.update(&server, &["--no-stream"]);
+    let out = update(&ws, &server, &["--no-stream"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("applied after 2 LLM call(s)"));
     let second = &server.requests()[1].body["messages"];
@@ -212,7 +163,7 @@ fn update_gives_up_cleanly_when_the_answers_stay_invalid() {
     let ws = Workspace::new("invalid");
     let before = ws.files();
     let server = Server::start(vec![Reply::streamed(INVALID), Reply::streamed(INVALID), Reply::streamed(INVALID), Reply::streamed(VALID)]);
-    let out = ws.update(&server, &[]);
+    let out = update(&ws, &server, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("still invalid after 3 attempts"), "{}", stderr(&out));
     assert!(stderr(&out).contains("<llm>:3:7: error:"), "{}", stderr(&out));
@@ -228,7 +179,7 @@ fn update_rides_out_429_and_500() {
         Reply::status(500, vec![]),
         Reply::streamed(VALID),
     ]);
-    let out = ws.update(&server, &[]);
+    let out = update(&ws, &server, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 3);
     assert_eq!(ws.learnings().as_array().unwrap().len(), 1);
@@ -246,7 +197,7 @@ fn update_failures_leave_the_memory_unchanged() {
         let ws = Workspace::new(name);
         let before = ws.files();
         let server = Server::start(script);
-        let out = ws.update(&server, &["--retries", "0"]);
+        let out = update(&ws, &server, &["--retries", "0"]);
         assert_eq!(out.status.code(), Some(1), "{name}");
         assert!(stderr(&out).contains(message), "{name}: {}", stderr(&out));
         assert!(stderr(&out).contains("nothing was applied"), "{name}: {}", stderr(&out));

@@ -55,12 +55,16 @@ pub fn assemble(r: ContextRequest) -> Vec<ChatMessage> {
         HistoryMode::ActiveTurn => false,
         HistoryMode::Auto => !overview_maintained(&r.overview),
     };
-    let start = match r.history_mode {
+    let mut start = match r.history_mode {
         HistoryMode::LastN => r.history.len().saturating_sub(r.last_n as usize).min(active),
         _ if whole_history => 0,
         _ => active,
     };
-    let system = |content: String| ChatMessage { role: "system".into(), content };
+    // A tool result needs the assistant message that called it in the same request.
+    while start > 0 && r.history[start].role == "tool" {
+        start -= 1;
+    }
+    let system = |content: String| ChatMessage { role: "system".into(), content, tool_call_id: String::new(), tool_calls: Vec::new() };
     let mut out = Vec::with_capacity(r.history.len() - start + 3);
     let mut prompt = r.system_prompt;
     if !prompt.is_empty() {

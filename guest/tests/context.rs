@@ -4,7 +4,7 @@
 use workmem_guest::*;
 
 fn msg(role: &str, content: &str) -> ChatMessage {
-    ChatMessage { role: role.into(), content: content.into() }
+    ChatMessage { role: role.into(), content: content.into(), tool_call_id: String::new(), tool_calls: Vec::new() }
 }
 
 fn request(overview: &str, mode: HistoryMode) -> ContextRequest {
@@ -65,6 +65,23 @@ fn history_modes_select_what_the_spec_says() {
     // The instructions say what the request really holds.
     assert!(assemble_context(request(&template, HistoryMode::Auto))[0].content.contains("Earlier messages may be included, but do not rely on them"));
     assert!(assemble_context(request(maintained, HistoryMode::Auto))[0].content.contains("History messages are NOT injected"));
+}
+
+#[test]
+fn last_n_never_starts_at_an_orphaned_tool_result() {
+    let mut r = request("# Working Memory\nFixing it\n", HistoryMode::LastN);
+    let call = ToolCall { id: "call_1".into(), name: "read_file".into(), arguments: "{}".into() };
+    r.history = vec![
+        msg("user", "task"),
+        ChatMessage { tool_calls: vec![call], ..msg("assistant", "") },
+        ChatMessage { tool_call_id: "call_1".into(), ..msg("tool", "file text") },
+        msg("user", "next task"),
+    ];
+    r.active_turn = 3;
+    r.last_n = 2; // would start at the tool result
+    let out = assemble_context(r);
+    let history: Vec<&str> = out.iter().skip(3).map(|m| m.role.as_str()).collect();
+    assert_eq!(history, ["assistant", "tool", "user"]);
 }
 
 #[test]

@@ -2,9 +2,9 @@
 //! order, history policy, context_meta text); the host supplies what needs I/O: the
 //! session's files, AGENTS.md, and exact token counts from the model's tokenizer.
 
-use crate::engine::{ChatMessage, ContextRequest, ContextStats, HistoryMode, Instance};
+use crate::engine::{ChatMessage, ContextRequest, ContextStats, HistoryMode, Instance, ToolCall};
 use crate::error::{Error, Result};
-use crate::llm::Message;
+use crate::llm::{self, Message};
 use crate::session::Session;
 use tiktoken_rs::tokenizer::{Tokenizer as Encoding, get_tokenizer};
 
@@ -91,6 +91,28 @@ pub struct Built {
     pub stats: ContextStats,
 }
 
+fn to_engine(m: &Message) -> ChatMessage {
+    ChatMessage {
+        role: m.role.clone(),
+        content: m.content.clone(),
+        tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
+        tool_calls: m.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect(),
+    }
+}
+
+fn from_engine(m: ChatMessage) -> Message {
+    Message {
+        role: m.role,
+        content: m.content,
+        tool_call_id: Some(m.tool_call_id).filter(|id| !id.is_empty()),
+        tool_calls: m
+            .tool_calls
+            .into_iter()
+            .map(|c| llm::ToolCall { id: c.id, kind: "function".into(), function: llm::FunctionCall { name: c.name, arguments: c.arguments } })
+            .collect(),
+    }
+}
+
 pub const OVERVIEW_PATH: &str = "working-memory/overview.md";
 pub const DETAIL_PATH: &str = "working-memory/detail/";
 
@@ -104,15 +126,14 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
         system_prompt: options.system_prompt.clone(),
         agents_md,
         overview: overview.clone(),
-        history: history.iter().map(|m| ChatMessage { role: m.role.clone(), content: m.content.clone() }).collect(),
+        history: history.iter().map(to_engine).collect(),
         active_turn: u32::try_from(active_turn).unwrap_or(u32::MAX),
         history_mode: options.history,
         last_n: options.last_n,
         overview_path: OVERVIEW_PATH.to_string(),
         detail_path: DETAIL_PATH.to_string(),
     };
-    let mut messages: Vec<Message> =
-        engine.assemble_context(&request)?.into_iter().map(|m| Message { role: m.role, content: m.content }).collect();
+    let mut messages: Vec<Message> = engine.assemble_context(&request)?.into_iter().map(from_engine).collect();
     // Counted locally, then moved by what the provider last reported for a request of ours.
     let counted = i64::from(tokenizer.count_chat(&messages)) + meta.token_correction;
     let stats = ContextStats {

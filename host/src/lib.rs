@@ -12,6 +12,7 @@
 //! # Ok::<(), workmem::Error>(())
 //! ```
 
+pub mod agent;
 pub mod context;
 pub mod engine;
 pub mod error;

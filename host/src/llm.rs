@@ -45,16 +45,45 @@ impl Config {
     }
 }
 
+/// A chat message in OpenAI's wire shape, which is also how messages.jsonl stores it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     pub role: String,
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl Message {
     pub fn new(role: &str, content: impl Into<String>) -> Self {
-        Message { role: role.into(), content: content.into() }
+        Message { role: role.into(), content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type", default = "function_kind")]
+    pub kind: String,
+    pub function: FunctionCall,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FunctionCall {
+    pub name: String,
+    /// The arguments as the model wrote them: JSON text, not yet checked.
+    pub arguments: String,
+}
+
+fn function_kind() -> String {
+    "function".to_string()
+}
+
+fn null_as_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_default())
 }
 
 /// Token counts as the provider reports them.
@@ -68,6 +97,8 @@ pub struct Usage {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Completion {
     pub text: String,
+    /// The tools the model asked to call, in order.
+    pub tool_calls: Vec<ToolCall>,
     /// `None` when the provider did not report usage.
     pub usage: Option<Usage>,
 }
@@ -127,10 +158,15 @@ impl Client {
     /// One chat completion, retried as [`Config`] says. Returns the last error once the
     /// retries are spent.
     pub fn complete(&self, messages: &[Message]) -> Result<Completion, LlmError> {
+        self.complete_with_tools(messages, None)
+    }
+
+    /// The same, offering `tools` (the Chat Completions `tools` array).
+    pub fn complete_with_tools(&self, messages: &[Message], tools: Option<&Value>) -> Result<Completion, LlmError> {
         let mut backoff = self.config.backoff;
         let mut attempt = 0;
         loop {
-            let err = match self.attempt(messages) {
+            let err = match self.attempt(messages, tools) {
                 Ok(c) => return Ok(c),
                 Err(e) => e,
             };
@@ -144,8 +180,11 @@ impl Client {
         }
     }
 
-    fn attempt(&self, messages: &[Message]) -> Result<Completion, LlmError> {
+    fn attempt(&self, messages: &[Message], tools: Option<&Value>) -> Result<Completion, LlmError> {
         let mut body = json!({"model": self.config.model, "messages": messages});
+        if let Some(tools) = tools {
+            body["tools"] = tools.clone();
+        }
         if self.config.stream {
             body["stream"] = json!(true);
             body["stream_options"] = json!({"include_usage": true});
@@ -171,9 +210,16 @@ impl Client {
         } else {
             let text = response.body_mut().read_to_string().map_err(|e| self.failure(e))?;
             let v: Value = serde_json::from_str(&text).map_err(|e| transport(format!("the LLM's answer is not JSON: {e}")))?;
-            let content = v["choices"][0]["message"]["content"].as_str();
-            let content = content.ok_or_else(|| transport("the LLM's answer has no choices[0].message.content"))?;
-            Ok(Completion { text: content.to_string(), usage: serde_json::from_value(v["usage"].clone()).ok() })
+            let message = &v["choices"][0]["message"];
+            if !message.is_object() {
+                return Err(transport("the LLM's answer has no choices[0].message"));
+            }
+            let tool_calls = match &message["tool_calls"] {
+                Value::Null => Vec::new(),
+                calls => serde_json::from_value(calls.clone()).map_err(|e| transport(format!("the LLM's tool calls are malformed: {e}")))?,
+            };
+            let text = message["content"].as_str().unwrap_or_default().to_string();
+            Ok(Completion { text, tool_calls, usage: serde_json::from_value(v["usage"].clone()).ok() })
         }
     }
 
@@ -182,15 +228,34 @@ impl Client {
     fn read_stream(&self, reader: impl BufRead) -> Result<Completion, LlmError> {
         let mut text = String::new();
         let mut usage = None;
+        let mut tool_calls: Vec<ToolCall> = Vec::new();
         for line in reader.lines() {
             let line = line.map_err(|e| self.io_failure(e))?;
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             if data == "[DONE]" {
-                return Ok(Completion { text, usage });
+                return Ok(Completion { text, tool_calls, usage });
             }
             let chunk: Value = serde_json::from_str(data).map_err(|e| transport(format!("a stream event is not JSON: {e}")))?;
-            if let Some(piece) = chunk["choices"][0]["delta"]["content"].as_str() {
+            let delta = &chunk["choices"][0]["delta"];
+            if let Some(piece) = delta["content"].as_str() {
                 text.push_str(piece);
+            }
+            // Tool calls arrive in pieces: the first names the call, later ones extend its arguments.
+            for part in delta["tool_calls"].as_array().into_iter().flatten() {
+                let index = part["index"].as_u64().unwrap_or(0) as usize;
+                while tool_calls.len() <= index {
+                    tool_calls.push(ToolCall { id: String::new(), kind: function_kind(), function: FunctionCall::default() });
+                }
+                let call = &mut tool_calls[index];
+                if let Some(id) = part["id"].as_str() {
+                    call.id = id.to_string();
+                }
+                if let Some(name) = part["function"]["name"].as_str() {
+                    call.function.name.push_str(name);
+                }
+                if let Some(args) = part["function"]["arguments"].as_str() {
+                    call.function.arguments.push_str(args);
+                }
             }
             if let Ok(u) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
                 usage = Some(u);

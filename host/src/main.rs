@@ -93,6 +93,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Talk to the configured LLM for one turn, with the memory tools: it reads and writes
+    /// its working memory as it works; prints what it does and its answer
+    Agent {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        /// What to do
+        task: String,
+        #[command(flatten)]
+        context: ContextArgs,
+        /// LLM calls the turn may make
+        #[arg(long, default_value_t = 20)]
+        max_steps: u32,
+        /// Seconds one LLM call may take
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
+        /// Further attempts at an LLM call after a 429, 5xx, timeout or broken stream
+        #[arg(long)]
+        retries: Option<u32>,
+        /// Ask for whole answers instead of streams
+        #[arg(long)]
+        no_stream: bool,
+    },
     /// Print the exact request the next LLM call would send: the OpenAI message array, with
     /// working memory injected and context_meta last
     Context {
@@ -342,14 +364,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Update { session, task, max_reprompts, model, timeout, retries, no_stream, json } => {
             let s = ctx.session(&session)?;
-            let mut config = workmem::llm::Config::from_env();
-            config.model = model.unwrap_or(config.model);
-            config.stream = !no_stream;
-            if let Some(secs) = timeout {
-                config.timeout = std::time::Duration::try_from_secs_f64(secs).context("--timeout takes a number of seconds")?;
-            }
-            config.max_retries = retries.unwrap_or(config.max_retries);
-            let llm = workmem::llm::Client::new(config);
+            let model = model.unwrap_or_else(|| workmem::llm::Config::from_env().model);
+            let llm = llm_client(&model, timeout, retries, no_stream)?;
             match workmem::update::run(&s, &mut engine, &llm, &task, max_reprompts) {
                 Ok(u) => {
                     if !json {
@@ -365,6 +381,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 Err(e) => Err(e.into()),
             }
+        }
+        Command::Agent { session, task, context, max_steps, timeout, retries, no_stream } => {
+            let s = ctx.session(&session)?;
+            let options = workmem::agent::Options { context: context.options()?, max_steps };
+            let llm = llm_client(&options.context.model, timeout, retries, no_stream)?;
+            workmem::agent::turn(&s, &mut engine, &llm, &options, &task, &mut |event| match event {
+                workmem::agent::Event::Tool { name, arguments, ok, result } => {
+                    let mark = if *ok { "→" } else { "✗" };
+                    let first = result.lines().next().unwrap_or_default();
+                    eprintln!("{mark} {name}({arguments}): {first}");
+                }
+                workmem::agent::Event::Answer(text) => println!("{text}"),
+            })?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Context { session, context, json } => {
             let s = ctx.session(&session)?;
@@ -423,6 +453,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The configured LLM (environment), with the command line's overrides.
+fn llm_client(model: &str, timeout: Option<f64>, retries: Option<u32>, no_stream: bool) -> Result<workmem::llm::Client> {
+    let mut config = workmem::llm::Config::from_env();
+    config.model = model.to_string();
+    config.stream = !no_stream;
+    if let Some(secs) = timeout {
+        config.timeout = std::time::Duration::try_from_secs_f64(secs).context("--timeout takes a number of seconds")?;
+    }
+    config.max_retries = retries.unwrap_or(config.max_retries);
+    Ok(workmem::llm::Client::new(config))
 }
 
 /// The input text and the name diagnostics should call it by.

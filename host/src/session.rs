@@ -241,6 +241,14 @@ impl Session {
         std::fs::read_to_string(&p).map_err(Error::io(p))
     }
 
+    /// Changes meta.json under the session's lock.
+    pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
+        let _lock = fsio::lock(&self.path(LOCK)).map_err(Error::io(self.path(LOCK)))?;
+        let mut meta = self.meta()?;
+        change(&mut meta);
+        self.write_json(&self.path(META), &meta)
+    }
+
     /// Every message of the session (messages.jsonl), oldest first.
     pub fn messages(&self) -> Result<Vec<crate::llm::Message>> {
         self.read_jsonl(&self.path(MESSAGES))

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use workmem::engine::{Options, Runtime};
 
 pub fn root() -> PathBuf {
@@ -58,3 +59,57 @@ pub fn golden(path: &Path, actual: &str, failures: &mut Vec<String>) {
         failures.push(format!("{}:\n--- expected\n{expected}\n--- actual\n{actual}", path.display()));
     }
 }
+
+/// A directory with a session `s` in it, and the CLI pointed at it.
+pub struct Workspace {
+    pub root: PathBuf,
+    pub session: PathBuf,
+}
+
+impl Workspace {
+    pub fn new(name: &str) -> Self {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("ws-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let ws = Workspace { session: PathBuf::new(), root };
+        let out = ws.cmd(None, &["session", "new", "--id", "s"]).output().unwrap();
+        assert!(out.status.success());
+        let session = ws.root.join("sessions").join(workmem::session::encode_cwd(&ws.root)).join("s");
+        Workspace { session, ..ws }
+    }
+
+    /// The CLI, with the LLM at `llm` (a base URL) when given.
+    pub fn cmd(&self, llm: Option<&str>, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        c.args(args)
+            .current_dir(&self.root)
+            .env("WORKMEM_SESSIONS_DIR", self.root.join("sessions"))
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+            .env("OPENAI_API_KEY", "test-key")
+            .env("WORKMEM_MODEL", "test-model");
+        if let Some(url) = llm {
+            c.env("OPENAI_BASE_URL", url);
+        }
+        c
+    }
+
+    /// The session's files (and working memory's), to compare before and after.
+    pub fn files(&self) -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        for dir in [self.session.clone(), self.session.join("working-memory")] {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                if e.path().is_file() {
+                    out.push((e.path(), std::fs::read(e.path()).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    pub fn learnings(&self) -> serde_json::Value {
+        let state: serde_json::Value = serde_json::from_slice(&std::fs::read(self.session.join("state.json")).unwrap()).unwrap();
+        state["learnings"].clone()
+    }
+}
+

@@ -31,6 +31,42 @@ impl Reply {
         Reply::Json { status: 200, headers: vec![], body: body.to_string() }
     }
 
+    /// An answer without usage, so that token counts are the client's alone.
+    pub fn say(text: &str) -> Reply {
+        Reply::message(json!({"role": "assistant", "content": text}))
+    }
+
+    /// The model calling tools: `(name, arguments)`, in order.
+    pub fn call(calls: &[(&str, Value)]) -> Reply {
+        Reply::message(json!({"role": "assistant", "content": null, "tool_calls": tool_calls(calls)}))
+    }
+
+    fn message(message: Value) -> Reply {
+        let finish = if message["tool_calls"].is_array() { "tool_calls" } else { "stop" };
+        let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1_763_800_000, "model": "test-model",
+                          "choices": [{"index": 0, "message": message, "finish_reason": finish}]});
+        Reply::Json { status: 200, headers: vec![], body: body.to_string() }
+    }
+
+    /// Tool calls as a stream: each call named in one delta, its arguments in pieces after.
+    pub fn call_streamed(calls: &[(&str, Value)]) -> Reply {
+        let chunk = |delta: Value| {
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+                .to_string()
+        };
+        let mut events = Vec::new();
+        for (index, call) in tool_calls(calls).iter().enumerate() {
+            let head = json!({"index": index, "id": call["id"], "type": "function", "function": {"name": call["function"]["name"], "arguments": ""}});
+            events.push(chunk(json!({"role": "assistant", "tool_calls": [head]})));
+            let args: Vec<char> = call["function"]["arguments"].as_str().unwrap().chars().collect();
+            for piece in args.chunks(7) {
+                let part = json!({"index": index, "function": {"arguments": piece.iter().collect::<String>()}});
+                events.push(chunk(json!({"tool_calls": [part]})));
+            }
+        }
+        Reply::Stream { events, done: true }
+    }
+
     /// The same answer as a stream: a role delta, the text in small pieces, the finish
     /// reason, then the usage chunk (as `stream_options.include_usage` asks).
     pub fn streamed(text: &str) -> Reply {
@@ -44,10 +80,28 @@ impl Reply {
         Reply::Stream { events, done: false }
     }
 
+    /// The prompt tokens this reply reports, if it reports usage.
+    pub fn prompt_tokens(&self) -> Option<i64> {
+        let usage = |text: &str| serde_json::from_str::<Value>(text).ok()?["usage"]["prompt_tokens"].as_i64();
+        match self {
+            Reply::Json { status: 200, body, .. } => usage(body),
+            Reply::Stream { events, done: true } => events.iter().find_map(|e| usage(e)),
+            _ => None,
+        }
+    }
+
     pub fn status(status: u16, headers: Vec<(&'static str, String)>) -> Reply {
         let body = json!({"error": {"message": format!("scripted {status}"), "type": "test"}});
         Reply::Json { status, headers, body: body.to_string() }
     }
+}
+
+fn tool_calls(calls: &[(&str, Value)]) -> Vec<Value> {
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, args))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args.to_string()}}))
+        .collect()
 }
 
 fn stream_events(text: &str) -> Vec<String> {

@@ -1,0 +1,161 @@
+//! `workmem agent` for a 20-turn scripted session against the loopback LLM server: memory
+//! kept through the DSL and through file writes, history stripped once the overview is
+//! maintained, context_meta right on every request, a stable prefix, and failures that leave
+//! the memory as it was.
+
+mod common;
+mod llm_server;
+
+use common::Workspace;
+use llm_server::{Reply, Server};
+use serde_json::{Value, json};
+use workmem::context::Tokenizer;
+use workmem::llm::Message;
+
+const DSL: &str = "CURRENT_PROGRESS:\n  In Progress:\n    - Fixing the parser\nKEY_LEARNINGS:\n  ADD:\n    - because it matters: the bug is in parse.rs\n";
+const BAD_DSL: &str = "KEY_LEARNINGS:\n  ADD:\n    - no reason given\n";
+const FREEFORM: &str = "# Working Memory\n\n## Current task\nShip the parser fix\n\n## Key decisions\n- Keep the old API\n";
+
+/// One turn: what the model says (in order) and whether the client streams.
+struct Turn {
+    replies: Vec<Reply>,
+    stream: bool,
+}
+
+fn plain(replies: Vec<Reply>) -> Turn {
+    Turn { replies, stream: false }
+}
+
+fn script() -> Vec<Turn> {
+    let mut turns = vec![
+        // 1: a detail note through a file write; the overview is still the template.
+        plain(vec![Reply::call(&[("write_file", json!({"path": "working-memory/detail/notes.md", "content": "parse.rs line 40"}))]), Reply::say("Noted.")]),
+        // 2: a plain answer.
+        plain(vec![Reply::say("Looking at the parser.")]),
+        // 3: memory through the DSL: the overview is now maintained.
+        plain(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::say("Memory updated.")]),
+        // 4: a streamed tool call and answer.
+        Turn { replies: vec![Reply::call_streamed(&[("read_file", json!({"path": "working-memory/detail/notes.md"}))]), Reply::streamed("Read my notes.")], stream: true },
+        // 5: malformed DSL: refused, memory unchanged.
+        plain(vec![Reply::call(&[("update_memory", json!({"dsl": BAD_DSL}))]), Reply::say("I will fix that later.")]),
+        // 6: a path out of the session: refused.
+        plain(vec![Reply::call(&[("write_file", json!({"path": "../escape.md", "content": "x"}))]), Reply::say("Refused, fine.")]),
+        // 7: the provider fails: the turn fails, memory unchanged.
+        plain(vec![Reply::status(500, vec![])]),
+        // 8: a free-form overview written by the model itself.
+        plain(vec![Reply::call(&[("write_file", json!({"path": "working-memory/overview.md", "content": FREEFORM}))]), Reply::say("Rewrote my overview.")]),
+    ];
+    for n in 9..=20 {
+        turns.push(plain(vec![Reply::say(&format!("Step {n} done."))]));
+    }
+    turns
+}
+
+fn context_meta(request: &Value) -> Value {
+    let messages = request["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "system", "context_meta must be the last message");
+    let text = last["content"].as_str().unwrap();
+    assert!(text.starts_with("<context_meta>\n{") && text.ends_with("\n</context_meta>"), "{text}");
+    let json_end = text.find("}\n\n").unwrap() + 1;
+    let mut meta: Value = serde_json::from_str(&text["<context_meta>\n".len()..json_end]).unwrap();
+    meta["reminder"] = json!(text[json_end + 2..].trim_end_matches("\n</context_meta>"));
+    meta
+}
+
+#[test]
+fn a_twenty_turn_session() {
+    let ws = Workspace::new("agent");
+    let turns = script();
+    let server = Server::start(turns.iter().flat_map(|t| t.replies.clone()).collect());
+    let mut requests_before = Vec::new(); // index of each turn's first request
+    let mut snapshots = Vec::new(); // the session's files after each turn
+    for (i, turn) in turns.iter().enumerate() {
+        let n = i + 1;
+        requests_before.push(server.requests().len());
+        let before = ws.files();
+        let task = format!("task {n}");
+        let mut args = vec!["agent", "--session", "s", task.as_str(), "--timeout", "2", "--retries", "0", "--model", "gpt-4o"];
+        if !turn.stream {
+            args.push("--no-stream");
+        }
+        let out = ws.cmd(Some(&server.url), &args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        match n {
+            7 => {
+                assert_eq!(out.status.code(), Some(1), "turn 7: {stderr}");
+                assert!(stderr.contains("HTTP 500"), "{stderr}");
+                let memory = |files: &[(std::path::PathBuf, Vec<u8>)]| files.iter().filter(|(p, _)| !p.ends_with("messages.jsonl")).cloned().collect::<Vec<_>>();
+                assert_eq!(memory(&ws.files()), memory(&before), "a failed turn changed the memory");
+            }
+            _ => assert!(out.status.success(), "turn {n}: {stderr}"),
+        }
+        snapshots.push(ws.files());
+    }
+    let requests: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    let memory_file = |name: &str| std::fs::read_to_string(ws.session.join(name)).unwrap();
+
+    // Memory through file writes and through the DSL.
+    assert_eq!(memory_file("working-memory/detail/notes.md"), "parse.rs line 40");
+    assert_eq!(ws.learnings()[0]["text"], "the bug is in parse.rs");
+    assert_eq!(memory_file("working-memory/overview.md"), FREEFORM);
+    // Turn 5's malformed DSL and turn 6's escape changed nothing but the conversation.
+    let state_after = |turn: usize| snapshots[turn - 1].iter().find(|(p, _)| p.ends_with("state.json")).unwrap().1.clone();
+    assert_eq!(state_after(5), state_after(4));
+    assert!(!ws.root.join("sessions").join("escape.md").exists() && !ws.session.parent().unwrap().join("escape.md").exists());
+    let stored: Vec<Message> = std::fs::read_to_string(ws.session.join("messages.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let tool_results: Vec<&str> = stored.iter().filter(|m| m.role == "tool").map(|m| m.content.as_str()).collect();
+    assert!(tool_results.iter().any(|r| r.contains("line 3, column 7") && r.contains("memory is unchanged")), "{tool_results:?}");
+    assert!(tool_results.iter().any(|r| r.contains("\"../escape.md\" is refused")), "{tool_results:?}");
+    assert!(tool_results.iter().any(|r| *r == "parse.rs line 40"), "the streamed read_file call ran");
+    assert_eq!(stored.iter().filter(|m| m.role == "user").count(), 20, "messages.jsonl keeps every message");
+
+    // History: injected while the overview is the template, stripped once it is maintained.
+    let users = |r: &Value| -> Vec<String> {
+        r["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(|m| m["content"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(users(&requests[requests_before[1]]), ["task 1", "task 2"]);
+    assert_eq!(users(&requests[requests_before[2]]), ["task 1", "task 2", "task 3"]);
+    for turn in 4..=20 {
+        assert_eq!(users(&requests[requests_before[turn - 1]]), [format!("task {turn}")], "turn {turn}");
+    }
+
+    // context_meta on every request: exact token counts, moved by what the provider last
+    // reported (only the streamed answers carry usage), the right figures and reminders.
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    let reported: Vec<Option<i64>> = turns.iter().flat_map(|t| t.replies.iter().map(Reply::prompt_tokens)).collect();
+    let mut correction = 0i64;
+    for (k, request) in requests.iter().enumerate() {
+        let meta = context_meta(request);
+        let messages: Vec<Message> = serde_json::from_value(request["messages"].clone()).unwrap();
+        let expected = (i64::from(tokenizer.count_chat(&messages[..messages.len() - 1])) + correction).max(0) as u32;
+        assert_eq!(meta["tokens_used"], expected, "request {k}");
+        if let Some(prompt_tokens) = reported[k] {
+            correction = prompt_tokens - i64::from(tokenizer.count_chat(&messages));
+        }
+        assert_eq!(meta["tokens_max"], 128_000);
+        assert_eq!(meta["tokens_percent"], u64::from(expected) * 100 / 128_000);
+        let overview = messages.iter().find(|m| m.content.starts_with("<working_memory")).unwrap();
+        let inner = overview.content.split_once('\n').unwrap().1.trim_end_matches("\n</working_memory>");
+        let size = meta["working_memory_size"].as_u64().unwrap() as usize;
+        assert!(size == inner.len() || size == inner.len() + 1, "request {k}: size {size} for {} bytes", inner.len());
+    }
+    // The reminder insists once 5 rounds pass without a memory update: before turn 8 (7 rounds
+    // since turn 3's DSL update), then again 5 rounds after turn 8 rewrote the overview.
+    let reminder = |turn: usize| context_meta(&requests[requests_before[turn - 1]])["reminder"].as_str().unwrap().to_string();
+    assert!(reminder(8).contains("not updated working-memory/overview.md for 7 rounds"), "{}", reminder(8));
+    for turn in 9..=12 {
+        assert!(reminder(turn).starts_with("Remember to update"), "turn {turn}: {}", reminder(turn));
+    }
+    assert!(reminder(13).contains("not updated working-memory/overview.md for 5 rounds"), "{}", reminder(13));
+
+    // The prefix (everything before the history) is byte-identical while memory does not change.
+    let prefix = |r: &Value| -> String {
+        let messages = r["messages"].as_array().unwrap();
+        let end = messages.iter().position(|m| m["role"] != "system").unwrap();
+        serde_json::to_string(&messages[..end]).unwrap()
+    };
+    let quiet = &requests[requests_before[8]..]; // turns 9-20: no memory changes
+    assert!(quiet.windows(2).all(|w| prefix(&w[0]) == prefix(&w[1])), "the prefix moved while the memory did not");
+    assert_ne!(prefix(&requests[requests_before[2]]), prefix(&requests[requests_before[3]]), "the new memory must show in the prefix");
+}
