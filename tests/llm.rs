@@ -204,3 +204,25 @@ fn update_failures_leave_the_memory_unchanged() {
         assert_eq!(ws.files(), before, "{name}: the memory changed");
     }
 }
+
+#[test]
+fn settings_come_from_the_config_file_when_the_environment_has_none() {
+    let ws = Workspace::new("config");
+    let server = Server::start(vec![Reply::answer(VALID)]);
+    let config = ws.root.join("config.json");
+    std::fs::write(&config, serde_json::json!({"base_url": server.url, "api_key": "from-file"}).to_string()).unwrap();
+    let out = ws
+        .cmd(None, &["update", "--session", "s", "--task", "t", "--no-stream"])
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .env("WORKMEM_CONFIG", &config)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(server.requests()[0].authorization.as_deref(), Some("Bearer from-file"));
+
+    std::fs::write(&config, r#"{"base_url": "http://127.0.0.1:9", "modle": "typo"}"#).unwrap();
+    let out = ws.cmd(None, &["update", "--session", "s", "--task", "t"]).env("WORKMEM_CONFIG", &config).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("config.json: unknown field `modle`"), "{}", stderr(&out));
+}

@@ -31,6 +31,95 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// 500 messages (user, assistant with a tool call, tool result, in turn), sized like an
+/// agent's, and a 5 KB overview.
+fn history() -> Vec<workmem::llm::Message> {
+    use workmem::llm::{FunctionCall, Message, ToolCall};
+    (0..500)
+        .map(|i| {
+            let body = &UPDATE[(i * 37) % 2000..][..600 + (i * 53) % 1200];
+            match i % 3 {
+                0 => Message::new("user", format!("Step {i}: {}", &body[..200])),
+                1 => Message {
+                    tool_calls: vec![ToolCall {
+                        id: format!("call_{i}"),
+                        kind: "function".into(),
+                        function: FunctionCall { name: "read_file".into(), arguments: "{\"path\": \"working-memory/detail/notes.md\"}".into() },
+                    }],
+                    ..Message::new("assistant", body)
+                },
+                _ => Message { tool_call_id: Some(format!("call_{}", i - 1)), ..Message::new("tool", body) },
+            }
+        })
+        .collect()
+}
+
+fn overview() -> String {
+    let mut o = String::from("# Working Memory\n\n## Current task\n");
+    while o.len() < 5 * 1024 {
+        o.push_str("- Fix SlicedLowLevelWCS.world_to_pixel for dropped world dimensions\n");
+    }
+    o
+}
+
+fn context_request() -> workmem::engine::ContextRequest {
+    use workmem::engine::{ChatMessage, ContextRequest, HistoryMode, ToolCall};
+    let history: Vec<ChatMessage> = history()
+        .into_iter()
+        .map(|m| ChatMessage {
+            role: m.role,
+            content: m.content,
+            tool_call_id: m.tool_call_id.unwrap_or_default(),
+            tool_calls: m.tool_calls.into_iter().map(|c| ToolCall { id: c.id, name: c.function.name, arguments: c.function.arguments }).collect(),
+        })
+        .collect();
+    ContextRequest {
+        system_prompt: "You are a capable software agent.".into(),
+        agents_md: "Run the tests before you stop.".into(),
+        overview: overview(),
+        active_turn: 498,
+        history,
+        history_mode: HistoryMode::All,
+        last_n: 10,
+        overview_path: "working-memory/overview.md".into(),
+        detail_path: "working-memory/detail/".into(),
+    }
+}
+
+/// The same session on disk, for the host's whole request build.
+fn context_session() -> (workmem::session::Session, workmem::context::Options) {
+    let root = std::env::temp_dir().join(format!("workmem-bench-session-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let runtime = Runtime::new(&Options { cache_dir: None, ..Options::default() }).unwrap();
+    let session = workmem::session::Sessions::new(&root, &root).create(&mut runtime.instance().unwrap(), Some("bench")).unwrap();
+    for m in history() {
+        session.append_message(&m).unwrap();
+    }
+    session.memory_files().write("working-memory/overview.md", &overview()).unwrap();
+    let options = workmem::context::Options { history: workmem::engine::HistoryMode::All, ..workmem::context::Options::new("gpt-4o") };
+    (session, options)
+}
+
+/// Real text: this repository's sources, docs and corpus, repeated to `len` bytes.
+fn real_text(len: usize) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut files = Vec::new();
+    for dir in ["guest/src", "host/src", "tests/corpus", "examples/responses"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            files.push(e.path());
+        }
+    }
+    files.push(root.join("README.md"));
+    files.sort();
+    let all: String = files.iter().filter_map(|p| std::fs::read_to_string(p).ok()).collect();
+    let mut text = String::with_capacity(len + all.len());
+    while text.len() < len {
+        text.push_str(&all);
+    }
+    text.truncate(text.floor_char_boundary(len));
+    text
+}
+
 fn main() {
     let cache = std::env::temp_dir().join(format!("workmem-bench-{}", std::process::id()));
     let options = Options { cache_dir: Some(cache.clone()), ..Options::default() };
@@ -77,6 +166,26 @@ fn main() {
     let roundtrip_wasm = median(201, 50, || drop(engine.merge(&state, std::slice::from_ref(&nothing), NOW).unwrap()));
     let call = median(201, 200, || drop(engine.empty_state().unwrap()));
 
+    // Context assembly (issue #4): a session of 500 messages and a 5 KB overview.
+    let (session, context_options) = context_session();
+    let request = context_request();
+    let assemble = median(101, 10, || drop(engine.assemble_context(&request).unwrap()));
+    let tokenizer = workmem::context::Tokenizer::for_model("gpt-4o");
+    let start = Instant::now();
+    workmem::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap();
+    let build_cold = start.elapsed();
+    let build = median(21, 1, || drop(workmem::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap()));
+
+    // Token counting of 1 MB of real text (this repository's sources and corpus), through
+    // the host's tokenizer and through tiktoken-rs directly.
+    let text = real_text(1 << 20);
+    let bpe = tiktoken_rs::o200k_base().unwrap();
+    assert_eq!(tokenizer.count(&text) as usize, bpe.encode_with_special_tokens(&text).len(), "counts differ");
+    let ours = median(5, 1, || {
+        std::hint::black_box(tokenizer.count(&text));
+    });
+    let theirs = median(5, 1, || drop(std::hint::black_box(bpe.encode_with_special_tokens(&text))));
+
     // Instantiation from the InstancePre.
     let instantiate = median(201, 20, || drop(runtime.instance().unwrap()));
 
@@ -93,6 +202,7 @@ fn main() {
     let ratio = wasm.as_secs_f64() / native.as_secs_f64();
     let size = COMPONENT.len();
     let _ = std::fs::remove_dir_all(&cache);
+    let _ = std::fs::remove_dir_all(session.dir().parent().unwrap().parent().unwrap());
     // For examples/bench_runtimes.py, which sets this table beside the other runtimes'.
     if std::env::args().any(|a| a == "--json") {
         println!(
@@ -113,6 +223,12 @@ fn main() {
     row("parse only, component", format!("{:.1} µs", us(parse_wasm)), "", true);
     row("state round trip (empty merge), native", format!("{:.1} µs", us(roundtrip_native)), "", true);
     row("state round trip (empty merge), component", format!("{:.1} µs", us(roundtrip_wasm)), "", true);
+    row("context assembly in the engine, 500 messages", format!("{:.2} ms", us(assemble) / 1e3), "< 1 ms", us(assemble) < 1000.0);
+    row("request build, first (files, assembly, exact count)", format!("{:.2} ms", us(build_cold) / 1e3), "", true);
+    row("request build, next ones (counts remembered)", format!("{:.2} ms", us(build) / 1e3), "< 10 ms", us(build) < 10_000.0);
+    let mbps = |d: Duration| (text.len() as f64 / 1e6) / d.as_secs_f64();
+    row("token counting, host (o200k_base)", format!("{:.1} MB/s", mbps(ours)), "", true);
+    row("token counting, tiktoken-rs", format!("{:.1} MB/s", mbps(theirs)), "", true);
     row("instantiate from InstancePre", format!("{:.1} µs", us(instantiate)), "< 100 µs", us(instantiate) < 100.0);
     row("cold start (load precompiled + instantiate)", format!("{:.2} ms", us(cold) / 1e3), "< 5 ms", us(cold) < 5000.0);
     row("first start without cache (compile)", format!("{:.1} ms", us(compile) / 1e3), "", true);

@@ -13,6 +13,9 @@ use tiktoken_rs::tokenizer::{Tokenizer as Encoding, get_tokenizer};
 pub struct Tokenizer {
     bpe: &'static tiktoken_rs::CoreBPE,
     pub encoding: &'static str,
+    /// Counts of texts seen before: a request repeats most of the last one, and a chat's
+    /// count is the sum of its messages', so only what is new gets tokenized.
+    seen: std::cell::RefCell<std::collections::HashMap<String, u32>>,
 }
 
 impl Tokenizer {
@@ -25,17 +28,26 @@ impl Tokenizer {
             Encoding::R50kBase | Encoding::Gpt2 => "r50k_base",
         };
         let bpe = tiktoken_rs::bpe_for_tokenizer(encoding).expect("tiktoken's built-in encodings load");
-        Tokenizer { bpe, encoding: name }
+        Tokenizer { bpe, encoding: name, seen: Default::default() }
     }
 
     pub fn count(&self, text: &str) -> u32 {
         u32::try_from(self.bpe.encode_with_special_tokens(text).len()).unwrap_or(u32::MAX)
     }
 
+    fn count_remembered(&self, text: &str) -> u32 {
+        if let Some(&n) = self.seen.borrow().get(text) {
+            return n;
+        }
+        let n = self.count(text);
+        self.seen.borrow_mut().insert(text.to_string(), n);
+        n
+    }
+
     /// A chat request's prompt tokens as OpenAI counts them: each message costs its role
     /// and content plus 3 framing tokens, and the reply is primed with 3 more.
     pub fn count_chat(&self, messages: &[Message]) -> u32 {
-        messages.iter().map(|m| 3 + self.count(&m.role) + self.count(&m.content)).sum::<u32>() + 3
+        messages.iter().map(|m| 3 + self.count_remembered(&m.role) + self.count_remembered(&m.content)).sum::<u32>() + 3
     }
 }
 

@@ -28,20 +28,42 @@ pub struct Config {
     pub backoff: Duration,
 }
 
+/// The optional config file: `{"base_url": ..., "api_key": ..., "model": ...}`, any of them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+}
+
 impl Config {
-    /// `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), `OPENAI_API_KEY`,
-    /// `WORKMEM_MODEL` (default [`DEFAULT_MODEL`]); streaming, 120 s per attempt, 3 retries.
-    pub fn from_env() -> Self {
+    /// `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `WORKMEM_MODEL`, else the config file
+    /// (`$WORKMEM_CONFIG`, else `~/.config/workmem/config.json`, if it exists), else the
+    /// defaults (`https://api.openai.com/v1`, no key, [`DEFAULT_MODEL`]); streaming, 120 s per
+    /// attempt, 3 retries.
+    pub fn load() -> crate::Result<Self> {
         let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
-        Config {
-            base_url: var("OPENAI_BASE_URL").unwrap_or_else(|| "https://api.openai.com/v1".into()),
-            api_key: var("OPENAI_API_KEY"),
-            model: var("WORKMEM_MODEL").unwrap_or_else(|| DEFAULT_MODEL.into()),
+        let path = var("WORKMEM_CONFIG").map(std::path::PathBuf::from).or_else(|| {
+            let base = var("XDG_CONFIG_HOME").map(std::path::PathBuf::from).or_else(|| var("HOME").map(|h| std::path::Path::new(&h).join(".config")))?;
+            Some(base.join("workmem").join("config.json"))
+        });
+        let file = match path {
+            Some(path) if path.exists() => {
+                let text = std::fs::read_to_string(&path).map_err(crate::Error::io(&path))?;
+                serde_json::from_str(&text).map_err(|e| crate::Error::Corrupt { path, message: e.to_string() })?
+            }
+            _ => File::default(),
+        };
+        Ok(Config {
+            base_url: var("OPENAI_BASE_URL").or(file.base_url).unwrap_or_else(|| "https://api.openai.com/v1".into()),
+            api_key: var("OPENAI_API_KEY").or(file.api_key),
+            model: var("WORKMEM_MODEL").or(file.model).unwrap_or_else(|| DEFAULT_MODEL.into()),
             stream: true,
             timeout: Duration::from_secs(120),
             max_retries: 3,
             backoff: Duration::from_millis(500),
-        }
+        })
     }
 }
 

@@ -182,7 +182,10 @@ enum History {
 impl ContextArgs {
     fn options(&self) -> Result<workmem::context::Options> {
         use workmem::engine::HistoryMode;
-        let model = self.model.clone().unwrap_or_else(|| workmem::llm::Config::from_env().model);
+        let model = match &self.model {
+            Some(m) => m.clone(),
+            None => workmem::llm::Config::load()?.model,
+        };
         let mut o = workmem::context::Options::new(&model);
         o.history = match self.history {
             History::Auto => HistoryMode::Auto,
@@ -364,7 +367,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Update { session, task, max_reprompts, model, timeout, retries, no_stream, json } => {
             let s = ctx.session(&session)?;
-            let model = model.unwrap_or_else(|| workmem::llm::Config::from_env().model);
+            let model = match model {
+                Some(m) => m,
+                None => workmem::llm::Config::load()?.model,
+            };
             let llm = llm_client(&model, timeout, retries, no_stream)?;
             match workmem::update::run(&s, &mut engine, &llm, &task, max_reprompts) {
                 Ok(u) => {
@@ -457,7 +463,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 
 /// The configured LLM (environment), with the command line's overrides.
 fn llm_client(model: &str, timeout: Option<f64>, retries: Option<u32>, no_stream: bool) -> Result<workmem::llm::Client> {
-    let mut config = workmem::llm::Config::from_env();
+    let mut config = workmem::llm::Config::load()?;
     config.model = model.to_string();
     config.stream = !no_stream;
     if let Some(secs) = timeout {
