@@ -78,18 +78,11 @@ enum Command {
         /// How many times a malformed answer is sent back for correction
         #[arg(long, default_value_t = workmem::update::DEFAULT_REPROMPTS)]
         max_reprompts: u32,
-        /// The model (default: $WORKMEM_MODEL, else gpt-4o-mini)
+        /// The model (default: $WORKMEM_MODEL, else the config file's, else gpt-4o-mini)
         #[arg(long)]
         model: Option<String>,
-        /// Seconds one LLM call may take
-        #[arg(long, value_name = "SECONDS")]
-        timeout: Option<f64>,
-        /// Further attempts at an LLM call after a 429, 5xx, timeout or broken stream
-        #[arg(long)]
-        retries: Option<u32>,
-        /// Ask for the whole answer at once instead of a stream
-        #[arg(long)]
-        no_stream: bool,
+        #[command(flatten)]
+        llm: LlmArgs,
         #[arg(long)]
         json: bool,
     },
@@ -105,15 +98,8 @@ enum Command {
         /// LLM calls the turn may make
         #[arg(long, default_value_t = 20)]
         max_steps: u32,
-        /// Seconds one LLM call may take
-        #[arg(long, value_name = "SECONDS")]
-        timeout: Option<f64>,
-        /// Further attempts at an LLM call after a 429, 5xx, timeout or broken stream
-        #[arg(long)]
-        retries: Option<u32>,
-        /// Ask for whole answers instead of streams
-        #[arg(long)]
-        no_stream: bool,
+        #[command(flatten)]
+        llm: LlmArgs,
     },
     /// Print the exact request the next LLM call would send: the OpenAI message array, with
     /// working memory injected and context_meta last
@@ -142,6 +128,33 @@ enum Command {
         #[arg(long)]
         core: bool,
     },
+}
+
+/// How the LLM is called; where and with which key come from the environment or config file.
+#[derive(clap::Args)]
+struct LlmArgs {
+    /// Seconds one LLM call may take
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Further attempts at an LLM call after a 429, 5xx, timeout or broken stream
+    #[arg(long)]
+    retries: Option<u32>,
+    /// Ask for whole answers instead of streams
+    #[arg(long)]
+    no_stream: bool,
+}
+
+impl LlmArgs {
+    fn client(&self, model: &str) -> Result<workmem::llm::Client> {
+        let mut config = workmem::llm::Config::load()?;
+        config.model = model.to_string();
+        config.stream = !self.no_stream;
+        if let Some(secs) = self.timeout {
+            config.timeout = std::time::Duration::try_from_secs_f64(secs).context("--timeout takes a number of seconds")?;
+        }
+        config.max_retries = self.retries.unwrap_or(config.max_retries);
+        Ok(workmem::llm::Client::new(config))
+    }
 }
 
 /// How requests are assembled (spec 001 US-2, US-3, US-8; spec 003 §2.3).
@@ -365,13 +378,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", engine.update_prompt(&s.state()?, &task)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Update { session, task, max_reprompts, model, timeout, retries, no_stream, json } => {
+        Command::Update { session, task, max_reprompts, model, llm, json } => {
             let s = ctx.session(&session)?;
             let model = match model {
                 Some(m) => m,
                 None => workmem::llm::Config::load()?.model,
             };
-            let llm = llm_client(&model, timeout, retries, no_stream)?;
+            let llm = llm.client(&model)?;
             match workmem::update::run(&s, &mut engine, &llm, &task, max_reprompts) {
                 Ok(u) => {
                     if !json {
@@ -388,10 +401,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 Err(e) => Err(e.into()),
             }
         }
-        Command::Agent { session, task, context, max_steps, timeout, retries, no_stream } => {
+        Command::Agent { session, task, context, max_steps, llm } => {
             let s = ctx.session(&session)?;
             let options = workmem::agent::Options { context: context.options()?, max_steps };
-            let llm = llm_client(&options.context.model, timeout, retries, no_stream)?;
+            let llm = llm.client(&options.context.model)?;
             workmem::agent::turn(&s, &mut engine, &llm, &options, &task, &mut |event| match event {
                 workmem::agent::Event::Tool { name, arguments, ok, result } => {
                     let mark = if *ok { "→" } else { "✗" };
@@ -459,18 +472,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// The configured LLM (environment), with the command line's overrides.
-fn llm_client(model: &str, timeout: Option<f64>, retries: Option<u32>, no_stream: bool) -> Result<workmem::llm::Client> {
-    let mut config = workmem::llm::Config::load()?;
-    config.model = model.to_string();
-    config.stream = !no_stream;
-    if let Some(secs) = timeout {
-        config.timeout = std::time::Duration::try_from_secs_f64(secs).context("--timeout takes a number of seconds")?;
-    }
-    config.max_retries = retries.unwrap_or(config.max_retries);
-    Ok(workmem::llm::Client::new(config))
 }
 
 /// The input text and the name diagnostics should call it by.
