@@ -1,6 +1,6 @@
-//! Builds the engine component as part of the host's normal build, so nobody has to know
-//! the wasm steps: the guest crate for wasm32-unknown-unknown (no WASI), then a component
-//! made from the core module and the WIT that wit-bindgen embedded in it.
+//! Builds the engine's components as part of the host's normal build, so nobody has to know
+//! the wasm steps: the guest crate for wasm32-unknown-unknown (no WASI), once per world, then
+//! a component made from each core module and the WIT that wit-bindgen embedded in it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,16 +14,29 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
-    // <target>/<profile>/build/<pkg>/out: a guest target dir beside the outer one, shared by
+    // <target>/<profile>/build/<pkg>/out: guest target dirs beside the outer one, shared by
     // every host profile, and apart from it so the nested cargo does not wait on its lock.
-    let target_dir = out.ancestors().nth(4).unwrap_or(&out).join("engine-guest");
+    let targets = out.ancestors().nth(4).unwrap_or(&out).to_path_buf();
 
     ensure_wasm_target();
+    // The engine world (no imports) and the agent world (the engine plus granted
+    // capabilities): one crate, two builds, each in its own target dir so neither
+    // invalidates the other.
+    let core = build_guest(&root, &targets.join("engine-guest"), &[]);
+    write(&out.join("workmem-engine.wasm"), &componentize(&core));
+    // The core module too: Gravity (Go) reads it with its embedded WIT.
+    write(&out.join("workmem-engine-core.wasm"), &core);
+    let agent = build_guest(&root, &targets.join("agent-guest"), &["--features", "agent"]);
+    write(&out.join("workmem-agent.wasm"), &componentize(&agent));
+}
+
+fn build_guest(root: &Path, target_dir: &Path, extra: &[&str]) -> Vec<u8> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = Command::new(cargo)
-        .current_dir(&root)
+        .current_dir(root)
         .args(["build", "--package", "workmem-guest", "--target", TARGET, "--profile", "guest"])
-        .env("CARGO_TARGET_DIR", &target_dir)
+        .args(extra)
+        .env("CARGO_TARGET_DIR", target_dir)
         // The outer build's flags are for the host target, not for wasm.
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTFLAGS")
@@ -31,16 +44,16 @@ fn main() {
         .status()
         .expect("running cargo to build the engine guest");
     assert!(status.success(), "building the engine guest for {TARGET} failed (see the output above)");
+    let path = target_dir.join(TARGET).join("guest").join("workmem_guest.wasm");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
 
-    let core_path = target_dir.join(TARGET).join("guest").join("workmem_guest.wasm");
-    let core = std::fs::read(&core_path).unwrap_or_else(|e| panic!("reading {}: {e}", core_path.display()));
-    let component = wit_component::ComponentEncoder::default()
-        .module(&core)
+/// A component from a core module and the WIT that wit-bindgen embedded in it.
+fn componentize(core: &[u8]) -> Vec<u8> {
+    wit_component::ComponentEncoder::default()
+        .module(core)
         .and_then(|enc| enc.validate(true).encode())
-        .unwrap_or_else(|e| panic!("turning {} into a component: {e:#}", core_path.display()));
-    write(&out.join("workmem-engine.wasm"), &component);
-    // The core module too: Gravity (Go) reads it with its embedded WIT.
-    write(&out.join("workmem-engine-core.wasm"), &core);
+        .unwrap_or_else(|e| panic!("turning the guest into a component: {e:#}"))
 }
 
 fn write(path: &Path, bytes: &[u8]) {

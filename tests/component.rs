@@ -172,3 +172,22 @@ fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     out.sort();
     out
 }
+
+#[test]
+fn the_agent_component_imports_exactly_the_granted_capabilities() {
+    let mut instances = Vec::new();
+    for payload in wasmparser::Parser::new(0).parse_all(workmem::engine::AGENT_COMPONENT) {
+        if let wasmparser::Payload::ComponentImportSection(s) = payload.unwrap() {
+            for import in s {
+                let import = import.unwrap();
+                match import.ty {
+                    wasmparser::ComponentTypeRef::Type(wasmparser::TypeBounds::Eq(_)) => {}
+                    wasmparser::ComponentTypeRef::Instance(_) => instances.push(import.name.name.to_string()),
+                    other => panic!("the agent component imports {:?} as {other:?}", import.name.name),
+                }
+            }
+        }
+    }
+    instances.sort();
+    assert_eq!(instances, ["workmem:memory/clock@0.1.0", "workmem:memory/llm@0.1.0", "workmem:memory/store@0.1.0"]);
+}

@@ -166,7 +166,7 @@ fn update_gives_up_cleanly_when_the_answers_stay_invalid() {
     let out = update(&ws, &server, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("still invalid after 3 attempts"), "{}", stderr(&out));
-    assert!(stderr(&out).contains("<llm>:3:7: error:"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("- line 3, column 7: a Key Learnings ADD bullet must start with"), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 3, "one call and two re-prompts");
     assert_eq!(ws.files(), before, "the memory changed");
 }
@@ -225,4 +225,22 @@ fn settings_come_from_the_config_file_when_the_environment_has_none() {
     let out = ws.cmd(None, &["update", "--session", "s", "--task", "t"]).env("WORKMEM_CONFIG", &config).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("config.json: unknown field `modle`"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_trap_inside_the_sandboxed_update_writes_nothing() {
+    let ws = Workspace::new("sandbox-trap");
+    let before = ws.files();
+    // An answer larger than the sandbox's memory: the guest's allocation fails, which traps.
+    let huge = "KEY_LEARNINGS:\n  ADD:\n".to_string() + &"    - because it is big: a learning that takes up space\n".repeat(60_000);
+    let server = Server::start(vec![Reply::answer(&huge)]);
+    let config = workmem::llm::Config { stream: false, ..config(&server, false) };
+    let options = workmem::engine::Options { max_memory_bytes: 2 << 20, ..workmem::engine::Options::default() };
+    let sandbox = workmem::sandbox::Sandbox::new(&options).unwrap();
+    let session = workmem::session::Session::open(&ws.session).unwrap();
+    match sandbox.memory_update(&session, Client::new(config), "t", 0) {
+        Err(workmem::Error::Trap(_)) => {}
+        other => panic!("expected a trap, got {other:?}"),
+    }
+    assert_eq!(ws.files(), before, "a trapped update wrote something");
 }

@@ -2,11 +2,24 @@
 //! The same code is the `engine` component (wasm32-unknown-unknown, no imports) and a
 //! native library, so tests and benchmarks can hold one against the other.
 
+#[cfg(not(feature = "agent"))]
 wit_bindgen::generate!({
     world: "engine",
     path: "../wit",
     additional_derives: [PartialEq, Eq],
 });
+
+// The agent world includes the engine's, so the same types and exports come out of it, with
+// serde for reading and writing the session's state.json.
+#[cfg(feature = "agent")]
+wit_bindgen::generate!({
+    world: "agent",
+    path: "../wit",
+    additional_derives: [PartialEq, Eq, serde::Serialize, serde::Deserialize],
+});
+
+#[cfg(feature = "agent")]
+mod workflow;
 
 mod context;
 mod lines;
@@ -117,6 +130,10 @@ impl Guest for Component {
     }
     fn overview_maintained(overview: String) -> bool {
         exports::overview_maintained(&overview)
+    }
+    #[cfg(feature = "agent")]
+    fn memory_update(task: String, max_reprompts: u32) -> Result<MemoryUpdateReport, String> {
+        workflow::memory_update(&task, max_reprompts)
     }
 }
 

@@ -108,10 +108,14 @@ fn run_tool(session: &Session, engine: &mut Instance, call: &ToolCall) -> Result
         }
         ("update_memory", _, _, Some(dsl)) => match session.apply(engine, dsl) {
             Ok(report) => (true, format!("applied:\n{}", report.diff)),
-            Err(Error::InvalidDsl(diagnostics)) => (false, crate::update::correction(&diagnostics).replace(
-                "Answer again with the complete, corrected DSL block and nothing else.",
-                "The memory is unchanged; call update_memory again with the corrected DSL.",
-            )),
+            Err(Error::InvalidDsl(diagnostics)) => {
+                let mut text = String::from("The update was refused and the memory is unchanged:\n");
+                for d in diagnostics.iter().filter(|d| d.severity == "error") {
+                    text.push_str(&format!("- line {}, column {}: {}\n", d.line, d.column, d.message));
+                }
+                text.push_str("Call update_memory again with the corrected DSL.");
+                (false, text)
+            }
             Err(e) => return Err(e),
         },
         (name @ ("read_file" | "write_file" | "update_memory"), ..) => {

@@ -17,7 +17,9 @@ wasmtime::component::bindgen!({
 
 /// The engine component this host was built with.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm"));
-/// Its core module, with the WIT in a custom section (what Gravity reads).
+/// The agent world's component: the engine plus the `llm`, `store` and `clock` imports.
+pub const AGENT_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.wasm"));
+/// The engine's core module, with the WIT in a custom section (what Gravity reads).
 pub const CORE_MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-core.wasm"));
 
 /// How the runtime is set up.
@@ -95,13 +97,13 @@ impl Runtime {
     }
 }
 
-fn load_error(e: wasmtime::Error) -> Error {
+pub(crate) fn load_error(e: wasmtime::Error) -> Error {
     Error::Load(format!("{e:#}"))
 }
 
 /// Compiles `bytes`, or loads the precompiled artifact cached for exactly this component
 /// and this wasmtime build and configuration. A cache entry that fails to load is replaced.
-fn load(engine: &wasmtime::Engine, bytes: &[u8], cache_dir: Option<&Path>) -> Result<(Component, bool)> {
+pub(crate) fn load(engine: &wasmtime::Engine, bytes: &[u8], cache_dir: Option<&Path>) -> Result<(Component, bool)> {
     let Some(dir) = cache_dir else {
         return Ok((Component::new(engine, bytes).map_err(load_error)?, false));
     };

@@ -19,9 +19,9 @@ pub mod error;
 pub mod fsio;
 pub mod json;
 pub mod llm;
+pub mod sandbox;
 pub mod session;
 pub mod store;
-pub mod update;
 
 pub use error::{Error, Result};
 

@@ -76,7 +76,7 @@ enum Command {
         #[arg(long)]
         task: String,
         /// How many times a malformed answer is sent back for correction
-        #[arg(long, default_value_t = workmem::update::DEFAULT_REPROMPTS)]
+        #[arg(long, default_value_t = workmem::sandbox::DEFAULT_REPROMPTS)]
         max_reprompts: u32,
         /// The model (default: $WORKMEM_MODEL, else the config file's, else gpt-4o-mini)
         #[arg(long)]
@@ -385,17 +385,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 None => workmem::llm::Config::load()?.model,
             };
             let llm = llm.client(&model)?;
-            match workmem::update::run(&s, &mut engine, &llm, &task, max_reprompts) {
-                Ok(u) => {
-                    if !json {
-                        eprintln!("applied after {} LLM call(s)", u.attempts);
+            let sandbox = workmem::sandbox::Sandbox::new(&Options::default())?;
+            match sandbox.memory_update(&s, llm, &task, max_reprompts) {
+                Ok(r) => {
+                    for w in &r.warnings {
+                        eprintln!("<llm>: warning: {w}");
                     }
-                    report::applied("<llm>", &u.report, json);
+                    if json {
+                        let v = serde_json::json!({"ok": true, "attempts": r.attempts, "added": r.added, "archived": r.archived,
+                                                   "ignored": r.ignored, "diff": r.diff, "warnings": r.warnings});
+                        println!("{}", serde_json::to_string_pretty(&v)?);
+                    } else {
+                        eprintln!("applied after {} LLM call(s)", r.attempts);
+                        print!("{}", r.diff);
+                    }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(Error::GaveUp { attempts, diagnostics }) => {
-                    report::diagnostics("<llm>", &diagnostics);
-                    eprintln!("workmem: error: the LLM's answer was still invalid after {attempts} attempts; the memory is unchanged");
+                Err(Error::Rejected(why)) => {
+                    eprintln!("workmem: error: {why}");
                     Ok(ExitCode::from(1))
                 }
                 Err(e) => Err(e.into()),

@@ -243,10 +243,11 @@ impl Session {
 
     /// Changes meta.json under the session's lock.
     pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
-        let _lock = fsio::lock(&self.path(LOCK)).map_err(Error::io(self.path(LOCK)))?;
-        let mut meta = self.meta()?;
-        change(&mut meta);
-        self.write_json(&self.path(META), &meta)
+        self.with_lock(|| {
+            let mut meta = self.meta()?;
+            change(&mut meta);
+            self.write_json(&self.path(META), &meta)
+        })
     }
 
     /// Every message of the session (messages.jsonl), oldest first.
@@ -274,40 +275,52 @@ impl Session {
             .collect()
     }
 
+    /// Runs `f` holding the session's lock. Locks do not nest: `f` must not take it again.
+    pub fn with_lock<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let _lock = fsio::lock(&self.path(LOCK)).map_err(Error::io(self.path(LOCK)))?;
+        f()
+    }
+
+    /// meta.json after an applied update; the caller holds the lock.
+    pub(crate) fn record_update(&self) -> Result<()> {
+        let mut meta = self.meta()?;
+        meta.updated_at = crate::now();
+        meta.updates += 1;
+        meta.memory_updated_round = meta.rounds;
+        self.write_json(&self.path(META), &meta)
+    }
+
     /// Applies a DSL update: under the session lock, reads the state, runs the engine's
     /// `apply`, then writes state.json, overview.md and meta.json and appends the log.
     /// Invalid DSL returns [`Error::InvalidDsl`] and a trap [`Error::Trap`], both before
     /// anything is written.
     pub fn apply(&self, engine: &mut Instance, text: &str) -> Result<Report> {
-        let _lock = fsio::lock(&self.path(LOCK)).map_err(Error::io(self.path(LOCK)))?;
-        let now = crate::now();
-        let state = self.state()?;
-        let outcome = engine.apply(&state, text, &now)?;
-        if !outcome.ok {
-            return Err(Error::InvalidDsl(outcome.diagnostics));
-        }
-        let merged = outcome.merged;
-        let overview = engine.render(&merged.state)?;
+        self.with_lock(|| {
+            let now = crate::now();
+            let state = self.state()?;
+            let outcome = engine.apply(&state, text, &now)?;
+            if !outcome.ok {
+                return Err(Error::InvalidDsl(outcome.diagnostics));
+            }
+            let merged = outcome.merged;
+            let overview = engine.render(&merged.state)?;
 
-        self.write_json(&self.path(STATE), &merged.state)?;
-        self.write(&self.path(OVERVIEW), overview.as_bytes())?;
-        let entry = LogEntry {
-            at: now.clone(),
-            added: merged.added,
-            archived: merged.archived,
-            ignored: merged.ignored,
-            diff: merged.diff.clone(),
-            input: text.to_string(),
-        };
-        let mut line = serde_json::to_vec(&entry).expect("a log entry serializes");
-        line.push(b'\n');
-        fsio::append(&self.path(LOG), &line).map_err(Error::io(self.path(LOG)))?;
-        let mut meta = self.meta()?;
-        meta.updated_at = now;
-        meta.updates += 1;
-        meta.memory_updated_round = meta.rounds;
-        self.write_json(&self.path(META), &meta)?;
-        Ok(Report { entry, diff: merged.diff, overview, warnings: outcome.diagnostics })
+            self.write_json(&self.path(STATE), &merged.state)?;
+            self.write(&self.path(OVERVIEW), overview.as_bytes())?;
+            let entry = LogEntry {
+                at: now,
+                added: merged.added,
+                archived: merged.archived,
+                ignored: merged.ignored,
+                diff: merged.diff.clone(),
+                input: text.to_string(),
+            };
+            let mut line = serde_json::to_vec(&entry).expect("a log entry serializes");
+            line.push(b'\n');
+            fsio::append(&self.path(LOG), &line).map_err(Error::io(self.path(LOG)))?;
+            self.record_update()?;
+            Ok(Report { entry, diff: merged.diff, overview, warnings: outcome.diagnostics })
+        })
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<()> {

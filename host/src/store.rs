@@ -70,6 +70,15 @@ impl Confined {
         fsio::write_atomic(&path, content.as_bytes()).map_err(|e| io(name, e))
     }
 
+    /// Appends one record in a single write, creating the file (and its folders) if needed.
+    pub fn append(&self, name: &str, content: &str) -> Result<(), PathError> {
+        let path = self.resolve(name)?;
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| io(name, e))?;
+        }
+        fsio::append(&path, content.as_bytes()).map_err(|e| io(name, e))
+    }
+
     /// The files under folder `name`, as names that `read` accepts, sorted.
     pub fn list(&self, name: &str) -> Result<Vec<String>, PathError> {
         let dir = self.resolve(name)?;
