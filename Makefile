@@ -5,6 +5,7 @@
 
 COMPONENT := target/component/workmem.wasm
 CORE      := target/component/workmem-core.wasm
+AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
 
 .PHONY: test test-rust test-js test-python test-go test-readme component go-bindings bench bench-runtimes
@@ -23,6 +24,7 @@ component:
 	mkdir -p target/component
 	cargo run -q -- component --out $(COMPONENT)
 	cargo run -q -- component --core --out $(CORE)
+	cargo run -q -- component --agent --out $(AGENT)
 
 # `npm install` from the lock file rather than `npm ci`: some of jco's optional per-platform
 # packages are not on the registry this machine reaches, so the lock file cannot list them
@@ -32,12 +34,13 @@ examples/js/node_modules/.installed: examples/js/package-lock.json
 	touch $@
 
 test-js: component examples/js/node_modules/.installed
-	cd examples/js && npm run build && npm test && node example.js > /dev/null
+	cd examples/js && npm run build && npm test && node example.js > /dev/null && node agent-example.js > /dev/null
 
 test-python: component
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
+	cp $(AGENT) examples/python/workmem/workmem-agent.wasm
 	python3 -m pip install -q --disable-pip-version-check -e 'examples/python[test]'
-	cd examples/python && python3 -m pytest -q && python3 example.py > /dev/null
+	cd examples/python && python3 -m pytest -q && python3 example.py > /dev/null && python3 agent_example.py > /dev/null
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the

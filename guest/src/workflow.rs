@@ -9,8 +9,12 @@ const SYSTEM: &str = "You maintain an AI agent's working memory. Answer with the
                       format the user shows, with no other text.";
 
 pub fn memory_update(task: &str, max_reprompts: u32) -> Result<MemoryUpdateReport, String> {
-    let state_text = store::read("state.json").map_err(|e| store_error("state.json", e))?;
-    let state: MemoryState = serde_json::from_str(&state_text).map_err(|e| format!("state.json is not a memory state: {e}"))?;
+    // A new session has no state.json yet: its memory is the empty one.
+    let state: MemoryState = match store::read("state.json") {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| format!("state.json is not a memory state: {e}"))?,
+        Err(store::StoreError::NotFound) => crate::empty_state(),
+        Err(e) => return Err(store_error("state.json", e)),
+    };
     let message = |role: &str, content: String| llm::Message { role: role.to_string(), content };
     let mut messages = vec![message("system", SYSTEM.to_string()), message("user", crate::update_prompt(&state, task))];
     for attempt in 1..=max_reprompts.saturating_add(1) {

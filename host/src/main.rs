@@ -121,12 +121,15 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Write the engine component (or its core module, for Gravity) to a file
+    /// Write the engine component (or its core module, for Gravity, or the agent world's
+    /// component) to a file
     Component {
         #[arg(long)]
         out: PathBuf,
-        #[arg(long)]
+        #[arg(long, conflicts_with = "agent")]
         core: bool,
+        #[arg(long)]
+        agent: bool,
     },
 }
 
@@ -473,8 +476,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Component { out, core } => {
-            let bytes = if core { workmem::engine::CORE_MODULE } else { workmem::engine::COMPONENT };
+        Command::Component { out, core, agent } => {
+            let bytes = match (core, agent) {
+                (true, _) => workmem::engine::CORE_MODULE,
+                (_, true) => workmem::engine::AGENT_COMPONENT,
+                _ => workmem::engine::COMPONENT,
+            };
             workmem::fsio::write_atomic(&out, bytes).with_context(|| format!("writing {}", out.display()))?;
             Ok(ExitCode::SUCCESS)
         }
