@@ -134,9 +134,11 @@ fn stderr(o: &Output) -> String {
 fn update_applies_a_streamed_answer() {
     let ws = Workspace::new("valid");
     let server = Server::start(vec![Reply::streamed(VALID)]);
-    let out = update(&ws, &server, &[]);
+    let out = update(&ws, &server, &["--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(ws.learnings()[0]["text"], "the fix is in parse.rs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((report["prompt_tokens"].as_u64(), report["completion_tokens"].as_u64()), (Some(100), Some(20)), "usage reaches the report");
     let request = &server.requests()[0].body;
     assert_eq!(request["messages"][0]["role"], "system");
     let prompt = request["messages"][1]["content"].as_str().unwrap();

@@ -18,9 +18,14 @@ export interface Store {
   append(path: string, content: string): void;
 }
 
+export interface Completion {
+  text: string;
+  usage?: { promptTokens: number; completionTokens: number };
+}
+
 export interface Capabilities {
-  /** The model's answer. Synchronous; throw an LlmError to fail. */
-  llm(messages: Message[]): string;
+  /** The model's answer, as text or with its usage. Synchronous; throw an LlmError to fail. */
+  llm(messages: Message[]): string | Completion;
   store: Store;
   clock?: () => string;
 }

@@ -18,7 +18,11 @@ export async function loadAgent({ llm, store, clock = now }) {
   const dir = new URL('./gen-agent/', import.meta.url);
   const core = async (name) => WebAssembly.compile(await readFile(new URL(name, dir)));
   const root = await instantiate(core, {
-    'workmem:memory/llm': { complete: llm },
+    // A plain string is an answer without usage.
+    'workmem:memory/llm': { complete: (messages) => {
+      const answer = llm(messages);
+      return typeof answer === 'string' ? { text: answer } : answer;
+    } },
     'workmem:memory/store': store,
     'workmem:memory/clock': { now: clock },
   });

@@ -17,12 +17,19 @@ pub fn memory_update(task: &str, max_reprompts: u32) -> Result<MemoryUpdateRepor
     };
     let message = |role: &str, content: String| llm::Message { role: role.to_string(), content };
     let mut messages = vec![message("system", SYSTEM.to_string()), message("user", crate::update_prompt(&state, task))];
+    let mut tokens = (0u32, 0u32);
     for attempt in 1..=max_reprompts.saturating_add(1) {
-        let answer = llm::complete(&messages).map_err(|e| format!("the LLM call failed, so nothing was applied: {}", llm_error(e)))?;
+        let completion = llm::complete(&messages).map_err(|e| format!("the LLM call failed, so nothing was applied: {}", llm_error(e)))?;
+        if let Some(u) = completion.usage {
+            tokens = (tokens.0.saturating_add(u.prompt_tokens), tokens.1.saturating_add(u.completion_tokens));
+        }
+        let answer = completion.text;
         let now = clock::now();
         let outcome = crate::apply(state.clone(), &answer, &now);
         if outcome.ok {
-            return persist(outcome.merged, outcome.diagnostics, attempt, &answer, &now);
+            let mut report = persist(outcome.merged, outcome.diagnostics, attempt, &answer, &now)?;
+            (report.prompt_tokens, report.completion_tokens) = tokens;
+            return Ok(report);
         }
         if attempt > max_reprompts {
             return Err(format!(
@@ -46,7 +53,16 @@ fn persist(merged: crate::MergeOutcome, warnings: Vec<Diagnostic>, attempts: u32
     });
     store::append("updates.jsonl", &format!("{entry}\n")).map_err(|e| store_error("updates.jsonl", e))?;
     let warnings = warnings.iter().map(|d| format!("line {}, column {}: {}", d.line, d.column, d.message)).collect();
-    Ok(MemoryUpdateReport { attempts, diff: merged.diff, added: merged.added, archived: merged.archived, ignored: merged.ignored, warnings })
+    Ok(MemoryUpdateReport {
+        attempts,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        diff: merged.diff,
+        added: merged.added,
+        archived: merged.archived,
+        ignored: merged.ignored,
+        warnings,
+    })
 }
 
 /// The re-prompt: every problem with its position, then the request to answer again.

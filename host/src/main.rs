@@ -395,7 +395,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                         eprintln!("<llm>: warning: {w}");
                     }
                     if json {
-                        let v = serde_json::json!({"ok": true, "attempts": r.attempts, "added": r.added, "archived": r.archived,
+                        let v = serde_json::json!({"ok": true, "attempts": r.attempts, "prompt_tokens": r.prompt_tokens,
+                                                   "completion_tokens": r.completion_tokens, "added": r.added, "archived": r.archived,
                                                    "ignored": r.ignored, "diff": r.diff, "warnings": r.warnings});
                         println!("{}", serde_json::to_string_pretty(&v)?);
                     } else {

@@ -28,9 +28,10 @@ pub struct Grants {
 }
 
 impl llm::Host for Grants {
-    fn complete(&mut self, messages: Vec<llm::Message>) -> std::result::Result<String, llm::LlmError> {
+    fn complete(&mut self, messages: Vec<llm::Message>) -> std::result::Result<llm::Completion, llm::LlmError> {
         let messages: Vec<Message> = messages.into_iter().map(|m| Message::new(&m.role, m.content)).collect();
-        self.llm.complete(&messages).map(|c| c.text).map_err(|e| match e {
+        let usage = |u: crate::llm::Usage| llm::Usage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens };
+        self.llm.complete(&messages).map(|c| llm::Completion { text: c.text, usage: c.usage.map(usage) }).map_err(|e| match e {
             LlmError::Timeout(_) => llm::LlmError::Timeout,
             LlmError::RateLimited { .. } => llm::LlmError::RateLimited,
             LlmError::Http { status, .. } => llm::LlmError::HttpStatus(status),

@@ -16,7 +16,7 @@ function scripted(answers) {
   const llm = (messages) => {
     calls.push(messages);
     const next = answers.shift();
-    if (typeof next === 'string') return next;
+    if (typeof next === 'string' || next.text) return next;
     throw next; // an llm-error variant, e.g. { tag: 'timeout' }
   };
   return { llm, calls };
@@ -24,10 +24,11 @@ function scripted(answers) {
 
 test('memory-update runs inside the component with JavaScript imports', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'workmem-agent-'));
-  const { llm, calls } = scripted([INVALID, VALID]);
+  const { llm, calls } = scripted([INVALID, { text: VALID, usage: { promptTokens: 100, completionTokens: 20 } }]);
   const agent = await loadAgent({ llm, store: directoryStore(dir), clock: () => '2026-11-22T07:00:00Z' });
   const report = agent.memoryUpdate('Fix the parser');
   assert.equal(report.attempts, 2);
+  assert.deepEqual([report.promptTokens, report.completionTokens], [100, 20]);
   assert.deepEqual(report.added, ['KL-1']);
   assert.match(calls[0][1].content, /## Latest task\n\nFix the parser/);
   assert.equal(calls[1][2].role, 'assistant');

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from workmem import WorkmemError
-from workmem.agent import Agent, DirectoryStore, LlmError, StoreError
+from workmem.agent import Agent, Completion, DirectoryStore, LlmError, StoreError
 
 VALID = "CURRENT_PROGRESS:\n  In Progress:\n    - Fixing the parser\nKEY_LEARNINGS:\n  ADD:\n    - because it matters: the bug is in parse.rs\n"
 INVALID = "KEY_LEARNINGS:\n  ADD:\n    - no reason given\n"
@@ -26,10 +26,11 @@ def scripted(answers):
 
 
 def test_memory_update_runs_inside_the_component_with_python_imports(tmp_path):
-    llm, calls = scripted([INVALID, VALID])
+    llm, calls = scripted([INVALID, Completion(VALID, 100, 20)])
     agent = Agent(llm, DirectoryStore(tmp_path), clock=lambda: "2026-11-22T07:00:00Z")
     report = agent.memory_update("Fix the parser")
     assert report.attempts == 2 and report.added == ["KL-1"]
+    assert (report.prompt_tokens, report.completion_tokens) == (100, 20)
     assert "## Latest task\n\nFix the parser" in calls[0][1].content
     assert "line 3, column 7: a Key Learnings ADD bullet must start with" in calls[1][3].content
     state = json.loads((tmp_path / "state.json").read_text())

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Callable, List, Optional, Protocol
 
 import wasmtime
-from wasmtime.component import Component, Linker, Variant
+from wasmtime.component import Component, Linker, Record, Variant
 
 from . import WorkmemError, now
 
-__all__ = ["Agent", "DirectoryStore", "LlmError", "MemoryUpdateReport", "Message", "StoreError"]
+__all__ = ["Agent", "Completion", "DirectoryStore", "LlmError", "MemoryUpdateReport", "Message", "StoreError"]
 
 
 @dataclass(frozen=True)
@@ -22,9 +22,20 @@ class Message:
     content: str
 
 
+@dataclass(frozen=True)
+class Completion:
+    """The model's answer with its usage (return a plain str when there is none)."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
 @dataclass
 class MemoryUpdateReport:
     attempts: int
+    prompt_tokens: int
+    completion_tokens: int
     diff: str
     added: List[str]
     archived: List[str]
@@ -101,6 +112,18 @@ def _default_component() -> Path:
     return Path(os.environ.get("WORKMEM_AGENT_COMPONENT", Path(__file__).with_name("workmem-agent.wasm")))
 
 
+def _completion(answer: str | Completion) -> Record:
+    record = Record()
+    record.text = answer if isinstance(answer, str) else answer.text
+    usage = None
+    if isinstance(answer, Completion):
+        usage = Record()
+        setattr(usage, "prompt-tokens", answer.prompt_tokens)
+        setattr(usage, "completion-tokens", answer.completion_tokens)
+    record.usage = usage
+    return record
+
+
 def _result(f: Callable[[], object], error: type) -> object:
     """An import's `result`: the value for `ok`, the error's variant for `err`."""
     try:
@@ -112,14 +135,14 @@ def _result(f: Callable[[], object], error: type) -> object:
 class Agent:
     """One instance of the agent component with these capabilities. Not thread-safe."""
 
-    def __init__(self, llm: Callable[[List[Message]], str], store: Store, clock: Callable[[], str] = now,
+    def __init__(self, llm: Callable[[List[Message]], "str | Completion"], store: Store, clock: Callable[[], str] = now,
                  component: Optional[os.PathLike | str] = None, engine: Optional[wasmtime.Engine] = None):
         engine = engine or wasmtime.Engine()
         linker = Linker(engine)
         with linker.root() as root:
             with root.add_instance("workmem:memory/llm@0.1.0") as i:
                 i.add_func("complete", lambda _, messages: _result(
-                    lambda: llm([Message(m.role, m.content) for m in messages]), LlmError))
+                    lambda: _completion(llm([Message(m.role, m.content) for m in messages])), LlmError))
             with root.add_instance("workmem:memory/store@0.1.0") as i:
                 i.add_func("read", lambda _, path: _result(lambda: store.read(path), StoreError))
                 i.add_func("write", lambda _, path, content: _result(lambda: store.write(path, content), StoreError))
@@ -137,5 +160,5 @@ class Agent:
         self._update.post_return(self._store)
         if isinstance(raw, str):  # the result's `err`
             raise WorkmemError(raw)
-        return MemoryUpdateReport(raw.attempts, raw.diff, list(raw.added), list(raw.archived), list(raw.ignored),
-                                  list(raw.warnings))
+        return MemoryUpdateReport(raw.attempts, getattr(raw, "prompt-tokens"), getattr(raw, "completion-tokens"), raw.diff,
+                                  list(raw.added), list(raw.archived), list(raw.ignored), list(raw.warnings))
