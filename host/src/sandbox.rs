@@ -42,7 +42,7 @@ impl llm::Host for Grants {
 
 fn store_error(e: PathError) -> store::StoreError {
     match e {
-        PathError::Io { ref message, .. } if message.contains("No such file") => store::StoreError::NotFound,
+        PathError::Io { kind: std::io::ErrorKind::NotFound, .. } => store::StoreError::NotFound,
         PathError::Io { .. } => store::StoreError::Other(e.to_string()),
         refused => store::StoreError::Refused(refused.to_string()),
     }

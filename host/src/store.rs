@@ -19,7 +19,7 @@ pub enum PathError {
     #[error("{0:?} is refused: it goes through a symlink, and symlinks are not followed")]
     Symlink(String),
     #[error("{name:?}: {message}")]
-    Io { name: String, message: String },
+    Io { name: String, kind: std::io::ErrorKind, message: String },
 }
 
 /// A directory that names are confined to.
@@ -101,7 +101,7 @@ impl Confined {
 }
 
 fn io(name: &str, e: std::io::Error) -> PathError {
-    PathError::Io { name: name.to_string(), message: e.to_string() }
+    PathError::Io { name: name.to_string(), kind: e.kind(), message: e.to_string() }
 }
 
 /// The memory file tools: `Confined` to the session directory, and only `working-memory/`.
