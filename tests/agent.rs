@@ -9,8 +9,9 @@ mod llm_server;
 use common::Workspace;
 use llm_server::{Reply, Server};
 use serde_json::{Value, json};
-use workmem::context::Tokenizer;
-use workmem::llm::Message;
+use workmem_llm::Message;
+use workmem_llm::Tokenizer;
+use workmem_store::{Entry, LogRecord};
 
 const DSL: &str = "CURRENT_PROGRESS:\n  In Progress:\n    - Fixing the parser\nKEY_LEARNINGS:\n  ADD:\n    - because it matters: the bug is in parse.rs\n";
 const BAD_DSL: &str = "KEY_LEARNINGS:\n  ADD:\n    - no reason given\n";
@@ -35,7 +36,10 @@ fn script() -> Vec<Turn> {
         // 3: memory through the DSL: the overview is now maintained.
         plain(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::say("Memory updated.")]),
         // 4: a streamed tool call and answer.
-        Turn { replies: vec![Reply::call_streamed(&[("read_file", json!({"path": "working-memory/detail/notes.md"}))]), Reply::streamed("Read my notes.")], stream: true },
+        Turn {
+            replies: vec![Reply::call_streamed(&[("read_file", json!({"path": "working-memory/detail/notes.md"}))]), Reply::streamed("Read my notes.")],
+            stream: true,
+        },
         // 5: malformed DSL: refused, memory unchanged.
         plain(vec![Reply::call(&[("update_memory", json!({"dsl": BAD_DSL}))]), Reply::say("I will fix that later.")]),
         // 6: a path out of the session: refused.
@@ -85,7 +89,8 @@ fn a_twenty_turn_session() {
             7 => {
                 assert_eq!(out.status.code(), Some(1), "turn 7: {stderr}");
                 assert!(stderr.contains("HTTP 500"), "{stderr}");
-                let memory = |files: &[(std::path::PathBuf, Vec<u8>)]| files.iter().filter(|(p, _)| !p.ends_with("messages.jsonl")).cloned().collect::<Vec<_>>();
+                let memory =
+                    |files: &[(std::path::PathBuf, Vec<u8>)]| files.iter().filter(|(p, _)| !p.ends_with("messages.jsonl")).cloned().collect::<Vec<_>>();
                 assert_eq!(memory(&ws.files()), memory(&before), "a failed turn changed the memory");
             }
             _ => assert!(out.status.success(), "turn {n}: {stderr}"),
@@ -103,7 +108,16 @@ fn a_twenty_turn_session() {
     let state_after = |turn: usize| snapshots[turn - 1].iter().find(|(p, _)| p.ends_with("state.json")).unwrap().1.clone();
     assert_eq!(state_after(5), state_after(4));
     assert!(!ws.root.join("sessions").join("escape.md").exists() && !ws.session.parent().unwrap().join("escape.md").exists());
-    let stored: Vec<Message> = std::fs::read_to_string(ws.session.join("messages.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let records: Vec<LogRecord> =
+        std::fs::read_to_string(ws.session.join("messages.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let seqs: Vec<u64> = records.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (1..=records.len() as u64).collect::<Vec<_>>(), "messages.jsonl numbers its entries 1, 2, 3, ...");
+    let stored: Vec<_> = records
+        .into_iter()
+        .map(|r| match r.entry {
+            Entry::Message(m) => m,
+        })
+        .collect();
     let tool_results: Vec<&str> = stored.iter().filter(|m| m.role == "tool").map(|m| m.content.as_str()).collect();
     assert!(tool_results.iter().any(|r| r.contains("line 3, column 7") && r.contains("memory is unchanged")), "{tool_results:?}");
     assert!(tool_results.iter().any(|r| r.contains("\"../escape.md\" is refused")), "{tool_results:?}");

@@ -103,7 +103,7 @@ fn session_lifecycle_apply_show_log_prompt() {
     let env = Env::new("lifecycle");
     let out = env.run(&["session", "new", "--id", "alpha"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let dir = env.root.join("sessions").join(workmem::session::encode_cwd(&env.root)).join("alpha");
+    let dir = env.root.join("sessions").join(workmem_store::session::encode_cwd(&env.root)).join("alpha");
     for f in ["messages.jsonl", "meta.json", "state.json", "updates.jsonl", "working-memory/overview.md"] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
@@ -192,5 +192,5 @@ fn component_command_writes_the_engine() {
     let env = Env::new("component");
     let out_path = env.root.join("engine.wasm");
     assert!(env.run(&["component", "--out", out_path.to_str().unwrap()]).status.success());
-    assert_eq!(std::fs::read(&out_path).unwrap(), workmem::engine::COMPONENT);
+    assert_eq!(std::fs::read(&out_path).unwrap(), workmem_runtime::COMPONENT);
 }

@@ -3,9 +3,9 @@
 
 mod common;
 
-use workmem::Error;
-use workmem::engine::{COMPONENT, LearningAdd, LearningOps, Options, Progress, Runtime, Update, VerbatimOps};
-use workmem::session::Sessions;
+use workmem_runtime::Error;
+use workmem_runtime::{COMPONENT, LearningAdd, LearningOps, Options, Progress, Runtime, Update, VerbatimOps};
+use workmem_store::Sessions;
 
 #[test]
 fn component_imports_nothing() {
@@ -61,15 +61,15 @@ fn merge_returns_err_for_an_invalid_update_and_the_instance_lives_on() {
     let mut engine = runtime.instance().unwrap();
     let state = engine.empty_state().unwrap();
     match engine.merge(&state, &[learning("", "text")], "t") {
-        Err(Error::Rejected(msg)) => assert!(msg.contains("non-empty reason"), "{msg}"),
+        Ok(Err(msg)) => assert!(msg.contains("non-empty reason"), "{msg}"),
         other => panic!("expected the guest's err, got {other:?}"),
     }
     match engine.merge(&state, &[learning("why", "fact"), learning("why", "two\nlines")], "t") {
-        Err(Error::Rejected(msg)) => assert!(msg.contains("one non-empty line"), "{msg}"),
+        Ok(Err(msg)) => assert!(msg.contains("one non-empty line"), "{msg}"),
         other => panic!("expected the guest's err, got {other:?}"),
     }
     // An `err` is a value, not a trap: the same instance keeps working. Updates apply in order.
-    let ok = engine.merge(&state, &[learning("why", "fact"), learning("because", "another")], "t").unwrap();
+    let ok = engine.merge(&state, &[learning("why", "fact"), learning("because", "another")], "t").unwrap().unwrap();
     assert_eq!(ok.added, ["KL-1", "KL-2"]);
 }
 
@@ -92,7 +92,7 @@ fn a_trap_is_an_error_and_the_next_call_gets_a_fresh_instance() {
     let runtime = small_memory_runtime();
     let mut engine = runtime.instance().unwrap();
     match engine.parse(&oversized_update()) {
-        Err(Error::Trap(msg)) => assert!(!msg.is_empty()),
+        Err(Error::Trap(source)) => assert!(!source.to_string().is_empty()),
         other => panic!("expected a trap, got {:?}", other.map(|o| o.diagnostics.len())),
     }
     let outcome = engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - after the trap\n").unwrap();
@@ -110,7 +110,7 @@ fn a_trap_during_apply_leaves_the_session_files_untouched() {
     let before = snapshot(session.dir());
 
     let err = session.apply(&mut engine, &oversized_update()).unwrap_err();
-    assert!(matches!(err, Error::Trap(_)), "expected a trap, got {err:?}");
+    assert!(matches!(err, workmem_store::Error::Engine(Error::Trap(_))), "expected a trap, got {err:?}");
     assert_eq!(snapshot(session.dir()), before, "a trapped update changed the session");
 
     // The session and the engine both carry on.
@@ -126,26 +126,60 @@ fn invalid_dsl_is_reported_and_leaves_the_session_files_untouched() {
     let session = Sessions::new(&tmp, &tmp).create(&mut engine, Some("s1")).unwrap();
     let before = snapshot(session.dir());
     match session.apply(&mut engine, "KEY_LEARNINGS:\n  ADD:\n    - no reason here\n") {
-        Err(Error::InvalidDsl(ds)) => assert_eq!((ds[0].line, ds[0].column), (3, 7)),
+        Err(workmem_store::Error::InvalidDsl(ds)) => assert_eq!((ds[0].line, ds[0].column), (3, 7)),
         other => panic!("expected diagnostics, got {other:?}"),
     }
     assert_eq!(snapshot(session.dir()), before);
 }
 
 #[test]
+fn a_call_past_its_cpu_deadline_ends_with_a_clear_error_and_the_engine_carries_on() {
+    // Parsing a few megabytes takes far longer than a millisecond of guest time.
+    let options = Options { call_deadline: std::time::Duration::from_millis(1), ..common::options() };
+    let runtime = Runtime::new(&options).unwrap();
+    let mut engine = runtime.instance().unwrap();
+    let started = std::time::Instant::now();
+    match engine.parse(&oversized_update().repeat(4)) {
+        Err(e @ Error::Deadline { .. }) => assert!(e.to_string().contains("call_deadline"), "{e}"),
+        other => panic!("expected the deadline, got {:?}", other.map(|o| o.diagnostics.len())),
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "the deadline stopped it late: {:?}", started.elapsed());
+    assert!(engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - after the deadline\n").unwrap().ok);
+}
+
+#[test]
+fn one_runtime_serves_many_threads() {
+    let runtime = common::runtime();
+    let handles: Vec<_> = (0..4)
+        .map(|i| {
+            let runtime = runtime.clone();
+            std::thread::spawn(move || {
+                let mut engine = runtime.instance().unwrap();
+                let text = format!("KEY_LEARNINGS:\n  ADD:\n    - because thread {i}: a fact\n");
+                let state = engine.empty_state().unwrap();
+                engine.apply(&state, &text, "t").unwrap().merged.added
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), ["KL-1"]);
+    }
+}
+
+#[test]
 fn the_compile_cache_is_used_and_a_corrupt_entry_is_replaced() {
     let dir = tempdir("cache");
     let options = Options { cache_dir: Some(dir.clone()), ..Options::default() };
-    assert!(!Runtime::new(&options).unwrap().from_cache);
-    assert!(Runtime::new(&options).unwrap().from_cache);
+    assert!(!Runtime::new(&options).unwrap().from_cache());
+    assert!(Runtime::new(&options).unwrap().from_cache());
 
     let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
     assert_eq!(entries.len(), 1, "one artifact per component and engine: {entries:?}");
     std::fs::write(&entries[0], b"not a precompiled component").unwrap();
     let runtime = Runtime::new(&options).unwrap();
-    assert!(!runtime.from_cache, "a corrupt artifact must not be trusted");
+    assert!(!runtime.from_cache(), "a corrupt artifact must not be trusted");
     runtime.instance().unwrap().empty_state().unwrap();
-    assert!(Runtime::new(&options).unwrap().from_cache, "the corrupt artifact was replaced");
+    assert!(Runtime::new(&options).unwrap().from_cache(), "the corrupt artifact was replaced");
 }
 
 fn tempdir(name: &str) -> std::path::PathBuf {
@@ -176,7 +210,7 @@ fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 #[test]
 fn the_agent_component_imports_exactly_the_granted_capabilities() {
     let mut instances = Vec::new();
-    for payload in wasmparser::Parser::new(0).parse_all(workmem::engine::AGENT_COMPONENT) {
+    for payload in wasmparser::Parser::new(0).parse_all(workmem_runtime::AGENT_COMPONENT) {
         if let wasmparser::Payload::ComponentImportSection(s) = payload.unwrap() {
             for import in s {
                 let import = import.unwrap();

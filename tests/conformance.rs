@@ -4,7 +4,8 @@
 mod common;
 
 use serde_json::json;
-use workmem::json as wjson;
+#[path = "../host/cli/src/json.rs"]
+mod wjson;
 
 #[test]
 fn parse_corpus_through_the_component() {

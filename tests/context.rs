@@ -3,12 +3,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use workmem::context::{self, Options, Tokenizer};
-use workmem::engine::HistoryMode;
-use workmem::llm::Message;
-use workmem::session::{Session, Sessions};
+use workmem_agent::context::{self, Options};
+use workmem_llm::Tokenizer;
+use workmem_runtime::HistoryMode;
+use workmem_store::Message;
+use workmem_store::{Session, Sessions};
 
-fn session(name: &str, runtime: &workmem::engine::Runtime) -> (PathBuf, Session) {
+fn session(name: &str, runtime: &workmem_runtime::Runtime) -> (PathBuf, Session) {
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("context-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
@@ -18,7 +19,7 @@ fn session(name: &str, runtime: &workmem::engine::Runtime) -> (PathBuf, Session)
 }
 
 fn say(s: &Session, role: &str, content: &str) {
-    s.append_message(&Message::new(role, content)).unwrap();
+    s.append_message(Message::new(role, content)).unwrap();
 }
 
 #[test]
@@ -31,7 +32,8 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     let built = context::build(&s, &mut engine, &tokenizer, &Options::new("gpt-4o")).unwrap();
     let (request, meta) = built.messages.split_at(built.messages.len() - 1);
     let bpe = tiktoken_rs::o200k_base().unwrap();
-    let expected: usize = request.iter().map(|m| 3 + bpe.encode_with_special_tokens(&m.role).len() + bpe.encode_with_special_tokens(&m.content).len()).sum::<usize>() + 3;
+    let expected: usize =
+        request.iter().map(|m| 3 + bpe.encode_with_special_tokens(&m.role).len() + bpe.encode_with_special_tokens(&m.content).len()).sum::<usize>() + 3;
     assert_eq!(built.stats.tokens_used as usize, expected);
     assert_eq!(meta[0].role, "system");
     assert!(meta[0].content.contains(&format!("\"tokens_used\": {expected},")));
@@ -48,7 +50,7 @@ fn the_prefix_is_byte_identical_until_what_it_holds_changes() {
     let (_, s) = session("prefix", &runtime);
     let tokenizer = Tokenizer::for_model("gpt-4o");
     let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
-    let prefix = |engine: &mut workmem::engine::Instance| {
+    let prefix = |engine: &mut workmem_runtime::Instance| {
         let built = context::build(&s, engine, &tokenizer, &options).unwrap();
         let history = s.messages().unwrap().len();
         serde_json::to_string(&built.messages[..built.messages.len() - 1 - history]).unwrap()
@@ -72,7 +74,7 @@ fn history_is_stripped_once_the_llm_maintains_its_overview() {
         say(&s, role, text);
     }
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let contents = |engine: &mut workmem::engine::Instance| -> Vec<String> {
+    let contents = |engine: &mut workmem_runtime::Instance| -> Vec<String> {
         context::build(&s, engine, &tokenizer, &Options::new("gpt-4o")).unwrap().messages.into_iter().map(|m| m.content).collect()
     };
     let before = contents(&mut engine);
@@ -102,9 +104,8 @@ fn the_reminders_follow_rounds_and_tokens() {
     let (_, s) = session("remind", &runtime);
     say(&s, "user", "go");
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let meta_text = |engine: &mut workmem::engine::Instance, options: &Options| {
-        context::build(&s, engine, &tokenizer, options).unwrap().messages.pop().unwrap().content
-    };
+    let meta_text =
+        |engine: &mut workmem_runtime::Instance, options: &Options| context::build(&s, engine, &tokenizer, options).unwrap().messages.pop().unwrap().content;
     let options = Options::new("gpt-4o");
     assert!(meta_text(&mut engine, &options).contains("Remember to update"));
     assert!(meta_text(&mut engine, &Options { strong_reminder_tokens: 100, ..options.clone() }).contains("Archive finished work"));

@@ -8,7 +8,7 @@ use common::Workspace;
 use llm_server::{Reply, Server};
 use std::process::Output;
 use std::time::Duration;
-use workmem::llm::{Client, Config, LlmError, Message};
+use workmem_llm::{Client, Config, LlmError, Message};
 
 fn config(server: &Server, stream: bool) -> Config {
     Config {
@@ -22,7 +22,7 @@ fn config(server: &Server, stream: bool) -> Config {
     }
 }
 
-fn ask(client: &Client) -> Result<workmem::llm::Completion, LlmError> {
+fn ask(client: &Client) -> Result<workmem_llm::Completion, LlmError> {
     client.complete(&[Message::new("user", "hello")])
 }
 
@@ -176,11 +176,7 @@ fn update_gives_up_cleanly_when_the_answers_stay_invalid() {
 #[test]
 fn update_rides_out_429_and_500() {
     let ws = Workspace::new("retry");
-    let server = Server::start(vec![
-        Reply::status(429, vec![("retry-after-ms", "50".into())]),
-        Reply::status(500, vec![]),
-        Reply::streamed(VALID),
-    ]);
+    let server = Server::start(vec![Reply::status(429, vec![("retry-after-ms", "50".into())]), Reply::status(500, vec![]), Reply::streamed(VALID)]);
     let out = update(&ws, &server, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 3);
@@ -226,7 +222,8 @@ fn settings_come_from_the_config_file_when_the_environment_has_none() {
     std::fs::write(&config, r#"{"base_url": "http://127.0.0.1:9", "modle": "typo"}"#).unwrap();
     let out = ws.cmd(None, &["update", "--session", "s", "--task", "t"]).env("WORKMEM_CONFIG", &config).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("config.json: unknown field `modle`"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("config.json is not valid") && err.contains("unknown field `modle`"), "{err}");
 }
 
 #[test]
@@ -236,12 +233,12 @@ fn a_trap_inside_the_sandboxed_update_writes_nothing() {
     // An answer larger than the sandbox's memory: the guest's allocation fails, which traps.
     let huge = "KEY_LEARNINGS:\n  ADD:\n".to_string() + &"    - because it is big: a learning that takes up space\n".repeat(60_000);
     let server = Server::start(vec![Reply::answer(&huge)]);
-    let config = workmem::llm::Config { stream: false, ..config(&server, false) };
-    let options = workmem::engine::Options { max_memory_bytes: 2 << 20, ..workmem::engine::Options::default() };
-    let sandbox = workmem::sandbox::Sandbox::new(&options).unwrap();
-    let session = workmem::session::Session::open(&ws.session).unwrap();
-    match sandbox.memory_update(&session, Client::new(config), "t", 0) {
-        Err(workmem::Error::Trap(_)) => {}
+    let config = Config { stream: false, ..config(&server, false) };
+    let options = workmem_runtime::Options { max_memory_bytes: 2 << 20, ..common::options() };
+    let runtime = workmem_runtime::Runtime::new(&options).unwrap();
+    let session = workmem_store::Session::open(&ws.session).unwrap();
+    match workmem_agent::update::memory_update(&runtime, &session, Client::new(config), "t", 0) {
+        Err(workmem_agent::Error::Store(workmem_store::Error::Engine(workmem_runtime::Error::Trap(_)))) => {}
         other => panic!("expected a trap, got {other:?}"),
     }
     assert_eq!(ws.files(), before, "a trapped update wrote something");

@@ -1,11 +1,10 @@
 //! The memory file tools: every path the LLM names is checked by the host before it
 //! touches the disk. Each refusal is tested, and so is what a refusal must not do.
 
-
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use workmem::store::{MemoryFiles, PathError};
+use workmem_store::{MemoryFiles, PathError};
 
 fn session_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("memfiles-{name}-{}", std::process::id()));

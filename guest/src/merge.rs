@@ -148,7 +148,14 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
         next.next_learning = next.next_learning.saturating_add(1);
         diff.line(Learning::HEADING, format_args!("+ {id} {}  (because {})", add.text, add.reason));
         out.added.push(id.clone());
-        next.learnings.push(Learning { id, text: add.text, reason: add.reason, added_at: now.to_string(), archived_at: String::new(), archive_reason: String::new() });
+        next.learnings.push(Learning {
+            id,
+            text: add.text,
+            reason: add.reason,
+            added_at: now.to_string(),
+            archived_at: String::new(),
+            archive_reason: String::new(),
+        });
     }
 
     archive(&mut next.verbatim, &update.verbatim.archive, now, diff, &mut out.archived, &mut out.ignored);

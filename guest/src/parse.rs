@@ -62,8 +62,7 @@ pub fn parse(text: &str) -> Parsed {
     // structured_after[i]: does any header or bullet follow line i?
     let mut structured_after = vec![false; lines.len()];
     for i in (0..lines.len().saturating_sub(1)).rev() {
-        structured_after[i] = structured_after[i + 1]
-            || matches!(kinds[i + 1], Kind::Section(..) | Kind::List(..) | Kind::Bullet(_) | Kind::Nothing);
+        structured_after[i] = structured_after[i + 1] || matches!(kinds[i + 1], Kind::Section(..) | Kind::List(..) | Kind::Bullet(_) | Kind::Nothing);
     }
 
     let mut end = lines.len();
@@ -131,12 +130,7 @@ impl<'a> Machine<'a> {
             snippet: None,
             last: Last::Nothing,
             indented_body: None,
-            parsed: Parsed {
-                update: empty_update(),
-                diagnostics: Vec::new(),
-                learning_archive_at: Vec::new(),
-                verbatim_archive_at: Vec::new(),
-            },
+            parsed: Parsed { update: empty_update(), diagnostics: Vec::new(), learning_archive_at: Vec::new(), verbatim_archive_at: Vec::new() },
         }
     }
 
@@ -410,7 +404,5 @@ impl<'a> Machine<'a> {
 fn common_lead(lines: &[Line]) -> usize {
     let mut leads = lines.iter().filter(|l| !l.is_blank()).map(|l| l.lead);
     let Some(first) = leads.next() else { return 0 };
-    leads.fold(first.len(), |n, lead| {
-        first.bytes().zip(lead.bytes()).take(n).take_while(|(a, b)| a == b).count()
-    })
+    leads.fold(first.len(), |n, lead| first.bytes().zip(lead.bytes()).take(n).take_while(|(a, b)| a == b).count())
 }

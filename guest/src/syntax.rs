@@ -48,8 +48,7 @@ impl List {
     pub fn belongs_to(self, section: Section) -> bool {
         matches!(
             (section, self),
-            (Section::Progress, List::Completed | List::InProgress | List::Remaining)
-                | (Section::Learnings | Section::Verbatim, List::Add | List::Archive)
+            (Section::Progress, List::Completed | List::InProgress | List::Remaining) | (Section::Learnings | Section::Verbatim, List::Add | List::Archive)
         )
     }
 }
@@ -101,19 +100,12 @@ fn fence(body: &str) -> Option<(char, usize)> {
 }
 
 fn bullet_marker(input: &str) -> IResult<&str, &str> {
-    alt((
-        recognize(pair(alt((tag("-"), tag("*"), tag("+"), tag("•"))), alt((space1, end)))),
-        recognize((digit1, alt((tag("."), tag(")"))), space1)),
-    ))
-    .parse(input)
+    alt((recognize(pair(alt((tag("-"), tag("*"), tag("+"), tag("•"))), alt((space1, end)))), recognize((digit1, alt((tag("."), tag(")"))), space1))))
+        .parse(input)
 }
 
 fn end(input: &str) -> IResult<&str, &str> {
-    if input.is_empty() {
-        Ok((input, input))
-    } else {
-        Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Eof)))
-    }
+    if input.is_empty() { Ok((input, input)) } else { Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::Eof))) }
 }
 
 /// An ASCII keyword in any case. nom's `tag_no_case` folds full Unicode case, which the
@@ -167,10 +159,8 @@ fn header(body: &str) -> Option<Kind<'_>> {
 /// buffer of its own: no header name is longer, so anything longer is not a header and
 /// costs no allocation (this runs on every line, snippet code included).
 fn canonical_name(name: &str) -> Option<&'static [u8]> {
-    const KNOWN: [&[u8]; 9] = [
-        b"CURRENT_PROGRESS", b"KEY_LEARNINGS", b"VERBATIM_CONTEXT", b"COMPLETED", b"IN_PROGRESS", b"INPROGRESS",
-        b"REMAINING", b"ADD", b"ARCHIVE",
-    ];
+    const KNOWN: [&[u8]; 9] =
+        [b"CURRENT_PROGRESS", b"KEY_LEARNINGS", b"VERBATIM_CONTEXT", b"COMPLETED", b"IN_PROGRESS", b"INPROGRESS", b"REMAINING", b"ADD", b"ARCHIVE"];
     let mut buf = [0u8; 16];
     let mut len = 0;
     for word in name.split(['_', '-', ' ']).filter(|w| !w.is_empty()) {
@@ -203,8 +193,7 @@ pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str)
     let Ok((after_kw, _)) = terminated(keyword("because"), space0).parse(item) else {
         return fail(item, format!("{what} must start with `because <reason>:`"));
     };
-    let (after_reason, reason) =
-        take_till::<_, _, nom::error::Error<&str>>(|c| c == ':').parse(after_kw).expect("take_till never fails");
+    let (after_reason, reason) = take_till::<_, _, nom::error::Error<&str>>(|c| c == ':').parse(after_kw).expect("take_till never fails");
     if after_reason.is_empty() {
         return fail(after_kw, format!("{what} needs a `:` after the reason"));
     }
@@ -218,16 +207,7 @@ pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str)
 /// `[KL-<n>] because <reason>`, brackets and a colon after the ID optional. Returns the
 /// normalized ID (`KL-7`) and the reason.
 pub fn archive_item<'a>(item: &'a str, prefix: &str) -> Result<(String, &'a str), ItemError<'a>> {
-    let parsed: IResult<&str, _> = (
-        opt(char('[')),
-        alt((keyword("KL"), keyword("VC"))),
-        char('-'),
-        digit1,
-        opt(char(']')),
-        opt(char(':')),
-        space0,
-    )
-        .parse(item);
+    let parsed: IResult<&str, _> = (opt(char('[')), alt((keyword("KL"), keyword("VC"))), char('-'), digit1, opt(char(']')), opt(char(':')), space0).parse(item);
     let Ok((after_id, (_, kind, _, digits, _, _, _))) = parsed else {
         return fail(item, format!("expected `{prefix}-<n> because <reason>`"));
     };

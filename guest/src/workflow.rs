@@ -32,10 +32,7 @@ pub fn memory_update(task: &str, max_reprompts: u32) -> Result<MemoryUpdateRepor
             return Ok(report);
         }
         if attempt > max_reprompts {
-            return Err(format!(
-                "the LLM's answer was still invalid after {attempt} attempts; nothing was applied:\n{}",
-                problems(&outcome.diagnostics)
-            ));
+            return Err(format!("the LLM's answer was still invalid after {attempt} attempts; nothing was applied:\n{}", problems(&outcome.diagnostics)));
         }
         messages.push(message("assistant", answer));
         messages.push(message("user", correction(&outcome.diagnostics)));

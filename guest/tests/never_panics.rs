@@ -6,15 +6,52 @@ use workmem_guest as engine;
 
 /// Fragments real responses are made of, so random inputs reach deep into the grammar.
 const PIECES: &[&str] = &[
-    "CURRENT_PROGRESS:", "KEY_LEARNINGS:", "VERBATIM_CONTEXT:", "## Current Progress", "**In Progress:**",
-    "Completed:", "In Progress:", "Remaining:", "ADD:", "ARCHIVE:", "ADD: (none)", "(none)", "- ", "* ", "1. ",
-    "because ", "because", ": ", ":", " => ", "=>", "KL-", "VC-", "[KL-1]", "KL-4294967296", "VC-0", "```", "~~~",
-    "```python", "\t", "  ", "    ", "\n", "\r\n", "\r", "é", "修复", "🚀", "\u{200b}", "text", "#", "-",
+    "CURRENT_PROGRESS:",
+    "KEY_LEARNINGS:",
+    "VERBATIM_CONTEXT:",
+    "## Current Progress",
+    "**In Progress:**",
+    "Completed:",
+    "In Progress:",
+    "Remaining:",
+    "ADD:",
+    "ARCHIVE:",
+    "ADD: (none)",
+    "(none)",
+    "- ",
+    "* ",
+    "1. ",
+    "because ",
+    "because",
+    ": ",
+    ":",
+    " => ",
+    "=>",
+    "KL-",
+    "VC-",
+    "[KL-1]",
+    "KL-4294967296",
+    "VC-0",
+    "```",
+    "~~~",
+    "```python",
+    "\t",
+    "  ",
+    "    ",
+    "\n",
+    "\r\n",
+    "\r",
+    "é",
+    "修复",
+    "🚀",
+    "\u{200b}",
+    "text",
+    "#",
+    "-",
 ];
 
 fn dsl_like() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop_oneof![prop::sample::select(PIECES).prop_map(str::to_string), "[ -~]{0,12}"], 0..80)
-        .prop_map(|parts| parts.concat())
+    prop::collection::vec(prop_oneof![prop::sample::select(PIECES).prop_map(str::to_string), "[ -~]{0,12}"], 0..80).prop_map(|parts| parts.concat())
 }
 
 fn check(text: &str) {

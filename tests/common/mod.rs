@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use workmem::engine::{Options, Runtime};
+use workmem_runtime::{Options, Runtime};
 
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).expect("workspace root").to_path_buf()
 }
 
 /// A runtime whose compile cache lives in the test's scratch directory.
@@ -74,7 +74,7 @@ impl Workspace {
         let ws = Workspace { session: PathBuf::new(), root };
         let out = ws.cmd(None, &["session", "new", "--id", "s"]).output().unwrap();
         assert!(out.status.success());
-        let session = ws.root.join("sessions").join(workmem::session::encode_cwd(&ws.root)).join("s");
+        let session = ws.root.join("sessions").join(workmem_store::session::encode_cwd(&ws.root)).join("s");
         Workspace { session, ..ws }
     }
 
@@ -112,4 +112,3 @@ impl Workspace {
         state["learnings"].clone()
     }
 }
-

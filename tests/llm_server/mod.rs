@@ -51,8 +51,7 @@ impl Reply {
     /// Tool calls as a stream: each call named in one delta, its arguments in pieces after.
     pub fn call_streamed(calls: &[(&str, Value)]) -> Reply {
         let chunk = |delta: Value| {
-            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
-                .to_string()
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": null}]}).to_string()
         };
         let mut events = Vec::new();
         for (index, call) in tool_calls(calls).iter().enumerate() {

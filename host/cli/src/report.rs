@@ -1,10 +1,10 @@
 //! What the CLI prints: human text by default, the documented JSON with --json.
 
+use crate::json;
 use anyhow::Result;
 use std::process::ExitCode;
-use workmem::engine::{Diagnostic, ParseOutcome};
-use workmem::json;
-use workmem::session::{Report, Session};
+use workmem_runtime::{Diagnostic, ParseOutcome};
+use workmem_store::{Report, Session};
 
 /// `file:line:column: severity: message`, one per line on stderr, as compilers do.
 pub fn diagnostics(name: &str, ds: &[Diagnostic]) {

@@ -42,7 +42,7 @@ impl Config {
     /// (`$WORKMEM_CONFIG`, else `~/.config/workmem/config.json`, if it exists), else the
     /// defaults (`https://api.openai.com/v1`, no key, [`DEFAULT_MODEL`]); streaming, 120 s per
     /// attempt, 3 retries.
-    pub fn load() -> crate::Result<Self> {
+    pub fn load() -> Result<Self, ConfigError> {
         let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
         let path = var("WORKMEM_CONFIG").map(std::path::PathBuf::from).or_else(|| {
             let base = var("XDG_CONFIG_HOME").map(std::path::PathBuf::from).or_else(|| var("HOME").map(|h| std::path::Path::new(&h).join(".config")))?;
@@ -50,8 +50,8 @@ impl Config {
         });
         let file = match path {
             Some(path) if path.exists() => {
-                let text = std::fs::read_to_string(&path).map_err(crate::Error::io(&path))?;
-                serde_json::from_str(&text).map_err(|e| crate::Error::Corrupt { path, message: e.to_string() })?
+                let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Read { path: path.clone(), source })?;
+                serde_json::from_str(&text).map_err(|source| ConfigError::Invalid { path, source })?
             }
             _ => File::default(),
         };
@@ -67,7 +67,16 @@ impl Config {
     }
 }
 
-/// A chat message in OpenAI's wire shape, which is also how messages.jsonl stores it.
+/// The config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading the LLM config file {}", path.display())]
+    Read { path: std::path::PathBuf, source: std::io::Error },
+    #[error("the LLM config file {} is not valid: it takes {{\"base_url\", \"api_key\", \"model\"}}", path.display())]
+    Invalid { path: std::path::PathBuf, source: serde_json::Error },
+}
+
+/// A chat message in OpenAI's wire shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
     pub role: String,
@@ -165,11 +174,7 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: Config) -> Self {
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = ureq::Agent::config_builder().timeout_global(Some(config.timeout)).http_status_as_error(false).build().into();
         Client { agent, config }
     }
 

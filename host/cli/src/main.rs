@@ -3,6 +3,7 @@
 //! Exit status: 0 success, 1 invalid input or a failed operation, 2 usage error.
 
 mod demo;
+mod json;
 mod report;
 
 use anyhow::{Context, Result};
@@ -10,9 +11,8 @@ use clap::{Parser, Subcommand};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use workmem::engine::{Options, Runtime};
-use workmem::session::{Session, Sessions};
-use workmem::{Error, json};
+use workmem_runtime::{Options, Runtime};
+use workmem_store::{Error, Session, Sessions};
 
 #[derive(Parser)]
 #[command(name = "workmem", version, about = "Structured working memory for LLM agents, run in a sandboxed Wasm component")]
@@ -76,7 +76,7 @@ enum Command {
         #[arg(long)]
         task: String,
         /// How many times a malformed answer is sent back for correction
-        #[arg(long, default_value_t = workmem::sandbox::DEFAULT_REPROMPTS)]
+        #[arg(long, default_value_t = workmem_agent::update::DEFAULT_REPROMPTS)]
         max_reprompts: u32,
         /// The model (default: $WORKMEM_MODEL, else the config file's, else gpt-4o-mini)
         #[arg(long)]
@@ -148,15 +148,15 @@ struct LlmArgs {
 }
 
 impl LlmArgs {
-    fn client(&self, model: &str) -> Result<workmem::llm::Client> {
-        let mut config = workmem::llm::Config::load()?;
+    fn client(&self, model: &str) -> Result<workmem_llm::Client> {
+        let mut config = workmem_llm::Config::load()?;
         config.model = model.to_string();
         config.stream = !self.no_stream;
         if let Some(secs) = self.timeout {
             config.timeout = std::time::Duration::try_from_secs_f64(secs).context("--timeout takes a number of seconds")?;
         }
         config.max_retries = self.retries.unwrap_or(config.max_retries);
-        Ok(workmem::llm::Client::new(config))
+        Ok(workmem_llm::Client::new(config))
     }
 }
 
@@ -196,13 +196,13 @@ enum History {
 }
 
 impl ContextArgs {
-    fn options(&self) -> Result<workmem::context::Options> {
-        use workmem::engine::HistoryMode;
+    fn options(&self) -> Result<workmem_agent::context::Options> {
+        use workmem_runtime::HistoryMode;
         let model = match &self.model {
             Some(m) => m.clone(),
-            None => workmem::llm::Config::load()?.model,
+            None => workmem_llm::Config::load()?.model,
         };
-        let mut o = workmem::context::Options::new(&model);
+        let mut o = workmem_agent::context::Options::new(&model);
         o.history = match self.history {
             History::Auto => HistoryMode::Auto,
             History::All => HistoryMode::All,
@@ -212,7 +212,7 @@ impl ContextArgs {
         o.last_n = self.last_n;
         o.tokens_max = self.tokens_max;
         o.remind_after_rounds = self.remind_after;
-        o.strong_reminder_tokens = workmem::context::threshold(&self.strong_reminder, self.tokens_max)?;
+        o.strong_reminder_tokens = workmem_agent::context::threshold(&self.strong_reminder, self.tokens_max)?;
         if let Some(path) = &self.system {
             o.system_prompt = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         }
@@ -239,7 +239,7 @@ enum MemoryCommand {
     List {
         #[arg(long, value_name = "ID|DIR")]
         session: String,
-        #[arg(default_value = workmem::store::MEMORY_DIR)]
+        #[arg(default_value = workmem_store::MEMORY_DIR)]
         path: String,
     },
 }
@@ -291,7 +291,7 @@ impl Ctx {
         let cwd = std::env::current_dir().context("reading the current directory")?;
         let root = match &cli.sessions_dir {
             Some(d) => d.clone(),
-            None => workmem::session::root_dir()?,
+            None => workmem_store::session::root_dir()?,
         };
         Ok(Ctx { runtime, sessions: Sessions::new(&root, &cwd) })
     }
@@ -385,11 +385,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let s = ctx.session(&session)?;
             let model = match model {
                 Some(m) => m,
-                None => workmem::llm::Config::load()?.model,
+                None => workmem_llm::Config::load()?.model,
             };
             let llm = llm.client(&model)?;
-            let sandbox = workmem::sandbox::Sandbox::new(&Options::default())?;
-            match sandbox.memory_update(&s, llm, &task, max_reprompts) {
+            match workmem_agent::update::memory_update(&ctx.runtime, &s, llm, &task, max_reprompts) {
                 Ok(r) => {
                     for w in &r.warnings {
                         eprintln!("<llm>: warning: {w}");
@@ -405,7 +404,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     }
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(Error::Rejected(why)) => {
+                Err(workmem_agent::Error::UpdateFailed(why)) => {
                     eprintln!("workmem: error: {why}");
                     Ok(ExitCode::from(1))
                 }
@@ -414,23 +413,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Agent { session, task, context, max_steps, llm } => {
             let s = ctx.session(&session)?;
-            let options = workmem::agent::Options { context: context.options()?, max_steps };
+            let options = workmem_agent::turn::Options { context: context.options()?, max_steps };
             let llm = llm.client(&options.context.model)?;
-            workmem::agent::turn(&s, &mut engine, &llm, &options, &task, &mut |event| match event {
-                workmem::agent::Event::Tool { name, arguments, ok, result } => {
+            workmem_agent::turn::turn(&s, &mut engine, &llm, &options, &task, &mut |event| match event {
+                workmem_agent::turn::Event::Tool { name, arguments, ok, result } => {
                     let mark = if *ok { "→" } else { "✗" };
                     let first = result.lines().next().unwrap_or_default();
                     eprintln!("{mark} {name}({arguments}): {first}");
                 }
-                workmem::agent::Event::Answer(text) => println!("{text}"),
+                workmem_agent::turn::Event::Answer(text) => println!("{text}"),
             })?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Context { session, context, json } => {
             let s = ctx.session(&session)?;
             let options = context.options()?;
-            let tokenizer = workmem::context::Tokenizer::for_model(&options.model);
-            let built = workmem::context::build(&s, &mut engine, &tokenizer, &options)?;
+            let tokenizer = workmem_llm::Tokenizer::for_model(&options.model);
+            let built = workmem_agent::context::build(&s, &mut engine, &tokenizer, &options)?;
             if json {
                 let body = serde_json::json!({"model": options.model, "messages": built.messages});
                 println!("{}", serde_json::to_string_pretty(&body)?);
@@ -438,13 +437,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 for m in &built.messages {
                     println!("━━ {}\n{}\n", m.role, m.content);
                 }
-                eprintln!(
-                    "{} messages, {} tokens ({} for {})",
-                    built.messages.len(),
-                    built.stats.tokens_used,
-                    tokenizer.encoding,
-                    options.model
-                );
+                eprintln!("{} messages, {} tokens ({} for {})", built.messages.len(), built.stats.tokens_used, tokenizer.encoding, options.model);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -479,11 +472,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Component { out, core, agent } => {
             let bytes = match (core, agent) {
-                (true, _) => workmem::engine::CORE_MODULE,
-                (_, true) => workmem::engine::AGENT_COMPONENT,
-                _ => workmem::engine::COMPONENT,
+                (true, _) => workmem_runtime::CORE_MODULE,
+                (_, true) => workmem_runtime::AGENT_COMPONENT,
+                _ => workmem_runtime::COMPONENT,
             };
-            workmem::fsio::write_atomic(&out, bytes).with_context(|| format!("writing {}", out.display()))?;
+            workmem_store::fsio::write_atomic(&out, bytes).with_context(|| format!("writing {}", out.display()))?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -2,7 +2,7 @@
 //! engine compiled natively, measured in one run, with the targets of issue #2 beside them.
 
 use std::time::{Duration, Instant};
-use workmem::engine::{COMPONENT, Options, Runtime};
+use workmem_runtime::{COMPONENT, Options, Runtime};
 
 const SETUP: &str = include_str!("data/setup.dsl");
 /// A realistic update: 4 KB written after the astropy-13579 trajectory in shared/data.
@@ -33,8 +33,8 @@ fn us(d: Duration) -> f64 {
 
 /// 500 messages (user, assistant with a tool call, tool result, in turn), sized like an
 /// agent's, and a 5 KB overview.
-fn history() -> Vec<workmem::llm::Message> {
-    use workmem::llm::{FunctionCall, Message, ToolCall};
+fn history() -> Vec<workmem_store::Message> {
+    use workmem_store::{Message, ToolCall};
     (0..500)
         .map(|i| {
             let body = &UPDATE[(i * 37) % 2000..][..600 + (i * 53) % 1200];
@@ -43,8 +43,8 @@ fn history() -> Vec<workmem::llm::Message> {
                 1 => Message {
                     tool_calls: vec![ToolCall {
                         id: format!("call_{i}"),
-                        kind: "function".into(),
-                        function: FunctionCall { name: "read_file".into(), arguments: "{\"path\": \"working-memory/detail/notes.md\"}".into() },
+                        name: "read_file".into(),
+                        arguments: "{\"path\": \"working-memory/detail/notes.md\"}".into(),
                     }],
                     ..Message::new("assistant", body)
                 },
@@ -62,15 +62,15 @@ fn overview() -> String {
     o
 }
 
-fn context_request() -> workmem::engine::ContextRequest {
-    use workmem::engine::{ChatMessage, ContextRequest, HistoryMode, ToolCall};
+fn context_request() -> workmem_runtime::ContextRequest {
+    use workmem_runtime::{ChatMessage, ContextRequest, HistoryMode, ToolCall};
     let history: Vec<ChatMessage> = history()
         .into_iter()
         .map(|m| ChatMessage {
             role: m.role,
             content: m.content,
             tool_call_id: m.tool_call_id.unwrap_or_default(),
-            tool_calls: m.tool_calls.into_iter().map(|c| ToolCall { id: c.id, name: c.function.name, arguments: c.function.arguments }).collect(),
+            tool_calls: m.tool_calls.into_iter().map(|c| ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
         })
         .collect();
     ContextRequest {
@@ -87,16 +87,16 @@ fn context_request() -> workmem::engine::ContextRequest {
 }
 
 /// The same session on disk, for the host's whole request build.
-fn context_session() -> (workmem::session::Session, workmem::context::Options) {
+fn context_session() -> (workmem_store::Session, workmem_agent::context::Options) {
     let root = std::env::temp_dir().join(format!("workmem-bench-session-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let runtime = Runtime::new(&Options { cache_dir: None, ..Options::default() }).unwrap();
-    let session = workmem::session::Sessions::new(&root, &root).create(&mut runtime.instance().unwrap(), Some("bench")).unwrap();
+    let session = workmem_store::Sessions::new(&root, &root).create(&mut runtime.instance().unwrap(), Some("bench")).unwrap();
     for m in history() {
-        session.append_message(&m).unwrap();
+        session.append_message(m).unwrap();
     }
     session.memory_files().write("working-memory/overview.md", &overview()).unwrap();
-    let options = workmem::context::Options { history: workmem::engine::HistoryMode::All, ..workmem::context::Options::new("gpt-4o") };
+    let options = workmem_agent::context::Options { history: workmem_runtime::HistoryMode::All, ..workmem_agent::context::Options::new("gpt-4o") };
     (session, options)
 }
 
@@ -152,10 +152,10 @@ fn main() {
 
     // The canonical ABI's share: merging an empty update does almost no work but moves the
     // whole state into the component and back out.
-    let nothing = workmem::engine::Update {
+    let nothing = workmem_runtime::Update {
         progress: empty.progress.clone(),
-        learnings: workmem::engine::LearningOps { add: vec![], archive: vec![] },
-        verbatim: workmem::engine::VerbatimOps { add: vec![], archive: vec![] },
+        learnings: workmem_runtime::LearningOps { add: vec![], archive: vec![] },
+        verbatim: workmem_runtime::VerbatimOps { add: vec![], archive: vec![] },
     };
     let native_nothing = workmem_guest::Update {
         progress: workmem_guest::empty_state().progress,
@@ -170,11 +170,11 @@ fn main() {
     let (session, context_options) = context_session();
     let request = context_request();
     let assemble = median(101, 10, || drop(engine.assemble_context(&request).unwrap()));
-    let tokenizer = workmem::context::Tokenizer::for_model("gpt-4o");
+    let tokenizer = workmem_llm::Tokenizer::for_model("gpt-4o");
     let start = Instant::now();
-    workmem::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap();
+    workmem_agent::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap();
     let build_cold = start.elapsed();
-    let build = median(21, 1, || drop(workmem::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap()));
+    let build = median(21, 1, || drop(workmem_agent::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap()));
 
     // Token counting of 1 MB of real text (this repository's sources and corpus), through
     // the host's tokenizer and through tiktoken-rs directly.
@@ -193,7 +193,7 @@ fn main() {
     // instantiates and answers a first call, as a CLI invocation does.
     let cold = median(51, 1, || {
         let rt = Runtime::new(&options).unwrap();
-        assert!(rt.from_cache);
+        assert!(rt.from_cache());
         rt.instance().unwrap().empty_state().unwrap();
     });
     // And without the cache, for scale.
@@ -207,7 +207,12 @@ fn main() {
     if std::env::args().any(|a| a == "--json") {
         println!(
             "{{\"runtime\": \"wasmtime (Rust host)\", \"apply_us\": {:.2}, \"roundtrip_us\": {:.2}, \"call_us\": {:.2}, \"cold_ms\": {:.3}, \"cold_uncached_ms\": {:.2}, \"native_apply_us\": {:.2}}}",
-            us(wasm), us(roundtrip_wasm), us(call), us(cold) / 1e3, us(compile) / 1e3, us(native)
+            us(wasm),
+            us(roundtrip_wasm),
+            us(call),
+            us(cold) / 1e3,
+            us(compile) / 1e3,
+            us(native)
         );
         return;
     }

@@ -9,7 +9,7 @@ const TARGET: &str = "wasm32-unknown-unknown";
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let root = manifest.parent().expect("host/ sits in the workspace root").to_path_buf();
+    let root = manifest.ancestors().nth(2).expect("host/runtime sits two levels below the workspace root").to_path_buf();
     for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }

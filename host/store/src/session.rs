@@ -12,11 +12,12 @@
 //! Every whole-file write is atomic, and every update runs under the session's lock, so
 //! concurrent updates all land, one after another.
 
-use crate::engine::{Instance, MemoryState};
 use crate::error::{Error, Result};
 use crate::fsio;
+use crate::messages::{Entry, LogRecord, Message};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use workmem_runtime::{Instance, MemoryState};
 
 /// Overrides the sessions root (default `~/.ai/sessions`).
 pub const ROOT_ENV: &str = "WORKMEM_SESSIONS_DIR";
@@ -65,7 +66,7 @@ pub struct Report {
     pub entry: LogEntry,
     pub diff: String,
     pub overview: String,
-    pub warnings: Vec<crate::engine::Diagnostic>,
+    pub warnings: Vec<workmem_runtime::Diagnostic>,
 }
 
 impl Sessions {
@@ -90,13 +91,13 @@ impl Sessions {
         };
         let dir = self.dir.join(&id);
         if dir.exists() {
-            return Err(Error::Session(format!("session {id} already exists at {}", dir.display())));
+            return Err(Error::Exists { id, dir });
         }
         for sub in ["working-memory/detail", "working-memory/archive"] {
             std::fs::create_dir_all(dir.join(sub)).map_err(Error::io(dir.join(sub)))?;
         }
         let session = Session { dir };
-        let now = crate::now();
+        let now = workmem_runtime::now();
         let cwd = self.cwd.display().to_string();
         session.write(&session.path(OVERVIEW), engine.overview_template()?.as_bytes())?;
         session.write_json(&session.path(STATE), &engine.empty_state()?)?;
@@ -140,11 +141,8 @@ impl Sessions {
     /// A session named by ID (under this directory's sessions) or by its directory path.
     pub fn resolve(&self, spec: &str) -> Result<Session> {
         let as_path = Path::new(spec);
-        let dir = if spec.contains(std::path::MAIN_SEPARATOR) || spec == "." || spec == ".." {
-            as_path.to_path_buf()
-        } else {
-            self.dir.join(checked_id(spec)?)
-        };
+        let dir =
+            if spec.contains(std::path::MAIN_SEPARATOR) || spec == "." || spec == ".." { as_path.to_path_buf() } else { self.dir.join(checked_id(spec)?) };
         Session::open(&dir)
     }
 }
@@ -154,7 +152,7 @@ pub fn root_dir() -> Result<PathBuf> {
     if let Some(dir) = std::env::var_os(ROOT_ENV) {
         return Ok(dir.into());
     }
-    let home = std::env::var_os("HOME").ok_or_else(|| Error::Session(format!("neither ${ROOT_ENV} nor $HOME is set")))?;
+    let home = std::env::var_os("HOME").ok_or(Error::NoHome(ROOT_ENV))?;
     Ok(Path::new(&home).join(".ai").join("sessions"))
 }
 
@@ -167,23 +165,14 @@ pub fn encode_cwd(cwd: &Path) -> String {
 
 /// Session IDs become directory names, so only a safe alphabet is allowed.
 fn checked_id(id: &str) -> Result<&str> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && !id.starts_with('.')
-        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(id)
-    } else {
-        Err(Error::Session(format!(
-            "{id:?} is not a valid session ID: use letters, digits, '-', '_' and '.', not starting with '.'"
-        )))
-    }
+    let ok = !id.is_empty() && id.len() <= 128 && !id.starts_with('.') && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok { Ok(id) } else { Err(Error::BadId(id.to_string())) }
 }
 
 /// `20261122-052054-3f9a`: sortable by creation time, unique enough per directory.
 fn new_id() -> String {
     use std::hash::{BuildHasher, Hasher};
-    let stamp: String = crate::now().chars().filter(|c| c.is_ascii_digit()).collect();
+    let stamp: String = workmem_runtime::now().chars().filter(|c| c.is_ascii_digit()).collect();
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u32(std::process::id());
     format!("{}-{}-{:04x}", &stamp[..8], &stamp[8..14], h.finish() & 0xffff)
@@ -206,7 +195,7 @@ impl Session {
     pub fn open(dir: &Path) -> Result<Self> {
         let session = Session { dir: dir.to_path_buf() };
         if !session.path(META).is_file() {
-            return Err(Error::Session(format!("no workmem session at {} (meta.json is missing)", dir.display())));
+            return Err(Error::NotASession { dir: dir.to_path_buf() });
         }
         Ok(session)
     }
@@ -220,8 +209,8 @@ impl Session {
     }
 
     /// The memory file tools for this session: `working-memory/` only, every path checked.
-    pub fn memory_files(&self) -> crate::store::MemoryFiles {
-        crate::store::MemoryFiles::new(&self.dir)
+    pub fn memory_files(&self) -> crate::MemoryFiles {
+        crate::MemoryFiles::new(&self.dir)
     }
 
     pub fn overview_path(&self) -> PathBuf {
@@ -250,16 +239,38 @@ impl Session {
         })
     }
 
-    /// Every message of the session (messages.jsonl), oldest first.
-    pub fn messages(&self) -> Result<Vec<crate::llm::Message>> {
+    /// The session log (messages.jsonl), oldest first.
+    pub fn records(&self) -> Result<Vec<LogRecord>> {
         self.read_jsonl(&self.path(MESSAGES))
     }
 
-    /// Appends one message to messages.jsonl, which is never rewritten.
-    pub fn append_message(&self, message: &crate::llm::Message) -> Result<()> {
-        let mut line = serde_json::to_vec(message).expect("a message serializes");
-        line.push(b'\n');
-        fsio::append(&self.path(MESSAGES), &line).map_err(Error::io(self.path(MESSAGES)))
+    /// Every message of the session, oldest first.
+    pub fn messages(&self) -> Result<Vec<Message>> {
+        Ok(self
+            .records()?
+            .into_iter()
+            .map(|r| match r.entry {
+                Entry::Message(m) => m,
+            })
+            .collect())
+    }
+
+    /// Appends one message to messages.jsonl, which is never rewritten, with the next
+    /// sequence number (under the session's lock, so concurrent writers never share one).
+    pub fn append_message(&self, message: Message) -> Result<LogRecord> {
+        let path = self.path(MESSAGES);
+        self.with_lock(|| {
+            let last = fsio::last_line(&path).map_err(Error::io(&path))?;
+            let seq = match last {
+                Some(line) => serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1,
+                None => 1,
+            };
+            let record = LogRecord { seq, at: workmem_runtime::now(), entry: Entry::Message(message) };
+            let mut line = serde_json::to_vec(&record).expect("a log record serializes");
+            line.push(b'\n');
+            fsio::append(&path, &line).map_err(Error::io(&path))?;
+            Ok(record)
+        })
     }
 
     pub fn log(&self) -> Result<Vec<LogEntry>> {
@@ -271,7 +282,7 @@ impl Session {
         text.lines()
             .enumerate()
             .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| serde_json::from_str(l).map_err(|e| Error::Corrupt { path: p.to_path_buf(), message: format!("line {}: {e}", i + 1) }))
+            .map(|(_, l)| serde_json::from_str(l).map_err(|source| Error::Corrupt { path: p.to_path_buf(), source }))
             .collect()
     }
 
@@ -282,9 +293,9 @@ impl Session {
     }
 
     /// meta.json after an applied update; the caller holds the lock.
-    pub(crate) fn record_update(&self) -> Result<()> {
+    pub fn record_update(&self) -> Result<()> {
         let mut meta = self.meta()?;
-        meta.updated_at = crate::now();
+        meta.updated_at = workmem_runtime::now();
         meta.updates += 1;
         meta.memory_updated_round = meta.rounds;
         self.write_json(&self.path(META), &meta)
@@ -296,7 +307,7 @@ impl Session {
     /// anything is written.
     pub fn apply(&self, engine: &mut Instance, text: &str) -> Result<Report> {
         self.with_lock(|| {
-            let now = crate::now();
+            let now = workmem_runtime::now();
             let state = self.state()?;
             let outcome = engine.apply(&state, text, &now)?;
             if !outcome.ok {
@@ -335,6 +346,6 @@ impl Session {
 
     fn read_json<T: serde::de::DeserializeOwned>(&self, path: &Path) -> Result<T> {
         let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
-        serde_json::from_str(&text).map_err(|e| Error::Corrupt { path: path.to_path_buf(), message: e.to_string() })
+        serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: path.to_path_buf(), source })
     }
 }

@@ -3,14 +3,14 @@
 
 use anyhow::Result;
 use std::process::ExitCode;
-use workmem::Error;
-use workmem::engine::{Diagnostic, Instance};
-use workmem::session::Sessions;
+use workmem_runtime::{Diagnostic, Instance};
+use workmem_store::Error;
+use workmem_store::Sessions;
 
 const RESPONSES: [(&str, &str); 3] = [
-    ("01-start.dsl", include_str!("../../examples/responses/01-start.dsl")),
-    ("02-malformed.dsl", include_str!("../../examples/responses/02-malformed.dsl")),
-    ("03-progress.dsl", include_str!("../../examples/responses/03-progress.dsl")),
+    ("01-start.dsl", include_str!("../../../examples/responses/01-start.dsl")),
+    ("02-malformed.dsl", include_str!("../../../examples/responses/02-malformed.dsl")),
+    ("03-progress.dsl", include_str!("../../../examples/responses/03-progress.dsl")),
 ];
 
 pub fn run(sessions: &Sessions, engine: &mut Instance) -> Result<ExitCode> {

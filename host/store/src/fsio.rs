@@ -44,3 +44,35 @@ pub fn lock(path: &Path) -> io::Result<File> {
     f.lock()?;
     Ok(f)
 }
+
+/// The last non-empty line of a file (without its newline), reading backwards from the end
+/// so that a long log costs what its last line does.
+pub fn last_line(path: &Path) -> io::Result<Option<Vec<u8>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut end = f.seek(SeekFrom::End(0))?;
+    let mut tail: Vec<u8> = Vec::new();
+    const CHUNK: u64 = 8192;
+    loop {
+        let content_end = tail.iter().rposition(|b| !b.is_ascii_whitespace()).map(|i| i + 1);
+        if let Some(content_end) = content_end {
+            if let Some(nl) = tail[..content_end].iter().rposition(|&b| b == b'\n') {
+                return Ok(Some(tail[nl + 1..content_end].to_vec()));
+            }
+        }
+        if end == 0 {
+            return Ok(content_end.map(|e| tail[..e].to_vec()));
+        }
+        let start = end.saturating_sub(CHUNK);
+        let mut chunk = vec![0; usize::try_from(end - start).expect("a chunk fits in memory")];
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut chunk)?;
+        chunk.extend_from_slice(&tail);
+        tail = chunk;
+        end = start;
+    }
+}

@@ -1,8 +1,8 @@
 //! The JSON contracts of the CLI (`parse --json` and friends), written out explicitly:
 //! they are promises to users and to every runtime's conformance suite.
 
-use crate::engine::{Diagnostic, ParseOutcome, Update};
 use serde_json::{Value, json};
+use workmem_runtime::{Diagnostic, ParseOutcome, Update};
 
 pub fn diagnostic(d: &Diagnostic) -> Value {
     json!({"severity": d.severity, "line": d.line, "column": d.column, "message": d.message})

@@ -1,0 +1,60 @@
+//! A minimal agent loop: each step assembles the request (working memory injected,
+//! context_meta last), asks the LLM with the memory tools, runs the tools it calls, and
+//! records every message in messages.jsonl, until the model answers without a tool call.
+//! The LLM keeps its memory either as free-form files (`write_file`) or through the DSL
+//! (`update_memory`); both are checked by the host before anything is written.
+
+use crate::context;
+use crate::error::{Error, Result};
+use crate::tools::{self, ToolContext};
+use workmem_llm::{Client, Tokenizer};
+use workmem_runtime::Instance;
+use workmem_store::{Message, Session, ToolCall};
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub context: context::Options,
+    /// LLM calls one turn may make before it is stopped.
+    pub max_steps: u32,
+}
+
+/// What a turn did, as it happens.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A tool ran; `ok` is false when it was refused or failed (the model is told why).
+    Tool { name: String, arguments: String, ok: bool, result: String },
+    /// The model's answer, which ends the turn.
+    Answer(String),
+}
+
+/// One user turn. Returns the model's answer.
+pub fn turn(session: &Session, engine: &mut Instance, llm: &Client, options: &Options, task: &str, on_event: &mut dyn FnMut(&Event)) -> Result<String> {
+    let tokenizer = Tokenizer::for_model(&options.context.model);
+    let offered = tools::openai_tools();
+    session.append_message(Message::new("user", task))?;
+    for _ in 0..options.max_steps {
+        let built = context::build(session, engine, &tokenizer, &options.context)?;
+        let reply = llm.complete_with_tools(&built.messages, Some(&offered))?;
+        let sent = i64::from(tokenizer.count_chat(&built.messages));
+        session.update_meta(|m| {
+            m.rounds += 1;
+            // Our count of what we sent, against the provider's: the difference corrects the next.
+            if let Some(usage) = reply.usage {
+                m.token_correction = i64::from(usage.prompt_tokens) - sent;
+            }
+        })?;
+        let calls: Vec<ToolCall> =
+            reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
+        session.append_message(Message { tool_calls: calls.clone(), ..Message::new("assistant", reply.text.clone()) })?;
+        if calls.is_empty() {
+            on_event(&Event::Answer(reply.text.clone()));
+            return Ok(reply.text);
+        }
+        for call in calls {
+            let out = tools::call(&mut ToolContext { session, engine }, &call.name, &call.arguments)?;
+            on_event(&Event::Tool { name: call.name, arguments: call.arguments, ok: out.ok, result: out.text.clone() });
+            session.append_message(Message { tool_call_id: Some(call.id), ..Message::new("tool", out.text) })?;
+        }
+    }
+    Err(Error::OutOfSteps { max_steps: options.max_steps })
+}

@@ -1,0 +1,46 @@
+//! Exact token counts with the model's own encoding (tiktoken's tables).
+
+use tiktoken_rs::tokenizer::{Tokenizer as Encoding, get_tokenizer};
+
+/// The model's own tokenizer: o200k_base for the GPT-4o, 4.1, 5 and o-series models,
+/// cl100k_base for GPT-4 and 3.5; o200k_base for a model tiktoken does not know.
+pub struct Tokenizer {
+    bpe: &'static tiktoken_rs::CoreBPE,
+    pub encoding: &'static str,
+    /// Counts of texts seen before: a request repeats most of the last one, and a chat's
+    /// count is the sum of its messages', so only what is new gets tokenized.
+    seen: std::cell::RefCell<std::collections::HashMap<String, u32>>,
+}
+
+impl Tokenizer {
+    pub fn for_model(model: &str) -> Self {
+        let encoding = get_tokenizer(model).unwrap_or(Encoding::O200kBase);
+        let name = match encoding {
+            Encoding::O200kBase | Encoding::O200kHarmony => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+            Encoding::P50kBase | Encoding::P50kEdit => "p50k_base",
+            Encoding::R50kBase | Encoding::Gpt2 => "r50k_base",
+        };
+        let bpe = tiktoken_rs::bpe_for_tokenizer(encoding).expect("tiktoken's built-in encodings load");
+        Tokenizer { bpe, encoding: name, seen: Default::default() }
+    }
+
+    pub fn count(&self, text: &str) -> u32 {
+        u32::try_from(self.bpe.encode_with_special_tokens(text).len()).unwrap_or(u32::MAX)
+    }
+
+    fn count_remembered(&self, text: &str) -> u32 {
+        if let Some(&n) = self.seen.borrow().get(text) {
+            return n;
+        }
+        let n = self.count(text);
+        self.seen.borrow_mut().insert(text.to_string(), n);
+        n
+    }
+
+    /// A chat request's prompt tokens as OpenAI counts them: each message costs its role
+    /// and content plus 3 framing tokens, and the reply is primed with 3 more.
+    pub fn count_chat(&self, messages: &[crate::Message]) -> u32 {
+        messages.iter().map(|m| 3 + self.count_remembered(&m.role) + self.count_remembered(&m.content)).sum::<u32>() + 3
+    }
+}

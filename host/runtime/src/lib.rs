@@ -1,0 +1,160 @@
+//! The workmem engine component in wasmtime: what an embedder depends on, and nothing else.
+//!
+//! One [`Runtime`] per process: it compiles each world once (or loads it precompiled from the
+//! on-disk cache), is cheap to clone and can be shared across threads. An [`Instance`] is one
+//! live engine, made in microseconds from an `InstancePre`. Every call into the guest runs
+//! under a memory limit and a CPU deadline; a guest that traps or runs past its deadline is
+//! reported as an [`Error`], and the next call starts from a fresh instance.
+//!
+//! ```no_run
+//! use workmem_runtime::{Options, Runtime};
+//! let runtime = Runtime::new(&Options::default())?;
+//! let mut engine = runtime.instance()?;
+//! let state = engine.empty_state()?;
+//! let outcome = engine.apply(&state, "CURRENT_PROGRESS:\n  In Progress:\n    - Reading the code\n", &workmem_runtime::now())?;
+//! assert!(outcome.ok);
+//! # Ok::<(), workmem_runtime::Error>(())
+//! ```
+
+mod agent;
+mod cache;
+mod error;
+mod instance;
+mod sandbox;
+
+pub use agent::{AgentInstance, Capabilities, MemoryUpdateReport, clock, llm, store};
+pub use error::{Error, Result};
+pub use instance::Instance;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use wasmtime::Config;
+use wasmtime::component::{HasSelf, Linker};
+
+/// The engine world: pure exports, no imports.
+mod bindings {
+    wasmtime::component::bindgen!({
+        world: "engine",
+        path: "../../wit",
+        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
+    });
+}
+
+pub use bindings::*;
+
+/// The engine component this runtime was built with.
+pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm"));
+/// The agent world's component: the engine plus the `llm`, `store` and `clock` imports.
+pub const AGENT_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.wasm"));
+/// The engine's core module, with the WIT in a custom section (what Gravity reads).
+pub const CORE_MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-core.wasm"));
+
+/// How the runtime is set up.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where precompiled components are kept; `None` compiles on every start.
+    pub cache_dir: Option<PathBuf>,
+    /// The most linear memory one instance may use. Past it, the guest's allocation fails,
+    /// which is a trap, reported as [`Error::Trap`].
+    pub max_memory_bytes: usize,
+    /// The most CPU time one call may spend inside the guest (time spent in the host's
+    /// imports, such as waiting for the model, does not count). Past it the call ends with
+    /// [`Error::Deadline`].
+    pub call_deadline: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { cache_dir: default_cache_dir(), max_memory_bytes: 256 << 20, call_deadline: Duration::from_secs(10) }
+    }
+}
+
+/// `$WORKMEM_CACHE_DIR`, else `$XDG_CACHE_HOME/workmem`, else `~/.cache/workmem`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("WORKMEM_CACHE_DIR") {
+        return Some(dir.into());
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+    Some(base.join("workmem"))
+}
+
+/// The current time as RFC 3339 UTC, second precision: what the engine stores as timestamps.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// The loaded engine: one wasmtime engine and configuration for every world, each world
+/// compiled on first use. Clone it freely; clones share everything.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: wasmtime::Engine,
+    options: Options,
+    engine_pre: EnginePre<sandbox::Ctx>,
+    agent_pre: OnceLock<agent::bindings::AgentPre<sandbox::Ctx>>,
+    from_cache: bool,
+}
+
+impl Runtime {
+    /// Loads [`COMPONENT`].
+    pub fn new(options: &Options) -> Result<Self> {
+        Self::from_bytes(COMPONENT, options)
+    }
+
+    /// Loads an engine-world component from its bytes.
+    pub fn from_bytes(bytes: &[u8], options: &Options) -> Result<Self> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        // `perf` can then name the guest's functions (see README, "Profiling the engine").
+        if std::env::var_os("WORKMEM_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
+        let engine = wasmtime::Engine::new(&config).map_err(Error::Load)?;
+        sandbox::start_ticker(&engine);
+        let (component, from_cache) = cache::load(&engine, bytes, options.cache_dir.as_deref())?;
+        // The engine world imports nothing, so an empty linker is the whole sandbox.
+        let linker = Linker::<sandbox::Ctx>::new(&engine);
+        let engine_pre = EnginePre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
+        let inner = Inner { engine, options: options.clone(), engine_pre, agent_pre: OnceLock::new(), from_cache };
+        Ok(Runtime { inner: Arc::new(inner) })
+    }
+
+    /// Whether the engine component came from the on-disk cache rather than a fresh compile.
+    pub fn from_cache(&self) -> bool {
+        self.inner.from_cache
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// A live engine, instantiated from the `InstancePre` (microseconds). It owns a handle
+    /// to the runtime, so it can be kept anywhere, and moved to another thread.
+    pub fn instance(&self) -> Result<Instance> {
+        Instance::new(self.clone())
+    }
+
+    /// The agent world, with `capabilities` as its only way out (see [`Capabilities`]).
+    pub fn agent(&self, capabilities: Box<dyn Capabilities>) -> Result<AgentInstance> {
+        let pre = match self.inner.agent_pre.get() {
+            Some(pre) => pre,
+            None => {
+                let (component, _) = cache::load(&self.inner.engine, AGENT_COMPONENT, self.inner.options.cache_dir.as_deref())?;
+                let mut linker = Linker::<sandbox::Ctx>::new(&self.inner.engine);
+                agent::bindings::Agent::add_to_linker::<sandbox::Ctx, HasSelf<sandbox::Ctx>>(&mut linker, |c| c).map_err(Error::Load)?;
+                let pre = agent::bindings::AgentPre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
+                self.inner.agent_pre.get_or_init(|| pre)
+            }
+        };
+        AgentInstance::new(self, pre, capabilities)
+    }
+
+    fn store(&self, capabilities: Option<Box<dyn Capabilities>>) -> wasmtime::Store<sandbox::Ctx> {
+        sandbox::store(&self.inner.engine, &self.inner.options, capabilities)
+    }
+}

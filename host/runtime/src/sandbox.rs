@@ -1,0 +1,84 @@
+//! What every call into the guest runs under: a memory limit and a CPU deadline. The
+//! deadline is wall time since the call began less the time spent in the host's imports, so
+//! a slow model does not count against the guest. It is checked on wasmtime's epoch ticks.
+
+use crate::agent::Capabilities;
+use crate::error::Error;
+use crate::{Options, Result};
+use std::time::{Duration, Instant};
+use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
+
+/// How often the epoch advances, so how late past its deadline a runaway guest is stopped.
+const TICK: Duration = Duration::from_millis(5);
+
+/// The deadline callback's verdict, recognizable in the trap it raises.
+#[derive(Debug)]
+struct DeadlineExceeded;
+
+impl std::fmt::Display for DeadlineExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CPU deadline exceeded")
+    }
+}
+
+impl std::error::Error for DeadlineExceeded {}
+
+/// A store's data: its limits, its clock, and (in the agent world) the host's capabilities.
+pub(crate) struct Ctx {
+    limits: StoreLimits,
+    deadline: Duration,
+    started: Instant,
+    in_imports: Duration,
+    pub(crate) capabilities: Option<Box<dyn Capabilities>>,
+}
+
+impl Ctx {
+    /// Runs an import, keeping its time off the guest's account.
+    pub(crate) fn import<T>(&mut self, f: impl FnOnce(&mut dyn Capabilities) -> T) -> T {
+        let start = Instant::now();
+        let caps = self.capabilities.as_deref_mut().expect("only the agent world has imports, and it has capabilities");
+        let out = f(caps);
+        self.in_imports += start.elapsed();
+        out
+    }
+}
+
+pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Option<Box<dyn Capabilities>>) -> Store<Ctx> {
+    let limits = StoreLimitsBuilder::new().memory_size(options.max_memory_bytes).build();
+    let ctx = Ctx { limits, deadline: options.call_deadline, started: Instant::now(), in_imports: Duration::ZERO, capabilities };
+    let mut store = Store::new(engine, ctx);
+    store.limiter(|c| &mut c.limits);
+    store.epoch_deadline_callback(|cx| {
+        let c = cx.data();
+        if c.started.elapsed().saturating_sub(c.in_imports) > c.deadline {
+            return Err(DeadlineExceeded.into());
+        }
+        Ok(UpdateDeadline::Continue(1))
+    });
+    store
+}
+
+/// Runs one call into the guest with a fresh CPU budget, and names what went wrong.
+pub(crate) fn call<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) -> wasmtime::Result<T>) -> Result<T> {
+    let data = store.data_mut();
+    data.started = Instant::now();
+    data.in_imports = Duration::ZERO;
+    let limit = data.deadline;
+    store.set_epoch_deadline(1);
+    f(store).map_err(|e| if e.downcast_ref::<DeadlineExceeded>().is_some() { Error::Deadline { limit } } else { Error::Trap(e) })
+}
+
+/// Advances the engine's epoch every [`TICK`] for as long as the engine lives.
+pub(crate) fn start_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    std::thread::Builder::new()
+        .name("workmem-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(TICK);
+            }
+        })
+        .expect("spawning the epoch thread");
+}

@@ -1,0 +1,14 @@
+//! Where sessions live: the session directory of spec 001 (memory state, logs, the LLM's
+//! memory files), written so that readers never see half a file, and the confinement every
+//! path an LLM names goes through.
+
+pub mod confine;
+mod error;
+pub mod fsio;
+pub mod messages;
+pub mod session;
+
+pub use confine::{Confined, MEMORY_DIR, MemoryFiles, PathError};
+pub use error::{Error, Result};
+pub use messages::{Entry, LogRecord, Message, ToolCall};
+pub use session::{LogEntry, Meta, Report, Session, Sessions};
