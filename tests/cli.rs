@@ -104,9 +104,10 @@ fn session_lifecycle_apply_show_log_prompt() {
     let out = env.run(&["session", "new", "--id", "alpha"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let dir = env.root.join("sessions").join(workmem_store::session::encode_cwd(&env.root)).join("alpha");
-    for f in ["messages.jsonl", "meta.json", "state.json", "updates.jsonl", "working-memory/overview.md"] {
+    for f in ["messages.jsonl", "meta.json", "updates.jsonl", "working-memory/overview.md"] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
+    assert!(!dir.join("state.json").exists(), "a new session's memory is the empty one, with nothing on disk yet");
     for d in ["working-memory/detail", "working-memory/archive"] {
         assert!(dir.join(d).is_dir(), "{d} missing");
     }
@@ -125,7 +126,8 @@ fn session_lifecycle_apply_show_log_prompt() {
     assert!(shown.contains("- **KL-1**: the CLI reads stdin") && shown.contains("- Writing tests"), "{shown}");
     let state: serde_json::Value = serde_json::from_slice(&env.run(&["show", "--session", "alpha", "--json"]).stdout).unwrap();
     assert_eq!(state["learnings"][0]["id"], "KL-1");
-    assert_eq!(state["next_learning"], 2);
+    assert_eq!((state["format"].as_str(), state["next_learning"].as_u64(), state["updates"].as_u64()), (Some("workmem-memory/1"), Some(2), Some(1)));
+    assert_eq!(env.run(&["show", "--session", "alpha", "--json"]).stdout, std::fs::read(dir.join("state.json")).unwrap(), "show --json is state.json");
 
     let archive = "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-1 because it is obvious\n    - KL-5 because it never existed\n";
     let out = env.run_stdin(&["apply", "--session", dir.to_str().unwrap()], archive);
@@ -136,6 +138,7 @@ fn session_lifecycle_apply_show_log_prompt() {
     assert_eq!(log.as_array().unwrap().len(), 2);
     assert_eq!(log[1]["archived"][0], "KL-1");
     assert_eq!(log[1]["input"], archive);
+    assert_eq!((log[0]["seq"].as_u64(), log[1]["seq"].as_u64()), (Some(1), Some(2)));
 
     let prompt = text(&env.run(&["prompt", "--session", "alpha", "--task", "Fix the flaky test"]).stdout);
     assert!(prompt.contains("Fix the flaky test") && prompt.contains("CURRENT_PROGRESS:") && prompt.contains("- Writing tests"));

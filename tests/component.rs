@@ -3,74 +3,72 @@
 
 mod common;
 
-use workmem_runtime::Error;
-use workmem_runtime::{COMPONENT, LearningAdd, LearningOps, Options, Progress, Runtime, Update, VerbatimOps};
+use workmem_agent::apply::apply;
+use workmem_runtime::{COMPONENT, Error, LearningAdd, LearningOps, Options, Runtime, Update, UpdateStep, VerbatimOps, Wants};
 use workmem_store::Sessions;
 
 #[test]
 fn component_imports_nothing() {
-    // Read the binary itself. WIT makes world-level types imports, so the import section
-    // names the world's types, each bound `(type (eq T))` to a type the component defines
-    // itself: a name, not a requirement. Anything else (a function, an instance, WASI) fails.
-    let mut type_names = Vec::new();
-    let mut exports = Vec::new();
-    for payload in wasmparser::Parser::new(0).parse_all(COMPONENT) {
-        match payload.expect("the component is valid wasm") {
-            wasmparser::Payload::ComponentImportSection(s) => {
-                for import in s {
-                    let import = import.unwrap();
-                    match import.ty {
-                        wasmparser::ComponentTypeRef::Type(wasmparser::TypeBounds::Eq(_)) => type_names.push(import.name.name.to_string()),
-                        other => panic!("the engine component imports {:?} as {other:?}", import.name.name),
-                    }
-                }
-            }
-            wasmparser::Payload::ComponentExportSection(s) => exports.extend(s.into_iter().map(|e| e.unwrap().name.name.to_string())),
-            _ => {}
-        }
-    }
-    assert!(type_names.iter().all(|n| !n.contains(':')), "an interface slipped in: {type_names:?}");
-    for name in ["parse", "validate", "merge", "apply", "render", "update-prompt", "overview-template", "empty-state"] {
-        assert!(exports.iter().any(|e| e == name), "missing export {name}; exports are {exports:?}");
-    }
-    // What a host sees: nothing to provide. An empty linker instantiates it.
     let engine = wasmtime::Engine::default();
     let component = wasmtime::component::Component::new(&engine, COMPONENT).unwrap();
-    let needed: Vec<_> = component
-        .component_type()
-        .imports(&engine)
-        .filter(|(_, item)| !matches!(item.ty, wasmtime::component::types::ComponentItem::Type(_)))
-        .map(|(name, _)| name.to_string())
-        .collect();
-    assert!(needed.is_empty(), "the host would have to provide {needed:?}");
+    let ty = component.component_type();
+    let mut exports: Vec<_> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
+    exports.sort();
+    assert_eq!(exports, ["workmem:memory/context@0.2.0", "workmem:memory/memory@0.2.0"]);
+    // What a host sees: nothing to provide (no function, no instance, no WASI). An empty
+    // linker instantiates it.
+    let imports: Vec<_> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
+    assert!(imports.is_empty(), "the engine component imports {imports:?}");
     let mut store = wasmtime::Store::new(&engine, ());
     wasmtime::component::Linker::new(&engine).instantiate(&mut store, &component).expect("instantiates with an empty linker");
 }
 
 fn learning(reason: &str, text: &str) -> Update {
     Update {
-        progress: Progress { completed: vec![], in_progress: vec![], remaining: vec![] },
+        progress: None,
         learnings: LearningOps { add: vec![LearningAdd { reason: reason.into(), text: text.into() }], archive: vec![] },
         verbatim: VerbatimOps { add: vec![], archive: vec![] },
     }
 }
 
+const NOTHING: Wants = Wants { overview: false, state: false };
+
 #[test]
-fn merge_returns_err_for_an_invalid_update_and_the_instance_lives_on() {
+fn merge_returns_err_for_an_invalid_update_and_the_memory_lives_on() {
     let runtime = common::runtime();
-    let mut engine = runtime.instance().unwrap();
-    let state = engine.empty_state().unwrap();
-    match engine.merge(&state, &[learning("", "text")], "t") {
+    let mut memory = runtime.new_memory().unwrap();
+    match memory.merge(&[learning("", "text")], "t", NOTHING) {
         Ok(Err(msg)) => assert!(msg.contains("non-empty reason"), "{msg}"),
         other => panic!("expected the guest's err, got {other:?}"),
     }
-    match engine.merge(&state, &[learning("why", "fact"), learning("why", "two\nlines")], "t") {
+    match memory.merge(&[learning("why", "fact"), learning("why", "two\nlines")], "t", NOTHING) {
         Ok(Err(msg)) => assert!(msg.contains("one non-empty line"), "{msg}"),
         other => panic!("expected the guest's err, got {other:?}"),
     }
-    // An `err` is a value, not a trap: the same instance keeps working. Updates apply in order.
-    let ok = engine.merge(&state, &[learning("why", "fact"), learning("because", "another")], "t").unwrap().unwrap();
+    // An `err` is a value, not a trap: the same memory keeps working. Updates apply in order.
+    let ok = memory.merge(&[learning("why", "fact"), learning("because", "another")], "t", NOTHING).unwrap().unwrap();
     assert_eq!(ok.added, ["KL-1", "KL-2"]);
+    assert_eq!((ok.seq, ok.overview, ok.state), (1, None, None), "only what was asked for comes back");
+}
+
+#[test]
+fn a_memory_round_trips_through_its_serialized_form_byte_for_byte() {
+    let runtime = common::runtime();
+    let mut memory = runtime.new_memory().unwrap();
+    let text = "KEY_LEARNINGS:\n  ADD:\n    - because a: b\n";
+    let applied = memory.apply(text, "2026-01-01T00:00:00Z", Wants { overview: true, state: true }).unwrap().unwrap();
+    let state = applied.state.unwrap();
+    assert_eq!(memory.save().unwrap(), state);
+    assert_eq!(applied.overview.unwrap(), memory.render().unwrap());
+    let log: serde_json::Value = serde_json::from_str(&applied.log_entry).unwrap();
+    assert_eq!((log["seq"].as_u64(), log["input"].as_str()), (Some(1), Some(text)));
+    let mut again = runtime.load_memory(&state).unwrap().unwrap();
+    assert_eq!(again.save().unwrap(), state);
+    assert_eq!(again.snapshot().unwrap().updates, 1);
+    match runtime.load_memory("{\"format\": \"something-else/9\"}").unwrap() {
+        Err(why) => assert!(why.contains("format") || why.contains("missing field"), "{why}"),
+        Ok(_) => panic!("a foreign document loaded as a memory"),
+    }
 }
 
 fn small_memory_runtime() -> Runtime {
@@ -96,90 +94,68 @@ fn a_trap_is_an_error_and_the_next_call_gets_a_fresh_instance() {
         other => panic!("expected a trap, got {:?}", other.map(|o| o.diagnostics.len())),
     }
     let outcome = engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - after the trap\n").unwrap();
-    assert!(outcome.ok);
+    assert!(outcome.update.is_some());
+    // A memory whose instance trapped is gone, and says so.
+    let mut memory = runtime.new_memory().unwrap();
+    assert!(matches!(memory.apply(&oversized_update(), "t", NOTHING), Err(Error::Trap(_))));
+    assert!(matches!(memory.render(), Err(Error::Lost)));
 }
 
 #[test]
 fn a_trap_during_apply_leaves_the_session_files_untouched() {
     let runtime = small_memory_runtime();
-    let mut engine = runtime.instance().unwrap();
     let tmp = tempdir("trap");
-    let sessions = Sessions::new(&tmp, &tmp);
-    let session = sessions.create(&mut engine, Some("s1")).unwrap();
-    session.apply(&mut engine, "KEY_LEARNINGS:\n  ADD:\n    - because first: a fact\n").unwrap();
+    let session = Sessions::new(&tmp, &tmp).create(Some("s1"), "# template\n").unwrap();
+    apply(&runtime, &session, "KEY_LEARNINGS:\n  ADD:\n    - because first: a fact\n").unwrap();
     let before = snapshot(session.dir());
 
-    let err = session.apply(&mut engine, &oversized_update()).unwrap_err();
-    assert!(matches!(err, workmem_store::Error::Engine(Error::Trap(_))), "expected a trap, got {err:?}");
+    let err = apply(&runtime, &session, &oversized_update()).unwrap_err();
+    assert!(matches!(err, workmem_agent::Error::Engine(Error::Trap(_))), "expected a trap, got {err:?}");
     assert_eq!(snapshot(session.dir()), before, "a trapped update changed the session");
 
-    // The session and the engine both carry on.
-    session.apply(&mut engine, "KEY_LEARNINGS:\n  ADD:\n    - because second: another fact\n").unwrap();
-    assert_eq!(session.state().unwrap().learnings.len(), 2);
+    // The session and the runtime both carry on.
+    let applied = apply(&runtime, &session, "KEY_LEARNINGS:\n  ADD:\n    - because second: another fact\n").unwrap();
+    assert_eq!((applied.seq, applied.added.as_slice()), (2, ["KL-2".to_string()].as_slice()));
 }
 
 #[test]
 fn invalid_dsl_is_reported_and_leaves_the_session_files_untouched() {
     let runtime = common::runtime();
-    let mut engine = runtime.instance().unwrap();
     let tmp = tempdir("invalid");
-    let session = Sessions::new(&tmp, &tmp).create(&mut engine, Some("s1")).unwrap();
+    let session = Sessions::new(&tmp, &tmp).create(Some("s1"), "# template\n").unwrap();
     let before = snapshot(session.dir());
-    match session.apply(&mut engine, "KEY_LEARNINGS:\n  ADD:\n    - no reason here\n") {
-        Err(workmem_store::Error::InvalidDsl(ds)) => assert_eq!((ds[0].line, ds[0].column), (3, 7)),
+    match apply(&runtime, &session, "KEY_LEARNINGS:\n  ADD:\n    - no reason here\n") {
+        Err(workmem_agent::Error::InvalidDsl(ds)) => assert_eq!((ds[0].line, ds[0].column), (3, 7)),
         other => panic!("expected diagnostics, got {other:?}"),
     }
     assert_eq!(snapshot(session.dir()), before);
 }
 
 #[test]
-fn a_call_past_its_cpu_deadline_ends_with_a_clear_error_and_the_engine_carries_on() {
-    // Parsing a few megabytes takes far longer than a millisecond of guest time.
-    let options = Options { call_deadline: std::time::Duration::from_millis(1), ..common::options() };
-    let runtime = Runtime::new(&options).unwrap();
-    let mut engine = runtime.instance().unwrap();
-    let started = std::time::Instant::now();
-    match engine.parse(&oversized_update().repeat(4)) {
-        Err(e @ Error::Deadline { .. }) => assert!(e.to_string().contains("call_deadline"), "{e}"),
-        other => panic!("expected the deadline, got {:?}", other.map(|o| o.diagnostics.len())),
-    }
-    assert!(started.elapsed() < std::time::Duration::from_secs(5), "the deadline stopped it late: {:?}", started.elapsed());
-    assert!(engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - after the deadline\n").unwrap().ok);
-}
-
-#[test]
-fn one_runtime_serves_many_threads() {
+fn update_runs_re_prompt_then_apply_as_steps_a_host_drives() {
     let runtime = common::runtime();
-    let handles: Vec<_> = (0..4)
-        .map(|i| {
-            let runtime = runtime.clone();
-            std::thread::spawn(move || {
-                let mut engine = runtime.instance().unwrap();
-                let text = format!("KEY_LEARNINGS:\n  ADD:\n    - because thread {i}: a fact\n");
-                let state = engine.empty_state().unwrap();
-                engine.apply(&state, &text, "t").unwrap().merged.added
-            })
-        })
-        .collect();
-    for h in handles {
-        assert_eq!(h.join().unwrap(), ["KL-1"]);
+    let mut memory = runtime.new_memory().unwrap();
+    let run = memory.update_run("Fix the flaky test", 1).unwrap();
+    let first = memory.request(&run).unwrap();
+    assert_eq!(first.iter().map(|m| m.role.as_str()).collect::<Vec<_>>(), ["system", "user"]);
+    assert!(first[1].content.contains("Fix the flaky test"));
+    match memory.answer(&run, "KEY_LEARNINGS:\n  ADD:\n    - no reason\n", "t", NOTHING).unwrap() {
+        UpdateStep::Retry(ds) => assert_eq!((ds[0].line, ds[0].column), (3, 7)),
+        other => panic!("expected a retry, got {other:?}"),
     }
-}
-
-#[test]
-fn the_compile_cache_is_used_and_a_corrupt_entry_is_replaced() {
-    let dir = tempdir("cache");
-    let options = Options { cache_dir: Some(dir.clone()), ..Options::default() };
-    assert!(!Runtime::new(&options).unwrap().from_cache());
-    assert!(Runtime::new(&options).unwrap().from_cache());
-
-    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
-    assert_eq!(entries.len(), 1, "one artifact per component and engine: {entries:?}");
-    std::fs::write(&entries[0], b"not a precompiled component").unwrap();
-    let runtime = Runtime::new(&options).unwrap();
-    assert!(!runtime.from_cache(), "a corrupt artifact must not be trusted");
-    runtime.instance().unwrap().empty_state().unwrap();
-    assert!(Runtime::new(&options).unwrap().from_cache(), "the corrupt artifact was replaced");
+    let second = memory.request(&run).unwrap();
+    assert_eq!(second.len(), 4, "the bad answer and the correction were added");
+    assert!(second[3].content.contains("line 3, column 7"));
+    match memory.answer(&run, "KEY_LEARNINGS:\n  ADD:\n    - because found: the fix\n", "t", NOTHING).unwrap() {
+        UpdateStep::Applied(a) => assert_eq!(a.added, ["KL-1"]),
+        other => panic!("expected the update applied, got {other:?}"),
+    }
+    assert!(memory.render().unwrap().contains("KL-1"));
+    // A stubborn model: one re-prompt allowed, two bad answers, nothing applied.
+    let run = memory.update_run("again", 1).unwrap();
+    assert!(matches!(memory.answer(&run, "nonsense", "t", NOTHING).unwrap(), UpdateStep::Retry(_)));
+    assert!(matches!(memory.answer(&run, "nonsense", "t", NOTHING).unwrap(), UpdateStep::GaveUp(ds) if !ds.is_empty()));
+    assert_eq!(memory.snapshot().unwrap().updates, 1);
 }
 
 fn tempdir(name: &str) -> std::path::PathBuf {
@@ -209,19 +185,9 @@ fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 
 #[test]
 fn the_agent_component_imports_exactly_the_granted_capabilities() {
-    let mut instances = Vec::new();
-    for payload in wasmparser::Parser::new(0).parse_all(workmem_runtime::AGENT_COMPONENT) {
-        if let wasmparser::Payload::ComponentImportSection(s) = payload.unwrap() {
-            for import in s {
-                let import = import.unwrap();
-                match import.ty {
-                    wasmparser::ComponentTypeRef::Type(wasmparser::TypeBounds::Eq(_)) => {}
-                    wasmparser::ComponentTypeRef::Instance(_) => instances.push(import.name.name.to_string()),
-                    other => panic!("the agent component imports {:?} as {other:?}", import.name.name),
-                }
-            }
-        }
-    }
+    let engine = wasmtime::Engine::default();
+    let component = wasmtime::component::Component::new(&engine, workmem_runtime::AGENT_COMPONENT).unwrap();
+    let mut instances: Vec<_> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
     instances.sort();
-    assert_eq!(instances, ["workmem:memory/clock@0.1.0", "workmem:memory/llm@0.1.0", "workmem:memory/store@0.1.0"]);
+    assert_eq!(instances, ["workmem:memory/clock@0.2.0", "workmem:memory/llm@0.2.0", "workmem:memory/session-store@0.2.0"]);
 }

@@ -1,11 +1,12 @@
 //! The shared corpora, run through the engine component in wasmtime: every `.dsl` in
-//! tests/corpus against its `.json`, and every session in tests/scenarios step by step.
+//! tests/corpus against its `.json`, and every session in tests/scenarios step by step,
+//! ending with the serialized memory every runtime must write byte for byte.
 
 mod common;
 
 use serde_json::json;
-#[path = "../host/cli/src/json.rs"]
-mod wjson;
+use workmem_agent::json as wjson;
+use workmem_runtime::Wants;
 
 #[test]
 fn parse_corpus_through_the_component() {
@@ -25,31 +26,31 @@ fn parse_corpus_through_the_component() {
 #[test]
 fn merge_scenarios_through_the_component() {
     let runtime = common::runtime();
-    let mut engine = runtime.instance().unwrap();
     let scenarios = common::root().join("tests/scenarios");
     let mut failures = Vec::new();
     let mut steps_run = 0;
     for dir in std::fs::read_dir(&scenarios).unwrap().flatten().map(|e| e.path()).filter(|p| p.is_dir()) {
-        let mut state = engine.empty_state().unwrap();
+        let mut memory = runtime.new_memory().unwrap();
         for (i, (name, path)) in common::files(&dir, "dsl").into_iter().enumerate() {
             let now = format!("2026-01-01T00:00:{:02}Z", i + 1);
-            let before = state.clone();
-            let outcome = engine.apply(&state, &common::read(&path), &now).expect("apply never traps");
-            let m = &outcome.merged;
-            let result = if outcome.ok {
-                state = m.state.clone();
-                json!({"ok": true, "added": m.added, "archived": m.archived, "ignored": m.ignored, "diff": m.diff,
-                       "diagnostics": wjson::diagnostics(&outcome.diagnostics)})
-            } else {
-                assert_eq!(m.state, before, "{name}: a rejected update came back with a changed state");
-                json!({"ok": false, "added": [], "archived": [], "ignored": [], "diff": null,
-                       "diagnostics": wjson::diagnostics(&outcome.diagnostics)})
+            let before = memory.save().unwrap();
+            let result = match memory.apply(&common::read(&path), &now, Wants { overview: false, state: false }).expect("apply never traps") {
+                Ok(a) => json!({"ok": true, "added": a.added, "archived": a.archived, "ignored": a.ignored, "diff": a.diff,
+                                "diagnostics": wjson::diagnostics(&a.warnings)}),
+                Err(ds) => {
+                    assert_eq!(memory.save().unwrap(), before, "{name}: a rejected update changed the memory");
+                    json!({"ok": false, "added": [], "archived": [], "ignored": [], "diff": null, "diagnostics": wjson::diagnostics(&ds)})
+                }
             };
             let expected = dir.join(format!("{name}.expected.json"));
             common::golden(&expected, &(serde_json::to_string_pretty(&result).unwrap() + "\n"), &mut failures);
-            common::golden(&dir.join(format!("{name}.overview.md")), &engine.render(&state).unwrap(), &mut failures);
+            common::golden(&dir.join(format!("{name}.overview.md")), &memory.render().unwrap(), &mut failures);
             steps_run += 1;
         }
+        // The serialized memory: every runtime writes these bytes, and loads them back.
+        let saved = memory.save().unwrap();
+        common::golden(&dir.join("final.state.json"), &saved, &mut failures);
+        assert_eq!(runtime.load_memory(&saved).unwrap().unwrap().save().unwrap(), saved, "{}: load then save changed it", dir.display());
     }
     assert!(steps_run >= 6, "only {steps_run} scenario steps ran");
     assert!(failures.is_empty(), "{} scenario files differ:\n{}", failures.len(), failures.join("\n"));

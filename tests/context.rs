@@ -13,8 +13,8 @@ fn session(name: &str, runtime: &workmem_runtime::Runtime) -> (PathBuf, Session)
     let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("context-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&root).unwrap();
-    let mut engine = runtime.instance().unwrap();
-    let s = Sessions::new(&root.join("sessions"), &root).create(&mut engine, Some("s")).unwrap();
+    let template = runtime.instance().unwrap().overview_template().unwrap();
+    let s = Sessions::new(&root.join("sessions"), &root).create(Some("s"), &template).unwrap();
     (root, s)
 }
 
@@ -108,7 +108,7 @@ fn the_reminders_follow_rounds_and_tokens() {
         |engine: &mut workmem_runtime::Instance, options: &Options| context::build(&s, engine, &tokenizer, options).unwrap().messages.pop().unwrap().content;
     let options = Options::new("gpt-4o");
     assert!(meta_text(&mut engine, &options).contains("Remember to update"));
-    assert!(meta_text(&mut engine, &Options { strong_reminder_tokens: 100, ..options.clone() }).contains("Archive finished work"));
+    assert!(meta_text(&mut engine, &Options { strong_reminder_tokens: Some(100), ..options.clone() }).contains("Archive finished work"));
     let mut meta = s.meta().unwrap();
     meta.rounds = 7;
     std::fs::write(s.path("meta.json"), serde_json::to_vec(&meta).unwrap()).unwrap();

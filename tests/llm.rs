@@ -238,7 +238,7 @@ fn a_trap_inside_the_sandboxed_update_writes_nothing() {
     let runtime = workmem_runtime::Runtime::new(&options).unwrap();
     let session = workmem_store::Session::open(&ws.session).unwrap();
     match workmem_agent::update::memory_update(&runtime, &session, Client::new(config), "t", 0) {
-        Err(workmem_agent::Error::Store(workmem_store::Error::Engine(workmem_runtime::Error::Trap(_)))) => {}
+        Err(workmem_agent::Error::Engine(workmem_runtime::Error::Trap(_))) => {}
         other => panic!("expected a trap, got {other:?}"),
     }
     assert_eq!(ws.files(), before, "a trapped update wrote something");

@@ -1,42 +1,30 @@
 //! The workmem engine. Everything here is pure: text and state in, text and state out.
-//! The same code is the `engine` component (wasm32-unknown-unknown, no imports) and a
+//! The same code is the components (wasm32-unknown-unknown, one build per world) and a
 //! native library, so tests and benchmarks can hold one against the other.
-
-#[cfg(not(feature = "agent"))]
-wit_bindgen::generate!({
-    world: "engine",
-    path: "../wit",
-    additional_derives: [PartialEq, Eq],
-});
-
-// The agent world includes the engine's, so the same types and exports come out of it, with
-// serde for reading and writing the session's state.json.
-#[cfg(feature = "agent")]
-wit_bindgen::generate!({
-    world: "agent",
-    path: "../wit",
-    additional_derives: [PartialEq, Eq, serde::Serialize, serde::Deserialize],
-});
-
-#[cfg(feature = "agent")]
-mod workflow;
 
 mod context;
 mod lines;
+mod memory;
 mod merge;
+mod model;
 mod parse;
 mod prompt;
 mod render;
+mod run;
 mod syntax;
 
-pub use exports::*;
+#[cfg(all(target_arch = "wasm32", not(feature = "go")))]
+mod component;
+#[cfg(all(target_arch = "wasm32", feature = "go"))]
+mod go;
 
-/// The two values of `diagnostic.severity`.
-pub const ERROR: &str = "error";
-pub const WARNING: &str = "warning";
+pub use exports::*;
+pub use memory::{Applied, FORMAT, Memory, Wants};
+pub use model::*;
+pub use run::{Message, Step, UpdateRun, problems};
 
 /// The engine's functions, callable natively with the same contracts as the component's
-/// exports (see `wit/engine.wit`).
+/// exports (see `wit/`).
 mod exports {
     use super::*;
 
@@ -48,7 +36,7 @@ mod exports {
         crate::merge::validate(text, state).outcome()
     }
 
-    /// By value, like the component's export: the result's state is the input's, changed.
+    /// By value: the result's state is the input's, changed.
     pub fn merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<MergeOutcome, String> {
         crate::merge::merge(state, updates, now)
     }
@@ -82,60 +70,6 @@ mod exports {
     }
 
     pub fn empty_state() -> MemoryState {
-        MemoryState {
-            progress: Progress { completed: Vec::new(), in_progress: Vec::new(), remaining: Vec::new() },
-            learnings: Vec::new(),
-            verbatim: Vec::new(),
-            next_learning: 1,
-            next_verbatim: 1,
-        }
+        MemoryState::default()
     }
 }
-
-/// The component's export table: a thin shim over [`exports`].
-#[cfg(target_arch = "wasm32")]
-struct Component;
-
-#[cfg(target_arch = "wasm32")]
-impl Guest for Component {
-    fn parse(text: String) -> ParseOutcome {
-        exports::parse(&text)
-    }
-    fn validate(text: String, state: MemoryState) -> ParseOutcome {
-        exports::validate(&text, &state)
-    }
-    fn merge(state: MemoryState, updates: Vec<Update>, now: String) -> Result<MergeOutcome, String> {
-        exports::merge(state, updates, &now)
-    }
-    fn apply(state: MemoryState, text: String, now: String) -> ApplyOutcome {
-        exports::apply(state, &text, &now)
-    }
-    fn render(state: MemoryState) -> String {
-        exports::render(&state)
-    }
-    fn update_prompt(state: MemoryState, task: String) -> String {
-        exports::update_prompt(&state, &task)
-    }
-    fn overview_template() -> String {
-        exports::overview_template()
-    }
-    fn empty_state() -> MemoryState {
-        exports::empty_state()
-    }
-    fn assemble_context(request: ContextRequest) -> Vec<ChatMessage> {
-        exports::assemble_context(request)
-    }
-    fn context_meta(stats: ContextStats) -> String {
-        exports::context_meta(stats)
-    }
-    fn overview_maintained(overview: String) -> bool {
-        exports::overview_maintained(&overview)
-    }
-    #[cfg(feature = "agent")]
-    fn memory_update(task: String, max_reprompts: u32) -> Result<MemoryUpdateReport, String> {
-        workflow::memory_update(&task, max_reprompts)
-    }
-}
-
-#[cfg(target_arch = "wasm32")]
-export!(Component);

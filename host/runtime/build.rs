@@ -19,13 +19,14 @@ fn main() {
     let targets = out.ancestors().nth(4).unwrap_or(&out).to_path_buf();
 
     ensure_wasm_target();
-    // The engine world (no imports) and the agent world (the engine plus granted
-    // capabilities): one crate, two builds, each in its own target dir so neither
-    // invalidates the other.
+    // The engine world (no imports), the agent world (the engine plus granted capabilities)
+    // and the engine-go world (the engine, flat, for Gravity): one crate, three builds, each
+    // in its own target dir so none invalidates another.
     let core = build_guest(&root, &targets.join("engine-guest"), &[]);
     write(&out.join("workmem-engine.wasm"), &componentize(&core));
-    // The core module too: Gravity (Go) reads it with its embedded WIT.
-    write(&out.join("workmem-engine-core.wasm"), &core);
+    // Gravity (Go) reads a core module with its embedded WIT.
+    let go = build_guest(&root, &targets.join("go-guest"), &["--features", "go"]);
+    write(&out.join("workmem-engine-go-core.wasm"), &go);
     let agent = build_guest(&root, &targets.join("agent-guest"), &["--features", "agent"]);
     write(&out.join("workmem-agent.wasm"), &componentize(&agent));
 }

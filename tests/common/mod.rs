@@ -40,7 +40,8 @@ pub fn read(path: &Path) -> String {
 }
 
 /// Compares `actual` with the expected file, or rewrites it under `WORKMEM_BLESS=1`.
-/// JSON files compare as values; anything else byte for byte.
+/// JSON files compare as values; anything else byte for byte, and so do serialized memories
+/// (`*.state.json`), whose bytes are the contract.
 pub fn golden(path: &Path, actual: &str, failures: &mut Vec<String>) {
     if std::env::var_os("WORKMEM_BLESS").is_some() {
         std::fs::write(path, actual).unwrap();
@@ -50,7 +51,7 @@ pub fn golden(path: &Path, actual: &str, failures: &mut Vec<String>) {
         failures.push(format!("{}: missing (run with WORKMEM_BLESS=1 to create it)", path.display()));
         return;
     };
-    let same = if path.extension().is_some_and(|x| x == "json") {
+    let same = if path.extension().is_some_and(|x| x == "json") && !path.to_string_lossy().ends_with(".state.json") {
         serde_json::from_str::<serde_json::Value>(&expected).ok() == serde_json::from_str::<serde_json::Value>(actual).ok()
     } else {
         expected == actual

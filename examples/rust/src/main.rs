@@ -1,11 +1,14 @@
-use workmem_runtime::{Options, Runtime};
+use workmem_runtime::{Options, Runtime, Wants};
 
 fn main() -> Result<(), workmem_runtime::Error> {
     let runtime = Runtime::new(&Options::default())?; // compiled once, cached on disk
-    let mut engine = runtime.instance()?; // microseconds, from an InstancePre
-    let state = engine.empty_state()?;
-    let outcome = engine.apply(&state, "KEY_LEARNINGS:\n  ADD:\n    - because it matters: one engine, every runtime\n", &workmem_runtime::now())?;
-    assert!(outcome.ok, "{:?}", outcome.diagnostics);
-    print!("{}{}", outcome.merged.diff, engine.render(&outcome.merged.state)?);
+    let mut memory = runtime.new_memory()?; // lives in its own instance (microseconds)
+    let update = "KEY_LEARNINGS:\n  ADD:\n    - because it matters: one engine, every runtime\n";
+    match memory.apply(update, &workmem_runtime::now(), Wants { overview: true, state: false })? {
+        Ok(applied) => print!("{}{}", applied.diff, applied.overview.unwrap_or_default()),
+        Err(diagnostics) => eprintln!("{diagnostics:?}"), // line, column and message of each problem
+    }
+    let state_json = memory.save()?; // state.json: the same bytes from every runtime
+    assert!(runtime.load_memory(&state_json)?.is_ok());
     Ok(())
 }

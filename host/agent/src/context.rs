@@ -13,12 +13,11 @@ pub struct Options {
     pub model: String,
     pub system_prompt: String,
     pub history: HistoryMode,
-    pub last_n: u32,
     pub tokens_max: u32,
     /// Rounds without a memory update before the reminder insists (spec: configurable).
-    pub remind_after_rounds: u32,
+    pub remind_after_rounds: Option<u32>,
     /// Tokens used from which the reminder asks to archive (US-8: above 50%).
-    pub strong_reminder_tokens: u32,
+    pub strong_reminder_tokens: Option<u32>,
 }
 
 impl Options {
@@ -28,10 +27,9 @@ impl Options {
             model: model.to_string(),
             system_prompt: "You are a capable software agent. Work in small steps and use your tools.".to_string(),
             history: HistoryMode::Auto,
-            last_n: 10,
             tokens_max,
-            remind_after_rounds: 5,
-            strong_reminder_tokens: tokens_max / 2,
+            remind_after_rounds: Some(5),
+            strong_reminder_tokens: Some(tokens_max / 2),
         }
     }
 }
@@ -63,7 +61,7 @@ fn to_engine(m: &workmem_store::Message) -> ChatMessage {
     ChatMessage {
         role: m.role.clone(),
         content: m.content.clone(),
-        tool_call_id: m.tool_call_id.clone().unwrap_or_default(),
+        tool_call_id: m.tool_call_id.clone(),
         tool_calls: m.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() }).collect(),
     }
 }
@@ -72,7 +70,7 @@ fn from_engine(m: ChatMessage) -> Message {
     Message {
         role: m.role,
         content: m.content,
-        tool_call_id: Some(m.tool_call_id).filter(|id| !id.is_empty()),
+        tool_call_id: m.tool_call_id,
         tool_calls: m
             .tool_calls
             .into_iter()
@@ -88,7 +86,7 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
     let history = session.messages()?;
     let meta = session.meta()?;
     let overview = session.overview()?;
-    let agents_md = std::fs::read_to_string(std::path::Path::new(&meta.cwd).join("AGENTS.md")).unwrap_or_default();
+    let agents_md = std::fs::read_to_string(std::path::Path::new(&meta.cwd).join("AGENTS.md")).ok();
     let active_turn = history.iter().rposition(|m| m.role == "user").unwrap_or(0);
     let request = ContextRequest {
         system_prompt: options.system_prompt.clone(),
@@ -97,7 +95,6 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
         history: history.iter().map(to_engine).collect(),
         active_turn: u32::try_from(active_turn).unwrap_or(u32::MAX),
         history_mode: options.history,
-        last_n: options.last_n,
         overview_path: OVERVIEW_PATH.to_string(),
         detail_path: DETAIL_PATH.to_string(),
     };

@@ -1,3 +1,6 @@
+use std::path::PathBuf;
+use workmem_runtime::{Diagnostic, Severity, UpdateError};
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
@@ -6,13 +9,36 @@ pub enum Error {
     Engine(#[from] workmem_runtime::Error),
     #[error(transparent)]
     Store(#[from] workmem_store::Error),
-    #[error("the LLM call failed, so nothing was applied")]
+    #[error("the LLM call failed")]
     Llm(#[from] workmem_llm::LlmError),
+    /// The DSL has errors; nothing was applied.
+    #[error("the update has {} error(s); nothing was applied", errors(.0))]
+    InvalidDsl(Vec<Diagnostic>),
+    /// The memory-update workflow applied nothing.
+    #[error("{}", update_error(.0))]
+    Update(UpdateError),
+    #[error("the memory in {} could not be loaded: {why}", dir.display())]
+    BadState { dir: PathBuf, why: String },
     #[error("{0:?} is not a token threshold: write a count (64000) or a percentage (50%)")]
     Threshold(String),
     #[error("the agent stopped after {max_steps} LLM calls without an answer (the `max_steps` setting)")]
     OutOfSteps { max_steps: u32 },
-    /// The memory-update workflow ended without applying anything; the text says why.
-    #[error("{0}")]
-    UpdateFailed(String),
+}
+
+fn errors(ds: &[Diagnostic]) -> usize {
+    ds.iter().filter(|d| d.severity == Severity::Error).count()
+}
+
+fn update_error(e: &UpdateError) -> String {
+    match e {
+        UpdateError::Model(why) => format!("the LLM call failed, so nothing was applied: {why}"),
+        UpdateError::Invalid { attempts, diagnostics } => {
+            let mut text = format!("the LLM's answer was still invalid after {attempts} attempts; nothing was applied:");
+            for d in diagnostics.iter().filter(|d| d.severity == Severity::Error) {
+                text.push_str(&format!("\n- line {}, column {}: {}", d.line, d.column, d.message));
+            }
+            text
+        }
+        UpdateError::Store(why) => format!("the session store failed, so nothing was applied: {why}"),
+    }
 }

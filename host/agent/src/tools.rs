@@ -4,13 +4,13 @@
 
 use crate::error::Result;
 use serde_json::{Map, Value, json};
-use workmem_runtime::Instance;
+use workmem_runtime::{Runtime, Severity};
 use workmem_store::{MEMORY_DIR, PathError, Session};
 
 /// What a tool handler works on.
 pub struct ToolContext<'a> {
     pub session: &'a Session,
-    pub engine: &'a mut Instance,
+    pub runtime: &'a Runtime,
 }
 
 /// A tool's answer to the model. `ok` is false when it was refused or failed; the text then
@@ -94,17 +94,17 @@ pub const TOOLS: &[Tool] = &[
         name: "update_memory",
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
-        handler: |cx, args| match cx.session.apply(cx.engine, args.str("dsl")) {
-            Ok(report) => Ok(ToolOutput { ok: true, text: format!("applied:\n{}", report.diff) }),
-            Err(workmem_store::Error::InvalidDsl(diagnostics)) => {
+        handler: |cx, args| match crate::apply::apply(cx.runtime, cx.session, args.str("dsl")) {
+            Ok(applied) => Ok(ToolOutput { ok: true, text: format!("applied:\n{}", applied.diff) }),
+            Err(crate::Error::InvalidDsl(diagnostics)) => {
                 let mut text = String::from("The update was refused and the memory is unchanged:\n");
-                for d in diagnostics.iter().filter(|d| d.severity == "error") {
+                for d in diagnostics.iter().filter(|d| d.severity == Severity::Error) {
                     text.push_str(&format!("- line {}, column {}: {}\n", d.line, d.column, d.message));
                 }
                 text.push_str("Call update_memory again with the corrected DSL.");
                 Ok(ToolOutput::refused(text))
             }
-            Err(e) => Err(e.into()),
+            Err(e) => Err(e),
         },
     },
 ];

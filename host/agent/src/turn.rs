@@ -8,7 +8,7 @@ use crate::context;
 use crate::error::{Error, Result};
 use crate::tools::{self, ToolContext};
 use workmem_llm::{Client, Tokenizer};
-use workmem_runtime::Instance;
+use workmem_runtime::Runtime;
 use workmem_store::{Message, Session, ToolCall};
 
 #[derive(Debug, Clone)]
@@ -28,12 +28,13 @@ pub enum Event {
 }
 
 /// One user turn. Returns the model's answer.
-pub fn turn(session: &Session, engine: &mut Instance, llm: &Client, options: &Options, task: &str, on_event: &mut dyn FnMut(&Event)) -> Result<String> {
+pub fn turn(session: &Session, runtime: &Runtime, llm: &Client, options: &Options, task: &str, on_event: &mut dyn FnMut(&Event)) -> Result<String> {
+    let mut engine = runtime.instance()?;
     let tokenizer = Tokenizer::for_model(&options.context.model);
     let offered = tools::openai_tools();
     session.append_message(Message::new("user", task))?;
     for _ in 0..options.max_steps {
-        let built = context::build(session, engine, &tokenizer, &options.context)?;
+        let built = context::build(session, &mut engine, &tokenizer, &options.context)?;
         let reply = llm.complete_with_tools(&built.messages, Some(&offered))?;
         let sent = i64::from(tokenizer.count_chat(&built.messages));
         session.update_meta(|m| {
@@ -51,7 +52,7 @@ pub fn turn(session: &Session, engine: &mut Instance, llm: &Client, options: &Op
             return Ok(reply.text);
         }
         for call in calls {
-            let out = tools::call(&mut ToolContext { session, engine }, &call.name, &call.arguments)?;
+            let out = tools::call(&mut ToolContext { session, runtime }, &call.name, &call.arguments)?;
             on_event(&Event::Tool { name: call.name, arguments: call.arguments, ok: out.ok, result: out.text.clone() });
             session.append_message(Message { tool_call_id: Some(call.id), ..Message::new("tool", out.text) })?;
         }

@@ -2,12 +2,30 @@
 //! engine compiled natively, measured in one run, with the targets of issue #2 beside them.
 
 use std::time::{Duration, Instant};
-use workmem_runtime::{COMPONENT, Options, Runtime};
+use workmem_runtime::{COMPONENT, Options, Runtime, Wants};
 
 const SETUP: &str = include_str!("data/setup.dsl");
 /// A realistic update: 4 KB written after the astropy-13579 trajectory in shared/data.
 const UPDATE: &str = include_str!("data/update-4k.dsl");
 const NOW: &str = "2026-11-22T12:00:00Z";
+
+/// A no-op update (archiving an ID that does not exist): the fixed cost of an apply,
+/// carrying a short text in and a short outcome out.
+const NOOP: &str = "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-999 because it does not exist\n";
+
+/// Median of `samples` timings of `f`, each on a fresh value from `setup` (not timed).
+fn median_each<T>(samples: usize, mut setup: impl FnMut() -> T, mut f: impl FnMut(T)) -> Duration {
+    let mut times: Vec<Duration> = (0..samples)
+        .map(|_| {
+            let value = setup();
+            let start = Instant::now();
+            f(value);
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[samples / 2]
+}
 
 /// Median of `samples` timings, each the mean over `batch` calls.
 fn median(samples: usize, batch: usize, mut f: impl FnMut()) -> Duration {
@@ -69,18 +87,17 @@ fn context_request() -> workmem_runtime::ContextRequest {
         .map(|m| ChatMessage {
             role: m.role,
             content: m.content,
-            tool_call_id: m.tool_call_id.unwrap_or_default(),
+            tool_call_id: m.tool_call_id,
             tool_calls: m.tool_calls.into_iter().map(|c| ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
         })
         .collect();
     ContextRequest {
         system_prompt: "You are a capable software agent.".into(),
-        agents_md: "Run the tests before you stop.".into(),
+        agents_md: Some("Run the tests before you stop.".into()),
         overview: overview(),
         active_turn: 498,
         history,
         history_mode: HistoryMode::All,
-        last_n: 10,
         overview_path: "working-memory/overview.md".into(),
         detail_path: "working-memory/detail/".into(),
     }
@@ -91,7 +108,8 @@ fn context_session() -> (workmem_store::Session, workmem_agent::context::Options
     let root = std::env::temp_dir().join(format!("workmem-bench-session-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
     let runtime = Runtime::new(&Options { cache_dir: None, ..Options::default() }).unwrap();
-    let session = workmem_store::Sessions::new(&root, &root).create(&mut runtime.instance().unwrap(), Some("bench")).unwrap();
+    let template = runtime.instance().unwrap().overview_template().unwrap();
+    let session = workmem_store::Sessions::new(&root, &root).create(Some("bench"), &template).unwrap();
     for m in history() {
         session.append_message(m).unwrap();
     }
@@ -102,9 +120,9 @@ fn context_session() -> (workmem_store::Session, workmem_agent::context::Options
 
 /// Real text: this repository's sources, docs and corpus, repeated to `len` bytes.
 fn real_text(len: usize) -> String {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
     let mut files = Vec::new();
-    for dir in ["guest/src", "host/src", "tests/corpus", "examples/responses"] {
+    for dir in ["guest/src", "host/runtime/src", "host/store/src", "host/llm/src", "host/agent/src", "host/cli/src", "tests/corpus", "examples/responses"] {
         for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
             files.push(e.path());
         }
@@ -124,47 +142,37 @@ fn main() {
     let cache = std::env::temp_dir().join(format!("workmem-bench-{}", std::process::id()));
     let options = Options { cache_dir: Some(cache.clone()), ..Options::default() };
 
-    // Native baseline.
-    let native_state = workmem_guest::apply(workmem_guest::empty_state(), SETUP, NOW).merged.state;
-    // The clone is the native twin of lowering the state into the component.
-    let native = median(201, 20, || {
-        let out = workmem_guest::apply(native_state.clone(), UPDATE, NOW);
-        assert!(out.ok);
-    });
+    let nothing = Wants { overview: false, state: false };
+    // Native baseline: the same engine, the same memory, the same update.
+    let mut native_setup = workmem_guest::Memory::new();
+    native_setup.apply(SETUP, NOW, workmem_guest::Wants::default()).unwrap();
+    let native = median_each(201, || native_setup.clone(), |mut m| assert!(m.apply(UPDATE, NOW, workmem_guest::Wants::default()).is_ok()));
 
-    // Through the component.
+    // Through the component: the memory lives in the instance; an apply carries the DSL in
+    // and the outcome out.
     let runtime = Runtime::new(&options).expect("loads");
-    let mut engine = runtime.instance().unwrap();
-    let empty = engine.empty_state().unwrap();
-    let state = engine.apply(&empty, SETUP, NOW).unwrap().merged.state;
-    let wasm = median(201, 20, || {
-        let out = engine.apply(&state, UPDATE, NOW).unwrap();
-        assert!(out.ok);
-    });
+    let mut setup = runtime.new_memory().unwrap();
+    setup.apply(SETUP, NOW, nothing).unwrap().unwrap();
+    let setup_state = setup.save().unwrap();
+    assert_eq!(setup_state, native_setup.save(), "the component and the native engine serialize differently");
+    let load = || runtime.load_memory(&setup_state).unwrap().unwrap();
+    let wasm = median_each(201, load, |mut m| assert!(m.apply(UPDATE, NOW, nothing).unwrap().is_ok()));
+    let with_outputs = median_each(101, load, |mut m| assert!(m.apply(UPDATE, NOW, Wants { overview: true, state: true }).unwrap().is_ok()));
     // Same engine, same answer.
-    let next = engine.apply(&state, UPDATE, NOW).unwrap().merged.state;
-    let via_wasm = engine.render(&next).unwrap();
-    let via_native = workmem_guest::render(&workmem_guest::apply(native_state.clone(), UPDATE, NOW).merged.state);
-    assert_eq!(via_wasm, via_native, "the component and the native engine disagree");
+    let mut m = load();
+    m.apply(UPDATE, NOW, nothing).unwrap().unwrap();
+    let mut n = native_setup.clone();
+    n.apply(UPDATE, NOW, workmem_guest::Wants::default()).unwrap();
+    assert_eq!(m.render().unwrap(), n.render(), "the component and the native engine disagree");
 
+    let mut engine = runtime.instance().unwrap();
     let parse_native = median(201, 20, || drop(workmem_guest::parse(UPDATE)));
     let parse_wasm = median(201, 20, || drop(engine.parse(UPDATE).unwrap()));
 
-    // The canonical ABI's share: merging an empty update does almost no work but moves the
-    // whole state into the component and back out.
-    let nothing = workmem_runtime::Update {
-        progress: empty.progress.clone(),
-        learnings: workmem_runtime::LearningOps { add: vec![], archive: vec![] },
-        verbatim: workmem_runtime::VerbatimOps { add: vec![], archive: vec![] },
-    };
-    let native_nothing = workmem_guest::Update {
-        progress: workmem_guest::empty_state().progress,
-        learnings: workmem_guest::LearningOps { add: vec![], archive: vec![] },
-        verbatim: workmem_guest::VerbatimOps { add: vec![], archive: vec![] },
-    };
-    let roundtrip_native = median(201, 50, || drop(workmem_guest::merge(native_state.clone(), vec![native_nothing.clone()], NOW).unwrap()));
-    let roundtrip_wasm = median(201, 50, || drop(engine.merge(&state, std::slice::from_ref(&nothing), NOW).unwrap()));
-    let call = median(201, 200, || drop(engine.empty_state().unwrap()));
+    // The fixed cost of an apply: a no-op update, nothing carried but the short text and outcome.
+    let noop_native = median_each(201, || native_setup.clone(), |mut m| drop(m.apply(NOOP, NOW, workmem_guest::Wants::default())));
+    let noop_wasm = median_each(201, load, |mut m| drop(m.apply(NOOP, NOW, nothing).unwrap()));
+    let call = median(201, 200, || drop(engine.overview_template().unwrap()));
 
     // Context assembly (issue #4): a session of 500 messages and a 5 KB overview.
     let (session, context_options) = context_session();
@@ -194,7 +202,7 @@ fn main() {
     let cold = median(51, 1, || {
         let rt = Runtime::new(&options).unwrap();
         assert!(rt.from_cache());
-        rt.instance().unwrap().empty_state().unwrap();
+        rt.new_memory().unwrap().render().unwrap();
     });
     // And without the cache, for scale.
     let compile = median(5, 1, || drop(Runtime::new(&Options { cache_dir: None, ..Options::default() }).unwrap()));
@@ -206,9 +214,9 @@ fn main() {
     // For examples/bench_runtimes.py, which sets this table beside the other runtimes'.
     if std::env::args().any(|a| a == "--json") {
         println!(
-            "{{\"runtime\": \"wasmtime (Rust host)\", \"apply_us\": {:.2}, \"roundtrip_us\": {:.2}, \"call_us\": {:.2}, \"cold_ms\": {:.3}, \"cold_uncached_ms\": {:.2}, \"native_apply_us\": {:.2}}}",
+            "{{\"runtime\": \"wasmtime (Rust host)\", \"apply_us\": {:.2}, \"noop_us\": {:.2}, \"call_us\": {:.2}, \"cold_ms\": {:.3}, \"cold_uncached_ms\": {:.2}, \"native_apply_us\": {:.2}}}",
             us(wasm),
-            us(roundtrip_wasm),
+            us(noop_wasm),
             us(call),
             us(cold) / 1e3,
             us(compile) / 1e3,
@@ -226,8 +234,11 @@ fn main() {
     row("apply ratio component / native", format!("{ratio:.2}x"), "<= 1.5x", ratio <= 1.5);
     row("parse only, native", format!("{:.1} µs", us(parse_native)), "", true);
     row("parse only, component", format!("{:.1} µs", us(parse_wasm)), "", true);
-    row("state round trip (empty merge), native", format!("{:.1} µs", us(roundtrip_native)), "", true);
-    row("state round trip (empty merge), component", format!("{:.1} µs", us(roundtrip_wasm)), "", true);
+    row("apply, component, returning overview + state", format!("{:.1} µs", us(with_outputs)), "", true);
+    row("no-op apply (fixed cost), native", format!("{:.1} µs", us(noop_native)), "", true);
+    let share = noop_wasm.as_secs_f64() / wasm.as_secs_f64() * 100.0;
+    row("no-op apply (fixed cost), component", format!("{:.1} µs", us(noop_wasm)), "", true);
+    row("fixed cost / apply, component", format!("{share:.0}%"), "<= 10%", share <= 10.0);
     row("context assembly in the engine, 500 messages", format!("{:.2} ms", us(assemble) / 1e3), "< 1 ms", us(assemble) < 1000.0);
     row("request build, first (files, assembly, exact count)", format!("{:.2} ms", us(build_cold) / 1e3), "", true);
     row("request build, next ones (counts remembered)", format!("{:.2} ms", us(build) / 1e3), "< 10 ms", us(build) < 10_000.0);

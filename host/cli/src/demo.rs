@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 use std::process::ExitCode;
-use workmem_runtime::{Diagnostic, Instance};
-use workmem_store::Error;
+use workmem_agent::Error;
+use workmem_runtime::{Diagnostic, Runtime};
 use workmem_store::Sessions;
 
 const RESPONSES: [(&str, &str); 3] = [
@@ -13,15 +13,15 @@ const RESPONSES: [(&str, &str); 3] = [
     ("03-progress.dsl", include_str!("../../../examples/responses/03-progress.dsl")),
 ];
 
-pub fn run(sessions: &Sessions, engine: &mut Instance) -> Result<ExitCode> {
-    let session = sessions.create(engine, None)?;
+pub fn run(runtime: &Runtime, sessions: &Sessions) -> Result<ExitCode> {
+    let session = sessions.create(None, &runtime.instance()?.overview_template()?)?;
     println!("Created session {}\n", session.dir().display());
     for (name, text) in RESPONSES {
         println!("━━ Applying the LLM response examples/responses/{name}");
-        match session.apply(engine, text) {
-            Ok(r) => {
-                print_diagnostics(name, &r.warnings);
-                println!("{}", r.diff);
+        match workmem_agent::apply::apply(runtime, &session, text) {
+            Ok(applied) => {
+                print_diagnostics(name, &applied.warnings);
+                println!("{}", applied.diff);
             }
             Err(Error::InvalidDsl(ds)) => {
                 print_diagnostics(name, &ds);

@@ -3,7 +3,7 @@
 //! Exit status: 0 success, 1 invalid input or a failed operation, 2 usage error.
 
 mod demo;
-mod json;
+
 mod report;
 
 use anyhow::{Context, Result};
@@ -12,7 +12,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use workmem_runtime::{Options, Runtime};
-use workmem_store::{Error, Session, Sessions};
+use workmem_store::{Session, Sessions};
 
 #[derive(Parser)]
 #[command(name = "workmem", version, about = "Structured working memory for LLM agents, run in a sandboxed Wasm component")]
@@ -20,6 +20,9 @@ struct Cli {
     /// Sessions root (default: $WORKMEM_SESSIONS_DIR, else ~/.ai/sessions)
     #[arg(long, global = true, value_name = "DIR")]
     sessions_dir: Option<PathBuf>,
+    /// Print JSON (errors included, as {"ok": false, "error": {...}})
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -35,31 +38,23 @@ enum Command {
     Parse {
         /// DSL file, or - for standard input (the default)
         file: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
     },
     /// Parse a DSL update and check it against a session's memory (unknown IDs and so on)
     Validate {
         file: Option<PathBuf>,
         #[arg(long, value_name = "ID|DIR")]
         session: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// Apply a DSL update to a session's working memory
     Apply {
         #[arg(long, value_name = "ID|DIR")]
         session: String,
         file: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
     },
     /// Print a session's overview.md (or its structured state with --json)
     Show {
         #[arg(long, value_name = "ID|DIR")]
         session: String,
-        #[arg(long)]
-        json: bool,
     },
     /// Print the memory-update prompt for a task
     Prompt {
@@ -83,8 +78,6 @@ enum Command {
         model: Option<String>,
         #[command(flatten)]
         llm: LlmArgs,
-        #[arg(long)]
-        json: bool,
     },
     /// Talk to the configured LLM for one turn, with the memory tools: it reads and writes
     /// its working memory as it works; prints what it does and its answer
@@ -108,8 +101,6 @@ enum Command {
         session: String,
         #[command(flatten)]
         context: ContextArgs,
-        #[arg(long)]
-        json: bool,
     },
     /// Read, write and list the memory files an LLM maintains (working-memory/ only)
     #[command(subcommand)]
@@ -118,16 +109,14 @@ enum Command {
     Log {
         #[arg(long, value_name = "ID|DIR")]
         session: String,
-        #[arg(long)]
-        json: bool,
     },
-    /// Write the engine component (or its core module, for Gravity, or the agent world's
-    /// component) to a file
+    /// Write the engine component (or the agent world's component, or the engine-go world's
+    /// core module, which Gravity reads) to a file
     Component {
         #[arg(long)]
         out: PathBuf,
         #[arg(long, conflicts_with = "agent")]
-        core: bool,
+        go: bool,
         #[arg(long)]
         agent: bool,
     },
@@ -176,7 +165,7 @@ struct ContextArgs {
     /// The model's context window, in tokens
     #[arg(long, default_value_t = 128_000)]
     tokens_max: u32,
-    /// Rounds without a memory update before the reminder insists
+    /// Rounds without a memory update before the reminder insists (0: never)
     #[arg(long, default_value_t = 5)]
     remind_after: u32,
     /// From here the reminder asks to archive: a percentage (50%) or a token count
@@ -207,12 +196,11 @@ impl ContextArgs {
             History::Auto => HistoryMode::Auto,
             History::All => HistoryMode::All,
             History::ActiveTurn => HistoryMode::ActiveTurn,
-            History::LastN => HistoryMode::LastN,
+            History::LastN => HistoryMode::LastN(self.last_n),
         };
-        o.last_n = self.last_n;
         o.tokens_max = self.tokens_max;
-        o.remind_after_rounds = self.remind_after;
-        o.strong_reminder_tokens = workmem_agent::context::threshold(&self.strong_reminder, self.tokens_max)?;
+        o.remind_after_rounds = Some(self.remind_after).filter(|&n| n > 0);
+        o.strong_reminder_tokens = Some(workmem_agent::context::threshold(&self.strong_reminder, self.tokens_max)?).filter(|&n| n > 0);
         if let Some(path) = &self.system {
             o.system_prompt = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         }
@@ -250,31 +238,20 @@ enum SessionCommand {
     New {
         #[arg(long)]
         id: Option<String>,
-        #[arg(long)]
-        json: bool,
     },
     /// List the sessions of the current directory
-    List {
-        #[arg(long)]
-        json: bool,
-    },
+    List,
     /// Show a session's metadata and files
-    Show {
-        session: String,
-        #[arg(long)]
-        json: bool,
-    },
+    Show { session: String },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let as_json = cli.json;
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            match e.downcast_ref::<Error>() {
-                Some(Error::InvalidDsl(ds)) => report::diagnostics("<input>", ds),
-                _ => eprintln!("workmem: error: {e:#}"),
-            }
+            report::error(&e, as_json);
             ExitCode::from(1)
         }
     }
@@ -299,15 +276,29 @@ impl Ctx {
     fn session(&self, spec: &str) -> Result<Session> {
         Ok(self.sessions.resolve(spec)?)
     }
+
+    /// A session's memory, loaded into the engine (under its lock, briefly).
+    fn memory(&self, session: &Session) -> Result<workmem_runtime::Memory> {
+        let locked = session.lock()?;
+        Ok(workmem_agent::apply::load(&self.runtime, session, &locked)?)
+    }
+}
+
+fn model(name: Option<String>) -> Result<String> {
+    Ok(match name {
+        Some(m) => m,
+        None => workmem_llm::Config::load()?.model,
+    })
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let ctx = Ctx::new(&cli)?;
-    let mut engine = ctx.runtime.instance()?;
+    let json = cli.json;
     match cli.command {
-        Command::Demo => demo::run(&ctx.sessions, &mut engine),
-        Command::Session(SessionCommand::New { id, json }) => {
-            let s = ctx.sessions.create(&mut engine, id.as_deref())?;
+        Command::Demo => demo::run(&ctx.runtime, &ctx.sessions),
+        Command::Session(SessionCommand::New { id }) => {
+            let template = ctx.runtime.instance()?.overview_template()?;
+            let s = ctx.sessions.create(id.as_deref(), &template)?;
             let meta = s.meta()?;
             if json {
                 println!("{}", serde_json::json!({"id": meta.id, "dir": s.dir()}));
@@ -316,7 +307,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Session(SessionCommand::List { json }) => {
+        Command::Session(SessionCommand::List) => {
             let list = ctx.sessions.list()?;
             if json {
                 let v: Vec<_> = list.iter().map(|(s, m)| serde_json::json!({"meta": m, "dir": s.dir()})).collect();
@@ -330,47 +321,45 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Session(SessionCommand::Show { session, json }) => {
+        Command::Session(SessionCommand::Show { session }) => {
             let s = ctx.session(&session)?;
-            report::session(&s, json)?;
+            let snapshot = ctx.memory(&s)?.snapshot()?;
+            report::session(&s, &snapshot, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Parse { file, json } => {
+        Command::Parse { file } => {
             let (name, text) = read_input(file.as_ref())?;
-            let outcome = engine.parse(&text)?;
+            let outcome = ctx.runtime.instance()?.parse(&text)?;
             Ok(report::parse(&name, &outcome, json))
         }
-        Command::Validate { file, session, json } => {
+        Command::Validate { file, session } => {
             let (name, text) = read_input(file.as_ref())?;
-            let state = match session {
-                Some(s) => ctx.session(&s)?.state()?,
-                None => engine.empty_state()?,
+            let mut memory = match session {
+                Some(s) => ctx.memory(&ctx.session(&s)?)?,
+                None => ctx.runtime.new_memory()?,
             };
-            let outcome = engine.validate(&text, &state)?;
+            let outcome = memory.validate(&text)?;
             Ok(report::parse(&name, &outcome, json))
         }
-        Command::Apply { session, file, json } => {
+        Command::Apply { session, file } => {
             let s = ctx.session(&session)?;
             let (name, text) = read_input(file.as_ref())?;
-            match s.apply(&mut engine, &text) {
-                Ok(r) => {
-                    report::applied(&name, &r, json);
+            match workmem_agent::apply::apply(&ctx.runtime, &s, &text) {
+                Ok(applied) => {
+                    report::applied(&name, &applied, json);
                     Ok(ExitCode::SUCCESS)
                 }
-                Err(Error::InvalidDsl(ds)) => {
-                    if json {
-                        println!("{}", serde_json::json!({"ok": false, "diagnostics": json::diagnostics(&ds)}));
-                    }
-                    report::diagnostics(&name, &ds);
+                Err(workmem_agent::Error::InvalidDsl(ds)) => {
+                    report::rejected(&name, &ds, json);
                     Ok(ExitCode::from(1))
                 }
                 Err(e) => Err(e.into()),
             }
         }
-        Command::Show { session, json } => {
+        Command::Show { session } => {
             let s = ctx.session(&session)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&s.state()?)?);
+                print!("{}", ctx.memory(&s)?.save()?);
             } else {
                 print!("{}", s.overview()?);
             }
@@ -378,44 +367,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Prompt { session, task } => {
             let s = ctx.session(&session)?;
-            print!("{}", engine.update_prompt(&s.state()?, &task)?);
+            print!("{}", ctx.memory(&s)?.update_prompt(&task)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Update { session, task, max_reprompts, model, llm, json } => {
+        Command::Update { session, task, max_reprompts, model: name, llm } => {
             let s = ctx.session(&session)?;
-            let model = match model {
-                Some(m) => m,
-                None => workmem_llm::Config::load()?.model,
-            };
-            let llm = llm.client(&model)?;
-            match workmem_agent::update::memory_update(&ctx.runtime, &s, llm, &task, max_reprompts) {
-                Ok(r) => {
-                    for w in &r.warnings {
-                        eprintln!("<llm>: warning: {w}");
-                    }
-                    if json {
-                        let v = serde_json::json!({"ok": true, "attempts": r.attempts, "prompt_tokens": r.prompt_tokens,
-                                                   "completion_tokens": r.completion_tokens, "added": r.added, "archived": r.archived,
-                                                   "ignored": r.ignored, "diff": r.diff, "warnings": r.warnings});
-                        println!("{}", serde_json::to_string_pretty(&v)?);
-                    } else {
-                        eprintln!("applied after {} LLM call(s)", r.attempts);
-                        print!("{}", r.diff);
-                    }
-                    Ok(ExitCode::SUCCESS)
-                }
-                Err(workmem_agent::Error::UpdateFailed(why)) => {
-                    eprintln!("workmem: error: {why}");
-                    Ok(ExitCode::from(1))
-                }
-                Err(e) => Err(e.into()),
-            }
+            let llm = llm.client(&model(name)?)?;
+            let r = workmem_agent::update::memory_update(&ctx.runtime, &s, llm, &task, max_reprompts)?;
+            report::updated(&r, json);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Agent { session, task, context, max_steps, llm } => {
             let s = ctx.session(&session)?;
             let options = workmem_agent::turn::Options { context: context.options()?, max_steps };
             let llm = llm.client(&options.context.model)?;
-            workmem_agent::turn::turn(&s, &mut engine, &llm, &options, &task, &mut |event| match event {
+            workmem_agent::turn::turn(&s, &ctx.runtime, &llm, &options, &task, &mut |event| match event {
                 workmem_agent::turn::Event::Tool { name, arguments, ok, result } => {
                     let mark = if *ok { "→" } else { "✗" };
                     let first = result.lines().next().unwrap_or_default();
@@ -425,11 +391,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Context { session, context, json } => {
+        Command::Context { session, context } => {
             let s = ctx.session(&session)?;
             let options = context.options()?;
             let tokenizer = workmem_llm::Tokenizer::for_model(&options.model);
-            let built = workmem_agent::context::build(&s, &mut engine, &tokenizer, &options)?;
+            let built = workmem_agent::context::build(&s, &mut ctx.runtime.instance()?, &tokenizer, &options)?;
             if json {
                 let body = serde_json::json!({"model": options.model, "messages": built.messages});
                 println!("{}", serde_json::to_string_pretty(&body)?);
@@ -457,7 +423,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Log { session, json } => {
+        Command::Log { session } => {
             let entries = ctx.session(&session)?.log()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&entries)?);
@@ -465,14 +431,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!("no updates yet");
             } else {
                 for e in &entries {
-                    println!("== {}\n{}", e.at, e.diff);
+                    println!("== {}\n{}", e["at"].as_str().unwrap_or_default(), e["diff"].as_str().unwrap_or_default());
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Component { out, core, agent } => {
-            let bytes = match (core, agent) {
-                (true, _) => workmem_runtime::CORE_MODULE,
+        Command::Component { out, go, agent } => {
+            let bytes = match (go, agent) {
+                (true, _) => workmem_runtime::GO_CORE_MODULE,
                 (_, true) => workmem_runtime::AGENT_COMPONENT,
                 _ => workmem_runtime::COMPONENT,
             };

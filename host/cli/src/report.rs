@@ -1,10 +1,15 @@
 //! What the CLI prints: human text by default, the documented JSON with --json.
 
-use crate::json;
 use anyhow::Result;
+use serde_json::json;
 use std::process::ExitCode;
-use workmem_runtime::{Diagnostic, ParseOutcome};
-use workmem_store::{Report, Session};
+use workmem_agent::json;
+use workmem_runtime::{Applied, Diagnostic, ParseOutcome, Snapshot, UpdateError, UpdateReport};
+use workmem_store::Session;
+
+fn print_json(v: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(v).expect("JSON values print"));
+}
 
 /// `file:line:column: severity: message`, one per line on stderr, as compilers do.
 pub fn diagnostics(name: &str, ds: &[Diagnostic]) {
@@ -14,21 +19,18 @@ pub fn diagnostics(name: &str, ds: &[Diagnostic]) {
 }
 
 pub fn diagnostic(name: &str, d: &Diagnostic) -> String {
-    format!("{name}:{}:{}: {}: {}", d.line, d.column, d.severity, d.message)
+    format!("{name}:{}:{}: {}: {}", d.line, d.column, json::severity(d.severity), d.message)
 }
 
 pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&json::parse_outcome(outcome)).expect("serializes"));
+        print_json(&json::parse_outcome(outcome));
     } else {
         diagnostics(name, &outcome.diagnostics);
-        if outcome.ok {
-            let u = &outcome.update;
-            let p = &u.progress;
-            let progress = if p.in_progress.is_empty() {
-                "unchanged".to_string()
-            } else {
-                format!("rewritten ({} completed, {} in progress, {} remaining)", p.completed.len(), p.in_progress.len(), p.remaining.len())
+        if let Some(u) = &outcome.update {
+            let progress = match &u.progress {
+                None => "unchanged".to_string(),
+                Some(p) => format!("rewritten ({} completed, {} in progress, {} remaining)", p.completed.len(), p.in_progress.len(), p.remaining.len()),
             };
             println!("ok: {name}");
             println!("  Current Progress: {progress}");
@@ -36,41 +38,86 @@ pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
             println!("  Verbatim Context: {} to add, {} to archive", u.verbatim.add.len(), u.verbatim.archive.len());
         }
     }
-    if outcome.ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if outcome.update.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
-pub fn applied(name: &str, r: &Report, as_json: bool) {
+pub fn applied(name: &str, a: &Applied, as_json: bool) {
     if as_json {
-        let v = serde_json::json!({
-            "ok": true,
-            "added": r.entry.added,
-            "archived": r.entry.archived,
-            "ignored": r.entry.ignored,
-            "diff": r.diff,
-            "diagnostics": json::diagnostics(&r.warnings),
-        });
-        println!("{}", serde_json::to_string_pretty(&v).expect("serializes"));
+        print_json(&json::applied(a));
     } else {
-        diagnostics(name, &r.warnings);
-        print!("{}", r.diff);
+        diagnostics(name, &a.warnings);
+        print!("{}", a.diff);
     }
 }
 
-pub fn session(s: &Session, as_json: bool) -> Result<()> {
-    let meta = s.meta()?;
-    let state = s.state()?;
-    let archived_kl = state.learnings.iter().filter(|l| !l.archived_at.is_empty()).count();
-    let archived_vc = state.verbatim.iter().filter(|v| !v.archived_at.is_empty()).count();
-    let (active_kl, active_vc) = (state.learnings.len() - archived_kl, state.verbatim.len() - archived_vc);
+/// An update with errors: nothing was applied.
+pub fn rejected(name: &str, ds: &[Diagnostic], as_json: bool) {
     if as_json {
-        let v = serde_json::json!({
+        print_json(&json::rejected(ds));
+    }
+    diagnostics(name, ds);
+}
+
+pub fn updated(r: &UpdateReport, as_json: bool) {
+    for w in &r.applied.warnings {
+        eprintln!("{}", diagnostic("<llm>", w));
+    }
+    if as_json {
+        let mut v = json::applied(&r.applied);
+        v["attempts"] = r.attempts.into();
+        v["prompt_tokens"] = r.prompt_tokens.into();
+        v["completion_tokens"] = r.completion_tokens.into();
+        print_json(&v);
+    } else {
+        eprintln!("applied after {} LLM call(s)", r.attempts);
+        print!("{}", r.applied.diff);
+    }
+}
+
+/// A failed command, on stderr (and as `{"ok": false, "error": {kind, message, ...}}` on
+/// stdout under --json), so a script can tell what went wrong.
+pub fn error(e: &anyhow::Error, as_json: bool) {
+    use workmem_agent::Error as A;
+    let (kind, diagnostics) = match e.downcast_ref::<A>() {
+        Some(A::InvalidDsl(ds)) => ("invalid_dsl", Some(ds)),
+        Some(A::Update(UpdateError::Invalid { diagnostics, .. })) => ("invalid_answer", Some(diagnostics)),
+        Some(A::Update(UpdateError::Model(_)) | A::Llm(_)) => ("model", None),
+        Some(A::Update(UpdateError::Store(_)) | A::Store(_) | A::BadState { .. }) => ("store", None),
+        Some(A::Engine(_)) => ("engine", None),
+        Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
+        None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
+        None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
+        None if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
+        None if e.downcast_ref::<workmem_llm::ConfigError>().is_some() => ("config", None),
+        None => ("failed", None),
+    };
+    let message = format!("{e:#}");
+    if let Some(A::InvalidDsl(ds)) = e.downcast_ref::<A>() {
+        self::diagnostics("<input>", ds);
+    }
+    eprintln!("workmem: error: {message}");
+    if as_json {
+        let mut error = json!({"kind": kind, "message": message});
+        if let Some(ds) = diagnostics {
+            error["diagnostics"] = json::diagnostics(ds);
+        }
+        print_json(&json!({"ok": false, "error": error}));
+    }
+}
+
+pub fn session(s: &Session, snapshot: &Snapshot, as_json: bool) -> Result<()> {
+    let meta = s.meta()?;
+    let archived_kl = snapshot.learnings.iter().filter(|l| l.archived.is_some()).count();
+    let archived_vc = snapshot.verbatim.iter().filter(|v| v.archived.is_some()).count();
+    let (active_kl, active_vc) = (snapshot.learnings.len() - archived_kl, snapshot.verbatim.len() - archived_vc);
+    if as_json {
+        print_json(&json!({
             "meta": meta,
             "dir": s.dir(),
             "overview": s.overview_path(),
             "learnings": {"active": active_kl, "archived": archived_kl},
             "verbatim": {"active": active_vc, "archived": archived_vc},
-        });
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        }));
     } else {
         println!("session   {}", meta.id);
         println!("dir       {}", s.dir().display());

@@ -8,17 +8,71 @@ pub(crate) mod bindings {
     wasmtime::component::bindgen!({ world: "agent", path: "../../wit" });
 }
 
-pub use bindings::MemoryUpdateReport;
-pub use bindings::workmem::memory::{clock, llm, store};
+use bindings::exports::workmem::memory::{memory as m, workflows as wf};
+pub use bindings::workmem::memory::{clock, llm, session_store};
 
-/// Everything the agent world can reach: the model, the session's files, the time. The host
-/// decides what each one really is; the guest has no other way out.
+/// What a memory update run inside the sandbox did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateReport {
+    /// Model calls made, the first one included.
+    pub attempts: u32,
+    /// Tokens over all those calls, as far as the provider reported them.
+    pub prompt_tokens: u32,
+    pub completion_tokens: u32,
+    pub applied: crate::Applied,
+}
+
+/// Why a memory update run inside the sandbox applied nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateError {
+    /// The model call failed; the provider's or client's message.
+    Model(String),
+    /// The answers stayed malformed through every re-prompt: the last one's problems.
+    Invalid { attempts: u32, diagnostics: Vec<crate::Diagnostic> },
+    /// The session store failed or refused, or holds no valid memory.
+    Store(String),
+}
+
+// The agent world's bindings carry their own copy of the memory types; the runtime speaks
+// the engine world's everywhere.
+fn diagnostic(d: m::Diagnostic) -> crate::Diagnostic {
+    let severity = match d.severity {
+        m::Severity::Error => crate::Severity::Error,
+        m::Severity::Warning => crate::Severity::Warning,
+    };
+    crate::Diagnostic { severity, line: d.line, column: d.column, message: d.message }
+}
+
+fn report(r: wf::UpdateReport) -> UpdateReport {
+    let a = r.applied;
+    let applied = crate::Applied {
+        seq: a.seq,
+        diff: a.diff,
+        added: a.added,
+        archived: a.archived,
+        ignored: a.ignored,
+        warnings: a.warnings.into_iter().map(diagnostic).collect(),
+        log_entry: a.log_entry,
+        overview: a.overview,
+        state: a.state,
+    };
+    UpdateReport { attempts: r.attempts, prompt_tokens: r.prompt_tokens, completion_tokens: r.completion_tokens, applied }
+}
+
+fn error(e: wf::UpdateError) -> UpdateError {
+    match e {
+        wf::UpdateError::Model(why) => UpdateError::Model(why),
+        wf::UpdateError::Invalid(i) => UpdateError::Invalid { attempts: i.attempts, diagnostics: i.diagnostics.into_iter().map(diagnostic).collect() },
+        wf::UpdateError::Store(why) => UpdateError::Store(why),
+    }
+}
+
+/// Everything the agent world can reach: the model, the session's storage, the time. The
+/// host decides what each one really is; the guest has no other way out.
 pub trait Capabilities: Send {
     fn complete(&mut self, messages: Vec<llm::Message>) -> std::result::Result<llm::Completion, llm::LlmError>;
-    fn read(&mut self, path: &str) -> std::result::Result<String, store::StoreError>;
-    fn write(&mut self, path: &str, content: &str) -> std::result::Result<(), store::StoreError>;
-    fn append(&mut self, path: &str, content: &str) -> std::result::Result<(), store::StoreError>;
-    fn list_files(&mut self, path: &str) -> std::result::Result<Vec<String>, store::StoreError>;
+    fn load_memory(&mut self) -> std::result::Result<Option<String>, session_store::StoreError>;
+    fn commit_update(&mut self, commit: session_store::Commit) -> std::result::Result<(), session_store::StoreError>;
     fn now(&mut self) -> String;
 }
 
@@ -28,18 +82,12 @@ impl llm::Host for Ctx {
     }
 }
 
-impl store::Host for Ctx {
-    fn read(&mut self, path: String) -> std::result::Result<String, store::StoreError> {
-        self.import(|c| c.read(&path))
+impl session_store::Host for Ctx {
+    fn load_memory(&mut self) -> std::result::Result<Option<String>, session_store::StoreError> {
+        self.import(|c| c.load_memory())
     }
-    fn write(&mut self, path: String, content: String) -> std::result::Result<(), store::StoreError> {
-        self.import(|c| c.write(&path, &content))
-    }
-    fn append(&mut self, path: String, content: String) -> std::result::Result<(), store::StoreError> {
-        self.import(|c| c.append(&path, &content))
-    }
-    fn list_files(&mut self, path: String) -> std::result::Result<Vec<String>, store::StoreError> {
-        self.import(|c| c.list_files(&path))
+    fn commit_update(&mut self, commit: session_store::Commit) -> std::result::Result<(), session_store::StoreError> {
+        self.import(|c| c.commit_update(commit))
     }
 }
 
@@ -62,10 +110,11 @@ impl AgentInstance {
         Ok(AgentInstance { store, bindings })
     }
 
-    /// Spec 000's memory-update step inside the sandbox. The inner `Err` is the workflow's
-    /// own failure (the model failed, or never gave a valid answer); nothing was written then.
-    pub fn memory_update(&mut self, task: &str, max_reprompts: u32) -> Result<std::result::Result<MemoryUpdateReport, String>> {
+    /// Spec 000's memory update inside the sandbox (see `workflows.memory-update`). The inner
+    /// `Err` is the workflow's own failure; nothing was committed then.
+    pub fn memory_update(&mut self, task: &str, max_reprompts: u32) -> Result<std::result::Result<UpdateReport, UpdateError>> {
         let bindings = &self.bindings;
-        sandbox::call(&mut self.store, |s| bindings.call_memory_update(s, task, max_reprompts))
+        let outcome = sandbox::call(&mut self.store, |s| bindings.workmem_memory_workflows().call_memory_update(s, task, max_reprompts))?;
+        Ok(outcome.map(report).map_err(error))
     }
 }

@@ -12,6 +12,9 @@ pub enum Error {
     /// The guest trapped: an engine bug or the memory limit (`Options::max_memory_bytes`).
     #[error("the engine component trapped (an engine bug, or the memory limit `max_memory_bytes`)")]
     Trap(#[source] wasmtime::Error),
+    /// A [`crate::Memory`] whose instance trapped earlier: its contents are gone with it.
+    #[error("this memory's engine instance trapped earlier, so the memory is gone; load it again from its store")]
+    Lost,
     /// The guest ran past its CPU deadline.
     #[error("the engine call ran past its CPU deadline of {limit:?} (the runtime's `call_deadline` setting)")]
     Deadline { limit: Duration },

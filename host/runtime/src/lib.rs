@@ -6,13 +6,16 @@
 //! under a memory limit and a CPU deadline; a guest that traps or runs past its deadline is
 //! reported as an [`Error`], and the next call starts from a fresh instance.
 //!
+//! A [`Memory`] lives inside its own instance: it is loaded once, and an update carries the
+//! DSL in and the outcome out, never the whole memory both ways.
+//!
 //! ```no_run
-//! use workmem_runtime::{Options, Runtime};
+//! use workmem_runtime::{Options, Runtime, Wants};
 //! let runtime = Runtime::new(&Options::default())?;
-//! let mut engine = runtime.instance()?;
-//! let state = engine.empty_state()?;
-//! let outcome = engine.apply(&state, "CURRENT_PROGRESS:\n  In Progress:\n    - Reading the code\n", &workmem_runtime::now())?;
-//! assert!(outcome.ok);
+//! let mut memory = runtime.new_memory()?;
+//! let text = "CURRENT_PROGRESS:\n  In Progress:\n    - Reading the code\n";
+//! let applied = memory.apply(text, &workmem_runtime::now(), Wants { overview: true, state: true })?;
+//! assert!(applied.is_ok());
 //! # Ok::<(), workmem_runtime::Error>(())
 //! ```
 
@@ -20,11 +23,18 @@ mod agent;
 mod cache;
 mod error;
 mod instance;
+mod memory;
 mod sandbox;
 
-pub use agent::{AgentInstance, Capabilities, MemoryUpdateReport, clock, llm, store};
+pub use agent::{AgentInstance, Capabilities, UpdateError, UpdateReport, clock, llm, session_store};
+pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, HistoryMode, ToolCall};
+pub use bindings::exports::workmem::memory::memory::{
+    Applied, Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Message, ParseOutcome, Progress, Severity, Snapshot, Update, UpdateStep,
+    VerbatimAdd, VerbatimEntry, VerbatimOps, Wants,
+};
 pub use error::{Error, Result};
 pub use instance::Instance;
+pub use memory::{Memory, UpdateRun};
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -37,18 +47,18 @@ mod bindings {
     wasmtime::component::bindgen!({
         world: "engine",
         path: "../../wit",
-        additional_derives: [serde::Serialize, serde::Deserialize, PartialEq],
+        additional_derives: [PartialEq],
     });
 }
 
-pub use bindings::*;
+use bindings::EnginePre;
 
 /// The engine component this runtime was built with.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm"));
 /// The agent world's component: the engine plus the `llm`, `store` and `clock` imports.
 pub const AGENT_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.wasm"));
-/// The engine's core module, with the WIT in a custom section (what Gravity reads).
-pub const CORE_MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-core.wasm"));
+/// The `engine-go` world's core module, with the WIT in a custom section (what Gravity reads).
+pub const GO_CORE_MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-go-core.wasm"));
 
 /// How the runtime is set up.
 #[derive(Debug, Clone)]
@@ -137,6 +147,17 @@ impl Runtime {
     /// to the runtime, so it can be kept anywhere, and moved to another thread.
     pub fn instance(&self) -> Result<Instance> {
         Instance::new(self.clone())
+    }
+
+    /// The memory of a new session, in an instance of its own.
+    pub fn new_memory(&self) -> Result<Memory> {
+        Memory::new(self.instance()?)
+    }
+
+    /// A memory from its serialized form (`state.json`), in an instance of its own. The inner
+    /// `Err` says why the text is not a serialized memory.
+    pub fn load_memory(&self, state: &str) -> Result<std::result::Result<Memory, String>> {
+        Memory::load(self.instance()?, state)
     }
 
     /// The agent world, with `capabilities` as its only way out (see [`Capabilities`]).

@@ -1,5 +1,4 @@
 use std::path::PathBuf;
-use workmem_runtime::Diagnostic;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -18,11 +17,6 @@ pub enum Error {
     BadId(String),
     #[error("neither ${0} nor $HOME is set, so there is no sessions directory")]
     NoHome(&'static str),
-    /// The DSL has errors; nothing was applied.
-    #[error("the update has {} error(s); nothing was applied", .0.iter().filter(|d| d.severity == "error").count())]
-    InvalidDsl(Vec<Diagnostic>),
-    #[error(transparent)]
-    Engine(#[from] workmem_runtime::Error),
 }
 
 impl Error {

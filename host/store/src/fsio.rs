@@ -34,7 +34,7 @@ pub fn append(path: &Path, record: &[u8]) -> io::Result<()> {
     f.sync_data()
 }
 
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
@@ -75,4 +75,30 @@ pub fn last_line(path: &Path) -> io::Result<Option<Vec<u8>>> {
         tail = chunk;
         end = start;
     }
+}
+
+/// Drops bytes after the last newline: a record a crash cut short mid-append.
+pub fn truncate_partial_line(path: &Path) -> io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match OpenOptions::new().read(true).write(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let len = f.seek(SeekFrom::End(0))?;
+    let mut end = len;
+    let mut byte = [0u8; 1];
+    while end > 0 {
+        f.seek(SeekFrom::Start(end - 1))?;
+        f.read_exact(&mut byte)?;
+        if byte[0] == b'\n' {
+            break;
+        }
+        end -= 1;
+    }
+    if end < len {
+        f.set_len(end)?;
+        f.sync_data()?;
+    }
+    Ok(())
 }

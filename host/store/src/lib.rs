@@ -11,4 +11,9 @@ pub mod session;
 pub use confine::{Confined, MEMORY_DIR, MemoryFiles, PathError};
 pub use error::{Error, Result};
 pub use messages::{Entry, LogRecord, Message, ToolCall};
-pub use session::{LogEntry, Meta, Report, Session, Sessions};
+pub use session::{Commit, Locked, Meta, Session, Sessions};
+
+/// The current time as RFC 3339 UTC, second precision.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}

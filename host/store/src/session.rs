@@ -4,8 +4,9 @@
 //! <root>/--<cwd>--/<session-id>/
 //!   messages.jsonl          every message, append-only
 //!   meta.json               id, cwd, times, update count
-//!   state.json              the structured memory (source of truth for DSL updates)
-//!   updates.jsonl           append-only log: one entry per applied update, with its diff
+//!   state.json              the memory, as the engine serializes it (absent until the first update)
+//!   updates.jsonl           append-only log: one record per applied update, as the engine writes it
+//!   commit.pending.json     only between the steps of a commit (see [`Session::commit`])
 //!   working-memory/overview.md, detail/, archive/
 //! ```
 //!
@@ -17,7 +18,6 @@ use crate::fsio;
 use crate::messages::{Entry, LogRecord, Message};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use workmem_runtime::{Instance, MemoryState};
 
 /// Overrides the sessions root (default `~/.ai/sessions`).
 pub const ROOT_ENV: &str = "WORKMEM_SESSIONS_DIR";
@@ -48,25 +48,22 @@ pub struct Meta {
     pub token_correction: i64,
 }
 
-/// One line of `updates.jsonl`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LogEntry {
-    pub at: String,
-    pub added: Vec<String>,
-    pub archived: Vec<String>,
-    pub ignored: Vec<String>,
-    pub diff: String,
-    /// The DSL text exactly as it was applied.
-    pub input: String,
+/// An applied update, ready to commit as one unit (see [`Session::commit`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    /// The update's sequence number: the update log's next.
+    pub seq: u32,
+    /// The update log's record, one line of JSON, as the engine wrote it.
+    pub log_entry: String,
+    /// The new `state.json`, as the engine serialized it.
+    pub state: String,
+    /// The new `working-memory/overview.md`.
+    pub overview: String,
 }
 
-/// What an applied update did.
-#[derive(Debug, Clone)]
-pub struct Report {
-    pub entry: LogEntry,
-    pub diff: String,
-    pub overview: String,
-    pub warnings: Vec<workmem_runtime::Diagnostic>,
+/// The session's lock, held until dropped (see [`Session::lock`]).
+pub struct Locked {
+    _file: std::fs::File,
 }
 
 impl Sessions {
@@ -83,8 +80,9 @@ impl Sessions {
         &self.dir
     }
 
-    /// Creates a session with a fresh (or the given) ID and the template overview.
-    pub fn create(&self, engine: &mut Instance, id: Option<&str>) -> Result<Session> {
+    /// Creates a session with a fresh (or the given) ID and `overview` (the engine's
+    /// template). Its memory is the empty one until the first update is committed.
+    pub fn create(&self, id: Option<&str>, overview: &str) -> Result<Session> {
         let id = match id {
             Some(id) => checked_id(id)?.to_string(),
             None => new_id(),
@@ -97,10 +95,9 @@ impl Sessions {
             std::fs::create_dir_all(dir.join(sub)).map_err(Error::io(dir.join(sub)))?;
         }
         let session = Session { dir };
-        let now = workmem_runtime::now();
+        let now = crate::now();
         let cwd = self.cwd.display().to_string();
-        session.write(&session.path(OVERVIEW), engine.overview_template()?.as_bytes())?;
-        session.write_json(&session.path(STATE), &engine.empty_state()?)?;
+        session.write(&session.path(OVERVIEW), overview.as_bytes())?;
         session.write(&session.path(MESSAGES), b"")?;
         session.write(&session.path(LOG), b"")?;
         session.write(&session.path(LOCK), b"")?;
@@ -172,7 +169,7 @@ fn checked_id(id: &str) -> Result<&str> {
 /// `20261122-052054-3f9a`: sortable by creation time, unique enough per directory.
 fn new_id() -> String {
     use std::hash::{BuildHasher, Hasher};
-    let stamp: String = workmem_runtime::now().chars().filter(|c| c.is_ascii_digit()).collect();
+    let stamp: String = crate::now().chars().filter(|c| c.is_ascii_digit()).collect();
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u32(std::process::id());
     format!("{}-{}-{:04x}", &stamp[..8], &stamp[8..14], h.finish() & 0xffff)
@@ -183,6 +180,7 @@ const META: &str = "meta.json";
 const STATE: &str = "state.json";
 const LOG: &str = "updates.jsonl";
 const LOCK: &str = ".lock";
+const PENDING: &str = "commit.pending.json";
 const OVERVIEW: &str = "working-memory/overview.md";
 
 /// A session directory.
@@ -221,8 +219,14 @@ impl Session {
         self.read_json(&self.path(META))
     }
 
-    pub fn state(&self) -> Result<MemoryState> {
-        self.read_json(&self.path(STATE))
+    /// The serialized memory (`state.json`), or `None` before the first update. Under the
+    /// lock, so that a commit a crash interrupted has been finished.
+    pub fn load_memory(&self, _: &Locked) -> Result<Option<String>> {
+        match std::fs::read_to_string(self.path(STATE)) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(self.path(STATE))(e)),
+        }
     }
 
     pub fn overview(&self) -> Result<String> {
@@ -232,7 +236,7 @@ impl Session {
 
     /// Changes meta.json under the session's lock.
     pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
-        self.with_lock(|| {
+        self.with_lock(|_| {
             let mut meta = self.meta()?;
             change(&mut meta);
             self.write_json(&self.path(META), &meta)
@@ -259,13 +263,13 @@ impl Session {
     /// sequence number (under the session's lock, so concurrent writers never share one).
     pub fn append_message(&self, message: Message) -> Result<LogRecord> {
         let path = self.path(MESSAGES);
-        self.with_lock(|| {
+        self.with_lock(|_| {
             let last = fsio::last_line(&path).map_err(Error::io(&path))?;
             let seq = match last {
                 Some(line) => serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1,
                 None => 1,
             };
-            let record = LogRecord { seq, at: workmem_runtime::now(), entry: Entry::Message(message) };
+            let record = LogRecord { seq, at: crate::now(), entry: Entry::Message(message) };
             let mut line = serde_json::to_vec(&record).expect("a log record serializes");
             line.push(b'\n');
             fsio::append(&path, &line).map_err(Error::io(&path))?;
@@ -273,7 +277,8 @@ impl Session {
         })
     }
 
-    pub fn log(&self) -> Result<Vec<LogEntry>> {
+    /// The update log, one JSON record per applied update, oldest first.
+    pub fn log(&self) -> Result<Vec<serde_json::Value>> {
         self.read_jsonl(&self.path(LOG))
     }
 
@@ -286,52 +291,64 @@ impl Session {
             .collect()
     }
 
-    /// Runs `f` holding the session's lock. Locks do not nest: `f` must not take it again.
-    pub fn with_lock<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
-        let _lock = fsio::lock(&self.path(LOCK)).map_err(Error::io(self.path(LOCK)))?;
-        f()
+    /// Takes the session's lock, waiting for another holder, and finishes any commit a
+    /// crash interrupted. Locks do not nest: a holder must not take it again.
+    pub fn lock(&self) -> Result<Locked> {
+        let file = fsio::lock(&self.path(LOCK)).map_err(Error::io(self.path(LOCK)))?;
+        self.finish_pending()?;
+        Ok(Locked { _file: file })
     }
 
-    /// meta.json after an applied update; the caller holds the lock.
-    pub fn record_update(&self) -> Result<()> {
+    /// Runs `f` holding the session's lock.
+    pub fn with_lock<T>(&self, f: impl FnOnce(&Locked) -> Result<T>) -> Result<T> {
+        f(&self.lock()?)
+    }
+
+    /// Commits an applied update: the log record, the state and the overview, as one unit.
+    /// The commit is first written whole to `commit.pending.json` (atomically), then carried
+    /// out step by step, then removed; a crash at any point leaves either no pending file
+    /// (before: the session as it was; after: as it is now) or a complete one, which the next
+    /// lock holder finishes. So memory and log always agree once the session is loaded.
+    pub fn commit(&self, _: &Locked, commit: &Commit) -> Result<()> {
+        self.write_json(&self.path(PENDING), commit)?;
+        self.finish(commit)
+    }
+
+    fn finish_pending(&self) -> Result<()> {
+        let path = self.path(PENDING);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => self.finish(&serde_json::from_str(&text).map_err(|source| Error::Corrupt { path, source })?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(path)(e)),
+        }
+    }
+
+    /// The steps of a commit, each safe to repeat.
+    fn finish(&self, commit: &Commit) -> Result<()> {
+        let log = self.path(LOG);
+        // A record cut short by a crash mid-append was never committed: drop it.
+        fsio::truncate_partial_line(&log).map_err(Error::io(&log))?;
+        let last_seq = match fsio::last_line(&log).map_err(Error::io(&log))? {
+            Some(line) => serde_json::from_slice::<SeqOnly>(&line).map_err(|source| Error::Corrupt { path: log.clone(), source })?.seq,
+            None => 0,
+        };
+        if last_seq < commit.seq {
+            fsio::append(&log, format!("{}\n", commit.log_entry).as_bytes()).map_err(Error::io(&log))?;
+        }
+        self.write(&self.path(STATE), commit.state.as_bytes())?;
+        self.write(&self.path(OVERVIEW), commit.overview.as_bytes())?;
+        let pending = self.path(PENDING);
+        std::fs::remove_file(&pending).map_err(Error::io(&pending))?;
+        fsio::sync_dir(&self.dir).map_err(Error::io(&self.dir))
+    }
+
+    /// meta.json after an applied update.
+    pub fn record_update(&self, _: &Locked) -> Result<()> {
         let mut meta = self.meta()?;
-        meta.updated_at = workmem_runtime::now();
+        meta.updated_at = crate::now();
         meta.updates += 1;
         meta.memory_updated_round = meta.rounds;
         self.write_json(&self.path(META), &meta)
-    }
-
-    /// Applies a DSL update: under the session lock, reads the state, runs the engine's
-    /// `apply`, then writes state.json, overview.md and meta.json and appends the log.
-    /// Invalid DSL returns [`Error::InvalidDsl`] and a trap [`Error::Trap`], both before
-    /// anything is written.
-    pub fn apply(&self, engine: &mut Instance, text: &str) -> Result<Report> {
-        self.with_lock(|| {
-            let now = workmem_runtime::now();
-            let state = self.state()?;
-            let outcome = engine.apply(&state, text, &now)?;
-            if !outcome.ok {
-                return Err(Error::InvalidDsl(outcome.diagnostics));
-            }
-            let merged = outcome.merged;
-            let overview = engine.render(&merged.state)?;
-
-            self.write_json(&self.path(STATE), &merged.state)?;
-            self.write(&self.path(OVERVIEW), overview.as_bytes())?;
-            let entry = LogEntry {
-                at: now,
-                added: merged.added,
-                archived: merged.archived,
-                ignored: merged.ignored,
-                diff: merged.diff.clone(),
-                input: text.to_string(),
-            };
-            let mut line = serde_json::to_vec(&entry).expect("a log entry serializes");
-            line.push(b'\n');
-            fsio::append(&self.path(LOG), &line).map_err(Error::io(self.path(LOG)))?;
-            self.record_update()?;
-            Ok(Report { entry, diff: merged.diff, overview, warnings: outcome.diagnostics })
-        })
     }
 
     fn write(&self, path: &Path, bytes: &[u8]) -> Result<()> {
@@ -348,4 +365,10 @@ impl Session {
         let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
         serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: path.to_path_buf(), source })
     }
+}
+
+/// The one field of an update-log record the store reads.
+#[derive(Deserialize)]
+struct SeqOnly {
+    seq: u32,
 }

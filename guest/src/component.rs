@@ -1,0 +1,258 @@
+//! The `engine` and `agent` worlds: the engine's types mapped to the WIT's, and the memory
+//! and update runs kept as resources inside the instance.
+
+// The generated glue is the canonical ABI's unsafe code; the engine itself has none.
+#![allow(unsafe_code)]
+
+#[cfg(not(feature = "agent"))]
+wit_bindgen::generate!({ world: "engine", path: "../wit" });
+
+#[cfg(feature = "agent")]
+wit_bindgen::generate!({ world: "agent", path: "../wit" });
+
+#[cfg(feature = "agent")]
+mod agent;
+
+use crate::memory::Wants;
+use exports::workmem::memory::context as cx;
+use exports::workmem::memory::memory as wit;
+use std::cell::RefCell;
+
+struct Component;
+
+pub struct MemoryResource(RefCell<crate::Memory>);
+pub struct RunResource(RefCell<crate::UpdateRun>);
+
+fn diagnostic(d: crate::Diagnostic) -> wit::Diagnostic {
+    let severity = if d.severity == crate::ERROR { wit::Severity::Error } else { wit::Severity::Warning };
+    wit::Diagnostic { severity, line: d.line, column: d.column, message: d.message }
+}
+
+fn diagnostics(ds: Vec<crate::Diagnostic>) -> Vec<wit::Diagnostic> {
+    ds.into_iter().map(diagnostic).collect()
+}
+
+fn progress(p: crate::Progress) -> Option<wit::Progress> {
+    (!p.in_progress.is_empty() || !p.completed.is_empty() || !p.remaining.is_empty()).then(|| wit::Progress {
+        completed: p.completed,
+        in_progress: p.in_progress,
+        remaining: p.remaining,
+    })
+}
+
+fn archive_ops(ops: Vec<crate::ArchiveOp>) -> Vec<wit::ArchiveOp> {
+    ops.into_iter().map(|o| wit::ArchiveOp { id: o.id, reason: o.reason }).collect()
+}
+
+fn update(u: crate::Update) -> wit::Update {
+    wit::Update {
+        progress: progress(u.progress),
+        learnings: wit::LearningOps {
+            add: u.learnings.add.into_iter().map(|a| wit::LearningAdd { reason: a.reason, text: a.text }).collect(),
+            archive: archive_ops(u.learnings.archive),
+        },
+        verbatim: wit::VerbatimOps {
+            add: u.verbatim.add.into_iter().map(|a| wit::VerbatimAdd { reason: a.reason, label: a.label, snippet: a.snippet }).collect(),
+            archive: archive_ops(u.verbatim.archive),
+        },
+    }
+}
+
+fn from_archive_ops(ops: Vec<wit::ArchiveOp>) -> Vec<crate::ArchiveOp> {
+    ops.into_iter().map(|o| crate::ArchiveOp { id: o.id, reason: o.reason }).collect()
+}
+
+fn from_update(u: wit::Update) -> crate::Update {
+    let p = u.progress.unwrap_or(wit::Progress { completed: Vec::new(), in_progress: Vec::new(), remaining: Vec::new() });
+    crate::Update {
+        progress: crate::Progress { completed: p.completed, in_progress: p.in_progress, remaining: p.remaining },
+        learnings: crate::LearningOps {
+            add: u.learnings.add.into_iter().map(|a| crate::LearningAdd { reason: a.reason, text: a.text }).collect(),
+            archive: from_archive_ops(u.learnings.archive),
+        },
+        verbatim: crate::VerbatimOps {
+            add: u.verbatim.add.into_iter().map(|a| crate::VerbatimAdd { reason: a.reason, label: a.label, snippet: a.snippet }).collect(),
+            archive: from_archive_ops(u.verbatim.archive),
+        },
+    }
+}
+
+fn parse_outcome(o: crate::ParseOutcome) -> wit::ParseOutcome {
+    wit::ParseOutcome { update: o.ok.then(|| update(o.update)), diagnostics: diagnostics(o.diagnostics) }
+}
+
+fn archival(at: String, reason: String) -> Option<wit::Archival> {
+    (!at.is_empty()).then_some(wit::Archival { at, reason })
+}
+
+fn applied(a: crate::Applied) -> wit::Applied {
+    wit::Applied {
+        seq: a.seq,
+        diff: a.diff,
+        added: a.added,
+        archived: a.archived,
+        ignored: a.ignored,
+        warnings: diagnostics(a.warnings),
+        log_entry: a.log_entry,
+        overview: a.overview,
+        state: a.state,
+    }
+}
+
+fn wants(w: wit::Wants) -> Wants {
+    Wants { overview: w.overview, state: w.state }
+}
+
+impl wit::Guest for Component {
+    type Memory = MemoryResource;
+    type UpdateRun = RunResource;
+
+    fn parse(text: String) -> wit::ParseOutcome {
+        parse_outcome(crate::parse(&text))
+    }
+
+    fn overview_template() -> String {
+        crate::overview_template()
+    }
+}
+
+impl wit::GuestMemory for MemoryResource {
+    fn new() -> Self {
+        MemoryResource(RefCell::new(crate::Memory::new()))
+    }
+
+    fn load(state: String) -> Result<wit::Memory, String> {
+        crate::Memory::load(&state).map(|m| wit::Memory::new(MemoryResource(RefCell::new(m))))
+    }
+
+    fn save(&self) -> String {
+        self.0.borrow().save()
+    }
+
+    fn validate(&self, text: String) -> wit::ParseOutcome {
+        parse_outcome(self.0.borrow().validate(&text))
+    }
+
+    fn apply(&self, text: String, now: String, w: wit::Wants) -> Result<wit::Applied, Vec<wit::Diagnostic>> {
+        self.0.borrow_mut().apply(&text, &now, wants(w)).map(applied).map_err(diagnostics)
+    }
+
+    fn merge(&self, updates: Vec<wit::Update>, now: String, w: wit::Wants) -> Result<wit::Applied, String> {
+        let updates: Vec<crate::Update> = updates.into_iter().map(from_update).collect();
+        self.0.borrow_mut().merge(&updates, &now, wants(w)).map(applied)
+    }
+
+    fn render(&self) -> String {
+        self.0.borrow().render()
+    }
+
+    fn snapshot(&self) -> wit::Snapshot {
+        let memory = self.0.borrow();
+        let s = memory.state().clone();
+        wit::Snapshot {
+            progress: progress(s.progress),
+            learnings: s
+                .learnings
+                .into_iter()
+                .map(|l| wit::Learning { id: l.id, text: l.text, reason: l.reason, added_at: l.added_at, archived: archival(l.archived_at, l.archive_reason) })
+                .collect(),
+            verbatim: s
+                .verbatim
+                .into_iter()
+                .map(|v| wit::VerbatimEntry {
+                    id: v.id,
+                    label: v.label,
+                    snippet: v.snippet,
+                    reason: v.reason,
+                    added_at: v.added_at,
+                    archived: archival(v.archived_at, v.archive_reason),
+                })
+                .collect(),
+            next_learning: s.next_learning,
+            next_verbatim: s.next_verbatim,
+            updates: memory.updates(),
+        }
+    }
+
+    fn update_prompt(&self, task: String) -> String {
+        self.0.borrow().update_prompt(&task)
+    }
+}
+
+impl wit::GuestUpdateRun for RunResource {
+    fn new(memory: wit::MemoryBorrow<'_>, task: String, max_reprompts: u32) -> Self {
+        let memory = memory.get::<MemoryResource>().0.borrow();
+        RunResource(RefCell::new(crate::UpdateRun::new(&memory, &task, max_reprompts)))
+    }
+
+    fn request(&self) -> Vec<wit::Message> {
+        self.0.borrow().request().iter().map(|m| wit::Message { role: m.role.clone(), content: m.content.clone() }).collect()
+    }
+
+    fn answer(&self, memory: wit::MemoryBorrow<'_>, text: String, now: String, w: wit::Wants) -> wit::UpdateStep {
+        let mut memory = memory.get::<MemoryResource>().0.borrow_mut();
+        match self.0.borrow_mut().answer(&mut memory, &text, &now, wants(w)) {
+            crate::Step::Retry(ds) => wit::UpdateStep::Retry(diagnostics(ds)),
+            crate::Step::Applied(a) => wit::UpdateStep::Applied(applied(a)),
+            crate::Step::GaveUp(ds) => wit::UpdateStep::GaveUp(diagnostics(ds)),
+        }
+    }
+}
+
+fn chat_message(m: cx::ChatMessage) -> crate::ChatMessage {
+    crate::ChatMessage {
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.tool_call_id.unwrap_or_default(),
+        tool_calls: m.tool_calls.into_iter().map(|c| crate::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+    }
+}
+
+impl cx::Guest for Component {
+    fn assemble(r: cx::ContextRequest) -> Vec<cx::ChatMessage> {
+        let (history_mode, last_n) = match r.history_mode {
+            cx::HistoryMode::Auto => (crate::HistoryMode::Auto, 0),
+            cx::HistoryMode::All => (crate::HistoryMode::All, 0),
+            cx::HistoryMode::ActiveTurn => (crate::HistoryMode::ActiveTurn, 0),
+            cx::HistoryMode::LastN(n) => (crate::HistoryMode::LastN, n),
+        };
+        let request = crate::ContextRequest {
+            system_prompt: r.system_prompt,
+            agents_md: r.agents_md.unwrap_or_default(),
+            overview: r.overview,
+            history: r.history.into_iter().map(chat_message).collect(),
+            active_turn: r.active_turn,
+            history_mode,
+            last_n,
+            overview_path: r.overview_path,
+            detail_path: r.detail_path,
+        };
+        crate::assemble_context(request)
+            .into_iter()
+            .map(|m| cx::ChatMessage {
+                role: m.role,
+                content: m.content,
+                tool_call_id: (!m.tool_call_id.is_empty()).then_some(m.tool_call_id),
+                tool_calls: m.tool_calls.into_iter().map(|c| cx::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+            })
+            .collect()
+    }
+
+    fn context_meta(s: cx::ContextStats) -> String {
+        crate::context_meta(crate::ContextStats {
+            tokens_used: s.tokens_used,
+            tokens_max: s.tokens_max,
+            messages_in_history: s.messages_in_history,
+            working_memory_size: s.working_memory_size,
+            rounds_since_update: s.rounds_since_update,
+            remind_after_rounds: s.remind_after_rounds.unwrap_or(0),
+            strong_reminder_tokens: s.strong_reminder_tokens.unwrap_or(0),
+        })
+    }
+
+    fn overview_maintained(overview: String) -> bool {
+        crate::overview_maintained(&overview)
+    }
+}
+
+export!(Component);

@@ -1,0 +1,244 @@
+//! The `engine-go` world: the same engine, flat, for Gravity. Memories and update runs live
+//! in the instance in tables, named by handles; a handle that names nothing traps (a host bug).
+
+// The generated glue is the canonical ABI's unsafe code; the engine itself has none.
+#![allow(unsafe_code)]
+
+wit_bindgen::generate!({ world: "engine-go", path: "../wit" });
+
+use crate::memory::Wants;
+use std::cell::RefCell;
+
+struct Component;
+
+/// Values named by handles: `index + 1`, so that 0 never names anything.
+struct Table<T>(Vec<Option<T>>);
+
+impl<T> Table<T> {
+    const fn new() -> Self {
+        Table(Vec::new())
+    }
+
+    fn insert(&mut self, value: T) -> u32 {
+        let index = match self.0.iter().position(Option::is_none) {
+            Some(i) => {
+                self.0[i] = Some(value);
+                i
+            }
+            None => {
+                self.0.push(Some(value));
+                self.0.len() - 1
+            }
+        };
+        u32::try_from(index + 1).expect("fewer than 2^32 live handles")
+    }
+
+    fn get(&mut self, handle: u32) -> &mut T {
+        let slot = (handle as usize).checked_sub(1).and_then(|i| self.0.get_mut(i)).and_then(Option::as_mut);
+        slot.unwrap_or_else(|| panic!("handle {handle} names nothing"))
+    }
+
+    fn remove(&mut self, handle: u32) {
+        if let Some(slot) = (handle as usize).checked_sub(1).and_then(|i| self.0.get_mut(i)) {
+            *slot = None;
+        }
+    }
+}
+
+thread_local! {
+    static MEMORIES: RefCell<Table<crate::Memory>> = const { RefCell::new(Table::new()) };
+    static RUNS: RefCell<Table<crate::UpdateRun>> = const { RefCell::new(Table::new()) };
+}
+
+fn with_memory<T>(handle: u32, f: impl FnOnce(&mut crate::Memory) -> T) -> T {
+    MEMORIES.with_borrow_mut(|t| f(t.get(handle)))
+}
+
+fn diagnostics(ds: Vec<crate::Diagnostic>) -> Vec<Diagnostic> {
+    ds.into_iter().map(|d| Diagnostic { severity: d.severity, line: d.line, column: d.column, message: d.message }).collect()
+}
+
+fn progress(p: crate::Progress) -> Progress {
+    Progress { completed: p.completed, in_progress: p.in_progress, remaining: p.remaining }
+}
+
+fn archive_ops(ops: Vec<crate::ArchiveOp>) -> Vec<ArchiveOp> {
+    ops.into_iter().map(|o| ArchiveOp { id: o.id, reason: o.reason }).collect()
+}
+
+fn parse_outcome(o: crate::ParseOutcome) -> ParseOutcome {
+    let u = o.update;
+    ParseOutcome {
+        ok: o.ok,
+        update: Update {
+            progress: progress(u.progress),
+            learnings: LearningOps {
+                add: u.learnings.add.into_iter().map(|a| LearningAdd { reason: a.reason, text: a.text }).collect(),
+                archive: archive_ops(u.learnings.archive),
+            },
+            verbatim: VerbatimOps {
+                add: u.verbatim.add.into_iter().map(|a| VerbatimAdd { reason: a.reason, label: a.label, snippet: a.snippet }).collect(),
+                archive: archive_ops(u.verbatim.archive),
+            },
+        },
+        diagnostics: diagnostics(o.diagnostics),
+    }
+}
+
+fn from_update(u: Update) -> crate::Update {
+    let from_ops = |ops: Vec<ArchiveOp>| ops.into_iter().map(|o| crate::ArchiveOp { id: o.id, reason: o.reason }).collect();
+    crate::Update {
+        progress: crate::Progress { completed: u.progress.completed, in_progress: u.progress.in_progress, remaining: u.progress.remaining },
+        learnings: crate::LearningOps {
+            add: u.learnings.add.into_iter().map(|a| crate::LearningAdd { reason: a.reason, text: a.text }).collect(),
+            archive: from_ops(u.learnings.archive),
+        },
+        verbatim: crate::VerbatimOps {
+            add: u.verbatim.add.into_iter().map(|a| crate::VerbatimAdd { reason: a.reason, label: a.label, snippet: a.snippet }).collect(),
+            archive: from_ops(u.verbatim.archive),
+        },
+    }
+}
+
+fn applied(a: crate::Applied) -> Applied {
+    Applied {
+        seq: a.seq,
+        diff: a.diff,
+        added: a.added,
+        archived: a.archived,
+        ignored: a.ignored,
+        warnings: diagnostics(a.warnings),
+        log_entry: a.log_entry,
+        overview: a.overview.unwrap_or_default(),
+        state: a.state.unwrap_or_default(),
+    }
+}
+
+fn empty_applied() -> Applied {
+    applied(crate::Applied {
+        seq: 0,
+        diff: String::new(),
+        added: Vec::new(),
+        archived: Vec::new(),
+        ignored: Vec::new(),
+        warnings: Vec::new(),
+        log_entry: String::new(),
+        overview: None,
+        state: None,
+    })
+}
+
+impl Guest for Component {
+    fn parse(text: String) -> ParseOutcome {
+        parse_outcome(crate::parse(&text))
+    }
+
+    fn overview_template() -> String {
+        crate::overview_template()
+    }
+
+    fn memory_new() -> u32 {
+        MEMORIES.with_borrow_mut(|t| t.insert(crate::Memory::new()))
+    }
+
+    fn memory_load(state: String) -> Result<u32, String> {
+        let memory = crate::Memory::load(&state)?;
+        Ok(MEMORIES.with_borrow_mut(|t| t.insert(memory)))
+    }
+
+    fn memory_drop(memory: u32) {
+        MEMORIES.with_borrow_mut(|t| t.remove(memory));
+    }
+
+    fn memory_save(memory: u32) -> String {
+        with_memory(memory, |m| m.save())
+    }
+
+    fn memory_validate(memory: u32, text: String) -> ParseOutcome {
+        parse_outcome(with_memory(memory, |m| m.validate(&text)))
+    }
+
+    fn memory_apply(memory: u32, text: String, now: String, overview: bool, state: bool) -> ApplyOutcome {
+        match with_memory(memory, |m| m.apply(&text, &now, Wants { overview, state })) {
+            Ok(a) => {
+                let warnings = diagnostics(a.warnings.clone());
+                ApplyOutcome { ok: true, applied: applied(a), diagnostics: warnings }
+            }
+            Err(ds) => ApplyOutcome { ok: false, applied: empty_applied(), diagnostics: diagnostics(ds) },
+        }
+    }
+
+    fn memory_merge(memory: u32, updates: Vec<Update>, now: String, overview: bool, state: bool) -> Result<Applied, String> {
+        let updates: Vec<crate::Update> = updates.into_iter().map(from_update).collect();
+        with_memory(memory, |m| m.merge(&updates, &now, Wants { overview, state })).map(applied)
+    }
+
+    fn memory_render(memory: u32) -> String {
+        with_memory(memory, |m| m.render())
+    }
+
+    fn memory_snapshot(memory: u32) -> Snapshot {
+        with_memory(memory, |m| {
+            let s = m.state().clone();
+            Snapshot {
+                progress: progress(s.progress),
+                learnings: s
+                    .learnings
+                    .into_iter()
+                    .map(|l| Learning {
+                        id: l.id,
+                        text: l.text,
+                        reason: l.reason,
+                        added_at: l.added_at,
+                        archived_at: l.archived_at,
+                        archive_reason: l.archive_reason,
+                    })
+                    .collect(),
+                verbatim: s
+                    .verbatim
+                    .into_iter()
+                    .map(|v| VerbatimEntry {
+                        id: v.id,
+                        label: v.label,
+                        snippet: v.snippet,
+                        reason: v.reason,
+                        added_at: v.added_at,
+                        archived_at: v.archived_at,
+                        archive_reason: v.archive_reason,
+                    })
+                    .collect(),
+                next_learning: s.next_learning,
+                next_verbatim: s.next_verbatim,
+                updates: m.updates(),
+            }
+        })
+    }
+
+    fn memory_update_prompt(memory: u32, task: String) -> String {
+        with_memory(memory, |m| m.update_prompt(&task))
+    }
+
+    fn update_begin(memory: u32, task: String, max_reprompts: u32) -> u32 {
+        let run = with_memory(memory, |m| crate::UpdateRun::new(m, &task, max_reprompts));
+        RUNS.with_borrow_mut(|t| t.insert(run))
+    }
+
+    fn update_request(run: u32) -> Vec<Message> {
+        RUNS.with_borrow_mut(|t| t.get(run).request().iter().map(|m| Message { role: m.role.clone(), content: m.content.clone() }).collect())
+    }
+
+    fn update_answer(run: u32, memory: u32, text: String, now: String, overview: bool, state: bool) -> UpdateStep {
+        let step = RUNS.with_borrow_mut(|runs| with_memory(memory, |m| runs.get(run).answer(m, &text, &now, Wants { overview, state })));
+        match step {
+            crate::Step::Retry(ds) => UpdateStep { kind: "retry".into(), applied: empty_applied(), diagnostics: diagnostics(ds) },
+            crate::Step::Applied(a) => UpdateStep { kind: "applied".into(), applied: applied(a), diagnostics: Vec::new() },
+            crate::Step::GaveUp(ds) => UpdateStep { kind: "gave-up".into(), applied: empty_applied(), diagnostics: diagnostics(ds) },
+        }
+    }
+
+    fn update_drop(run: u32) {
+        RUNS.with_borrow_mut(|t| t.remove(run));
+    }
+}
+
+export!(Component);

@@ -1,0 +1,158 @@
+//! A working memory that lives in the engine: loaded once, changed by updates, and saved in
+//! the one serialized form every runtime shares (`state.json`). An applied update also
+//! yields its update-log record, so every host writes the same log.
+
+use crate::{Diagnostic, MemoryState, ParseOutcome, Update};
+use serde::{Deserialize, Serialize};
+
+/// The format marker `state.json` starts with.
+pub const FORMAT: &str = "workmem-memory/1";
+
+/// What an applied update returns besides what it changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Wants {
+    pub overview: bool,
+    pub state: bool,
+}
+
+/// An applied update (see `applied` in wit/memory.wit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied {
+    pub seq: u32,
+    pub diff: String,
+    pub added: Vec<String>,
+    pub archived: Vec<String>,
+    pub ignored: Vec<String>,
+    pub warnings: Vec<Diagnostic>,
+    pub log_entry: String,
+    pub overview: Option<String>,
+    pub state: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Memory {
+    state: MemoryState,
+    /// Updates applied so far: the last `seq` of the update log.
+    updates: u32,
+}
+
+/// `state.json`, field for field. Written from borrowed parts so saving copies nothing.
+#[derive(Serialize)]
+struct SavedRef<'a> {
+    format: &'a str,
+    updates: u32,
+    #[serde(flatten)]
+    state: &'a MemoryState,
+}
+
+#[derive(Deserialize)]
+struct Saved {
+    format: String,
+    updates: u32,
+    #[serde(flatten)]
+    state: MemoryState,
+}
+
+/// One line of the update log.
+#[derive(Serialize)]
+struct LogEntry<'a> {
+    seq: u32,
+    at: &'a str,
+    added: &'a [String],
+    archived: &'a [String],
+    ignored: &'a [String],
+    diff: &'a str,
+    /// The DSL exactly as applied; absent for updates built by hand (`merge`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    input: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updates: Option<&'a [Update]>,
+}
+
+impl Memory {
+    pub fn new() -> Self {
+        Memory::default()
+    }
+
+    pub fn load(text: &str) -> Result<Self, String> {
+        let saved: Saved = serde_json::from_str(text).map_err(|e| format!("not a serialized workmem memory: {e}"))?;
+        if saved.format != FORMAT {
+            return Err(format!("the memory's format is {:?}; this engine reads {FORMAT:?}", saved.format));
+        }
+        Ok(Memory { state: saved.state, updates: saved.updates })
+    }
+
+    pub fn save(&self) -> String {
+        let mut text = serde_json::to_string_pretty(&SavedRef { format: FORMAT, updates: self.updates, state: &self.state }).expect("a memory serializes");
+        text.push('\n');
+        text
+    }
+
+    pub fn state(&self) -> &MemoryState {
+        &self.state
+    }
+
+    pub fn updates(&self) -> u32 {
+        self.updates
+    }
+
+    pub fn validate(&self, text: &str) -> ParseOutcome {
+        crate::validate(text, &self.state)
+    }
+
+    pub fn render(&self) -> String {
+        crate::render(&self.state)
+    }
+
+    pub fn update_prompt(&self, task: &str) -> String {
+        crate::update_prompt(&self.state, task)
+    }
+
+    /// Errors: the diagnostics, at least one an error; the memory is then unchanged.
+    pub fn apply(&mut self, text: &str, now: &str, wants: Wants) -> Result<Applied, Vec<Diagnostic>> {
+        let outcome = crate::apply(std::mem::take(&mut self.state), text, now);
+        let m = outcome.merged;
+        self.state = m.state;
+        if !outcome.ok {
+            return Err(outcome.diagnostics);
+        }
+        Ok(self.applied(m.diff, m.added, m.archived, m.ignored, outcome.diagnostics, now, Some(text), None, wants))
+    }
+
+    /// Errors: an update breaks an invariant; none is applied.
+    pub fn merge(&mut self, updates: &[Update], now: &str, wants: Wants) -> Result<Applied, String> {
+        let m = crate::merge(self.state.clone(), updates.to_vec(), now)?;
+        self.state = m.state;
+        Ok(self.applied(m.diff, m.added, m.archived, m.ignored, Vec::new(), now, None, Some(updates), wants))
+    }
+
+    #[allow(clippy::too_many_arguments)] // the parts of one log record, named where it is written
+    fn applied(
+        &mut self,
+        diff: String,
+        added: Vec<String>,
+        archived: Vec<String>,
+        ignored: Vec<String>,
+        warnings: Vec<Diagnostic>,
+        at: &str,
+        input: Option<&str>,
+        updates: Option<&[Update]>,
+        wants: Wants,
+    ) -> Applied {
+        self.updates += 1;
+        let seq = self.updates;
+        let entry = LogEntry { seq, at, added: &added, archived: &archived, ignored: &ignored, diff: &diff, input, updates };
+        let log_entry = serde_json::to_string(&entry).expect("a log entry serializes");
+        Applied {
+            seq,
+            log_entry,
+            overview: wants.overview.then(|| self.render()),
+            state: wants.state.then(|| self.save()),
+            diff,
+            added,
+            archived,
+            ignored,
+            warnings,
+        }
+    }
+}

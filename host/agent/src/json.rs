@@ -1,0 +1,59 @@
+//! The JSON shapes workmem prints (`--json` today; HTTP and MCP next), written out
+//! explicitly: they are promises to users and to every runtime's conformance suite.
+
+use serde_json::{Value, json};
+use workmem_runtime::{Applied, ArchiveOp, Diagnostic, ParseOutcome, Severity, Update};
+
+pub fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+pub fn diagnostic(d: &Diagnostic) -> Value {
+    json!({"severity": severity(d.severity), "line": d.line, "column": d.column, "message": d.message})
+}
+
+pub fn diagnostics(ds: &[Diagnostic]) -> Value {
+    Value::Array(ds.iter().map(diagnostic).collect())
+}
+
+fn archive(ops: &[ArchiveOp]) -> Value {
+    ops.iter().map(|o| json!({"id": o.id, "reason": o.reason})).collect()
+}
+
+/// `{progress: {completed, in_progress, remaining} | null, learnings: {add, archive}, verbatim: {add, archive}}`
+pub fn update(u: &Update) -> Value {
+    let progress = match &u.progress {
+        Some(p) => json!({"completed": p.completed, "in_progress": p.in_progress, "remaining": p.remaining}),
+        None => Value::Null,
+    };
+    json!({
+        "progress": progress,
+        "learnings": {
+            "add": u.learnings.add.iter().map(|a| json!({"reason": a.reason, "text": a.text})).collect::<Value>(),
+            "archive": archive(&u.learnings.archive),
+        },
+        "verbatim": {
+            "add": u.verbatim.add.iter().map(|a| json!({"reason": a.reason, "label": a.label, "snippet": a.snippet})).collect::<Value>(),
+            "archive": archive(&u.verbatim.archive),
+        },
+    })
+}
+
+/// `{ok, update: ... | null, diagnostics}`
+pub fn parse_outcome(o: &ParseOutcome) -> Value {
+    json!({"ok": o.update.is_some(), "update": o.update.as_ref().map(update), "diagnostics": diagnostics(&o.diagnostics)})
+}
+
+/// `{ok: true, seq, added, archived, ignored, diff, diagnostics}` (the warnings).
+pub fn applied(a: &Applied) -> Value {
+    json!({"ok": true, "seq": a.seq, "added": a.added, "archived": a.archived, "ignored": a.ignored, "diff": a.diff,
+           "diagnostics": diagnostics(&a.warnings)})
+}
+
+/// `{ok: false, diagnostics}`: an update with errors, nothing applied.
+pub fn rejected(ds: &[Diagnostic]) -> Value {
+    json!({"ok": false, "diagnostics": diagnostics(ds)})
+}
