@@ -4,7 +4,7 @@
 # environment and target/tools; Node, Python, Go and Chromium come from the machine.
 
 COMPONENT := target/component/workmem.wasm
-CORE      := target/component/workmem-core.wasm
+GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
 
@@ -15,15 +15,18 @@ test: test-rust test-js test-python test-go test-readme
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
 test-rust:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
 	cargo build --workspace --all-targets
 	cargo test --workspace
 	cargo run -q -p workmem-example > /dev/null
 
-# The component file every other runtime loads (and its core module, which Gravity reads).
+# The component file every other runtime loads (and the engine-go world's core module, which
+# Gravity reads).
 component:
 	mkdir -p target/component
 	cargo run -q -- component --out $(COMPONENT)
-	cargo run -q -- component --core --out $(CORE)
+	cargo run -q -- component --go --out $(GO_CORE)
 	cargo run -q -- component --agent --out $(AGENT)
 
 # `npm install` from the lock file rather than `npm ci`: some of jco's optional per-platform
@@ -34,13 +37,12 @@ examples/js/node_modules/.installed: examples/js/package-lock.json
 	touch $@
 
 test-js: component examples/js/node_modules/.installed
-	cd examples/js && npm run build && npm test && node example.js > /dev/null && node agent-example.js > /dev/null
+	cd examples/js && npm run build && npm run typecheck && npm test && node example.js > /dev/null
 
 test-python: component
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
-	cp $(AGENT) examples/python/workmem/workmem-agent.wasm
 	python3 -m pip install -q --disable-pip-version-check -e 'examples/python[test]'
-	cd examples/python && python3 -m pytest -q && python3 example.py > /dev/null && python3 agent_example.py > /dev/null
+	cd examples/python && python3 -m pytest -q && python3 example.py > /dev/null
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the
@@ -51,7 +53,7 @@ $(GRAVITY):
 
 go-bindings: component $(GRAVITY)
 	mkdir -p examples/go/engine
-	$(GRAVITY) --world engine --output examples/go/engine/engine.go $(CORE)
+	$(GRAVITY) --world engine-go --output examples/go/engine/engine.go $(GO_CORE)
 
 test-go: go-bindings
 	cd examples/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null

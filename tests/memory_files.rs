@@ -39,7 +39,8 @@ fn names_that_leave_the_session_or_working_memory_are_refused() {
     let files = MemoryFiles::new(&dir);
     let outside = dir.parent().unwrap().join(format!("escaped-{}", std::process::id()));
     let outside_name = outside.display().to_string();
-    let cases: &[(&str, fn(&str) -> PathError)] = &[
+    type Expected = fn(&str) -> PathError;
+    let cases: &[(&str, Expected)] = &[
         ("../escaped", |n| PathError::Escapes(n.into())),
         ("working-memory/../state.json", |n| PathError::Escapes(n.into())),
         ("working-memory/detail/../../meta.json", |n| PathError::Escapes(n.into())),

@@ -1,20 +1,22 @@
-// Package workmem is the workmem working-memory engine for Go: the same WebAssembly
-// component the other runtimes load, run on wazero through bindings Gravity generates from
-// the engine's core module (package workmem/engine, made by `make go`).
+// Package workmem is the workmem working-memory engine for Go: the same engine the other
+// runtimes load, run on wazero through bindings Gravity generates from the engine-go world's
+// core module (package workmem/engine, made by `make go-bindings`). A Memory lives inside the
+// engine; an apply carries the DSL in and the outcome out.
 //
 // An Engine is not safe for concurrent use; give each goroutine its own.
 package workmem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"workmem/engine"
+	engine "workmem/engine"
 )
 
-// The engine's records, as Gravity generates them from the WIT.
+// The engine's records, as Gravity generates them from the engine-go world.
 type (
 	Diagnostic    = engine.Diagnostic
 	Progress      = engine.Progress
@@ -26,9 +28,10 @@ type (
 	VerbatimOps   = engine.VerbatimOps
 	Learning      = engine.Learning
 	VerbatimEntry = engine.VerbatimEntry
-	MemoryState   = engine.MemoryState
+	Snapshot      = engine.Snapshot
 	ParseOutcome  = engine.ParseOutcome
-	MergeOutcome  = engine.MergeOutcome
+	Applied       = engine.Applied
+	Message       = engine.Message
 )
 
 // Severity values of Diagnostic.Severity.
@@ -46,26 +49,27 @@ type InvalidError struct {
 func (e *InvalidError) Error() string { return e.Message }
 
 // TrapError is a trap inside the engine (a bug, or a resource limit). The Engine has
-// already replaced its instance; the next call starts fresh.
+// already replaced its instance, and the memories in it are gone; the next call starts fresh.
 type TrapError struct{ Cause any }
 
 func (e *TrapError) Error() string { return fmt.Sprintf("the engine component trapped: %v", e.Cause) }
 
-// Applied is a successful Apply: the merge outcome and any warnings.
-type Applied struct {
-	MergeOutcome
-	Warnings []Diagnostic
-}
+// ErrLost is returned by a Memory whose engine instance trapped: load it again.
+var ErrLost = errors.New("this memory's engine instance trapped, so the memory is gone; load it again")
 
-// Engine is one instance of the engine component.
+// Wants says what an applied update returns besides what it changed.
+type Wants struct{ Overview, State bool }
+
+// Engine is one instance of the engine component. Not safe for concurrent use.
 type Engine struct {
-	factory  *engine.EngineFactory
-	instance *engine.EngineInstance
+	factory    *engine.EngineGoFactory
+	instance   *engine.EngineGoInstance
+	generation int
 }
 
 // New compiles the component (the slow part, tens of milliseconds) and instantiates it.
 func New(ctx context.Context) (*Engine, error) {
-	factory, err := engine.NewEngineFactory(ctx)
+	factory, err := engine.NewEngineGoFactory(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +78,7 @@ func New(ctx context.Context) (*Engine, error) {
 		factory.Close(ctx)
 		return nil, err
 	}
-	return &Engine{factory, instance}, nil
+	return &Engine{factory: factory, instance: instance}, nil
 }
 
 // Close releases the instance and the compiled component.
@@ -88,11 +92,12 @@ func Now() string { return time.Now().UTC().Format(time.RFC3339) }
 
 // call runs f on the instance; Gravity's bindings panic on a trap, which becomes a TrapError
 // and a fresh instance.
-func call[T any](ctx context.Context, e *Engine, f func(*engine.EngineInstance) T) (result T, err error) {
+func call[T any](ctx context.Context, e *Engine, f func(*engine.EngineGoInstance) T) (result T, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &TrapError{Cause: r}
 			_ = e.instance.Close(ctx)
+			e.generation++
 			if fresh, ierr := e.factory.Instantiate(ctx); ierr == nil {
 				e.instance = fresh
 			}
@@ -101,28 +106,100 @@ func call[T any](ctx context.Context, e *Engine, f func(*engine.EngineInstance) 
 	return f(e.instance), nil
 }
 
-// Parse reads a DSL update. Bad input is reported in the outcome (OK false, Diagnostics),
+// Parse reads a DSL update. Bad input is reported in the outcome (Ok false, Diagnostics),
 // not as an error; the error is only for a trap.
 func (e *Engine) Parse(ctx context.Context, text string) (ParseOutcome, error) {
-	return call(ctx, e, func(i *engine.EngineInstance) ParseOutcome { return i.Parse(ctx, text) })
+	return call(ctx, e, func(i *engine.EngineGoInstance) ParseOutcome { return i.Parse(ctx, text) })
 }
 
-// Validate is Parse plus warnings for ARCHIVEs of IDs the state does not have.
-func (e *Engine) Validate(ctx context.Context, text string, state MemoryState) (ParseOutcome, error) {
-	return call(ctx, e, func(i *engine.EngineInstance) ParseOutcome { return i.Validate(ctx, text, state) })
+// OverviewTemplate is the guiding overview.md of a new session.
+func (e *Engine) OverviewTemplate(ctx context.Context) (string, error) {
+	return call(ctx, e, func(i *engine.EngineGoInstance) string { return i.OverviewTemplate(ctx) })
 }
 
-// Apply parses, validates and merges text into state at the time now (see Now). An update
-// with errors returns an *InvalidError carrying the diagnostics.
-func (e *Engine) Apply(ctx context.Context, state MemoryState, text, now string) (Applied, error) {
-	out, err := call(ctx, e, func(i *engine.EngineInstance) engine.ApplyOutcome { return i.Apply(ctx, state, text, now) })
+// Memory is a working memory kept inside the engine; Close releases it.
+type Memory struct {
+	e          *Engine
+	handle     uint32
+	generation int
+}
+
+// NewMemory is the memory of a new session.
+func (e *Engine) NewMemory(ctx context.Context) (*Memory, error) {
+	type created struct {
+		h   uint32
+		err error
+	}
+	r, err := call(ctx, e, func(i *engine.EngineGoInstance) created {
+		h, err := i.MemoryNew(ctx)
+		return created{h, err}
+	})
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{e, r.h, e.generation}, nil
+}
+
+// LoadMemory is a memory from its serialized form (Save, or a session's state.json from any runtime).
+func (e *Engine) LoadMemory(ctx context.Context, state string) (*Memory, error) {
+	type loaded struct {
+		h   uint32
+		err error
+	}
+	r, err := call(ctx, e, func(i *engine.EngineGoInstance) loaded {
+		h, err := i.MemoryLoad(ctx, state)
+		return loaded{h, err}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.err != nil {
+		return nil, &InvalidError{Message: r.err.Error()}
+	}
+	return &Memory{e, r.h, e.generation}, nil
+}
+
+func onMemory[T any](ctx context.Context, m *Memory, f func(*engine.EngineGoInstance) T) (T, error) {
+	if m.generation != m.e.generation {
+		var zero T
+		return zero, ErrLost
+	}
+	return call(ctx, m.e, f)
+}
+
+// Close releases the memory inside the engine.
+func (m *Memory) Close(ctx context.Context) {
+	if m.generation == m.e.generation {
+		_, _ = call(ctx, m.e, func(i *engine.EngineGoInstance) error { return i.MemoryDrop(ctx, m.handle) })
+	}
+}
+
+// Save is state.json: the engine's serialized form, the same bytes from every runtime.
+func (m *Memory) Save(ctx context.Context) (string, error) {
+	return onMemory(ctx, m, func(i *engine.EngineGoInstance) string { return i.MemorySave(ctx, m.handle) })
+}
+
+// Validate is Parse plus warnings for ARCHIVEs of IDs this memory does not have.
+func (m *Memory) Validate(ctx context.Context, text string) (ParseOutcome, error) {
+	return onMemory(ctx, m, func(i *engine.EngineGoInstance) ParseOutcome { return i.MemoryValidate(ctx, m.handle, text) })
+}
+
+// Apply parses, validates and merges text at the time now (see Now). An update with errors
+// returns an *InvalidError carrying the diagnostics, and changes nothing.
+func (m *Memory) Apply(ctx context.Context, text, now string, wants Wants) (Applied, error) {
+	out, err := onMemory(ctx, m, func(i *engine.EngineGoInstance) engine.ApplyOutcome {
+		return i.MemoryApply(ctx, m.handle, text, now, wants.Overview, wants.State)
+	})
 	if err != nil {
 		return Applied{}, err
 	}
 	if !out.Ok {
 		return Applied{}, invalid(out.Diagnostics)
 	}
-	return Applied{out.Merged, out.Diagnostics}, nil
+	return out.Applied, nil
 }
 
 func invalid(ds []Diagnostic) *InvalidError {
@@ -135,42 +212,91 @@ func invalid(ds []Diagnostic) *InvalidError {
 	return &InvalidError{Diagnostics: ds, Message: fmt.Sprintf("the update has %d error(s): %s", len(errs), strings.Join(errs, "; "))}
 }
 
-// Merge applies update values, in order, to state; an invalid one returns an *InvalidError
-// and none is applied.
-func (e *Engine) Merge(ctx context.Context, state MemoryState, updates []Update, now string) (MergeOutcome, error) {
+// Merge applies update values, in order, all or none; an invalid one returns an *InvalidError.
+func (m *Memory) Merge(ctx context.Context, updates []Update, now string, wants Wants) (Applied, error) {
 	type result struct {
-		out MergeOutcome
+		out Applied
 		err error
 	}
-	r, err := call(ctx, e, func(i *engine.EngineInstance) result {
-		out, err := i.Merge(ctx, state, updates, now)
+	r, err := onMemory(ctx, m, func(i *engine.EngineGoInstance) result {
+		out, err := i.MemoryMerge(ctx, m.handle, updates, now, wants.Overview, wants.State)
 		return result{out, err}
 	})
 	if err != nil {
-		return MergeOutcome{}, err
+		return Applied{}, err
 	}
 	if r.err != nil {
-		return MergeOutcome{}, &InvalidError{Message: r.err.Error()}
+		return Applied{}, &InvalidError{Message: r.err.Error()}
 	}
 	return r.out, nil
 }
 
-// Render is the state as working-memory/overview.md.
-func (e *Engine) Render(ctx context.Context, state MemoryState) (string, error) {
-	return call(ctx, e, func(i *engine.EngineInstance) string { return i.Render(ctx, state) })
+// Render is the memory as working-memory/overview.md.
+func (m *Memory) Render(ctx context.Context) (string, error) {
+	return onMemory(ctx, m, func(i *engine.EngineGoInstance) string { return i.MemoryRender(ctx, m.handle) })
+}
+
+// Snapshot is a copy of the whole memory.
+func (m *Memory) Snapshot(ctx context.Context) (Snapshot, error) {
+	return onMemory(ctx, m, func(i *engine.EngineGoInstance) Snapshot { return i.MemorySnapshot(ctx, m.handle) })
 }
 
 // UpdatePrompt is the unified memory-update prompt for task.
-func (e *Engine) UpdatePrompt(ctx context.Context, state MemoryState, task string) (string, error) {
-	return call(ctx, e, func(i *engine.EngineInstance) string { return i.UpdatePrompt(ctx, state, task) })
+func (m *Memory) UpdatePrompt(ctx context.Context, task string) (string, error) {
+	return onMemory(ctx, m, func(i *engine.EngineGoInstance) string { return i.MemoryUpdatePrompt(ctx, m.handle, task) })
 }
 
-// OverviewTemplate is the guiding overview.md of a new session.
-func (e *Engine) OverviewTemplate(ctx context.Context) (string, error) {
-	return call(ctx, e, func(i *engine.EngineInstance) string { return i.OverviewTemplate(ctx) })
+// Updated is a memory update applied after Attempts model calls.
+type Updated struct {
+	Applied
+	Attempts int
 }
 
-// EmptyState is the memory of a new session.
-func (e *Engine) EmptyState(ctx context.Context) (MemoryState, error) {
-	return call(ctx, e, func(i *engine.EngineInstance) MemoryState { return i.EmptyState(ctx) })
+// Update runs spec 000's memory update with any model client: ask gets the conversation and
+// returns the model's text. A malformed answer is sent back with its diagnostics, at most
+// maxReprompts times; a valid one is applied (with the new overview and state). When every
+// answer was malformed it returns an *InvalidError and changes nothing.
+func (m *Memory) Update(ctx context.Context, task string, ask func(context.Context, []Message) (string, error), maxReprompts uint32) (Updated, error) {
+	type begun struct {
+		run uint32
+		err error
+	}
+	b, err := onMemory(ctx, m, func(i *engine.EngineGoInstance) begun {
+		run, err := i.UpdateBegin(ctx, m.handle, task, maxReprompts)
+		return begun{run, err}
+	})
+	if err == nil {
+		err = b.err
+	}
+	if err != nil {
+		return Updated{}, err
+	}
+	run := b.run
+	defer func() {
+		_, _ = onMemory(ctx, m, func(i *engine.EngineGoInstance) error { return i.UpdateDrop(ctx, run) })
+	}()
+	for attempts := 1; ; attempts++ {
+		request, err := onMemory(ctx, m, func(i *engine.EngineGoInstance) []Message { return i.UpdateRequest(ctx, run) })
+		if err != nil {
+			return Updated{}, err
+		}
+		answer, err := ask(ctx, request)
+		if err != nil {
+			return Updated{}, fmt.Errorf("the model call failed, so nothing was applied: %w", err)
+		}
+		step, err := onMemory(ctx, m, func(i *engine.EngineGoInstance) engine.UpdateStep {
+			return i.UpdateAnswer(ctx, run, m.handle, answer, Now(), true, true)
+		})
+		if err != nil {
+			return Updated{}, err
+		}
+		switch step.Kind {
+		case "applied":
+			return Updated{step.Applied, attempts}, nil
+		case "gave-up":
+			bad := invalid(step.Diagnostics)
+			bad.Message = fmt.Sprintf("the model's answer was still invalid after %d attempts; nothing was applied: %s", attempts, bad.Message)
+			return Updated{}, bad
+		}
+	}
 }

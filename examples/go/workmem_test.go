@@ -114,7 +114,7 @@ func TestScenarios(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			state, err := e.EmptyState(ctx)
+			memory, err := e.NewMemory(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -123,11 +123,10 @@ func TestScenarios(t *testing.T) {
 				text, _ := os.ReadFile(path)
 				at := fmt.Sprintf("2026-01-01T00:00:%02dZ", i+1)
 				var got map[string]any
-				applied, err := e.Apply(ctx, state, string(text), at)
+				applied, err := memory.Apply(ctx, string(text), at, Wants{})
 				var bad *InvalidError
 				switch {
 				case err == nil:
-					state = applied.State
 					got = map[string]any{"ok": true, "added": wire(reflect.ValueOf(applied.Added)), "archived": wire(reflect.ValueOf(applied.Archived)),
 						"ignored": wire(reflect.ValueOf(applied.Ignored)), "diff": applied.Diff, "diagnostics": wire(reflect.ValueOf(applied.Warnings))}
 				case errors.As(err, &bad):
@@ -140,37 +139,85 @@ func TestScenarios(t *testing.T) {
 					t.Fatalf("%s: got %#v", stem, got)
 				}
 				overview, _ := os.ReadFile(stem + ".overview.md")
-				if rendered, _ := e.Render(ctx, state); rendered != string(overview) {
+				if rendered, _ := memory.Render(ctx); rendered != string(overview) {
 					t.Fatalf("%s: rendered\n%s", stem, rendered)
 				}
+			}
+			// The serialized memory is the same bytes the Rust host wrote, and loads back.
+			want, _ := os.ReadFile(filepath.Join(dir, "final.state.json"))
+			if saved, _ := memory.Save(ctx); saved != string(want) {
+				t.Fatalf("saved\n%s", saved)
+			}
+			loaded, err := e.LoadMemory(ctx, string(want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, _ := loaded.Save(ctx); again != string(want) {
+				t.Fatalf("load then save changed it:\n%s", again)
 			}
 		})
 	}
 }
 
-func TestInvalidUpdatesAreErrorsWithDiagnostics(t *testing.T) {
+func TestInvalidUpdatesAreErrorsWithDiagnosticsAndChangeNothing(t *testing.T) {
 	e := newEngine(t)
 	ctx := context.Background()
-	state, _ := e.EmptyState(ctx)
-	_, err := e.Apply(ctx, state, "KEY_LEARNINGS:\n  ADD:\n    - no reason\n", Now())
+	memory, _ := e.NewMemory(ctx)
+	before, _ := memory.Save(ctx)
+	_, err := memory.Apply(ctx, "KEY_LEARNINGS:\n  ADD:\n    - no reason\n", Now(), Wants{})
 	var bad *InvalidError
 	if !errors.As(err, &bad) || len(bad.Diagnostics) != 1 || bad.Diagnostics[0].Line != 3 || bad.Diagnostics[0].Column != 7 {
 		t.Fatalf("want an InvalidError at 3:7, got %v", err)
 	}
-	empty := Update{}
+	if after, _ := memory.Save(ctx); after != before {
+		t.Fatal("a refused update changed the memory")
+	}
 	blank := Update{Learnings: LearningOps{Add: []LearningAdd{{Reason: " ", Text: "x"}}}}
-	if _, err := e.Merge(ctx, state, []Update{empty, blank}, Now()); !errors.As(err, &bad) || !strings.Contains(err.Error(), "non-empty reason") {
+	if _, err := memory.Merge(ctx, []Update{{}, blank}, Now(), Wants{}); !errors.As(err, &bad) || !strings.Contains(err.Error(), "non-empty reason") {
 		t.Fatalf("want the component's err as an InvalidError, got %v", err)
 	}
-	out, err := e.Merge(ctx, state, []Update{{Learnings: LearningOps{Add: []LearningAdd{{Reason: "r", Text: "a"}, {Reason: "r", Text: "b"}}}}}, Now())
-	if err != nil || !reflect.DeepEqual(out.Added, []string{"KL-1", "KL-2"}) {
-		t.Fatalf("merge: %v %v", out.Added, err)
+	out, err := memory.Merge(ctx, []Update{{Learnings: LearningOps{Add: []LearningAdd{{Reason: "r", Text: "a"}, {Reason: "r", Text: "b"}}}}}, Now(), Wants{State: true})
+	if err != nil || !reflect.DeepEqual(out.Added, []string{"KL-1", "KL-2"}) || out.State == "" || out.Overview != "" {
+		t.Fatalf("merge: %v %v", out, err)
+	}
+	if _, err := e.LoadMemory(ctx, "{}"); !errors.As(err, &bad) {
+		t.Fatalf("want a load error, got %v", err)
+	}
+}
+
+func TestMemoryUpdateAsStepsReprompsThenApplies(t *testing.T) {
+	e := newEngine(t)
+	ctx := context.Background()
+	memory, _ := e.NewMemory(ctx)
+	answers := []string{"KEY_LEARNINGS:\n  ADD:\n    - no reason\n", "KEY_LEARNINGS:\n  ADD:\n    - because found: the fix\n"}
+	var seen [][]Message
+	ask := func(_ context.Context, messages []Message) (string, error) {
+		seen = append(seen, messages)
+		answer := answers[0]
+		answers = answers[1:]
+		return answer, nil
+	}
+	updated, err := memory.Update(ctx, "Fix the flaky test", ask, 2)
+	if err != nil || updated.Attempts != 2 || !reflect.DeepEqual(updated.Added, []string{"KL-1"}) {
+		t.Fatalf("update: %+v %v", updated, err)
+	}
+	if !strings.Contains(seen[0][1].Content, "Fix the flaky test") || !strings.Contains(seen[1][len(seen[1])-1].Content, "line 3, column 7") {
+		t.Fatalf("conversation: %+v", seen)
+	}
+	if saved, _ := memory.Save(ctx); saved != updated.State {
+		t.Fatal("the update's state is not the memory's")
+	}
+	stubborn := func(context.Context, []Message) (string, error) { return "nonsense", nil }
+	var bad *InvalidError
+	if _, err := memory.Update(ctx, "t", stubborn, 1); !errors.As(err, &bad) || !strings.Contains(err.Error(), "after 2 attempts") {
+		t.Fatalf("want the update to give up, got %v", err)
 	}
 }
 
 func TestAFailureInsideTheBindingsIsATrapErrorAndTheEngineRecovers(t *testing.T) {
 	e := newEngine(t)
 	ctx := context.Background()
+	memory, _ := e.NewMemory(ctx)
 	// Pull the module out from under the bindings: Gravity's code panics on the call.
 	_ = e.instance.Close(ctx)
 	var trap *TrapError
@@ -180,5 +227,8 @@ func TestAFailureInsideTheBindingsIsATrapErrorAndTheEngineRecovers(t *testing.T)
 	out, err := e.Parse(ctx, "CURRENT_PROGRESS:\n  In Progress:\n    - again\n")
 	if err != nil || !out.Ok {
 		t.Fatalf("the engine did not recover: %v", err)
+	}
+	if _, err := memory.Render(ctx); !errors.Is(err, ErrLost) {
+		t.Fatalf("want ErrLost for a memory of the trapped instance, got %v", err)
 	}
 }

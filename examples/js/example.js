@@ -1,33 +1,26 @@
-// An agent's memory-update step with workmem: build the prompt, ask the model, apply its
-// answer, and re-prompt with the diagnostics when the answer is malformed. The "model" here
-// replays the sample responses in examples/responses/, one per call.
-import { readFileSync, readdirSync } from 'node:fs';
-import { apply, emptyState, render, updatePrompt, WorkmemError } from './index.js';
+// An agent's memory-update step with workmem, driven from JavaScript with an async model
+// client: the engine says what to ask, this file asks, the engine applies the answer or asks
+// again with the diagnostics. With OPENAI_BASE_URL set it asks that endpoint through fetch;
+// otherwise a script replays examples/responses/ (a malformed answer, then a good one).
+import { readFileSync } from 'node:fs';
+import { chatCompletions, Memory } from './index.js';
 
-const dir = new URL('../responses/', import.meta.url);
-const answers = readdirSync(dir).filter((f) => f.endsWith('.dsl')).sort();
-let turn = 0;
-const model = (prompt) => {
-  const name = answers[turn++ % answers.length];
-  console.log(`model <- ${prompt.length} characters of prompt; model -> ${name}`);
-  return readFileSync(new URL(name, dir), 'utf8');
-};
-
-let state = emptyState();
-for (const task of ['Fix Quantity.to() for composite units', 'Keep going: fix it and test it']) {
-  let prompt = updatePrompt(state, task);
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    try {
-      const result = apply(state, model(prompt));
-      state = result.state;
-      console.log(result.diff);
-      break;
-    } catch (e) {
-      if (!(e instanceof WorkmemError)) throw e;
-      const errors = e.diagnostics.map((d) => `line ${d.line}, column ${d.column}: ${d.message}`).join('\n');
-      console.log(`rejected, asking again:\n${errors}\n`);
-      prompt = `${updatePrompt(state, task)}\n\nYour previous answer had these errors; answer again:\n${errors}\n`;
-    }
-  }
+/** @type {import('./index.js').Ask} */
+let ask;
+if (process.env.OPENAI_BASE_URL) {
+  ask = chatCompletions({ baseUrl: process.env.OPENAI_BASE_URL, model: process.env.WORKMEM_MODEL ?? 'gpt-4o-mini', apiKey: process.env.OPENAI_API_KEY });
+} else {
+  const responses = new URL('../responses/', import.meta.url);
+  const answers = ['02-malformed.dsl', '01-start.dsl', '03-progress.dsl'].map((f) => readFileSync(new URL(f, responses), 'utf8'));
+  ask = async (messages) => {
+    console.log(`model <- ${messages.length} messages`);
+    return answers.shift() ?? '';
+  };
 }
-console.log(render(state));
+
+const memory = new Memory();
+for (const task of ['Fix Quantity.to() for composite units', 'Keep going: fix it and test it']) {
+  const updated = await memory.update(task, ask);
+  console.log(`applied after ${updated.attempts} call(s):\n${updated.diff}`);
+}
+console.log(memory.render());

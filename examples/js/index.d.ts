@@ -1,13 +1,10 @@
-// Types of the wrapper; the record types come from the WIT through jco (gen/workmem.d.ts).
-import type { Diagnostic, MemoryState, MergeOutcome, Update } from './gen/workmem.js';
+// Types of the wrapper; the record types come from the WIT through jco.
+import type { Applied, Diagnostic, Message, Snapshot, Update } from './gen/interfaces/workmem-memory-memory.js';
 
 export type {
-  ArchiveOp, ArchivedLearning, ArchivedVerbatim, Diagnostic, Learning, LearningAdd, LearningOps, MemoryState,
-  MergeOutcome, Progress, Update, VerbatimAdd, VerbatimEntry, VerbatimOps,
-} from './gen/workmem.js';
-
-/** `Diagnostic.severity` is one of these. */
-export type Severity = 'error' | 'warning';
+  Applied, ArchiveOp, Archival, Diagnostic, Learning, LearningAdd, LearningOps, Message, Progress, Severity, Snapshot, Update,
+  VerbatimAdd, VerbatimEntry, VerbatimOps,
+} from './gen/interfaces/workmem-memory-memory.js';
 
 export class WorkmemError extends Error {
   diagnostics: Diagnostic[];
@@ -20,16 +17,44 @@ export interface Parsed {
   diagnostics: Diagnostic[];
 }
 
-export interface Applied extends MergeOutcome {
-  warnings: Diagnostic[];
+export interface ApplyOptions {
+  /** RFC 3339 time stored on new entries (default: now). */
+  at?: string;
+  /** Return the new overview.md in `overview`. */
+  overview?: boolean;
+  /** Return the new state.json in `state`. */
+  state?: boolean;
 }
+
+export interface UpdateOptions {
+  maxReprompts?: number;
+  at?: () => string;
+  overview?: boolean;
+  state?: boolean;
+}
+
+export interface Updated extends Applied {
+  /** Model calls made. */
+  attempts: number;
+}
+
+export type Ask = (messages: Message[]) => string | Promise<string>;
 
 export function now(): string;
 export function parse(text: string): Parsed;
-export function validate(text: string, state?: MemoryState): Parsed;
-export function apply(state: MemoryState, text: string, at?: string): Applied;
-export function merge(state: MemoryState, updates: Update[], at?: string): MergeOutcome;
-export function render(state: MemoryState): string;
-export function updatePrompt(state: MemoryState, task: string): string;
 export function overviewTemplate(): string;
-export function emptyState(): MemoryState;
+
+export class Memory {
+  constructor();
+  static load(state: string): Memory;
+  save(): string;
+  validate(text: string): Parsed;
+  apply(text: string, options?: ApplyOptions): Applied;
+  merge(updates: Update[], options?: ApplyOptions): Applied;
+  render(): string;
+  snapshot(): Snapshot;
+  updatePrompt(task: string): string;
+  update(task: string, ask: Ask, options?: UpdateOptions): Promise<Updated>;
+}
+
+export function chatCompletions(options: { baseUrl: string; model: string; apiKey?: string; fetch?: typeof fetch }): Ask;

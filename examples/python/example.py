@@ -1,34 +1,29 @@
-"""An agent's memory-update step with workmem: build the prompt, ask the model, apply its
-answer, and re-prompt with the diagnostics when it is malformed. The "model" replays the
-sample responses in examples/responses/, one per call."""
+"""An agent's memory-update step with workmem, driven from asyncio: the engine says what to
+ask, this script asks the model, and the engine applies the answer or asks again with the
+diagnostics. The "model" replays examples/responses/ (a malformed answer, then good ones);
+swap `ask` for your async client's call."""
 
-from itertools import cycle
+import asyncio
 from pathlib import Path
 
-from workmem import Engine, WorkmemError
+from workmem import Engine
 
-answers = cycle(sorted((Path(__file__).resolve().parent.parent / "responses").glob("*.dsl")))
-
-
-def model(prompt: str) -> str:
-    answer = next(answers)
-    print(f"model <- {len(prompt)} characters of prompt; model -> {answer.name}")
-    return answer.read_text()
+responses = Path(__file__).resolve().parent.parent / "responses"
+answers = [(responses / name).read_text() for name in ("02-malformed.dsl", "01-start.dsl", "03-progress.dsl")]
 
 
-engine = Engine()
-state = engine.empty_state()
-for task in ["Fix Quantity.to() for composite units", "Keep going: fix it and test it"]:
-    prompt = engine.update_prompt(state, task)
-    for attempt in range(3):
-        try:
-            result = engine.apply(state, model(prompt))
-        except WorkmemError as e:
-            errors = "\n".join(f"line {d.line}, column {d.column}: {d.message}" for d in e.diagnostics)
-            print(f"rejected, asking again:\n{errors}\n")
-            prompt = f"{engine.update_prompt(state, task)}\n\nYour previous answer had these errors; answer again:\n{errors}\n"
-            continue
-        state = result.state
-        print(result.diff)
-        break
-print(engine.render(state))
+async def ask(messages):
+    await asyncio.sleep(0)  # where a real client awaits the network
+    print(f"model <- {len(messages)} messages")
+    return answers.pop(0)
+
+
+async def main():
+    memory = Engine().new_memory()
+    for task in ["Fix Quantity.to() for composite units", "Keep going: fix it and test it"]:
+        updated = await memory.update_async(task, ask)
+        print(f"applied after {updated.attempts} call(s):\n{updated.diff}")
+    print(memory.render())
+
+
+asyncio.run(main())

@@ -33,7 +33,7 @@ fn diagnostics(ds: Vec<crate::Diagnostic>) -> Vec<wit::Diagnostic> {
 }
 
 fn progress(p: crate::Progress) -> Option<wit::Progress> {
-    (!p.in_progress.is_empty() || !p.completed.is_empty() || !p.remaining.is_empty()).then(|| wit::Progress {
+    (!p.in_progress.is_empty() || !p.completed.is_empty() || !p.remaining.is_empty()).then_some(wit::Progress {
         completed: p.completed,
         in_progress: p.in_progress,
         remaining: p.remaining,

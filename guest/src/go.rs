@@ -3,6 +3,8 @@
 
 // The generated glue is the canonical ABI's unsafe code; the engine itself has none.
 #![allow(unsafe_code)]
+// The flat world passes a handle and its options as parameters, as Gravity needs.
+#![allow(clippy::too_many_arguments)]
 
 wit_bindgen::generate!({ world: "engine-go", path: "../wit" });
 
@@ -38,10 +40,8 @@ impl<T> Table<T> {
         slot.unwrap_or_else(|| panic!("handle {handle} names nothing"))
     }
 
-    fn remove(&mut self, handle: u32) {
-        if let Some(slot) = (handle as usize).checked_sub(1).and_then(|i| self.0.get_mut(i)) {
-            *slot = None;
-        }
+    fn remove(&mut self, handle: u32) -> bool {
+        (handle as usize).checked_sub(1).and_then(|i| self.0.get_mut(i)).and_then(Option::take).is_some()
     }
 }
 
@@ -137,8 +137,8 @@ impl Guest for Component {
         crate::overview_template()
     }
 
-    fn memory_new() -> u32 {
-        MEMORIES.with_borrow_mut(|t| t.insert(crate::Memory::new()))
+    fn memory_new() -> Result<u32, String> {
+        Ok(MEMORIES.with_borrow_mut(|t| t.insert(crate::Memory::new())))
     }
 
     fn memory_load(state: String) -> Result<u32, String> {
@@ -146,8 +146,8 @@ impl Guest for Component {
         Ok(MEMORIES.with_borrow_mut(|t| t.insert(memory)))
     }
 
-    fn memory_drop(memory: u32) {
-        MEMORIES.with_borrow_mut(|t| t.remove(memory));
+    fn memory_drop(memory: u32) -> Result<(), String> {
+        if MEMORIES.with_borrow_mut(|t| t.remove(memory)) { Ok(()) } else { Err(format!("memory handle {memory} names nothing")) }
     }
 
     fn memory_save(memory: u32) -> String {
@@ -218,9 +218,9 @@ impl Guest for Component {
         with_memory(memory, |m| m.update_prompt(&task))
     }
 
-    fn update_begin(memory: u32, task: String, max_reprompts: u32) -> u32 {
+    fn update_begin(memory: u32, task: String, max_reprompts: u32) -> Result<u32, String> {
         let run = with_memory(memory, |m| crate::UpdateRun::new(m, &task, max_reprompts));
-        RUNS.with_borrow_mut(|t| t.insert(run))
+        Ok(RUNS.with_borrow_mut(|t| t.insert(run)))
     }
 
     fn update_request(run: u32) -> Vec<Message> {
@@ -236,8 +236,8 @@ impl Guest for Component {
         }
     }
 
-    fn update_drop(run: u32) {
-        RUNS.with_borrow_mut(|t| t.remove(run));
+    fn update_drop(run: u32) -> Result<(), String> {
+        if RUNS.with_borrow_mut(|t| t.remove(run)) { Ok(()) } else { Err(format!("run handle {run} names nothing")) }
     }
 }
 

@@ -120,6 +120,7 @@ pub fn merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<Merg
 }
 
 /// `merge` that hands the state back, untouched, with the refusal.
+#[allow(clippy::result_large_err)] // by value on purpose: the caller gets its state back without a copy
 fn try_merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<MergeOutcome, (MemoryState, String)> {
     let problems: Vec<String> = updates.iter().flat_map(check).collect();
     if !problems.is_empty() {

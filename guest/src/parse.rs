@@ -66,12 +66,10 @@ pub fn parse(text: &str) -> Parsed {
     }
 
     let mut end = lines.len();
-    if fenced {
-        if let Some(close) = (first..lines.len()).rev().find(|&i| matches!(kinds[i], Kind::Fence(..)) && !structured_after[i]) {
-            end = close;
-            if let Some(i) = (close + 1..lines.len()).find(|&i| !matches!(kinds[i], Kind::Blank)) {
-                m.warn(&lines[i], lines[i].body, "text after the closing code fence is ignored");
-            }
+    if fenced && let Some(close) = (first..lines.len()).rev().find(|&i| matches!(kinds[i], Kind::Fence(..)) && !structured_after[i]) {
+        end = close;
+        if let Some(i) = (close + 1..lines.len()).find(|&i| !matches!(kinds[i], Kind::Blank)) {
+            m.warn(&lines[i], lines[i].body, "text after the closing code fence is ignored");
         }
     }
 

@@ -8,11 +8,12 @@ import { extname } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const root = new URL('../', import.meta.url);
+/** @type {Record<string, string>} */
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css' };
 
 function serve() {
   const server = createServer(async (req, res) => {
-    const path = new URL(`.${decodeURIComponent(req.url.split('?')[0])}`, root);
+    const path = new URL(`.${decodeURIComponent((req.url ?? '/').split('?')[0])}`, root);
     if (!path.href.startsWith(root.href)) return res.writeHead(403).end();
     try {
       const body = await readFile(path);
@@ -21,7 +22,9 @@ function serve() {
       res.writeHead(404).end();
     }
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  /** @type {Promise<import('node:http').Server>} */
+  const listening = new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  return listening;
 }
 
 test('the page renders a memory from a pasted DSL update', async () => {
@@ -33,9 +36,11 @@ test('the page renders a memory from a pasted DSL update', async () => {
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    /** @type {string[]} */
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${server.address().port}/web/index.html`);
+    const { port } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    await page.goto(`http://127.0.0.1:${port}/web/index.html`);
     await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
     const overview = page.locator('#overview');
     const before = await overview.screenshot();
@@ -43,7 +48,7 @@ test('the page renders a memory from a pasted DSL update', async () => {
     const update = await readFile(new URL('../../tests/corpus/002-two-space-canonical.dsl', root), 'utf8');
     await page.fill('#dsl', update);
     await page.click('#apply');
-    await page.waitForFunction(() => document.getElementById('overview').textContent.includes('KL-1'));
+    await page.waitForFunction(() => document.getElementById('overview')?.textContent?.includes('KL-1'));
 
     const text = await overview.innerText();
     assert.match(text, /- \*\*KL-1\*\*: the scale factor is applied twice/);

@@ -2,18 +2,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { apply, emptyState, parse, render, WorkmemError } from '../index.js';
+import { Memory, parse, WorkmemError } from '../index.js';
 
 const tests = new URL('../../../tests/', import.meta.url);
+/** @param {URL} url */
 const read = (url) => readFileSync(url, 'utf8');
+/** @param {URL} dir */
 const dsl = (dir) => readdirSync(dir).filter((f) => f.endsWith('.dsl')).sort();
 
-// jco speaks camelCase and `undefined`; the corpus speaks the CLI's snake_case and `null`,
-// and writes an update's empty progress ("not rewritten") as null.
-const wire = (v, key) =>
-  v === undefined || v === null || (key === 'progress' && v.inProgress?.length === 0) ? null
-    : Array.isArray(v) ? v.map((x) => wire(x))
-    : typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), wire(x, k)]))
+/**
+ * jco speaks camelCase and `undefined`; the corpus speaks the CLI's snake_case and `null`.
+ * @param {unknown} v
+ * @returns {unknown}
+ */
+const wire = (v) =>
+  v === undefined || v === null ? null
+    : Array.isArray(v) ? v.map(wire)
+    : typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), wire(x)]))
     : v;
 
 const corpus = new URL('corpus/', tests);
@@ -32,21 +37,24 @@ const scenarios = new URL('scenarios/', tests);
 for (const dir of readdirSync(scenarios).filter((d) => statSync(new URL(d, scenarios)).isDirectory())) {
   test(`scenario ${dir}`, () => {
     const base = new URL(`${dir}/`, scenarios);
-    let state = emptyState();
+    const memory = new Memory();
     dsl(base).forEach((name, i) => {
       const stem = name.replace(/\.dsl$/, '');
       const at = `2026-01-01T00:00:${String(i + 1).padStart(2, '0')}Z`;
       let result;
       try {
-        const r = apply(state, read(new URL(name, base)), at);
-        state = r.state;
+        const r = memory.apply(read(new URL(name, base)), { at });
         result = { ok: true, added: r.added, archived: r.archived, ignored: r.ignored, diff: r.diff, diagnostics: r.warnings };
       } catch (e) {
         if (!(e instanceof WorkmemError)) throw e;
         result = { ok: false, added: [], archived: [], ignored: [], diff: null, diagnostics: e.diagnostics };
       }
       assert.deepStrictEqual(wire(result), JSON.parse(read(new URL(`${stem}.expected.json`, base))), stem);
-      assert.equal(render(state), read(new URL(`${stem}.overview.md`, base)), stem);
+      assert.equal(memory.render(), read(new URL(`${stem}.overview.md`, base)), stem);
     });
+    // The serialized memory is the same bytes the Rust host wrote, and loads back.
+    const saved = read(new URL('final.state.json', base));
+    assert.equal(memory.save(), saved);
+    assert.equal(Memory.load(saved).save(), saved);
   });
 }

@@ -1,7 +1,8 @@
-import { apply, emptyState, render, WorkmemError } from '../index.js';
+import { Memory, WorkmemError } from '../index.js';
 
-const $ = (id) => document.getElementById(id);
-let state = emptyState();
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+let memory = new Memory();
 
 const sample = `CURRENT_PROGRESS:
   In Progress:
@@ -11,6 +12,7 @@ KEY_LEARNINGS:
     - because it runs anywhere: the engine is one WebAssembly component
 `;
 
+/** @param {import('../index.js').Diagnostic[]} diagnostics */
 function show(diagnostics) {
   $('diagnostics').replaceChildren(...diagnostics.map((d) => {
     const li = document.createElement('li');
@@ -18,24 +20,22 @@ function show(diagnostics) {
     li.textContent = `${d.line}:${d.column} ${d.severity}: ${d.message}`;
     return li;
   }));
-  $('overview').textContent = render(state);
+  $('overview').textContent = memory.render();
 }
 
 $('apply').addEventListener('click', () => {
   try {
-    const result = apply(state, $('dsl').value);
-    state = result.state;
-    show(result.warnings);
+    show(memory.apply(/** @type {HTMLTextAreaElement} */ ($('dsl')).value).warnings);
   } catch (e) {
     if (!(e instanceof WorkmemError)) throw e;
     show(e.diagnostics);
   }
 });
 $('reset').addEventListener('click', () => {
-  state = emptyState();
+  memory = new Memory();
   show([]);
 });
 
-$('dsl').value = sample;
+/** @type {HTMLTextAreaElement} */ ($('dsl')).value = sample;
 show([]);
 document.body.dataset.ready = 'true';

@@ -1,39 +1,153 @@
-"""The wrapper's promises: dataclasses in and out, refusals as WorkmemError with diagnostics."""
+"""The wrapper's promises: a memory kept in the engine, dataclasses whose shapes match the
+component's WIT types, refusals as WorkmemError, and the memory update driven from asyncio."""
+
+import asyncio
+import dataclasses
+import json
+import threading
+import typing
+import urllib.request
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
+import wasmtime
+from wasmtime.component import RecordType
 
-from workmem import Engine, LearningAdd, LearningOps, Update, WorkmemError
+import workmem
+from workmem import Applied, Diagnostic, Engine, LearningAdd, LearningOps, ParseResult, Snapshot, Update, WorkmemError
 
 
-def test_apply_raises_with_positioned_diagnostics(engine):
+def test_apply_raises_with_positioned_diagnostics_and_changes_nothing(engine):
+    memory = engine.new_memory()
+    before = memory.save()
     with pytest.raises(WorkmemError) as info:
-        engine.apply(engine.empty_state(), "KEY_LEARNINGS:\n  ADD:\n    - no reason\n")
+        memory.apply("KEY_LEARNINGS:\n  ADD:\n    - no reason\n")
     assert [(d.severity, d.line, d.column) for d in info.value.diagnostics] == [("error", 3, 7)]
     assert "first at 3:7" in str(info.value)
+    assert memory.save() == before
 
 
 def test_merge_err_becomes_workmem_error(engine):
     update = Update(learnings=LearningOps(add=[LearningAdd(reason=" ", text="x")]))
     with pytest.raises(WorkmemError, match="non-empty reason"):
-        engine.merge(engine.empty_state(), [Update(), update])
+        engine.new_memory().merge([Update(), update])
 
 
-def test_state_round_trip_and_ids(engine):
-    state = engine.apply(engine.empty_state(), "KEY_LEARNINGS:\n  ADD:\n    - because a: b\n").state
-    archived = engine.apply(state, "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-1 because done\n")
-    assert archived.archived == ["KL-1"]
-    again = engine.apply(archived.state, "KEY_LEARNINGS:\n  ADD:\n    - because c: d\n")
-    assert again.added == ["KL-2"], "IDs are never reused"
-    prompt = engine.update_prompt(again.state, "next")
+def test_round_trip_ids_and_what_comes_back(engine):
+    memory = engine.new_memory()
+    applied = memory.apply("KEY_LEARNINGS:\n  ADD:\n    - because a: b\n", state=True)
+    assert applied.overview is None and applied.state == memory.save()
+    assert json.loads(applied.log_entry)["seq"] == 1
+    restored = engine.load_memory(memory.save())
+    assert restored.apply("KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-1 because done\n").archived == ["KL-1"]
+    assert restored.apply("KEY_LEARNINGS:\n  ADD:\n    - because c: d\n").added == ["KL-2"], "IDs are never reused"
+    assert restored.snapshot().learnings[0].archived.reason == "done"
+    prompt = restored.update_prompt("next")
     assert "- KL-2: d" in prompt and "- KL-1: b" not in prompt, "archived entries are not offered"
+    with pytest.raises(WorkmemError, match="not a serialized workmem memory"):
+        engine.load_memory('{"format": "other/1", "updates": 0}')
 
 
 def test_a_trap_is_an_error_and_the_engine_recovers():
-    import wasmtime
-    config = wasmtime.Config()
-    e = Engine(engine=wasmtime.Engine(config))
+    e = Engine()
+    memory = e.new_memory()
     # More text than the guest can allocate with a 1 MiB store limit traps inside the sandbox.
     e._store.set_limits(memory_size=1 << 20)
     with pytest.raises(WorkmemError, match="trapped"):
         e.parse("KEY_LEARNINGS:\n  ADD:\n" + "    - because x: y\n" * 200_000)
     assert e.parse("CURRENT_PROGRESS:\n  In Progress:\n    - again\n").ok
+    with pytest.raises(WorkmemError, match="memory is gone"):
+        memory.render()
+
+
+def _wit_fields(ty) -> list:
+    return [name for name, _ in ty.fields]
+
+
+def test_the_dataclasses_match_the_component_types():
+    """The wrapper's dataclasses are written by hand; this holds them to the WIT."""
+    engine = wasmtime.Engine()
+    component = wasmtime.component.Component.from_file(engine, str(workmem._default_component()))
+    interface = component.type.exports(engine)[workmem.PACKAGE]
+    funcs = {name: item.ty for name, item in interface.ty.exports(engine).items()}
+    checked = []
+
+    def check(cls, wit):
+        if not dataclasses.is_dataclass(cls) or not isinstance(wit, RecordType):
+            return
+        wit_names = _wit_fields(wit)
+        assert [f.name.replace("_", "-") for f in dataclasses.fields(cls)] == wit_names, cls.__name__
+        hints = typing.get_type_hints(cls, vars(workmem))
+        for (name, ty), f in zip(wit.fields, dataclasses.fields(cls)):
+            inner = hints[f.name]
+            while typing.get_args(inner):
+                inner = next(a for a in typing.get_args(inner) if a is not type(None))
+            element = getattr(ty, "element", None) or getattr(ty, "payload", None) or ty
+            check(inner, element)
+        checked.append(cls.__name__)
+
+    check(ParseResult, funcs["parse"].result)
+    check(Applied, funcs["[method]memory.apply"].result.ok)
+    check(Snapshot, funcs["[method]memory.snapshot"].result)
+    check(Update, funcs["[method]memory.merge"].params[1][1].element)
+    assert {"ParseResult", "Update", "Diagnostic", "Applied", "Snapshot", "Learning", "Progress"} <= set(checked), checked
+
+
+class _Model(BaseHTTPRequestHandler):
+    """A loopback server speaking OpenAI's Chat Completions (non-streamed)."""
+
+    answers: list = []
+    requests: list = []
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        type(self).requests.append(body)
+        content = type(self).answers.pop(0)
+        out = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_an_asyncio_host_drives_the_memory_update_over_http(engine):
+    _Model.answers = ["KEY_LEARNINGS:\n  ADD:\n    - no reason\n", "KEY_LEARNINGS:\n  ADD:\n    - because found: the fix\n"]
+    _Model.requests = []
+    server = HTTPServer(("127.0.0.1", 0), _Model)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/v1/chat/completions"
+
+    async def ask(messages):
+        body = json.dumps({"model": "m", "messages": [dataclasses.asdict(m) for m in messages]}).encode()
+
+        def post():
+            request = urllib.request.Request(url, body, {"content-type": "application/json"})
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.load(response)["choices"][0]["message"]["content"]
+
+        return await asyncio.to_thread(post)
+
+    try:
+        memory = engine.new_memory()
+        updated = asyncio.run(memory.update_async("Fix the flaky test", ask))
+    finally:
+        server.shutdown()
+    assert (updated.attempts, updated.added) == (2, ["KL-1"])
+    assert updated.state == memory.save()
+    assert "Fix the flaky test" in _Model.requests[0]["messages"][1]["content"]
+    assert "line 3, column 7" in _Model.requests[1]["messages"][-1]["content"]
+
+
+def test_a_stubborn_model_gives_up_applying_nothing(engine):
+    memory = engine.new_memory()
+    before = memory.save()
+    calls = []
+    with pytest.raises(WorkmemError, match="after 2 attempts") as info:
+        memory.update("t", lambda messages: calls.append(messages) or "nonsense", max_reprompts=1)
+    assert len(calls) == 2 and info.value.diagnostics
+    assert memory.save() == before
+    assert isinstance(info.value.diagnostics[0], Diagnostic)

@@ -1,32 +1,36 @@
 """workmem for Python: the working-memory engine component on wasmtime-py.
 
+A `Memory` lives inside the engine; an apply carries the DSL in and the outcome out.
+
 >>> from workmem import Engine
->>> engine = Engine()
->>> state = engine.empty_state()
->>> result = engine.apply(state, "KEY_LEARNINGS:\\n  ADD:\\n    - because it matters: a fact\\n")
->>> result.added
+>>> memory = Engine().new_memory()
+>>> memory.apply("KEY_LEARNINGS:\\n  ADD:\\n    - because it matters: a fact\\n").added
 ['KL-1']
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import inspect
 import os
 import sys
 import typing
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, List, Optional, Union
+from typing import Any, Awaitable, Callable, List, Optional, Union
 
 import wasmtime
-from wasmtime.component import Component, Linker, Record
+from wasmtime.component import Component, Linker, Record, ResourceAny
 
 __all__ = [
-    "ArchiveOp", "Diagnostic", "Engine", "Learning", "LearningAdd", "LearningOps",
-    "MemoryState", "MergeResult", "ParseResult", "Progress", "Update", "VerbatimAdd",
-    "VerbatimEntry", "VerbatimOps", "WorkmemError", "now",
+    "Applied", "ArchiveOp", "Archival", "Diagnostic", "Engine", "Learning", "LearningAdd", "LearningOps", "Memory",
+    "Message", "ParseResult", "Progress", "Snapshot", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps",
+    "WorkmemError", "now",
 ]
+
+PACKAGE = "workmem:memory/memory@0.2.0"
 
 
 @dataclass(frozen=True)
@@ -39,8 +43,6 @@ class Diagnostic:
 
 @dataclass
 class Progress:
-    """All three lists empty: "not rewritten" in an update, "nothing yet" in a state."""
-
     completed: List[str] = field(default_factory=list)
     in_progress: List[str] = field(default_factory=list)
     remaining: List[str] = field(default_factory=list)
@@ -79,60 +81,84 @@ class VerbatimOps:
 
 @dataclass
 class Update:
-    progress: Progress = field(default_factory=Progress)
+    """A section left out is "no change": `progress` is None."""
+
+    progress: Optional[Progress] = None
     learnings: LearningOps = field(default_factory=LearningOps)
     verbatim: VerbatimOps = field(default_factory=VerbatimOps)
 
 
 @dataclass
-class Learning:
-    """A key learning; `archived_at` and `archive_reason` are empty while it is active."""
+class ParseResult:
+    update: Optional[Update]
+    diagnostics: List[Diagnostic]
 
+    @property
+    def ok(self) -> bool:
+        return self.update is not None
+
+
+@dataclass
+class Archival:
+    at: str
+    reason: str
+
+
+@dataclass
+class Learning:
     id: str
     text: str
     reason: str
     added_at: str
-    archived_at: str = ""
-    archive_reason: str = ""
+    archived: Optional[Archival] = None
 
 
 @dataclass
 class VerbatimEntry:
-    """A verbatim snippet; `archived_at` and `archive_reason` are empty while it is active."""
-
     id: str
     label: str
     snippet: str
     reason: str
     added_at: str
-    archived_at: str = ""
-    archive_reason: str = ""
+    archived: Optional[Archival] = None
 
 
 @dataclass
-class MemoryState:
-    progress: Progress
+class Snapshot:
+    progress: Optional[Progress]
     learnings: List[Learning]
     verbatim: List[VerbatimEntry]
     next_learning: int
     next_verbatim: int
+    updates: int
 
 
 @dataclass
-class ParseResult:
-    ok: bool
-    update: Optional[Update]
-    diagnostics: List[Diagnostic]
+class Applied:
+    """What an applied update changed; `overview` and `state` only when asked for."""
 
-
-@dataclass
-class MergeResult:
-    state: MemoryState
+    seq: int
     diff: str
     added: List[str]
     archived: List[str]
     ignored: List[str]
-    warnings: List[Diagnostic] = field(default_factory=list)
+    warnings: List[Diagnostic]
+    log_entry: str
+    overview: Optional[str]
+    state: Optional[str]
+
+
+@dataclass
+class Updated(Applied):
+    """A memory update applied after `attempts` model calls."""
+
+    attempts: int = 0
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
 
 
 class WorkmemError(Exception):
@@ -186,7 +212,6 @@ def _converter(ty: Any) -> Callable[[Any], Any]:
         convert = lambda v: [item(x) for x in v]
     elif dataclasses.is_dataclass(ty):
         hints = typing.get_type_hints(ty, vars(sys.modules[__name__]))
-        # Fields the WIT record lacks (MergeResult.warnings) keep their defaults.
         fields = [(name, wit_name, _converter(hints[name])) for name, wit_name in _fields(ty)]
         convert = lambda v: ty(**{n: c(getattr(v, w)) for n, w, c in fields if hasattr(v, w)})
     else:
@@ -204,18 +229,28 @@ def _default_component() -> Path:
     return Path(env) if env else Path(__file__).with_name("workmem.wasm")
 
 
-class Engine:
-    """One engine instance. Not thread-safe: give each thread its own `Engine`.
+def _invalid(diagnostics: List[Diagnostic]) -> WorkmemError:
+    errors = [d for d in diagnostics if d.severity == "error"]
+    where = f"; first at {errors[0].line}:{errors[0].column}: {errors[0].message}" if errors else ""
+    return WorkmemError(f"the update has {len(errors)} error(s){where}", diagnostics)
 
-    Component compilation is the slow part (tens of milliseconds); pass the same
-    `wasmtime.Engine` and `Component` to share it between instances.
+
+def _wants(overview: bool, state: bool) -> Record:
+    record = Record()
+    record.overview = overview
+    record.state = state
+    return record
+
+
+class Engine:
+    """One instance of the engine component. Not thread-safe: give each thread its own.
+
+    Compiling the component is the slow part (tens of milliseconds); pass the same
+    `wasmtime.Engine` and `Component` to share it. A trap (an engine bug or a limit) is raised
+    as WorkmemError, and the instance, with every memory in it, is replaced by a fresh one.
     """
 
-    _EXPORTS = ("parse", "validate", "merge", "apply", "render", "update-prompt",
-                "overview-template", "empty-state")
-
-    def __init__(self, component: Union[str, Path, Component, None] = None,
-                 engine: Optional[wasmtime.Engine] = None):
+    def __init__(self, component: Union[str, Path, Component, None] = None, engine: Optional[wasmtime.Engine] = None):
         self._engine = engine or wasmtime.Engine()
         if isinstance(component, Component):
             self._component = component
@@ -227,11 +262,16 @@ class Engine:
         # The engine world imports nothing: an empty linker is the whole sandbox.
         self._store = wasmtime.Store(self._engine)
         instance = Linker(self._engine).instantiate(self._store, self._component)
+        interface = instance.get_export_index(self._store, PACKAGE)
         self._funcs = {}
-        for name in self._EXPORTS:
-            index = instance.get_export_index(self._store, name)
+        for name in ("parse", "overview-template", "[constructor]memory", "[static]memory.load", "[method]memory.save",
+                     "[method]memory.validate", "[method]memory.apply", "[method]memory.merge", "[method]memory.render",
+                     "[method]memory.snapshot", "[method]memory.update-prompt", "[constructor]update-run",
+                     "[method]update-run.request", "[method]update-run.answer"):
+            index = instance.get_export_index(self._store, name, interface)
             assert index is not None, f"the component does not export {name}"
             self._funcs[name] = instance.get_func(self._store, index)
+        self.generation = getattr(self, "generation", 0) + 1
 
     def _call(self, name: str, *args: Any) -> Any:
         func = self._funcs[name]
@@ -244,47 +284,107 @@ class Engine:
             raise WorkmemError(f"the engine component trapped: {e}") from e
         return result
 
-    def _outcome(self, raw: Any) -> ParseResult:
-        update = _from_wit(raw.update, Update) if raw.ok else None
-        return ParseResult(ok=raw.ok, update=update, diagnostics=_from_wit(raw.diagnostics, List[Diagnostic]))
-
     def parse(self, text: str) -> ParseResult:
         """Reads a DSL update. Bad input is reported in `diagnostics`, never raised."""
-        return self._outcome(self._call("parse", text))
-
-    def validate(self, text: str, state: Optional[MemoryState] = None) -> ParseResult:
-        """`parse`, plus warnings for ARCHIVEs of IDs the state does not have."""
-        return self._outcome(self._call("validate", text, _to_wit(state or self.empty_state())))
-
-    def apply(self, state: MemoryState, text: str, at: Optional[str] = None) -> MergeResult:
-        """Parses, validates and merges `text`; raises WorkmemError when it has errors."""
-        raw = self._call("apply", _to_wit(state), text, at or now())
-        diagnostics = _from_wit(raw.diagnostics, List[Diagnostic])
-        if not raw.ok:
-            errors = [d for d in diagnostics if d.severity == "error"]
-            first = errors[0]
-            raise WorkmemError(f"the update has {len(errors)} error(s); first at {first.line}:{first.column}: "
-                               f"{first.message}", diagnostics)
-        merged = _from_wit(raw.merged, MergeResult)
-        merged.warnings = diagnostics
-        return merged
-
-    def merge(self, state: MemoryState, updates: List[Update], at: Optional[str] = None) -> MergeResult:
-        """Merges update objects into `state`, in order; raises WorkmemError (and merges
-        none) if one is invalid."""
-        raw = self._call("merge", _to_wit(state), _to_wit(updates), at or now())
-        if isinstance(raw, str):  # the result's `err`
-            raise WorkmemError(raw)
-        return _from_wit(raw, MergeResult)
-
-    def render(self, state: MemoryState) -> str:
-        return self._call("render", _to_wit(state))
-
-    def update_prompt(self, state: MemoryState, task: str) -> str:
-        return self._call("update-prompt", _to_wit(state), task)
+        return _from_wit(self._call("parse", text), ParseResult)
 
     def overview_template(self) -> str:
         return self._call("overview-template")
 
-    def empty_state(self) -> MemoryState:
-        return _from_wit(self._call("empty-state"), MemoryState)
+    def new_memory(self) -> "Memory":
+        """The memory of a new session."""
+        return Memory(self, self._call("[constructor]memory"))
+
+    def load_memory(self, state: str) -> "Memory":
+        """A memory from its serialized form: `save()`, or a session's state.json from any runtime."""
+        loaded = self._call("[static]memory.load", state)
+        if isinstance(loaded, str):
+            raise WorkmemError(loaded)
+        return Memory(self, loaded)
+
+
+class Memory:
+    """A working memory kept inside an `Engine`'s instance."""
+
+    def __init__(self, engine: Engine, handle: ResourceAny):
+        self._engine = engine
+        self._handle = handle
+        self._generation = engine.generation
+
+    def _call(self, name: str, *args: Any) -> Any:
+        if self._generation != self._engine.generation:
+            raise WorkmemError("this memory's engine instance trapped, so the memory is gone; load it again")
+        return self._engine._call(name, self._handle, *args)
+
+    def save(self) -> str:
+        """state.json: the engine's serialized form, the same bytes from every runtime."""
+        return self._call("[method]memory.save")
+
+    def validate(self, text: str) -> ParseResult:
+        """`parse`, plus warnings for ARCHIVEs of IDs this memory does not have."""
+        return _from_wit(self._call("[method]memory.validate", text), ParseResult)
+
+    def apply(self, text: str, at: Optional[str] = None, overview: bool = False, state: bool = False) -> Applied:
+        """Parses, validates and merges `text`; raises WorkmemError, changing nothing, when it has errors."""
+        raw = self._call("[method]memory.apply", text, at or now(), _wants(overview, state))
+        if isinstance(raw, list):  # the result's `err`: the diagnostics
+            raise _invalid(_from_wit(raw, List[Diagnostic]))
+        return _from_wit(raw, Applied)
+
+    def merge(self, updates: List[Update], at: Optional[str] = None, overview: bool = False, state: bool = False) -> Applied:
+        """Merges update objects, in order, all or none; raises WorkmemError if one is invalid."""
+        raw = self._call("[method]memory.merge", _to_wit(updates), at or now(), _wants(overview, state))
+        if isinstance(raw, str):
+            raise WorkmemError(raw)
+        return _from_wit(raw, Applied)
+
+    def render(self) -> str:
+        return self._call("[method]memory.render")
+
+    def snapshot(self) -> Snapshot:
+        return _from_wit(self._call("[method]memory.snapshot"), Snapshot)
+
+    def update_prompt(self, task: str) -> str:
+        return self._call("[method]memory.update-prompt", task)
+
+    def update(self, task: str, ask: Callable[[List[Message]], str], max_reprompts: int = 2) -> Updated:
+        """Spec 000's memory update with a synchronous model client (see `update_async`)."""
+        steps = self._steps(task, max_reprompts)
+        answer = None
+        while True:
+            messages = steps.send(answer)
+            if isinstance(messages, Updated):
+                return messages
+            answer = ask(messages)
+
+    async def update_async(self, task: str, ask: Callable[[List[Message]], Awaitable[str]], max_reprompts: int = 2) -> Updated:
+        """Spec 000's memory update driven from asyncio: `ask` gets the conversation and returns
+        the model's text. A malformed answer is sent back with its diagnostics, at most
+        `max_reprompts` times; a valid one is applied (with the new overview and state in the
+        result). Raises WorkmemError, changing nothing, when every answer was malformed."""
+        steps = self._steps(task, max_reprompts)
+        answer = None
+        while True:
+            messages = steps.send(answer)
+            if isinstance(messages, Updated):
+                return messages
+            answer = await ask(messages)
+
+    def _steps(self, task: str, max_reprompts: int) -> typing.Generator[Any, Optional[str], None]:
+        """The engine's update run as a generator: yields the conversation to send, receives
+        the answer, and yields the result at the end."""
+        run = self._call("[constructor]update-run", task, max_reprompts)
+        try:
+            for attempts in range(1, max_reprompts + 2):
+                request = self._engine._call("[method]update-run.request", run)
+                answer = yield _from_wit(request, List[Message])
+                step = self._engine._call("[method]update-run.answer", run, self._handle, answer, now(), _wants(True, True))
+                if step.tag == "applied":
+                    applied = _from_wit(step.payload, Applied)
+                    yield Updated(**{f.name: getattr(applied, f.name) for f in dataclasses.fields(Applied)}, attempts=attempts)
+                    return
+                if step.tag == "gave-up":
+                    raise WorkmemError(f"the model's answer was still invalid after {attempts} attempts; nothing was applied",
+                                       _from_wit(step.payload, List[Diagnostic]))
+        finally:
+            run.drop(self._engine._store)

@@ -225,7 +225,7 @@ fn main() {
         return;
     }
     println!("workmem engine benchmark ({} byte update, median)", UPDATE.len());
-    println!("{:<44} {:>12} {:>12}  {}", "measure", "value", "target", "");
+    println!("{:<44} {:>12} {:>12}", "measure", "value", "target");
     let row = |name: &str, value: String, target: &str, ok: bool| {
         println!("{name:<44} {value:>12} {target:>12}  {}", if ok { "ok" } else { "MISSED" });
     };

@@ -59,10 +59,10 @@ pub fn last_line(path: &Path) -> io::Result<Option<Vec<u8>>> {
     const CHUNK: u64 = 8192;
     loop {
         let content_end = tail.iter().rposition(|b| !b.is_ascii_whitespace()).map(|i| i + 1);
-        if let Some(content_end) = content_end {
-            if let Some(nl) = tail[..content_end].iter().rposition(|&b| b == b'\n') {
-                return Ok(Some(tail[nl + 1..content_end].to_vec()));
-            }
+        if let Some(content_end) = content_end
+            && let Some(nl) = tail[..content_end].iter().rposition(|&b| b == b'\n')
+        {
+            return Ok(Some(tail[nl + 1..content_end].to_vec()));
         }
         if end == 0 {
             return Ok(content_end.map(|e| tail[..e].to_vec()));

@@ -37,23 +37,40 @@ func must[T any](v T, err error) T {
 	return v
 }
 
+// medianEach times f once per sample, each on a fresh memory at the setup state (not timed).
+func medianEach(ctx context.Context, engine *workmem.Engine, state string, samples int, f func(*workmem.Memory)) float64 {
+	times := make([]float64, samples)
+	for s := range times {
+		memory := must(engine.LoadMemory(ctx, state))
+		start := time.Now()
+		f(memory)
+		times[s] = float64(time.Since(start).Nanoseconds()) / 1e3
+		memory.Close(ctx)
+	}
+	sort.Float64s(times)
+	return times[samples/2]
+}
+
 func main() {
 	ctx := context.Background()
 	start := time.Now()
 	engine := must(workmem.New(ctx))
-	empty := must(engine.EmptyState(ctx))
-	cold := float64(time.Since(start).Microseconds()) / 1e3
-	defer engine.Close(ctx)
+	first := must(engine.NewMemory(ctx))
+	must(first.Render(ctx))
+	cold := float64(time.Since(start).Nanoseconds()) / 1e6
 
-	data := filepath.Join("..", "..", "host", "benches", "data")
+	data := filepath.Join("..", "..", "host", "cli", "benches", "data")
 	setup := string(must(os.ReadFile(filepath.Join(data, "setup.dsl"))))
 	update := string(must(os.ReadFile(filepath.Join(data, "update-4k.dsl"))))
-	const now = "2026-11-22T12:00:00Z"
-	state := must(engine.Apply(ctx, empty, setup, now)).State
+	noop := "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-999 because it does not exist\n"
+	now := "2026-11-22T12:00:00Z"
+	must(first.Apply(ctx, setup, now, workmem.Wants{}))
+	state := must(first.Save(ctx))
 
-	apply := median(201, 20, func() { must(engine.Apply(ctx, state, update, now)) })
-	roundtrip := median(201, 20, func() { must(engine.Merge(ctx, state, nil, now)) })
-	call := median(201, 200, func() { must(engine.EmptyState(ctx)) })
-	out, _ := json.Marshal(map[string]any{"runtime": "Go (Gravity, wazero)", "apply_us": apply, "roundtrip_us": roundtrip, "call_us": call, "cold_ms": cold})
+	medianEach(ctx, engine, state, 50, func(m *workmem.Memory) { must(m.Apply(ctx, update, now, workmem.Wants{})) })
+	apply := medianEach(ctx, engine, state, 201, func(m *workmem.Memory) { must(m.Apply(ctx, update, now, workmem.Wants{})) })
+	noopApply := medianEach(ctx, engine, state, 201, func(m *workmem.Memory) { must(m.Apply(ctx, noop, now, workmem.Wants{})) })
+	call := median(201, 200, func() { must(engine.OverviewTemplate(ctx)) })
+	out, _ := json.Marshal(map[string]any{"runtime": "Go (Gravity, wazero)", "apply_us": apply, "noop_us": noopApply, "call_us": call, "cold_ms": cold})
 	os.Stdout.Write(append(out, '\n'))
 }

@@ -1,17 +1,15 @@
-// An agent's memory-update step with workmem: build the prompt, ask the model, apply its
-// answer, and re-prompt with the diagnostics when it is malformed. The "model" replays the
-// sample responses in examples/responses/, one per call.
+// An agent's memory-update step with workmem, driven from Go: the engine says what to ask,
+// this program asks the model, and the engine applies the answer or asks again with the
+// diagnostics. The "model" replays examples/responses/ (a malformed answer, then good ones);
+// swap ask for your client's call.
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 
 	"workmem"
 )
@@ -24,47 +22,32 @@ func main() {
 	}
 	defer engine.Close(ctx)
 
-	answers, _ := filepath.Glob(filepath.Join("..", "responses", "*.dsl"))
-	sort.Strings(answers)
-	turn := 0
-	model := func(prompt string) string {
-		name := answers[turn%len(answers)]
-		turn++
-		fmt.Printf("model <- %d characters of prompt; model -> %s\n", len(prompt), filepath.Base(name))
-		text, err := os.ReadFile(name)
+	var answers []string
+	for _, name := range []string{"02-malformed.dsl", "01-start.dsl", "03-progress.dsl"} {
+		b, err := os.ReadFile(filepath.Join("..", "responses", name))
 		if err != nil {
 			log.Fatal(err)
 		}
-		return string(text)
+		answers = append(answers, string(b))
+	}
+	ask := func(_ context.Context, messages []workmem.Message) (string, error) {
+		fmt.Printf("model <- %d messages\n", len(messages))
+		answer := answers[0]
+		answers = answers[1:]
+		return answer, nil
 	}
 
-	state, err := engine.EmptyState(ctx)
+	memory, err := engine.NewMemory(ctx)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for _, task := range []string{"Fix Quantity.to() for composite units", "Keep going: fix it and test it"} {
-		prompt, _ := engine.UpdatePrompt(ctx, state, task)
-		for attempt := 0; attempt < 3; attempt++ {
-			result, err := engine.Apply(ctx, state, model(prompt), workmem.Now())
-			var bad *workmem.InvalidError
-			if errors.As(err, &bad) {
-				var lines []string
-				for _, d := range bad.Diagnostics {
-					lines = append(lines, fmt.Sprintf("line %d, column %d: %s", d.Line, d.Column, d.Message))
-				}
-				fmt.Printf("rejected, asking again:\n%s\n\n", strings.Join(lines, "\n"))
-				base, _ := engine.UpdatePrompt(ctx, state, task)
-				prompt = base + "\n\nYour previous answer had these errors; answer again:\n" + strings.Join(lines, "\n") + "\n"
-				continue
-			}
-			if err != nil {
-				log.Fatal(err)
-			}
-			state = result.State
-			fmt.Println(result.Diff)
-			break
+		updated, err := memory.Update(ctx, task, ask, 2)
+		if err != nil {
+			log.Fatal(err)
 		}
+		fmt.Printf("applied after %d call(s):\n%s\n", updated.Attempts, updated.Diff)
 	}
-	overview, _ := engine.Render(ctx, state)
+	overview, _ := memory.Render(ctx)
 	fmt.Print(overview)
 }
