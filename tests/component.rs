@@ -14,7 +14,7 @@ fn component_imports_nothing() {
     let ty = component.component_type();
     let mut exports: Vec<_> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
     exports.sort();
-    assert_eq!(exports, ["workmem:memory/context@0.2.0", "workmem:memory/memory@0.2.0"]);
+    assert_eq!(exports, ["workmem:memory/context@0.2.0", "workmem:memory/history@0.2.0", "workmem:memory/memory@0.2.0"]);
     // What a host sees: nothing to provide (no function, no instance, no WASI). An empty
     // linker instantiates it.
     let imports: Vec<_> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();

@@ -28,16 +28,29 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     let mut engine = runtime.instance().unwrap();
     let (_, s) = session("tokens", &runtime);
     say(&s, "user", "Fix the flaky test in tests/test_units.py — it fails one run in ten.");
+    let call =
+        workmem_store::ToolCall { id: "c1".into(), name: "read_file".into(), arguments: r#"{"path": "working-memory/detail/a-long-file-name.md"}"#.into() };
+    s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", "") }).unwrap();
+    s.append_message(Message { tool_call_id: Some("c1".into()), ..Message::new("tool", "its text") }).unwrap();
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let built = context::build(&s, &mut engine, &tokenizer, &Options::new("gpt-4o")).unwrap();
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
+    let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
     let (request, meta) = built.messages.split_at(built.messages.len() - 1);
     let bpe = tiktoken_rs::o200k_base().unwrap();
-    let expected: usize =
-        request.iter().map(|m| 3 + bpe.encode_with_special_tokens(&m.role).len() + bpe.encode_with_special_tokens(&m.content).len()).sum::<usize>() + 3;
+    let n = |text: &str| bpe.encode_with_special_tokens(text).len();
+    // Each message: 3 + role + content, and each tool call 3 + name + arguments; the reply's
+    // 3; the tool definitions offered, as their JSON text with 12 of framing (issue 8).
+    let message = |m: &workmem_llm::Message| {
+        3 + n(&m.role) + n(&m.content) + m.tool_calls.iter().map(|c| 3 + n(&c.function.name) + n(&c.function.arguments)).sum::<usize>()
+    };
+    let tools = 12 + n(&options.tools.to_string());
+    let expected: usize = request.iter().map(message).sum::<usize>() + 3 + tools;
+    assert!(request.iter().any(|m| !m.tool_calls.is_empty()));
     assert_eq!(built.stats.tokens_used as usize, expected);
+    assert_eq!(built.tokens as usize, expected + message(&meta[0]), "the whole request, context_meta included");
     assert_eq!(meta[0].role, "system");
     assert!(meta[0].content.contains(&format!("\"tokens_used\": {expected},")));
-    assert!(meta[0].content.contains("\"messages_in_history\": 1,"));
+    assert!(meta[0].content.contains("\"messages_in_history\": 3,"));
     assert_eq!(Tokenizer::for_model("gpt-4").encoding, "cl100k_base");
     assert_eq!(Tokenizer::for_model("gpt-4o-mini").encoding, "o200k_base");
     assert_eq!(Tokenizer::for_model("some-local-model").encoding, "o200k_base");
@@ -52,7 +65,7 @@ fn the_prefix_is_byte_identical_until_what_it_holds_changes() {
     let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
     let prefix = |engine: &mut workmem_runtime::Instance| {
         let built = context::build(&s, engine, &tokenizer, &options).unwrap();
-        let history = s.messages().unwrap().len();
+        let history = s.records().unwrap().len();
         serde_json::to_string(&built.messages[..built.messages.len() - 1 - history]).unwrap()
     };
     say(&s, "user", "first");
@@ -85,7 +98,7 @@ fn history_is_stripped_once_the_llm_maintains_its_overview() {
     assert!(!after.iter().any(|c| c == "task one"), "history must go once the overview is maintained");
     assert!(after.iter().any(|c| c == "task two") && after.iter().any(|c| c == "on it"), "the active turn stays");
     assert!(after[2].contains("Task two"));
-    assert_eq!(s.messages().unwrap().len(), 4, "messages.jsonl keeps every message");
+    assert_eq!(s.records().unwrap().len(), 4, "messages.jsonl keeps every message");
 }
 
 #[test]

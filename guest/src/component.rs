@@ -13,8 +13,10 @@ wit_bindgen::generate!({ world: "agent", path: "../wit" });
 #[cfg(feature = "agent")]
 mod agent;
 
+use crate::history;
 use crate::memory::Wants;
 use exports::workmem::memory::context as cx;
+use exports::workmem::memory::history as hx;
 use exports::workmem::memory::memory as wit;
 use std::cell::RefCell;
 
@@ -208,6 +210,15 @@ fn chat_message(m: cx::ChatMessage) -> crate::ChatMessage {
     }
 }
 
+fn to_chat_message(m: crate::ChatMessage) -> cx::ChatMessage {
+    cx::ChatMessage {
+        role: m.role,
+        content: m.content,
+        tool_call_id: (!m.tool_call_id.is_empty()).then_some(m.tool_call_id),
+        tool_calls: m.tool_calls.into_iter().map(|c| cx::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+    }
+}
+
 impl cx::Guest for Component {
     fn assemble(r: cx::ContextRequest) -> Vec<cx::ChatMessage> {
         let (history_mode, last_n) = match r.history_mode {
@@ -227,15 +238,7 @@ impl cx::Guest for Component {
             overview_path: r.overview_path,
             detail_path: r.detail_path,
         };
-        crate::assemble_context(request)
-            .into_iter()
-            .map(|m| cx::ChatMessage {
-                role: m.role,
-                content: m.content,
-                tool_call_id: (!m.tool_call_id.is_empty()).then_some(m.tool_call_id),
-                tool_calls: m.tool_calls.into_iter().map(|c| cx::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
-            })
-            .collect()
+        crate::assemble_context(request).into_iter().map(to_chat_message).collect()
     }
 
     fn context_meta(s: cx::ContextStats) -> String {
@@ -247,11 +250,83 @@ impl cx::Guest for Component {
             rounds_since_update: s.rounds_since_update,
             remind_after_rounds: s.remind_after_rounds.unwrap_or(0),
             strong_reminder_tokens: s.strong_reminder_tokens.unwrap_or(0),
+            compact_at: s.compact_at.unwrap_or(0),
+            compaction_notice: s.compaction_notice.unwrap_or_default(),
         })
     }
 
     fn overview_maintained(overview: String) -> bool {
         crate::overview_maintained(&overview)
+    }
+}
+
+fn entries(view: Vec<hx::Entry>) -> Vec<history::Entry> {
+    view.into_iter().map(|e| history::Entry { seq: e.seq, message: chat_message(e.message), tokens: e.tokens }).collect()
+}
+
+fn to_entries(view: Vec<history::Entry>) -> Vec<hx::Entry> {
+    view.into_iter().map(|e| hx::Entry { seq: e.seq, message: to_chat_message(e.message), tokens: e.tokens }).collect()
+}
+
+fn to_compaction(c: history::Compaction) -> hx::Compaction {
+    hx::Compaction {
+        replacements: c.replacements.into_iter().map(|r| hx::Replacement { replaces: r.replaces, message: to_chat_message(r.message) }).collect(),
+        archive: c.archive,
+        view: to_entries(c.view),
+        messages: c.messages,
+        tokens_before: c.tokens_before,
+        tokens_after: c.tokens_after,
+        notice: c.notice,
+    }
+}
+
+impl hx::Guest for Component {
+    fn compact(view: Vec<hx::Entry>, r: hx::CompactRequest) -> Result<hx::Plan, hx::CompactError> {
+        let request = history::Request {
+            target: match r.target {
+                hx::Target::Conversation => history::Target::Conversation,
+                hx::Target::Tools => history::Target::Tools,
+                hx::Target::All => history::Target::All,
+            },
+            strategy: match r.strategy {
+                hx::Strategy::Summarize => history::Strategy::Summarize,
+                hx::Strategy::Archive => history::Strategy::Archive,
+            },
+            keep_recent: r.keep_recent,
+            archive_to: r.archive_to,
+            archive_lines: r.archive_lines,
+            never_compact: r.never_compact,
+            min_free: r.min_free,
+            summary: r.summary,
+            keep: r.keep,
+        };
+        match history::plan(&entries(view), &request) {
+            Ok(history::Plan::Ask(messages)) => Ok(hx::Plan::Ask(messages.into_iter().map(to_chat_message).collect())),
+            Ok(history::Plan::Done(c)) => Ok(hx::Plan::Done(to_compaction(c))),
+            Err(history::Error::Nothing(why)) => Err(hx::CompactError::Nothing(why)),
+            Err(history::Error::EmptySummary) => Err(hx::CompactError::EmptySummary),
+            Err(history::Error::Invariant(why)) => Err(hx::CompactError::Invariant(why)),
+        }
+    }
+
+    fn fallback(view: Vec<hx::Entry>, f: hx::FallbackRequest) -> Option<hx::Compaction> {
+        let f = history::Fallback {
+            used: f.used,
+            threshold: f.threshold,
+            goal: f.goal,
+            keep_recent: f.keep_recent,
+            archive_to: f.archive_to,
+            archive_lines: f.archive_lines,
+            never_compact: f.never_compact,
+            keep: f.keep,
+        };
+        history::fallback(&entries(view), &f).map(to_compaction)
+    }
+
+    fn replay(view: Vec<hx::Entry>, replacements: Vec<hx::Replacement>) -> Vec<hx::Entry> {
+        let replacements: Vec<history::Replacement> =
+            replacements.into_iter().map(|r| history::Replacement { replaces: r.replaces, message: chat_message(r.message) }).collect();
+        to_entries(history::apply(&entries(view), &replacements))
     }
 }
 

@@ -85,9 +85,17 @@ pub fn meta(s: ContextStats) -> String {
     let mut out = String::from("<context_meta>\n");
     let _ = write!(
         out,
-        "{{\n  \"tokens_used\": {},\n  \"tokens_max\": {},\n  \"tokens_percent\": {percent},\n  \"messages_in_history\": {},\n  \"working_memory_size\": {}\n}}\n\n",
+        "{{\n  \"tokens_used\": {},\n  \"tokens_max\": {},\n  \"tokens_percent\": {percent},\n  \"messages_in_history\": {},\n  \"working_memory_size\": {}",
         s.tokens_used, s.tokens_max, s.messages_in_history, s.working_memory_size
     );
+    if s.compact_at > 0 {
+        let _ = write!(out, ",\n  \"auto_compact_at\": {},\n  \"tokens_until_auto_compact\": {}", s.compact_at, s.compact_at.saturating_sub(s.tokens_used));
+    }
+    out.push_str("\n}\n\n");
+    if !s.compaction_notice.is_empty() {
+        out.push_str(&s.compaction_notice);
+        out.push_str("\n\n");
+    }
     let reminder = if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens {
         format!(
             "Context is {percent}% full. Archive finished work and detailed discussion to working-memory/detail/ now, \

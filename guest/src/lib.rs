@@ -3,6 +3,7 @@
 //! native library, so tests and benchmarks can hold one against the other.
 
 mod context;
+pub mod history;
 mod lines;
 mod memory;
 mod merge;

@@ -160,8 +160,8 @@ pub struct ContextRequest {
     pub detail_path: String,
 }
 
-/// Zero thresholds mean "never".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Zero thresholds mean "never", an empty notice none.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextStats {
     pub tokens_used: u32,
     pub tokens_max: u32,
@@ -170,4 +170,6 @@ pub struct ContextStats {
     pub rounds_since_update: u32,
     pub remind_after_rounds: u32,
     pub strong_reminder_tokens: u32,
+    pub compact_at: u32,
+    pub compaction_notice: String,
 }

@@ -104,12 +104,22 @@ fn context_meta_is_the_block_of_us_3() {
         rounds_since_update: 0,
         remind_after_rounds: 5,
         strong_reminder_tokens: 64000,
+        compact_at: 0,
+        compaction_notice: String::new(),
     };
     assert_eq!(
-        context_meta(stats),
+        context_meta(stats.clone()),
         "<context_meta>\n{\n  \"tokens_used\": 45000,\n  \"tokens_max\": 128000,\n  \"tokens_percent\": 35,\n  \"messages_in_history\": 42,\n  \"working_memory_size\": 2400\n}\n\nRemember to update your working-memory/overview.md to track progress and compress context if needed.\n</context_meta>"
     );
-    assert!(context_meta(ContextStats { rounds_since_update: 5, ..stats }).contains("not updated working-memory/overview.md for 5 rounds"));
-    assert!(context_meta(ContextStats { tokens_used: 64000, ..stats }).contains("Context is 50% full. Archive"));
-    assert!(context_meta(ContextStats { tokens_max: 0, ..stats }).contains("\"tokens_percent\": 0"));
+    assert!(context_meta(ContextStats { rounds_since_update: 5, ..stats.clone() }).contains("not updated working-memory/overview.md for 5 rounds"));
+    assert!(context_meta(ContextStats { tokens_used: 64000, ..stats.clone() }).contains("Context is 50% full. Archive"));
+    assert!(context_meta(ContextStats { tokens_max: 0, ..stats.clone() }).contains("\"tokens_percent\": 0"));
+    // How far the safety net is, and the notice right after a compaction (issue 8).
+    let near = context_meta(ContextStats { compact_at: 96000, compaction_notice: "History was compacted: ...".into(), ..stats });
+    assert!(
+        near.contains(
+            "\"working_memory_size\": 2400,\n  \"auto_compact_at\": 96000,\n  \"tokens_until_auto_compact\": 51000\n}\n\nHistory was compacted: ...\n\n"
+        ),
+        "{near}"
+    );
 }

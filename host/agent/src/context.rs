@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use workmem_llm::{self as llm, Message, Tokenizer};
-use workmem_runtime::{ChatMessage, ContextRequest, ContextStats, HistoryMode, Instance, ToolCall};
+use workmem_runtime::{ChatMessage, ContextRequest, ContextStats, HistoryMode, Instance, ToolCall, history};
 use workmem_store::Session;
 
 /// How a request is built; the defaults follow the specs.
@@ -18,6 +18,22 @@ pub struct Options {
     pub remind_after_rounds: Option<u32>,
     /// Tokens used from which the reminder asks to archive (US-8: above 50%).
     pub strong_reminder_tokens: Option<u32>,
+    /// The safety net (spec 003 §3): before any request would reach this many tokens, the
+    /// history is compacted; `None` turns it off.
+    pub compact_at: Option<u32>,
+    /// What the safety net compacts down to: well under `compact_at`, so that the request
+    /// then grows append-only (cached) for a while before the next compaction.
+    pub compact_goal: u32,
+    /// Groups the safety net keeps whole (it offloads their largest tool outputs only when
+    /// they alone cross the threshold).
+    pub keep_recent: u32,
+    /// Spec 003 T034's switch back to automatic mode: the host compacts by the compression
+    /// guide (tools at 20%, conversation at 40%, all at 60%) instead of leaving it to the model.
+    pub auto_compact: bool,
+    /// The tools each request offers (counted: the provider renders them into the prompt).
+    pub tools: serde_json::Value,
+    /// Entries the host's compactions never replace besides the current task, by `seq`.
+    pub pinned: Vec<u64>,
 }
 
 impl Options {
@@ -30,7 +46,22 @@ impl Options {
             tokens_max,
             remind_after_rounds: Some(5),
             strong_reminder_tokens: Some(tokens_max / 2),
+            compact_at: Some(tokens_max / 4 * 3),
+            compact_goal: tokens_max / 2,
+            keep_recent: 5,
+            auto_compact: false,
+            tools: crate::tools::openai_tools(),
+            pinned: Vec::new(),
         }
+    }
+
+    /// Sets the window, and the thresholds that follow it by default.
+    pub fn with_window(mut self, tokens_max: u32) -> Self {
+        self.tokens_max = tokens_max;
+        self.strong_reminder_tokens = Some(tokens_max / 2);
+        self.compact_at = Some(tokens_max / 4 * 3);
+        self.compact_goal = tokens_max / 2;
+        self
     }
 }
 
@@ -50,14 +81,20 @@ pub fn threshold(spec: &str, tokens_max: u32) -> Result<u32> {
     }
 }
 
-/// The request, ready to send, and the figures its context_meta reports.
+/// The request, ready to send, the figures its context_meta reports, and the history view
+/// it was built from (each entry with its tokens).
 #[derive(Debug, Clone)]
 pub struct Built {
     pub messages: Vec<Message>,
+    /// The whole request's tokens, context_meta and tool definitions included (what the
+    /// safety net compares with its threshold; `stats.tokens_used` cannot count the block
+    /// that reports it).
+    pub tokens: u32,
     pub stats: ContextStats,
+    pub view: Vec<history::Entry>,
 }
 
-fn to_engine(m: &workmem_store::Message) -> ChatMessage {
+pub(crate) fn to_engine(m: &workmem_store::Message) -> ChatMessage {
     ChatMessage {
         role: m.role.clone(),
         content: m.content.clone(),
@@ -66,7 +103,16 @@ fn to_engine(m: &workmem_store::Message) -> ChatMessage {
     }
 }
 
-fn from_engine(m: ChatMessage) -> Message {
+pub(crate) fn to_store(m: ChatMessage) -> workmem_store::Message {
+    workmem_store::Message {
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.tool_call_id,
+        tool_calls: m.tool_calls.into_iter().map(|c| workmem_store::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+    }
+}
+
+pub(crate) fn from_engine(m: ChatMessage) -> Message {
     Message {
         role: m.role,
         content: m.content,
@@ -82,17 +128,30 @@ fn from_engine(m: ChatMessage) -> Message {
 pub const OVERVIEW_PATH: &str = "working-memory/overview.md";
 pub const DETAIL_PATH: &str = "working-memory/detail/";
 
+/// The session's history view, each entry with its tokens as `tokenizer` counts them.
+pub fn view(session: &Session, tokenizer: &Tokenizer) -> Result<Vec<history::Entry>> {
+    Ok(session
+        .view()?
+        .into_iter()
+        .map(|(seq, m)| {
+            let message = to_engine(&m);
+            let tokens = tokenizer.count_message(&from_engine(message.clone()));
+            history::Entry { seq, message, tokens }
+        })
+        .collect())
+}
+
 pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options) -> Result<Built> {
-    let history = session.messages()?;
+    let view = view(session, tokenizer)?;
     let meta = session.meta()?;
     let overview = session.overview()?;
     let agents_md = std::fs::read_to_string(std::path::Path::new(&meta.cwd).join("AGENTS.md")).ok();
-    let active_turn = history.iter().rposition(|m| m.role == "user").unwrap_or(0);
+    let active_turn = view.iter().rposition(|e| e.message.role == "user").unwrap_or(0);
     let request = ContextRequest {
         system_prompt: options.system_prompt.clone(),
         agents_md,
         overview: overview.clone(),
-        history: history.iter().map(to_engine).collect(),
+        history: view.iter().map(|e| e.message.clone()).collect(),
         active_turn: u32::try_from(active_turn).unwrap_or(u32::MAX),
         history_mode: options.history,
         overview_path: OVERVIEW_PATH.to_string(),
@@ -100,16 +159,22 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
     };
     let mut messages: Vec<Message> = engine.assemble_context(&request)?.into_iter().map(from_engine).collect();
     // Counted locally, then moved by what the provider last reported for a request of ours.
-    let counted = i64::from(tokenizer.count_chat(&messages)) + meta.token_correction;
+    let counted = i64::from(tokenizer.count_chat(&messages) + tokenizer.count_tools(&options.tools)) + meta.token_correction;
+    // The line that tells the model of a compaction goes on the first request after it.
+    let compaction_notice = session.last_compaction()?.filter(|c| c.round == meta.rounds).map(|c| c.notice);
     let stats = ContextStats {
         tokens_used: u32::try_from(counted.max(0)).unwrap_or(u32::MAX),
         tokens_max: options.tokens_max,
-        messages_in_history: u32::try_from(history.len()).unwrap_or(u32::MAX),
+        messages_in_history: u32::try_from(view.len()).unwrap_or(u32::MAX),
         working_memory_size: u32::try_from(overview.len()).unwrap_or(u32::MAX),
         rounds_since_update: u32::try_from(meta.rounds.saturating_sub(meta.memory_updated_round)).unwrap_or(u32::MAX),
         remind_after_rounds: options.remind_after_rounds,
         strong_reminder_tokens: options.strong_reminder_tokens,
+        compact_at: options.compact_at,
+        compaction_notice,
     };
-    messages.push(Message::new("system", engine.context_meta(&stats)?));
-    Ok(Built { messages, stats })
+    let meta_block = Message::new("system", engine.context_meta(&stats)?);
+    let tokens = stats.tokens_used.saturating_add(tokenizer.count_message(&meta_block));
+    messages.push(meta_block);
+    Ok(Built { messages, tokens, stats, view })
 }

@@ -21,6 +21,9 @@ pub enum Error {
     BadState { dir: PathBuf, why: String },
     #[error("{0:?} is not a token threshold: write a count (64000) or a percentage (50%)")]
     Threshold(String),
+    /// A compaction was refused or could not run; nothing was appended.
+    #[error("{0}")]
+    Compact(String),
     #[error("the agent stopped after {max_steps} LLM calls without an answer (the `max_steps` setting)")]
     OutOfSteps { max_steps: u32 },
 }

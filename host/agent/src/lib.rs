@@ -1,12 +1,15 @@
 //! The agent side of workmem: it puts the engine, a session store and a model together.
-//! [`apply`] is the one commit path for an update, [`context`] builds each request, [`update`] drives spec 000's memory update inside the
+//! [`apply`] is the one commit path for an update, [`context`] builds each request,
+//! [`compact`] keeps it bounded (spec 003), [`update`] drives spec 000's memory update inside the
 //! sandbox, [`tools`] is the one registry of LLM-callable tools, and [`turn`] is a minimal
 //! agent loop over them.
 
 pub mod apply;
+pub mod compact;
 pub mod context;
 mod error;
 pub mod json;
+pub mod replay;
 pub mod tools;
 pub mod turn;
 pub mod update;

@@ -4,6 +4,8 @@
 
 use crate::error::Result;
 use serde_json::{Map, Value, json};
+use workmem_llm::{Client, Tokenizer};
+use workmem_runtime::history::{Strategy, Target};
 use workmem_runtime::{Runtime, Severity};
 use workmem_store::{MEMORY_DIR, PathError, Session};
 
@@ -11,6 +13,9 @@ use workmem_store::{MEMORY_DIR, PathError, Session};
 pub struct ToolContext<'a> {
     pub session: &'a Session,
     pub runtime: &'a Runtime,
+    pub tokenizer: &'a Tokenizer,
+    /// For `compact_history`'s summarize strategy; without it only archive works.
+    pub llm: Option<&'a Client>,
 }
 
 /// A tool's answer to the model. `ok` is false when it was refused or failed; the text then
@@ -45,6 +50,9 @@ pub struct Tool {
     pub description: &'static str,
     /// `(name, JSON schema, required)` of each argument.
     pub arguments: &'static [(&'static str, &'static str, bool)],
+    /// Whether compaction leaves this tool's outputs alone: short answers about the memory
+    /// itself. What a read returns can be read again, so reads may be compacted.
+    pub never_compact: bool,
     handler: Handler,
 }
 
@@ -62,6 +70,11 @@ impl Tool {
 
 const PATH: &str = r#"{"type": "string", "description": "relative to the session directory, under working-memory/"}"#;
 const TEXT: &str = r#"{"type": "string"}"#;
+const TARGET: &str = r#"{"type": "string", "enum": ["conversation", "tools", "all"], "description": "conversation: user/assistant messages; tools: tool outputs (often large, lose value over time); all: both"}"#;
+const STRATEGY: &str = r#"{"type": "string", "enum": ["summarize", "archive"], "description": "summarize creates a summary, archive moves the originals to a detail file (default)"}"#;
+const KEEP_RECENT: &str = r#"{"type": "integer", "minimum": 0, "description": "recent turns kept whole (default 5)"}"#;
+const ARCHIVE_TO: &str = r#"{"type": "string", "description": "where the archive or summary goes (default: an auto-named file under working-memory/detail/)"}"#;
+const SEQ: &str = r#"{"type": "string", "description": "a message's sequence number, e.g. \"17\", or a range, e.g. \"12-20\""}"#;
 
 /// Every tool, in the order they are offered.
 pub const TOOLS: &[Tool] = &[
@@ -69,12 +82,14 @@ pub const TOOLS: &[Tool] = &[
         name: "read_file",
         description: "Read a working-memory file, e.g. working-memory/detail/notes.md.",
         arguments: &[("path", PATH, true)],
+        never_compact: false,
         handler: |cx, args| Ok(cx.session.memory_files().read(args.str("path")).into()),
     },
     Tool {
         name: "write_file",
         description: "Replace a working-memory file: working-memory/overview.md (injected into every request), or files under working-memory/detail/ and working-memory/archive/ (read on demand).",
         arguments: &[("path", PATH, true), ("content", TEXT, true)],
+        never_compact: true,
         handler: |cx, args| {
             let (path, content) = (args.str("path"), args.str("content"));
             let written: ToolOutput = cx.session.memory_files().write(path, content).map(|()| format!("wrote {} bytes to {path}", content.len())).into();
@@ -88,12 +103,14 @@ pub const TOOLS: &[Tool] = &[
         name: "list_files",
         description: "List the files under a working-memory folder.",
         arguments: &[("path", PATH, false)],
+        never_compact: true,
         handler: |cx, args| Ok(cx.session.memory_files().list(args.opt_str("path").unwrap_or(MEMORY_DIR)).map(|names| names.join("\n")).into()),
     },
     Tool {
         name: "update_memory",
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
+        never_compact: true,
         handler: |cx, args| match crate::apply::apply(cx.runtime, cx.session, args.str("dsl")) {
             Ok(applied) => Ok(ToolOutput { ok: true, text: format!("applied:\n{}", applied.diff) }),
             Err(crate::Error::InvalidDsl(diagnostics)) => {
@@ -105,6 +122,49 @@ pub const TOOLS: &[Tool] = &[
                 Ok(ToolOutput::refused(text))
             }
             Err(e) => Err(e),
+        },
+    },
+    Tool {
+        name: "compact_history",
+        description: "Compact conversation history and tool outputs to manage context (spec: see the Compression Strategy Guide). \
+Nothing is lost: every compacted message can be read back with read_history. Use when context_meta shows tokens > 20% (tools), \
+> 40% (conversation, archive) or > 60% (all). Always preserved: the recent turns, the current task. Returns what was compacted \
+and the token status; update working-memory/overview.md afterwards.",
+        arguments: &[("target", TARGET, true), ("strategy", STRATEGY, false), ("keep_recent", KEEP_RECENT, false), ("archive_to", ARCHIVE_TO, false)],
+        never_compact: true,
+        handler: |cx, args| {
+            let target = match args.str("target") {
+                "conversation" => Target::Conversation,
+                "tools" => Target::Tools,
+                _ => Target::All,
+            };
+            let strategy = if args.opt_str("strategy") == Some("summarize") { Strategy::Summarize } else { Strategy::Archive };
+            let keep_recent = args.opt_u32("keep_recent").unwrap_or(crate::compact::KEEP_RECENT);
+            let request = crate::compact::Args {
+                target,
+                strategy,
+                keep_recent,
+                archive_to: args.opt_str("archive_to").map(str::to_string),
+                min_free: 0,
+                keep: Vec::new(),
+            };
+            match crate::compact::compact(cx.session, cx.runtime, cx.tokenizer, cx.llm, &request) {
+                Ok(done) => Ok(ToolOutput { ok: true, text: done.notice }),
+                Err(crate::Error::Compact(why)) => Ok(ToolOutput::refused(format!("error: {why}"))),
+                Err(e) => Err(e),
+            }
+        },
+    },
+    Tool {
+        name: "read_history",
+        description: "Read back messages of this session by sequence number, as they were before any compaction (compacted messages say their numbers).",
+        arguments: &[("seq", SEQ, true)],
+        never_compact: false,
+        handler: |cx, args| {
+            Ok(match crate::compact::read_history(cx.session, args.str("seq")) {
+                Ok(text) => ToolOutput { ok: true, text },
+                Err(why) => ToolOutput::refused(format!("error: {why}")),
+            })
         },
     },
 ];
@@ -125,11 +185,22 @@ pub fn call(cx: &mut ToolContext, name: &str, arguments: &str) -> Result<ToolOut
         Err(e) => return Ok(ToolOutput::refused(format!("error: the arguments are not JSON: {e}"))),
     };
     // The declared arguments are checked here, once for every tool, so handlers can rely on them.
-    for (arg, _, required) in tool.arguments {
-        match args.map.get(*arg) {
-            Some(Value::String(_)) => {}
-            None if !required => {}
-            _ => return Ok(ToolOutput::refused(format!("error: {name} needs a string argument {arg:?}"))),
+    for (arg, schema, required) in tool.arguments {
+        let schema: Value = serde_json::from_str(schema).expect("tool schemas are valid JSON");
+        let allowed = schema.get("enum").and_then(Value::as_array);
+        match (args.map.get(*arg), schema["type"].as_str()) {
+            (None, _) if !required => {}
+            (Some(Value::String(v)), Some("string")) if allowed.is_none_or(|a| a.iter().any(|x| x == v)) => {}
+            (Some(Value::String(_)), Some("string")) => {
+                return Ok(ToolOutput::refused(format!("error: {name}'s {arg:?} must be one of {}", schema["enum"])));
+            }
+            (Some(v), Some("integer")) if v.as_u64().is_some_and(|n| n <= u64::from(u32::MAX)) => {}
+            (_, kind) => {
+                return Ok(ToolOutput::refused(format!(
+                    "error: {name} needs a{} argument {arg:?}",
+                    if kind == Some("integer") { " non-negative integer" } else { " string" }
+                )));
+            }
         }
     }
     (tool.handler)(cx, &args)
@@ -148,5 +219,9 @@ impl Args {
 
     fn opt_str(&self, name: &str) -> Option<&str> {
         self.map.get(name).and_then(Value::as_str)
+    }
+
+    fn opt_u32(&self, name: &str) -> Option<u32> {
+        self.map.get(name).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok())
     }
 }

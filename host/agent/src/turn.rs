@@ -4,9 +4,9 @@
 //! The LLM keeps its memory either as free-form files (`write_file`) or through the DSL
 //! (`update_memory`); both are checked by the host before anything is written.
 
-use crate::context;
 use crate::error::{Error, Result};
 use crate::tools::{self, ToolContext};
+use crate::{compact, context};
 use workmem_llm::{Client, Tokenizer};
 use workmem_runtime::Runtime;
 use workmem_store::{Message, Session, ToolCall};
@@ -18,9 +18,15 @@ pub struct Options {
     pub max_steps: u32,
 }
 
+/// Compactions before one request, at most: each frees what it can, so a second one only
+/// corrects the engine's estimates; past that, what is left cannot be compacted.
+pub const MAX_COMPACTIONS: u32 = 3;
+
 /// What a turn did, as it happens.
 #[derive(Debug, Clone)]
 pub enum Event {
+    /// The host compacted the history before a request (the safety net, or automatic mode).
+    Compacted(crate::compact::Compacted),
     /// A tool ran; `ok` is false when it was refused or failed (the model is told why).
     Tool { name: String, arguments: String, ok: bool, result: String },
     /// The model's answer, which ends the turn.
@@ -31,12 +37,18 @@ pub enum Event {
 pub fn turn(session: &Session, runtime: &Runtime, llm: &Client, options: &Options, task: &str, on_event: &mut dyn FnMut(&Event)) -> Result<String> {
     let mut engine = runtime.instance()?;
     let tokenizer = Tokenizer::for_model(&options.context.model);
-    let offered = tools::openai_tools();
+    let offered = &options.context.tools;
     session.append_message(Message::new("user", task))?;
     for _ in 0..options.max_steps {
-        let built = context::build(session, &mut engine, &tokenizer, &options.context)?;
-        let reply = llm.complete_with_tools(&built.messages, Some(&offered))?;
-        let sent = i64::from(tokenizer.count_chat(&built.messages));
+        let mut built = context::build(session, &mut engine, &tokenizer, &options.context)?;
+        // Checked before every request, not once a turn: a tool loop is one long turn.
+        for _ in 0..MAX_COMPACTIONS {
+            let Some(done) = compact::before_request(session, runtime, &tokenizer, built.tokens, &options.context)? else { break };
+            on_event(&Event::Compacted(done));
+            built = context::build(session, &mut engine, &tokenizer, &options.context)?;
+        }
+        let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
+        let sent = i64::from(tokenizer.count_chat(&built.messages) + tokenizer.count_tools(offered));
         session.update_meta(|m| {
             m.rounds += 1;
             // Our count of what we sent, against the provider's: the difference corrects the next.
@@ -52,7 +64,7 @@ pub fn turn(session: &Session, runtime: &Runtime, llm: &Client, options: &Option
             return Ok(reply.text);
         }
         for call in calls {
-            let out = tools::call(&mut ToolContext { session, runtime }, &call.name, &call.arguments)?;
+            let out = tools::call(&mut ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm) }, &call.name, &call.arguments)?;
             on_event(&Event::Tool { name: call.name, arguments: call.arguments, ok: out.ok, result: out.text.clone() });
             session.append_message(Message { tool_call_id: Some(call.id), ..Message::new("tool", out.text) })?;
         }

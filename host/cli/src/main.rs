@@ -2,8 +2,10 @@
 //!
 //! Exit status: 0 success, 1 invalid input or a failed operation, 2 usage error.
 
+mod chart;
 mod demo;
 
+mod replay;
 mod report;
 
 use anyhow::{Context, Result};
@@ -102,6 +104,58 @@ enum Command {
         #[command(flatten)]
         context: ContextArgs,
     },
+    /// Compact a session's history (spec 003 compact_history): old messages are replaced by
+    /// placeholders, archive notes or a summary; the originals stay in messages.jsonl
+    Compact {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        /// What to compact: conversation (user/assistant messages), tools (tool outputs), all
+        #[arg(long, value_enum, default_value_t = CompactTarget::All)]
+        target: CompactTarget,
+        /// archive (originals to a detail file, no LLM) or summarize (asks the configured LLM)
+        #[arg(long, value_enum, default_value_t = CompactStrategy::Archive)]
+        strategy: CompactStrategy,
+        /// Recent turns (a message, or a tool call with its results) kept whole
+        #[arg(long, default_value_t = workmem_agent::compact::KEEP_RECENT)]
+        keep_recent: u32,
+        /// Where the archive or summary goes (default working-memory/detail/history-<seq>.md)
+        #[arg(long, value_name = "PATH")]
+        archive_to: Option<String>,
+        /// Refuse a compaction that would free fewer tokens
+        #[arg(long, default_value_t = 0)]
+        min_free: u32,
+        /// The model (its tokenizer counts the tokens; summarize asks it)
+        #[arg(long)]
+        model: Option<String>,
+        #[command(flatten)]
+        llm: LlmArgs,
+    },
+    /// Print messages of a session by sequence number as they were logged, whatever
+    /// compacted them since (or, without --seq, the history the model now sees)
+    History {
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        /// A sequence number (17) or a range (12-20)
+        #[arg(long)]
+        seq: Option<String>,
+    },
+    /// Replay recorded trajectories (the JSONL of shared/data/trajectories) turn by turn
+    /// under a context policy, and print tokens per request and their cost with caching
+    Replay {
+        /// Trajectory files (.jsonl), or directories of them
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// full, fallback (75% safety net only), mask (last 5 tool outputs), mask-batched,
+        /// workmem (compression guide + safety net), or all of them
+        #[arg(long, value_enum, default_value_t = ReplayPolicy::All)]
+        policy: ReplayPolicy,
+        /// The context window, in tokens
+        #[arg(long, default_value_t = 16_000)]
+        window: u32,
+        /// Draw tokens per request of the first few trajectories to this PNG file
+        #[arg(long, value_name = "FILE")]
+        png: Option<PathBuf>,
+    },
     /// Read, write and list the memory files an LLM maintains (working-memory/ only)
     #[command(subcommand)]
     Memory(MemoryCommand),
@@ -174,6 +228,44 @@ struct ContextArgs {
     /// The agent's system prompt, from a file
     #[arg(long, value_name = "FILE")]
     system: Option<PathBuf>,
+    /// The safety net: before a request would reach this, the history is compacted; a
+    /// percentage of --tokens-max (75%), a token count, or off
+    #[arg(long, default_value = "75%")]
+    compact_at: String,
+    /// What the safety net compacts down to (a percentage or a token count): well under
+    /// --compact-at, so the request then grows append-only, and cached, for a while
+    #[arg(long, default_value = "50%")]
+    compact_goal: String,
+    /// Recent turns compaction keeps whole
+    #[arg(long, default_value_t = workmem_agent::compact::KEEP_RECENT)]
+    keep_recent: u32,
+    /// Compact by the compression guide (tools from 20%, conversation from 40%, all from
+    /// 60%) instead of leaving it to the model: spec 003's automatic mode
+    #[arg(long)]
+    auto_compact: bool,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CompactTarget {
+    Conversation,
+    Tools,
+    All,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum CompactStrategy {
+    Summarize,
+    Archive,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReplayPolicy {
+    Full,
+    Fallback,
+    Mask,
+    MaskBatched,
+    Workmem,
+    All,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -198,7 +290,14 @@ impl ContextArgs {
             History::ActiveTurn => HistoryMode::ActiveTurn,
             History::LastN => HistoryMode::LastN(self.last_n),
         };
-        o.tokens_max = self.tokens_max;
+        o = o.with_window(self.tokens_max);
+        o.compact_at = match self.compact_at.trim() {
+            "off" => None,
+            spec => Some(workmem_agent::context::threshold(spec, self.tokens_max)?),
+        };
+        o.compact_goal = workmem_agent::context::threshold(&self.compact_goal, self.tokens_max)?;
+        o.keep_recent = self.keep_recent;
+        o.auto_compact = self.auto_compact;
         o.remind_after_rounds = Some(self.remind_after).filter(|&n| n > 0);
         o.strong_reminder_tokens = Some(workmem_agent::context::threshold(&self.strong_reminder, self.tokens_max)?).filter(|&n| n > 0);
         if let Some(path) = &self.system {
@@ -388,6 +487,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     eprintln!("{mark} {name}({arguments}): {first}");
                 }
                 workmem_agent::turn::Event::Answer(text) => println!("{text}"),
+                workmem_agent::turn::Event::Compacted(done) => eprintln!("⇣ {}", done.notice),
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -405,6 +505,66 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 eprintln!("{} messages, {} tokens ({} for {})", built.messages.len(), built.stats.tokens_used, tokenizer.encoding, options.model);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Compact { session, target, strategy, keep_recent, archive_to, min_free, model: name, llm } => {
+            use workmem_runtime::history::{Strategy, Target};
+            let s = ctx.session(&session)?;
+            let model = model(name)?;
+            let tokenizer = workmem_llm::Tokenizer::for_model(&model);
+            let args = workmem_agent::compact::Args {
+                target: match target {
+                    CompactTarget::Conversation => Target::Conversation,
+                    CompactTarget::Tools => Target::Tools,
+                    CompactTarget::All => Target::All,
+                },
+                strategy: match strategy {
+                    CompactStrategy::Summarize => Strategy::Summarize,
+                    CompactStrategy::Archive => Strategy::Archive,
+                },
+                keep_recent,
+                archive_to,
+                min_free,
+                keep: Vec::new(),
+            };
+            let client = match strategy {
+                CompactStrategy::Summarize => Some(llm.client(&model)?),
+                CompactStrategy::Archive => None,
+            };
+            let done = workmem_agent::compact::compact(&s, &ctx.runtime, &tokenizer, client.as_ref(), &args)?;
+            report::compacted(&done, json);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::History { session, seq } => {
+            let s = ctx.session(&session)?;
+            match seq {
+                Some(spec) if json => {
+                    let found = workmem_agent::compact::originals(&s, &spec).map_err(anyhow::Error::msg)?;
+                    let v: Vec<_> = found.iter().map(|(seq, m)| serde_json::json!({"seq": seq, "message": m})).collect();
+                    println!("{}", serde_json::to_string_pretty(&v)?);
+                }
+                Some(spec) => print!("{}", workmem_agent::compact::read_history(&s, &spec).map_err(anyhow::Error::msg)?),
+                None => {
+                    let view = s.view()?;
+                    if json {
+                        let v: Vec<_> = view.iter().map(|(seq, m)| serde_json::json!({"seq": seq, "message": m})).collect();
+                        println!("{}", serde_json::to_string_pretty(&v)?);
+                    } else {
+                        for (seq, m) in &view {
+                            let first = m.content.lines().next().unwrap_or_default();
+                            println!("#{seq:<5} {:<9} {}", m.role, first.chars().take(100).collect::<String>());
+                        }
+                    }
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Replay { files, policy, window, png } => {
+            let policies: Vec<workmem_agent::replay::Policy> = match policy {
+                ReplayPolicy::All => workmem_agent::replay::Policy::ALL.to_vec(),
+                p => vec![replay::policy(p)],
+            };
+            replay::run(&ctx.runtime, &files, &policies, window, png.as_deref(), json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Memory(MemoryCommand::Read { session, path }) => {

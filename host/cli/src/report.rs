@@ -85,6 +85,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Update(UpdateError::Store(_)) | A::Store(_) | A::BadState { .. }) => ("store", None),
         Some(A::Engine(_)) => ("engine", None),
         Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
+        Some(A::Compact(_)) => ("compaction_refused", None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
         None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
         None if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
@@ -129,4 +130,21 @@ pub fn session(s: &Session, snapshot: &Snapshot, as_json: bool) -> Result<()> {
         println!("overview  {}", s.overview_path().display());
     }
     Ok(())
+}
+
+pub fn compacted(c: &workmem_agent::compact::Compacted, as_json: bool) {
+    if as_json {
+        print_json(&json!({
+            "ok": true,
+            "seq": c.seq,
+            "replaced": c.replaced,
+            "messages": c.messages,
+            "tokens_before": c.tokens_before,
+            "tokens_after": c.tokens_after,
+            "archive": c.archive,
+            "notice": c.notice,
+        }));
+    } else {
+        println!("{}", c.notice);
+    }
 }

@@ -38,9 +38,25 @@ impl Tokenizer {
         n
     }
 
-    /// A chat request's prompt tokens as OpenAI counts them: each message costs its role
-    /// and content plus 3 framing tokens, and the reply is primed with 3 more.
+    /// One message's share of a request, as OpenAI frames it: 3 tokens, its role and
+    /// content, and for each tool call its name and arguments with 3 tokens of framing.
+    pub fn count_message(&self, m: &crate::Message) -> u32 {
+        let calls: u32 = m.tool_calls.iter().map(|c| 3 + self.count_remembered(&c.function.name) + self.count_remembered(&c.function.arguments)).sum();
+        3 + self.count_remembered(&m.role) + self.count_remembered(&m.content) + calls
+    }
+
+    /// A chat request's prompt tokens: its messages, and 3 more that prime the reply.
     pub fn count_chat(&self, messages: &[crate::Message]) -> u32 {
-        messages.iter().map(|m| 3 + self.count_remembered(&m.role) + self.count_remembered(&m.content)).sum::<u32>() + 3
+        messages.iter().map(|m| self.count_message(m)).sum::<u32>() + 3
+    }
+
+    /// What offering `tools` (Chat Completions' `tools` array) adds to a request: the
+    /// provider renders the definitions into the prompt; their JSON text is counted, with
+    /// 12 tokens of framing (it reconciles with reported usage through the correction).
+    pub fn count_tools(&self, tools: &serde_json::Value) -> u32 {
+        match tools.as_array() {
+            Some(list) if !list.is_empty() => 12 + self.count_remembered(&tools.to_string()),
+            _ => 0,
+        }
     }
 }

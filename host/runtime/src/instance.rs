@@ -43,7 +43,20 @@ impl Instance {
     }
 
     pub fn context_meta(&mut self, stats: &ContextStats) -> Result<String> {
-        self.call(|b, s| b.workmem_memory_context().call_context_meta(s, *stats))
+        self.call(|b, s| b.workmem_memory_context().call_context_meta(s, stats))
+    }
+
+    /// `history.compact`: the outer `Result` is the sandbox's, the inner the engine's answer.
+    pub fn compact(&mut self, view: &[history::Entry], request: &history::CompactRequest) -> Result<std::result::Result<history::Plan, history::CompactError>> {
+        self.call(|b, s| b.workmem_memory_history().call_compact(s, view, request))
+    }
+
+    pub fn fallback(&mut self, view: &[history::Entry], request: &history::FallbackRequest) -> Result<Option<history::Compaction>> {
+        self.call(|b, s| b.workmem_memory_history().call_fallback(s, view, request))
+    }
+
+    pub fn replay(&mut self, view: &[history::Entry], replacements: &[history::Replacement]) -> Result<Vec<history::Entry>> {
+        self.call(|b, s| b.workmem_memory_history().call_replay(s, view, replacements))
     }
 
     pub fn overview_maintained(&mut self, overview: &str) -> Result<bool> {

@@ -28,6 +28,8 @@ mod sandbox;
 
 pub use agent::{AgentInstance, Capabilities, UpdateError, UpdateReport, clock, llm, session_store};
 pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, HistoryMode, ToolCall};
+/// Compaction's types (the `history` interface).
+pub use bindings::exports::workmem::memory::history;
 pub use bindings::exports::workmem::memory::memory::{
     Applied, Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Message, ParseOutcome, Progress, Severity, Snapshot, Update, UpdateStep,
     VerbatimAdd, VerbatimEntry, VerbatimOps, Wants,

@@ -15,11 +15,61 @@ pub struct LogRecord {
     pub entry: Entry,
 }
 
-/// What an entry records. (Compactions will be a second kind.)
+/// What an entry records.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Entry {
     Message(Message),
+    /// Entries of the view replaced by others (spec 003 §2); the originals stay in the log.
+    Compaction(Compaction),
+}
+
+/// A compaction as the log records it: what replaced what, in order (see [`view`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    /// `conversation`, `tools` or `all`; `fallback` for the automatic safety net.
+    pub target: String,
+    /// `summarize` or `archive`.
+    pub strategy: String,
+    pub replacements: Vec<Replacement>,
+    /// The file under the session directory the archive text was appended to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive: Option<String>,
+    /// What the model is told on its next request.
+    pub notice: String,
+    pub tokens_before: u32,
+    pub tokens_after: u32,
+    /// The session's LLM round when it happened (the next request is told).
+    pub round: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replacement {
+    /// Sequence numbers of the view entries replaced.
+    pub replaces: Vec<u64>,
+    pub message: Message,
+}
+
+/// The history the model sees, derived from the log: every message in order, with each
+/// compaction's replacements put in place of what they replace. Each replacement takes the
+/// position and the `seq` of the first entry it replaces (the engine's `history.replay`
+/// applies the same rule, and `tests/compaction.rs` holds the two together).
+pub fn view(records: impl IntoIterator<Item = LogRecord>) -> Vec<(u64, Message)> {
+    let mut out: Vec<(u64, Message)> = Vec::new();
+    for record in records {
+        match record.entry {
+            Entry::Message(m) => out.push((record.seq, m)),
+            Entry::Compaction(c) => {
+                for r in c.replacements {
+                    let Some(at) = out.iter().position(|(seq, _)| r.replaces.contains(seq)) else { continue };
+                    let seq = out[at].0;
+                    out.retain(|(s, _)| !r.replaces.contains(s));
+                    out.insert(at.min(out.len()), (seq, r.message));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// A chat message as the session keeps it.

@@ -15,7 +15,7 @@
 
 use crate::error::{Error, Result};
 use crate::fsio;
-use crate::messages::{Entry, LogRecord, Message};
+use crate::messages::{Compaction, Entry, LogRecord, Message};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -248,33 +248,49 @@ impl Session {
         self.read_jsonl(&self.path(MESSAGES))
     }
 
-    /// Every message of the session, oldest first.
-    pub fn messages(&self) -> Result<Vec<Message>> {
-        Ok(self
-            .records()?
-            .into_iter()
-            .map(|r| match r.entry {
-                Entry::Message(m) => m,
-            })
-            .collect())
+    /// The history the model sees, each message with its sequence number: every message,
+    /// with the compactions applied (see [`crate::messages::view`]).
+    pub fn view(&self) -> Result<Vec<(u64, Message)>> {
+        Ok(crate::messages::view(self.records()?))
+    }
+
+    /// The message logged with sequence number `seq`, as it was first written, whatever
+    /// compacted it since.
+    pub fn original(&self, seq: u64) -> Result<Option<Message>> {
+        Ok(self.records()?.into_iter().find(|r| r.seq == seq).and_then(|r| match r.entry {
+            Entry::Message(m) => Some(m),
+            Entry::Compaction(_) => None,
+        }))
+    }
+
+    /// The last compaction logged, if any.
+    pub fn last_compaction(&self) -> Result<Option<Compaction>> {
+        Ok(self.records()?.into_iter().rev().find_map(|r| match r.entry {
+            Entry::Compaction(c) => Some(c),
+            Entry::Message(_) => None,
+        }))
     }
 
     /// Appends one message to messages.jsonl, which is never rewritten, with the next
     /// sequence number (under the session's lock, so concurrent writers never share one).
     pub fn append_message(&self, message: Message) -> Result<LogRecord> {
+        self.with_lock(|locked| self.append(locked, Entry::Message(message)))
+    }
+
+    /// Appends an entry under a lock the caller holds (a compaction is planned and logged
+    /// under one lock, so no message slips in between).
+    pub fn append(&self, _: &Locked, entry: Entry) -> Result<LogRecord> {
         let path = self.path(MESSAGES);
-        self.with_lock(|_| {
-            let last = fsio::last_line(&path).map_err(Error::io(&path))?;
-            let seq = match last {
-                Some(line) => serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1,
-                None => 1,
-            };
-            let record = LogRecord { seq, at: crate::now(), entry: Entry::Message(message) };
-            let mut line = serde_json::to_vec(&record).expect("a log record serializes");
-            line.push(b'\n');
-            fsio::append(&path, &line).map_err(Error::io(&path))?;
-            Ok(record)
-        })
+        let last = fsio::last_line(&path).map_err(Error::io(&path))?;
+        let seq = match last {
+            Some(line) => serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1,
+            None => 1,
+        };
+        let record = LogRecord { seq, at: crate::now(), entry };
+        let mut line = serde_json::to_vec(&record).expect("a log record serializes");
+        line.push(b'\n');
+        fsio::append(&path, &line).map_err(Error::io(&path))?;
+        Ok(record)
     }
 
     /// The update log, one JSON record per applied update, oldest first.

@@ -1,0 +1,358 @@
+//! Compaction (issue 8): each target and strategy, the refusals, one test per invariant with
+//! a view built to break it, the safety net, and a property test over generated histories
+//! (parallel calls, a call still waiting for its result, results with no call).
+
+use proptest::prelude::*;
+use workmem_guest::history::{self, Entry, Error, Fallback, Plan, Request, Strategy as How, Target};
+use workmem_guest::{ChatMessage, ToolCall};
+
+fn message(role: &str, content: &str) -> ChatMessage {
+    ChatMessage { role: role.into(), content: content.into(), tool_call_id: String::new(), tool_calls: Vec::new() }
+}
+
+fn entry(seq: u64, message: ChatMessage) -> Entry {
+    let tokens = u32::try_from(message.content.len() / 4 + 4).unwrap();
+    Entry { seq, message, tokens }
+}
+
+fn call(id: &str) -> ToolCall {
+    ToolCall { id: id.into(), name: "bash".into(), arguments: format!("{{\"command\": \"cat {id}\"}}") }
+}
+
+fn assistant(calls: &[&str]) -> ChatMessage {
+    ChatMessage { tool_calls: calls.iter().map(|id| call(id)).collect(), ..message("assistant", "Let me look.") }
+}
+
+fn result(id: &str, size: usize) -> ChatMessage {
+    ChatMessage { tool_call_id: id.into(), ..message("tool", &format!("output of {id}\n{}", "x".repeat(size))) }
+}
+
+/// A task, then `rounds` assistant steps each calling one tool with a 2 KB output.
+fn tool_loop(rounds: u64) -> Vec<Entry> {
+    let mut view = vec![entry(1, message("user", "Fix the flaky test in tests/test_io.py"))];
+    for r in 0..rounds {
+        let id = format!("c{r}");
+        view.push(entry(2 + 2 * r, assistant(&[&id])));
+        view.push(entry(3 + 2 * r, result(&id, 2000)));
+    }
+    view
+}
+
+fn request(target: Target, strategy: How, keep_recent: u32) -> Request {
+    Request {
+        target,
+        strategy,
+        keep_recent,
+        archive_to: "working-memory/detail/history.md".into(),
+        archive_lines: 0,
+        never_compact: vec!["update_memory".into()],
+        min_free: 0,
+        summary: None,
+        keep: Vec::new(),
+    }
+}
+
+fn done(view: &[Entry], r: &Request) -> history::Compaction {
+    match history::plan(view, r) {
+        Ok(Plan::Done(c)) => c,
+        other => panic!("expected a compaction, got {other:?}"),
+    }
+}
+
+#[test]
+fn tools_archive_offloads_old_outputs_with_a_handle_and_keeps_the_pairs() {
+    let view = tool_loop(10);
+    let c = done(&view, &request(Target::Tools, How::Archive, 3));
+    // 10 rounds, the last 3 kept: 7 outputs offloaded, each in place, answering the same call.
+    assert_eq!(c.replacements.len(), 7);
+    assert_eq!(c.messages, 7);
+    for r in &c.replacements {
+        assert_eq!(r.replaces.len(), 1);
+        let original = &view.iter().find(|e| e.seq == r.replaces[0]).unwrap().message;
+        assert_eq!(r.message.role, "tool");
+        assert_eq!(r.message.tool_call_id, original.tool_call_id);
+        assert!(r.message.content.contains(&format!("read_history {{\"seq\": \"{}\"}}", r.replaces[0])), "{}", r.message.content);
+        assert!(r.message.content.contains("working-memory/detail/history.md (lines"), "{}", r.message.content);
+        assert!(c.archive.contains(&original.content), "the archive holds every original");
+    }
+    assert!(c.tokens_after < c.tokens_before / 2, "{} -> {}", c.tokens_before, c.tokens_after);
+    assert_eq!(history::apply(&view, &c.replacements), c.view, "the log's replay rule gives the same view");
+    assert_eq!(c.view[c.view.len() - 6..], view[view.len() - 6..]);
+    assert!(c.notice.contains("Bring working-memory/overview.md up to date"));
+}
+
+#[test]
+fn placeholders_cite_the_archive_lines_that_hold_the_original() {
+    let view = tool_loop(4);
+    let r = Request { archive_lines: 10, ..request(Target::Tools, How::Archive, 1) };
+    let c = done(&view, &r);
+    let archive: Vec<&str> = std::iter::repeat_n("", 10).chain(c.archive.lines()).collect();
+    for rep in &c.replacements {
+        let cited = rep.message.content.split("(lines ").nth(1).unwrap();
+        let (from, to) = cited.trim_end_matches(")]").split_once('-').unwrap();
+        let (from, to): (usize, usize) = (from.parse().unwrap(), to.parse().unwrap());
+        assert_eq!(archive[from - 1], format!("### #{} tool bash", rep.replaces[0]));
+        let original = &view.iter().find(|e| e.seq == rep.replaces[0]).unwrap().message.content;
+        assert!(archive[from - 1..to].join("\n").contains(original.as_str()));
+    }
+}
+
+#[test]
+fn conversation_archive_replaces_old_plain_messages_only() {
+    let mut view = vec![entry(1, message("user", "Plan the release")), entry(2, message("assistant", &"We could ship on Friday. ".repeat(40)))];
+    view.push(entry(3, message("user", &"What about the changelog? ".repeat(40))));
+    view.push(entry(4, assistant(&["a"])));
+    view.push(entry(5, result("a", 500)));
+    view.push(entry(6, message("assistant", &"The changelog is fine. ".repeat(40))));
+    view.push(entry(7, message("user", "Ship it")));
+    view.push(entry(8, message("assistant", "Shipping.")));
+    let c = done(&view, &request(Target::Conversation, How::Archive, 2));
+    // #3 is not the current task (#7 is); #1-#3 form one run, #6 another; the tool group stays.
+    let replaced: Vec<Vec<u64>> = c.replacements.iter().map(|r| r.replaces.clone()).collect();
+    assert_eq!(replaced, vec![vec![1, 2, 3], vec![6]]);
+    assert!(c.view.iter().any(|e| e.seq == 5 && e.message == view[4].message));
+    assert!(c.replacements[0].message.content.starts_with("[compacted messages #1-3 (2 user, 1 assistant;"));
+}
+
+#[test]
+fn all_archive_replaces_tool_groups_whole_and_keeps_the_task() {
+    let view = tool_loop(8);
+    let c = done(&view, &request(Target::All, How::Archive, 2));
+    assert_eq!(c.replacements.len(), 1);
+    assert_eq!(c.replacements[0].replaces, (2..=13).collect::<Vec<u64>>());
+    assert_eq!(c.view.len(), 1 + 1 + 4);
+    assert_eq!(c.view[0], view[0], "the task stays first");
+}
+
+#[test]
+fn summarize_asks_then_uses_the_answer_and_an_empty_answer_changes_nothing() {
+    let view = tool_loop(6);
+    let r = request(Target::All, How::Summarize, 2);
+    let Ok(Plan::Ask(ask)) = history::plan(&view, &r) else { panic!("summarize asks the model first") };
+    assert!(ask[0].content.contains("dead ends"));
+    assert!(ask[1].content.contains("### #2 assistant") && ask[1].content.contains("### #3 tool bash"));
+    let answer = "Goal: fix the flaky test (#1). Read c0..c3, nothing relevant (#3, #5).";
+    let c = done(&view, &Request { summary: Some(answer.into()), ..r.clone() });
+    assert!(c.replacements[0].message.content.ends_with(answer));
+    assert!(c.archive.contains(answer), "the summary is saved to archive_to");
+    assert_eq!(history::plan(&view, &Request { summary: Some(" \n".into()), ..r }), Err(Error::EmptySummary));
+}
+
+#[test]
+fn tools_summarize_puts_each_gist_in_its_placeholder() {
+    let view = tool_loop(3);
+    let r = Request { summary: Some("#3: the test reads a temp file\n- #5: nothing\n".into()), ..request(Target::Tools, How::Summarize, 1) };
+    let c = done(&view, &r);
+    assert!(c.replacements[0].message.content.ends_with("Gist: the test reads a temp file]"));
+    assert!(c.replacements[1].message.content.ends_with("Gist: nothing]"));
+}
+
+#[test]
+fn refuses_when_there_is_nothing_or_too_little_to_free() {
+    let view = tool_loop(3);
+    assert!(matches!(history::plan(&view, &request(Target::Tools, How::Archive, 5)), Err(Error::Nothing(_))));
+    let Err(Error::Nothing(why)) = history::plan(&view, &Request { min_free: 100_000, ..request(Target::Tools, How::Archive, 1) }) else {
+        panic!("min_free refuses a small compaction")
+    };
+    assert!(why.contains("min_free"), "{why}");
+    // Compacting the compacted view again finds nothing new.
+    let c = done(&view, &request(Target::Tools, How::Archive, 1));
+    assert!(matches!(history::plan(&c.view, &request(Target::Tools, How::Archive, 1)), Err(Error::Nothing(_))));
+}
+
+#[test]
+fn never_compacts_the_memory_tools_outputs() {
+    let mut view = tool_loop(3);
+    view[1].message.tool_calls[0].name = "update_memory".into();
+    let c = done(&view, &request(Target::Tools, How::Archive, 1));
+    assert!(c.replacements.iter().all(|r| r.replaces != vec![3]));
+    let c = done(&view, &request(Target::All, How::Archive, 1));
+    assert!(c.replacements.iter().all(|r| !r.replaces.contains(&3)));
+}
+
+// One test per invariant: a view after a compaction, built by hand to break it.
+
+#[test]
+fn invariant_a_call_never_loses_its_result() {
+    let before = tool_loop(3);
+    let after: Vec<Entry> = before.iter().filter(|e| e.seq != 3).cloned().collect();
+    assert!(history::check(&before, &after, 0, &[]).unwrap_err().contains("would lose its result"));
+}
+
+#[test]
+fn invariant_a_result_never_loses_its_call() {
+    let before = tool_loop(3);
+    let mut after = before.clone();
+    after[1] = entry(2, message("user", "[compacted]"));
+    assert!(history::check(&before, &after, 0, &[]).unwrap_err().contains("would lose its call"));
+}
+
+#[test]
+fn invariant_parallel_calls_stay_with_all_their_results() {
+    let before = vec![entry(1, message("user", "go")), entry(2, assistant(&["a", "b"])), entry(3, result("a", 10)), entry(4, result("b", 10))];
+    let after: Vec<Entry> = before.iter().filter(|e| e.seq != 4).cloned().collect();
+    assert!(history::check(&before, &after, 0, &[]).unwrap_err().contains("\"b\" would lose its result"));
+}
+
+#[test]
+fn invariant_the_recent_groups_are_kept_whole() {
+    let before = tool_loop(4);
+    let mut after = before.clone();
+    let last = after.len() - 1;
+    after[last].message.content = "[offloaded]".into();
+    assert!(history::check(&before, &after, 1, &[]).unwrap_err().contains("would not be kept whole"));
+    assert!(history::check(&before, &after, 0, &[]).is_ok());
+}
+
+#[test]
+fn invariant_the_current_task_stays() {
+    let before = tool_loop(2);
+    let after = before[1..].to_vec();
+    assert!(history::check(&before, &after, 0, &[]).unwrap_err().contains("current task (#1)"));
+}
+
+#[test]
+fn a_pinned_task_stays_when_later_user_messages_come() {
+    // An environment's feedback as user messages (mini-swe-agent's format errors) would make
+    // the last user message the "current task"; the host pins the real one.
+    let mut view = tool_loop(6);
+    view.push(entry(14, message("user", "Please always provide EXACTLY ONE action")));
+    let c = done(&view, &Request { keep: vec![1], ..request(Target::All, How::Archive, 1) });
+    assert_eq!(c.view[0], view[0]);
+    assert!(c.view.contains(&view[13]));
+    let unpinned = done(&view, &request(Target::All, How::Archive, 1));
+    assert_ne!(unpinned.view[0], view[0]);
+    assert!(history::check(&view, &unpinned.view, 1, &[1]).unwrap_err().contains("current task (#1)"));
+}
+
+#[test]
+fn fallback_waits_for_the_threshold_then_frees_down_to_the_goal() {
+    let view = tool_loop(20);
+    let history_tokens: u32 = view.iter().map(|e| e.tokens).sum();
+    let f = |used| Fallback {
+        used,
+        threshold: 9000,
+        goal: 6000,
+        keep_recent: 5,
+        archive_to: "working-memory/detail/auto.md".into(),
+        archive_lines: 0,
+        never_compact: Vec::new(),
+        keep: Vec::new(),
+    };
+    assert_eq!(history::fallback(&view, &f(8999)), None);
+    let c = history::fallback(&view, &f(history_tokens + 1000)).expect("over the threshold it compacts");
+    let after: u32 = c.view.iter().map(|e| e.tokens).sum::<u32>() + 1000;
+    assert!(after <= 6000, "{after}");
+    assert!(c.notice.contains("automatically"));
+    assert_eq!(history::apply(&view, &c.replacements), c.view);
+}
+
+#[test]
+fn fallback_offloads_the_largest_kept_outputs_when_the_kept_groups_alone_are_too_big() {
+    let mut view = tool_loop(3);
+    view[4] = entry(5, result("c1", 40_000));
+    let f = Fallback {
+        used: 12_000,
+        threshold: 9000,
+        goal: 6000,
+        keep_recent: 5,
+        archive_to: "working-memory/detail/auto.md".into(),
+        archive_lines: 0,
+        never_compact: Vec::new(),
+        keep: Vec::new(),
+    };
+    let c = history::fallback(&view, &f).expect("compacts");
+    assert_eq!(c.replacements.len(), 1);
+    assert_eq!(c.replacements[0].replaces, vec![5]);
+    assert_eq!(c.replacements[0].message.tool_call_id, "c1");
+    assert!(history::check(&view, &c.view, 0, &[]).is_ok());
+}
+
+/// A generated history: plain messages, single and parallel calls, a call still waiting for
+/// its result, and results whose call is gone.
+fn histories() -> impl Strategy<Value = Vec<Entry>> {
+    let step = prop_oneof![
+        (0usize..400).prop_map(|n| vec![message("user", &"u".repeat(n))]),
+        (0usize..400).prop_map(|n| vec![message("assistant", &"a".repeat(n))]),
+        (1usize..4, 0usize..3000, any::<bool>()).prop_map(|(calls, size, answered)| {
+            let ids: Vec<String> = (0..calls).map(|k| format!("k{k}-{size}")).collect();
+            let mut out = vec![assistant(&ids.iter().map(String::as_str).collect::<Vec<_>>())];
+            if answered {
+                out.extend(ids.iter().map(|id| result(id, size)));
+            }
+            out
+        }),
+        (0usize..2000).prop_map(|n| vec![result(&format!("orphan{n}"), n)]),
+    ];
+    proptest::collection::vec(step, 0..25)
+        .prop_map(|steps| {
+            // Ids unique over the history.
+            steps
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, mut m)| {
+                    for c in &mut m.tool_calls {
+                        c.id = format!("{}@{}", c.id, i);
+                    }
+                    (i, m)
+                })
+                .collect::<Vec<_>>()
+        })
+        .prop_map(|mut msgs| {
+            // Results answer the ids their assistant message got above.
+            let mut pending: Vec<String> = Vec::new();
+            for (_, m) in &mut msgs {
+                if !m.tool_calls.is_empty() {
+                    pending = m.tool_calls.iter().map(|c| c.id.clone()).collect();
+                } else if m.role == "tool"
+                    && !m.tool_call_id.starts_with("orphan")
+                    && let Some(p) = pending.iter().position(|id| id.starts_with(&format!("{}@", m.tool_call_id)))
+                {
+                    m.tool_call_id = pending.remove(p);
+                }
+            }
+            msgs.into_iter().enumerate().map(|(i, (_, m))| entry(i as u64 + 1, m)).collect()
+        })
+}
+
+fn targets() -> impl Strategy<Value = (Target, How, u32)> {
+    (prop_oneof![Just(Target::Tools), Just(Target::Conversation), Just(Target::All)], prop_oneof![Just(How::Archive), Just(How::Summarize)], 0u32..7)
+}
+
+proptest! {
+    #[test]
+    fn no_compaction_breaks_an_invariant_or_fails_to_make_progress(view in histories(), (target, strategy, keep) in targets()) {
+        let mut current = view;
+        // Compacting again and again reaches a view with nothing left to compact.
+        for _ in 0..50 {
+            let mut r = request(target, strategy, keep);
+            if strategy == How::Summarize {
+                r.summary = Some("#1: a summary line (#1)".into());
+            }
+            match history::plan(&current, &r) {
+                Ok(Plan::Done(c)) => {
+                    prop_assert_eq!(history::check(&current, &c.view, keep, &[]), Ok(()));
+                    prop_assert!(c.tokens_after < c.tokens_before);
+                    prop_assert_eq!(&history::apply(&current, &c.replacements), &c.view);
+                    current = c.view;
+                }
+                Ok(Plan::Ask(_)) => prop_assert!(false, "an answer was given"),
+                Err(Error::Nothing(_)) => return Ok(()),
+                Err(e) => prop_assert!(false, "{}", e),
+            }
+        }
+        prop_assert!(false, "50 compactions in a row");
+    }
+
+    #[test]
+    fn the_fallback_keeps_every_pair(view in histories(), keep in 0u32..7, outside in 0u32..3000) {
+        let tokens: u32 = view.iter().map(|e| e.tokens).sum();
+        let f = Fallback { used: tokens + outside, threshold: 1000, goal: 700, keep_recent: keep, archive_to: "a.md".into(), archive_lines: 0, never_compact: Vec::new(), keep: Vec::new() };
+        if let Some(c) = history::fallback(&view, &f) {
+            prop_assert_eq!(history::check(&view, &c.view, 0, &[]), Ok(()));
+            prop_assert_eq!(&history::apply(&view, &c.replacements), &c.view);
+            prop_assert!(c.tokens_after < c.tokens_before);
+        }
+    }
+}

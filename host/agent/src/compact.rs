@@ -1,0 +1,259 @@
+//! Compaction in a session (spec 003): the engine plans it; this module does the I/O around
+//! the plan: the history view with each entry's tokens, `summarize`'s model call, the
+//! archive file, and the log entry that records the compaction. All of it runs under the
+//! session's lock, and a refused plan appends nothing.
+
+use crate::context::{self, from_engine, to_store};
+use crate::error::{Error, Result};
+use workmem_llm::{Client, Tokenizer};
+use workmem_runtime::Runtime;
+use workmem_runtime::history::{self, CompactRequest, FallbackRequest, Plan, Strategy, Target};
+use workmem_store::{Entry, Locked, Replacement, Session};
+
+/// Spec 003 §2's default.
+pub const KEEP_RECENT: u32 = 5;
+
+/// `compact_history`'s arguments.
+#[derive(Debug, Clone)]
+pub struct Args {
+    pub target: Target,
+    pub strategy: Strategy,
+    pub keep_recent: u32,
+    /// Default: `working-memory/detail/history-<seq>.md`, named for the compaction's entry.
+    pub archive_to: Option<String>,
+    /// Refuse a compaction that frees fewer tokens (see `history.compact-request`).
+    pub min_free: u32,
+    /// Entries never compacted besides the current task (see `history.compact-request`).
+    pub keep: Vec<u64>,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Args { target: Target::All, strategy: Strategy::Archive, keep_recent: KEEP_RECENT, archive_to: None, min_free: 0, keep: Vec::new() }
+    }
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compacted {
+    /// The log entry's sequence number.
+    pub seq: u64,
+    /// What each replacement replaced, by sequence number.
+    pub replaced: Vec<Vec<u64>>,
+    /// Original messages replaced.
+    pub messages: u32,
+    /// The history's tokens before and after, as the tokenizer counts them.
+    pub tokens_before: u32,
+    pub tokens_after: u32,
+    pub archive: Option<String>,
+    /// What the model is told (it includes the reminder to bring overview.md up to date).
+    pub notice: String,
+}
+
+pub fn target_name(t: Target) -> &'static str {
+    match t {
+        Target::Conversation => "conversation",
+        Target::Tools => "tools",
+        Target::All => "all",
+    }
+}
+
+pub fn strategy_name(s: Strategy) -> &'static str {
+    match s {
+        Strategy::Summarize => "summarize",
+        Strategy::Archive => "archive",
+    }
+}
+
+/// The tools whose outputs are never compacted (see [`crate::tools::Tool::never_compact`]).
+fn never_compact() -> Vec<String> {
+    crate::tools::TOOLS.iter().filter(|t| t.never_compact).map(|t| t.name.to_string()).collect()
+}
+
+/// Where the archive text goes, and how many lines the file already has.
+fn archive_target(session: &Session, archive_to: Option<&str>, next_seq: u64) -> Result<(String, u32)> {
+    let path = archive_to.map_or_else(|| format!("{}history-{next_seq}.md", context::DETAIL_PATH), str::to_string);
+    let lines = match session.memory_files().read(&path) {
+        Ok(text) => u32::try_from(text.lines().count()).unwrap_or(u32::MAX),
+        Err(_) => 0,
+    };
+    Ok((path, lines))
+}
+
+fn next_seq(session: &Session) -> Result<u64> {
+    Ok(session.records()?.last().map_or(1, |r| r.seq + 1))
+}
+
+fn compact_error(e: history::CompactError) -> Error {
+    Error::Compact(match e {
+        history::CompactError::Nothing(why) => why,
+        history::CompactError::EmptySummary => "the summary came back empty; nothing was compacted".into(),
+        history::CompactError::Invariant(why) => format!("compaction refused, it would break an invariant: {why}"),
+    })
+}
+
+/// `compact_history` on the session. `summarize` asks `llm`; without one it is refused.
+pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm: Option<&Client>, args: &Args) -> Result<Compacted> {
+    let locked = session.lock()?;
+    let mut engine = runtime.instance()?;
+    let view = context::view(session, tokenizer)?;
+    let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), next_seq(session)?)?;
+    let mut request = CompactRequest {
+        target: args.target,
+        strategy: args.strategy,
+        keep_recent: args.keep_recent,
+        archive_to,
+        archive_lines,
+        never_compact: never_compact(),
+        min_free: args.min_free,
+        summary: None,
+        keep: args.keep.clone(),
+    };
+    let compaction = loop {
+        match engine.compact(&view, &request)?.map_err(compact_error)? {
+            Plan::Done(c) => break c,
+            Plan::Ask(_) if request.summary.is_some() => unreachable!("the engine asks once"),
+            Plan::Ask(messages) => {
+                let Some(llm) = llm else {
+                    return Err(Error::Compact("summarize needs an LLM (OPENAI_BASE_URL); archive does not".into()));
+                };
+                let messages: Vec<_> = messages.into_iter().map(from_engine).collect();
+                request.summary = Some(llm.complete(&messages)?.text);
+            }
+        }
+    };
+    let target = target_name(args.target);
+    record(session, &locked, tokenizer, compaction, &request.archive_to, (target, strategy_name(args.strategy)))
+}
+
+/// The safety net, before a request of `used` tokens: compacts when `used` reaches
+/// `compact_at`, down towards `compact_goal`. `None` when it did not need to.
+pub fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, used: u32, options: &context::Options) -> Result<Option<Compacted>> {
+    let Some(threshold) = options.compact_at else { return Ok(None) };
+    if used < threshold {
+        return Ok(None);
+    }
+    let locked = session.lock()?;
+    let mut engine = runtime.instance()?;
+    let view = context::view(session, tokenizer)?;
+    let (archive_to, archive_lines) = archive_target(session, None, next_seq(session)?)?;
+    let request = FallbackRequest {
+        used,
+        threshold,
+        goal: options.compact_goal.min(threshold),
+        keep_recent: options.keep_recent,
+        archive_to: archive_to.clone(),
+        archive_lines,
+        never_compact: never_compact(),
+        keep: options.pinned.clone(),
+    };
+    match engine.fallback(&view, &request)? {
+        Some(c) => Ok(Some(record(session, &locked, tokenizer, c, &archive_to, ("fallback", "archive"))?)),
+        None => Ok(None),
+    }
+}
+
+/// Writes the archive text, then appends the compaction to the log: a crash between the two
+/// leaves an archive file with text nothing points to yet, and the history as it was.
+fn record(session: &Session, locked: &Locked, tokenizer: &Tokenizer, c: history::Compaction, archive_to: &str, kind: (&str, &str)) -> Result<Compacted> {
+    let (target, strategy) = kind;
+    let archive = if c.archive.is_empty() {
+        None
+    } else {
+        let files = session.memory_files();
+        let mut text = files.read(archive_to).unwrap_or_default();
+        text.push_str(&c.archive);
+        files.write(archive_to, &text).map_err(|e| Error::Compact(format!("the archive could not be written, so nothing was compacted: {e}")))?;
+        Some(archive_to.to_string())
+    };
+    let tokens_before = c.tokens_before;
+    // The engine estimated the new entries; the tokenizer counts them.
+    let tokens_after = c.view.iter().map(|e| tokenizer.count_message(&from_engine(e.message.clone()))).sum();
+    let replaced: Vec<Vec<u64>> = c.replacements.iter().map(|r| r.replaces.clone()).collect();
+    let meta = session.meta()?;
+    let entry = workmem_store::Compaction {
+        target: target.to_string(),
+        strategy: strategy.to_string(),
+        replacements: c.replacements.into_iter().map(|r| Replacement { replaces: r.replaces, message: to_store(r.message) }).collect(),
+        archive: archive.clone(),
+        notice: c.notice.clone(),
+        tokens_before,
+        tokens_after,
+        round: meta.rounds,
+    };
+    let logged = session.append(locked, Entry::Compaction(entry))?;
+    Ok(Compacted { seq: logged.seq, replaced, messages: c.messages, tokens_before, tokens_after, archive, notice: c.notice })
+}
+
+/// The originals of message `seq` (`"17"`) or of a range (`"12-20"`, at most 200), as they
+/// were logged, whatever compacted them since. The error says what was wrong with `spec`.
+pub fn originals(session: &Session, spec: &str) -> std::result::Result<Vec<(u64, workmem_store::Message)>, String> {
+    let (from, to) = match spec.trim().split_once('-') {
+        Some((a, b)) => (a.trim().parse::<u64>(), b.trim().parse::<u64>()),
+        None => (spec.trim().parse::<u64>(), spec.trim().parse::<u64>()),
+    };
+    let (Ok(from), Ok(to)) = (from, to) else {
+        return Err(format!("seq must be a number or a range like 12-20, not {spec:?}"));
+    };
+    if to < from || to - from >= 200 {
+        return Err("a range reads at most 200 messages at once".into());
+    }
+    let records = session.records().map_err(|e| e.to_string())?;
+    let found: Vec<_> = records
+        .into_iter()
+        .filter(|r| (from..=to).contains(&r.seq))
+        .filter_map(|r| match r.entry {
+            Entry::Message(m) => Some((r.seq, m)),
+            Entry::Compaction(_) => None,
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(format!("no message with seq {spec} in this session"));
+    }
+    Ok(found)
+}
+
+/// [`originals`] as read_history shows them to the model.
+pub fn read_history(session: &Session, spec: &str) -> std::result::Result<String, String> {
+    let mut out = String::new();
+    for (seq, m) in originals(session, spec)? {
+        out.push_str(&format!("### #{seq} {}\n", m.role));
+        for c in &m.tool_calls {
+            out.push_str(&format!("→ {}({})\n", c.name, c.arguments));
+        }
+        out.push_str(&m.content);
+        out.push_str("\n\n");
+    }
+    Ok(out)
+}
+
+/// Spec 003's compression guide as a rule: the target it recommends at `used` of `max`
+/// tokens (tools from 20%, conversation from 40%, all from 60%), or none under 20%.
+pub fn guide(used: u32, max: u32) -> Option<Target> {
+    let percent = u64::from(used) * 100 / u64::from(max.max(1));
+    match percent {
+        0..20 => None,
+        20..40 => Some(Target::Tools),
+        40..60 => Some(Target::Conversation),
+        _ => Some(Target::All),
+    }
+}
+
+/// What the host does before each request of `used` tokens: in automatic mode, compact by
+/// the guide (archive, in batches of at least a tenth of the window, so that the request
+/// stays append-only between compactions); then the safety net. The caller rebuilds the
+/// request after a compaction and calls again: the engine plans with estimates, and the
+/// notice the next request carries adds a few tokens.
+pub fn before_request(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, used: u32, options: &context::Options) -> Result<Option<Compacted>> {
+    if options.auto_compact
+        && let Some(target) = guide(used, options.tokens_max)
+    {
+        let args = Args { target, keep_recent: options.keep_recent, min_free: options.tokens_max / 10, keep: options.pinned.clone(), ..Args::default() };
+        match compact(session, runtime, tokenizer, None, &args) {
+            Ok(done) => return Ok(Some(done)),
+            Err(Error::Compact(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    fallback(session, runtime, tokenizer, used, options)
+}

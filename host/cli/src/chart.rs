@@ -1,0 +1,129 @@
+//! Tokens per request as a PNG: one panel per trajectory (the longest four), one line per
+//! policy, the window's 75% as a grey line. Written by hand (stored-deflate PNG) so that the
+//! CLI takes no image dependency for one chart.
+
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+use workmem_agent::replay::{Policy, Run};
+
+const W: usize = 1200;
+const PANEL_H: usize = 260;
+const MARGIN: usize = 20;
+
+/// Line colours by policy, in `Policy::ALL`'s order (the README's legend).
+const COLOURS: [[u8; 3]; 5] = [[200, 30, 30], [230, 150, 0], [40, 120, 220], [120, 60, 200], [20, 150, 60]];
+
+struct Canvas {
+    w: usize,
+    h: usize,
+    px: Vec<u8>,
+}
+
+impl Canvas {
+    fn new(w: usize, h: usize) -> Self {
+        Canvas { w, h, px: vec![255; w * h * 3] }
+    }
+
+    fn set(&mut self, x: i64, y: i64, c: [u8; 3]) {
+        if x >= 0 && y >= 0 && (x as usize) < self.w && (y as usize) < self.h {
+            let i = (y as usize * self.w + x as usize) * 3;
+            self.px[i..i + 3].copy_from_slice(&c);
+        }
+    }
+
+    /// A line two pixels thick.
+    fn line(&mut self, (x0, y0): (i64, i64), (x1, y1): (i64, i64), c: [u8; 3]) {
+        let steps = (x1 - x0).abs().max((y1 - y0).abs()).max(1);
+        for s in 0..=steps {
+            let x = x0 + (x1 - x0) * s / steps;
+            let y = y0 + (y1 - y0) * s / steps;
+            self.set(x, y, c);
+            self.set(x, y + 1, c);
+        }
+    }
+
+    fn png(&self) -> Vec<u8> {
+        let mut raw = Vec::with_capacity((self.w * 3 + 1) * self.h);
+        for row in self.px.chunks(self.w * 3) {
+            raw.push(0);
+            raw.extend_from_slice(row);
+        }
+        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+        let mut ihdr = Vec::new();
+        ihdr.extend_from_slice(&(self.w as u32).to_be_bytes());
+        ihdr.extend_from_slice(&(self.h as u32).to_be_bytes());
+        ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
+        chunk(&mut out, b"IHDR", &ihdr);
+        chunk(&mut out, b"IDAT", &zlib_stored(&raw));
+        chunk(&mut out, b"IEND", &[]);
+        out
+    }
+}
+
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let crc = crc32(&out[start..]);
+    out.extend_from_slice(&crc.to_be_bytes());
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// A zlib stream of stored (uncompressed) deflate blocks.
+fn zlib_stored(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x78, 0x01];
+    let blocks: Vec<&[u8]> = data.chunks(65_535).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        out.push(u8::from(i + 1 == blocks.len()));
+        let len = block.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    let (mut a, mut b) = (1u32, 0u32);
+    for &byte in data {
+        a = (a + u32::from(byte)) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    out
+}
+
+pub fn tokens_per_turn(path: &Path, files: &[PathBuf], policies: &[Policy], runs: &[Vec<Run>], window: u32) -> Result<()> {
+    let mut longest: Vec<usize> = (0..files.len()).collect();
+    longest.sort_by_key(|&f| std::cmp::Reverse(runs.first().map_or(0, |r| r[f].tokens.len())));
+    longest.truncate(4);
+    let mut canvas = Canvas::new(W, PANEL_H * longest.len().max(1));
+    for (panel, &f) in longest.iter().enumerate() {
+        let top = (panel * PANEL_H + MARGIN) as i64;
+        let (left, right, bottom) = (MARGIN as i64 * 2, (W - MARGIN) as i64, ((panel + 1) * PANEL_H - MARGIN) as i64);
+        let turns = runs.iter().map(|r| r[f].tokens.len()).max().unwrap_or(1).max(2);
+        let ymax = runs.iter().flat_map(|r| r[f].tokens.iter().copied()).max().unwrap_or(1).max(window) as i64;
+        let y = |t: i64| bottom - (bottom - top) * t / ymax;
+        let x = |i: usize| left + (right - left) * i as i64 / (turns as i64 - 1);
+        canvas.line((left, bottom), (right, bottom), [0, 0, 0]);
+        canvas.line((left, top), (left, bottom), [0, 0, 0]);
+        let threshold = y(i64::from(window / 4 * 3));
+        canvas.line((left, threshold), (right, threshold), [170, 170, 170]);
+        for (k, p) in policies.iter().enumerate() {
+            let colour = COLOURS[Policy::ALL.iter().position(|q| q == p).unwrap_or(0)];
+            let tokens = &runs[k][f].tokens;
+            for i in 1..tokens.len() {
+                canvas.line((x(i - 1), y(i64::from(tokens[i - 1]))), (x(i), y(i64::from(tokens[i]))), colour);
+            }
+        }
+    }
+    std::fs::write(path, canvas.png())?;
+    Ok(())
+}

@@ -1,0 +1,254 @@
+//! Bounded context (issue 8) through the CLI: `compact` for every target and strategy, an
+//! append-only log with every original readable back, refusals and failed summaries that
+//! change nothing, the notice on the next request, `workmem agent` kept under its window by
+//! the safety net against the loopback LLM server, and `workmem replay` on a real trajectory.
+
+mod common;
+mod llm_server;
+
+use common::Workspace;
+use llm_server::{Reply, Server};
+use serde_json::{Value, json};
+use workmem_store::{Entry, LogRecord, Message, Session, ToolCall};
+
+/// A task, then `rounds` steps each calling `bash` with a 3 KB output, and a closing remark.
+fn tool_loop(ws: &Workspace, rounds: usize) {
+    let s = Session::open(&ws.session).unwrap();
+    s.append_message(Message::new("user", "Fix the flaky test in tests/test_io.py")).unwrap();
+    for r in 0..rounds {
+        let id = format!("call-{r}");
+        let call = ToolCall { id: id.clone(), name: "bash".into(), arguments: format!("{{\"command\": \"cat part{r}.txt\"}}") };
+        s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", format!("Step {r}: reading part {r}.")) }).unwrap();
+        let output = format!("part {r} begins\n{}", format!("line of part {r}\n").repeat(200));
+        s.append_message(Message { tool_call_id: Some(id), ..Message::new("tool", output) }).unwrap();
+        s.append_message(Message::new("assistant", format!("Part {r} holds nothing relevant; {}", "notes ".repeat(60)))).unwrap();
+    }
+}
+
+fn records(ws: &Workspace) -> Vec<LogRecord> {
+    Session::open(&ws.session).unwrap().records().unwrap()
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Tool calls and results in `messages` (a request's) all paired, in order.
+fn paired(messages: &[Value]) -> bool {
+    let mut open: Vec<String> = Vec::new();
+    for m in messages {
+        if let Some(id) = m["tool_call_id"].as_str() {
+            let Some(p) = open.iter().position(|o| o == id) else { return false };
+            open.remove(p);
+        } else {
+            if !open.is_empty() {
+                return false;
+            }
+            open = m["tool_calls"].as_array().map(|c| c.iter().map(|c| c["id"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
+        }
+    }
+    true
+}
+
+fn request(ws: &Workspace) -> Vec<Value> {
+    let out = ws.cmd(None, &["--json", "context", "--session", "s", "--history", "all", "--model", "gpt-4o"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json_of(&out)["messages"].as_array().unwrap().clone()
+}
+
+#[test]
+fn tools_archive_offloads_old_outputs_and_every_original_reads_back() {
+    let ws = Workspace::new("compact-tools");
+    tool_loop(&ws, 8);
+    let log_before = std::fs::read(ws.session.join("messages.jsonl")).unwrap();
+    let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--target", "tools", "--keep-recent", "3", "--model", "gpt-4o"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let done = json_of(&out);
+    assert_eq!(done["ok"], true);
+    assert!(done["tokens_after"].as_u64().unwrap() * 2 < done["tokens_before"].as_u64().unwrap(), "{done}");
+    let archive = done["archive"].as_str().unwrap();
+    assert!(archive.starts_with("working-memory/detail/history-"), "{archive}");
+    assert!(done["notice"].as_str().unwrap().contains("Bring working-memory/overview.md up to date"));
+
+    // Append-only: the old log is a prefix of the new, which has one more entry.
+    let log_after = std::fs::read(ws.session.join("messages.jsonl")).unwrap();
+    assert_eq!(&log_after[..log_before.len()], &log_before[..]);
+    let all = records(&ws);
+    let Entry::Compaction(c) = &all.last().unwrap().entry else { panic!("the compaction is the last entry") };
+    assert_eq!(c.target, "tools");
+    // Outputs of steps 0..=5 replaced (the last 3 groups are step 7's call+result, its
+    // remark, and step 6's remark... counted as groups, so step 6's output stays too).
+    let replaced: Vec<u64> = done["replaced"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap().iter().map(|s| s.as_u64().unwrap())).collect();
+    assert!(!replaced.is_empty());
+    for seq in &replaced {
+        let out = ws.cmd(None, &["--json", "history", "--session", "s", "--seq", &seq.to_string()]).output().unwrap();
+        let back = json_of(&out);
+        let Entry::Message(original) = &all[(*seq - 1) as usize].entry else { panic!() };
+        assert_eq!(back[0]["message"], serde_json::to_value(original).unwrap(), "seq {seq} reads back as logged");
+        let file = std::fs::read_to_string(ws.session.join(archive)).unwrap();
+        assert!(file.contains(&original.content), "the archive file holds #{seq}");
+    }
+
+    // The request now carries placeholders, stays paired, and says a compaction happened.
+    let messages = request(&ws);
+    assert!(paired(&messages));
+    let placeholders: Vec<&Value> = messages.iter().filter(|m| m["content"].as_str().unwrap().starts_with("[offloaded output of bash")).collect();
+    assert_eq!(placeholders.len(), replaced.len());
+    let meta = messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(meta.contains("History was compacted") && meta.contains("\"auto_compact_at\": 96000"), "{meta}");
+}
+
+#[test]
+fn every_target_and_strategy() {
+    let cases =
+        [("conversation", "archive"), ("tools", "archive"), ("all", "archive"), ("conversation", "summarize"), ("tools", "summarize"), ("all", "summarize")];
+    for (target, strategy) in cases {
+        let ws = Workspace::new(&format!("compact-{target}-{strategy}"));
+        tool_loop(&ws, 6);
+        let server = Server::start(vec![Reply::say("#3: part 0 is noise\nGoal: fix the flaky test (#1); parts 0-3 read, nothing found (#2-#13).")]);
+        let before = request(&ws);
+        let out = ws
+            .cmd(Some(&server.url), &["--json", "compact", "--session", "s", "--target", target, "--strategy", strategy, "--keep-recent", "2", "--no-stream"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{target}/{strategy}: {}", String::from_utf8_lossy(&out.stderr));
+        let done = json_of(&out);
+        let after = request(&ws);
+        assert!(paired(&after), "{target}/{strategy}");
+        assert!(after.len() <= before.len() && done["tokens_after"].as_u64() < done["tokens_before"].as_u64(), "{target}/{strategy}: {done}");
+        // The task and the last two groups are kept as they were.
+        assert!(after.iter().any(|m| m["content"] == "Fix the flaky test in tests/test_io.py"));
+        let n = after.len();
+        assert_eq!(after[n - 3..n - 1], before[before.len() - 3..before.len() - 1], "{target}/{strategy}");
+        let asked = server.requests().len();
+        assert_eq!(asked, usize::from(strategy == "summarize"), "{target}/{strategy}: only summarize asks the model");
+        if strategy == "summarize" {
+            let prompt = server.requests()[0].body["messages"][1]["content"].as_str().unwrap().to_string();
+            assert!(prompt.contains(if target == "conversation" { "### #4 assistant" } else { "### #3 tool bash" }), "{prompt}");
+            let text: String = after.iter().map(|m| m["content"].as_str().unwrap_or_default()).collect();
+            assert!(text.contains(if target == "tools" { "Gist: part 0 is noise" } else { "parts 0-3 read, nothing found" }), "{target}: {text}");
+        }
+    }
+}
+
+#[test]
+fn refusals_and_failed_summaries_change_nothing() {
+    let ws = Workspace::new("compact-refused");
+    tool_loop(&ws, 3);
+    let unchanged = ws.files();
+    // Nothing outside the recent groups.
+    let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--target", "tools", "--keep-recent", "50"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let error = json_of(&out)["error"].clone();
+    assert_eq!(error["kind"], "compaction_refused");
+    assert!(error["message"].as_str().unwrap().contains("nothing to compact"), "{error}");
+    // Too little to free.
+    let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--target", "tools", "--keep-recent", "1", "--min-free", "1000000"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("min_free"));
+    // The model fails, then answers with nothing.
+    let server = Server::start(vec![Reply::status(500, vec![]), Reply::say("  ")]);
+    for expected in ["HTTP 500", "the summary came back empty"] {
+        let out = ws
+            .cmd(Some(&server.url), &["--json", "compact", "--session", "s", "--strategy", "summarize", "--keep-recent", "1", "--no-stream", "--retries", "0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(String::from_utf8_lossy(&out.stderr).contains(expected), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert_eq!(ws.files(), unchanged, "a refused or failed compaction wrote nothing");
+    // A bad seq is a clear error.
+    let out = ws.cmd(None, &["--json", "history", "--session", "s", "--seq", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("a number or a range"));
+}
+
+/// An agent whose every step reads a 6 KB file stays under a 6,000-token window: the
+/// safety net compacts before the request that would cross 75% of it, never after.
+#[test]
+fn the_agent_stays_under_its_window() {
+    let ws = Workspace::new("compact-agent");
+    let big = format!("{}\n", "a line of a long detail file, of which the agent needs one fact\n".repeat(100));
+    let out = ws.cmd(None, &["memory", "write", "--session", "s", "working-memory/detail/big.md", "-"]).stdin_file(&big);
+    assert!(out.status.success());
+    let steps = 30;
+    let mut script: Vec<Reply> = (0..steps).map(|_| Reply::call(&[("read_file", json!({"path": "working-memory/detail/big.md"}))])).collect();
+    script.push(Reply::say("Found it."));
+    let server = Server::start(script);
+    let window = 6000;
+    let out = ws
+        .cmd(
+            Some(&server.url),
+            &[
+                "agent",
+                "--session",
+                "s",
+                "Find the fact",
+                "--no-stream",
+                "--retries",
+                "0",
+                "--model",
+                "gpt-4o",
+                "--tokens-max",
+                &window.to_string(),
+                "--max-steps",
+                "40",
+            ],
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("⇣ History was compacted automatically"), "{stderr}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), steps + 1);
+    let tokenizer = workmem_llm::Tokenizer::for_model("gpt-4o");
+    let mut notices = 0;
+    for r in &requests {
+        let messages: Vec<workmem_llm::Message> = serde_json::from_value(r.body["messages"].clone()).unwrap();
+        let tokens = tokenizer.count_chat(&messages) + tokenizer.count_tools(&r.body["tools"]);
+        assert!(tokens < window * 3 / 4, "a request of {tokens} tokens crossed the safety net");
+        assert!(paired(r.body["messages"].as_array().unwrap()));
+        notices += usize::from(messages.last().unwrap().content.contains("History was compacted"));
+    }
+    let compactions = records(&ws).iter().filter(|r| matches!(r.entry, Entry::Compaction(_))).count();
+    assert!(compactions >= 2, "{compactions}");
+    assert_eq!(notices, compactions, "the request right after each compaction, and only it, says so");
+}
+
+#[test]
+fn replay_a_real_trajectory() {
+    let ws = Workspace::new("replay");
+    let file = common::root().join("tests/data/trajectories/minisweagent-gemini3pro-django__django-14672.jsonl");
+    let png = ws.root.join("tokens.png");
+    let out = ws.cmd(None, &["--json", "replay", file.to_str().unwrap(), "--window", "8000", "--png", png.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json_of(&out);
+    let by = |name: &str| v["policies"].as_array().unwrap().iter().find(|p| p["policy"] == name).unwrap().clone();
+    let (full, workmem) = (by("full"), by("workmem"));
+    assert!(full["peak"].as_u64().unwrap() > 6000, "the trajectory must cross the threshold for this test to mean anything");
+    assert!(workmem["peak"].as_u64().unwrap() <= 6000, "{workmem}");
+    assert_eq!(workmem["violations"], 0);
+    assert!(workmem["compactions"].as_u64().unwrap() > 0);
+    assert_eq!(workmem["recovered"], workmem["compacted"]);
+    assert!(workmem["total"].as_u64() < full["total"].as_u64());
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG\r\n\x1a\n"));
+    // One policy and one file: tokens per request.
+    let out = ws.cmd(None, &["--json", "replay", file.to_str().unwrap(), "--policy", "mask"]).output().unwrap();
+    let one = json_of(&out);
+    assert_eq!(one["policy"], "mask");
+    assert_eq!(one["tokens"].as_array().unwrap().len(), 33, "one request per assistant message");
+}
+
+trait StdinFile {
+    fn stdin_file(&mut self, text: &str) -> std::process::Output;
+}
+
+impl StdinFile for std::process::Command {
+    fn stdin_file(&mut self, text: &str) -> std::process::Output {
+        use std::io::Write;
+        let mut child = self.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    }
+}
