@@ -63,3 +63,92 @@ fn a_log_record_cut_short_is_dropped_before_the_next_commit() {
     session.with_lock(|l| session.commit(l, &commit(2))).unwrap();
     assert_eq!(seqs(&session.log().unwrap()), [1, 2]);
 }
+
+/// The view a reader derives from the log alone, with no kept view.
+fn folded(session: &workmem_store::Session) -> workmem_store::View {
+    let mut view = workmem_store::View::default();
+    for r in session.records().unwrap() {
+        view.push(r);
+    }
+    view
+}
+
+fn compaction(replaces: Vec<u64>, text: &str) -> workmem_store::Entry {
+    workmem_store::Entry::Compaction(workmem_store::Compaction {
+        target: "all".into(),
+        strategy: "archive".into(),
+        replacements: vec![workmem_store::Replacement { replaces, message: workmem_store::Message::new("assistant", text) }],
+        archive: None,
+        notice: format!("compacted: {text}"),
+        tokens_before: 0,
+        tokens_after: 0,
+        round: 0,
+    })
+}
+
+#[test]
+fn the_kept_view_is_the_log_folded_whatever_happened_to_view_json() {
+    use workmem_store::Message;
+    let root = tempdir("view");
+    let session = Sessions::new(&root, &root).create(Some("s"), "# template\n").unwrap();
+    let view_json = session.dir().join("view.json");
+    for round in 0..5u64 {
+        for k in 0..40 {
+            session.append_message(Message::new(if k % 2 == 0 { "user" } else { "assistant" }, format!("round {round} message {k}"))).unwrap();
+        }
+        let first = session.view().unwrap().entries[0].0;
+        let locked = session.lock().unwrap();
+        session.append(&locked, compaction((first..first + 30).collect(), &format!("summary {round}"))).unwrap();
+        drop(locked);
+        assert_eq!(session.view().unwrap(), folded(&session), "round {round}");
+        assert!(view_json.exists(), "a compaction keeps the view");
+    }
+    let expected = folded(&session);
+    assert_eq!(expected.last_compaction.as_ref().unwrap().notice, "compacted: summary 4");
+    // Lost, garbage, stale (an older offset), from another log: each reads as the log says.
+    std::fs::remove_file(&view_json).unwrap();
+    assert_eq!(session.view().unwrap(), expected);
+    std::fs::write(&view_json, b"{not json").unwrap();
+    assert_eq!(session.view().unwrap(), expected);
+    let kept = std::fs::read(&view_json).unwrap();
+    session.append_message(Message::new("user", "one more")).unwrap();
+    std::fs::write(&view_json, &kept).unwrap();
+    assert_eq!(session.view().unwrap(), folded(&session));
+    let mut other: serde_json::Value = serde_json::from_slice(&kept).unwrap();
+    other["seq"] = 7.into();
+    std::fs::write(&view_json, other.to_string()).unwrap();
+    assert_eq!(session.view().unwrap(), folded(&session));
+    other["offset"] = 3.into();
+    std::fs::write(&view_json, other.to_string()).unwrap();
+    assert_eq!(session.view().unwrap(), folded(&session));
+}
+
+/// The store's fold and the engine's `history.replay` are one rule written twice (the host
+/// reads its log without an engine instance); this holds them together.
+#[test]
+fn the_store_folds_compactions_as_the_engine_replays_them() {
+    use workmem_runtime::history::{Entry as ViewEntry, Replacement};
+    use workmem_runtime::{ChatMessage, Options, Runtime};
+    let runtime = Runtime::new(&Options { cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache")), ..Options::default() }).unwrap();
+    let mut engine = runtime.instance().unwrap();
+    let root = tempdir("replay-rule");
+    let session = Sessions::new(&root, &root).create(Some("s"), "# template\n").unwrap();
+    let chat = |m: &workmem_store::Message| ChatMessage { role: m.role.clone(), content: m.content.clone(), tool_call_id: None, tool_calls: vec![] };
+    for k in 0..30 {
+        session.append_message(workmem_store::Message::new("user", format!("m{k}"))).unwrap();
+    }
+    let locked = session.lock().unwrap();
+    // Overlapping, out of order, naming an earlier replacement, naming nothing that exists.
+    for replaces in [vec![3, 4, 5], vec![20, 2, 21], vec![2, 6], vec![99], vec![10, 12, 14]] {
+        let before: Vec<ViewEntry> = session.view().unwrap().entries.iter().map(|(seq, m)| ViewEntry { seq: *seq, message: chat(m), tokens: 0 }).collect();
+        let text = format!("instead of {replaces:?}");
+        let replacement = Replacement {
+            replaces: replaces.clone(),
+            message: ChatMessage { role: "assistant".into(), content: text.clone(), tool_call_id: None, tool_calls: vec![] },
+        };
+        let engine_view: Vec<(u64, String)> = engine.replay(&before, &[replacement]).unwrap().into_iter().map(|e| (e.seq, e.message.content)).collect();
+        session.append(&locked, compaction(replaces, &text)).unwrap();
+        let store_view: Vec<(u64, String)> = session.view().unwrap().entries.into_iter().map(|(seq, m)| (seq, m.content)).collect();
+        assert_eq!(store_view, engine_view);
+    }
+}

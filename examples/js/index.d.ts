@@ -1,15 +1,73 @@
 // Types of the wrapper; the record types come from the WIT through jco.
 import type { Applied, Diagnostic, Message, Snapshot, Update } from './gen/interfaces/workmem-memory-memory.js';
+import type { ChatMessage } from './gen/interfaces/workmem-memory-context.js';
+import type { Strategy, Target } from './gen/interfaces/workmem-memory-history.js';
 
 export type {
   Applied, ArchiveOp, Archival, Diagnostic, Learning, LearningAdd, LearningOps, Message, Progress, Severity, Snapshot, Update,
   VerbatimAdd, VerbatimEntry, VerbatimOps,
 } from './gen/interfaces/workmem-memory-memory.js';
 
+export type { ChatMessage, ToolCall } from './gen/interfaces/workmem-memory-context.js';
+export type { Strategy, Target } from './gen/interfaces/workmem-memory-history.js';
+
 export class WorkmemError extends Error {
   diagnostics: Diagnostic[];
-  constructor(message: string, diagnostics?: Diagnostic[]);
+  /** For a refused compaction. */
+  kind?: 'nothing' | 'empty-summary' | 'invariant';
+  constructor(message: string, diagnostics?: Diagnostic[], kind?: 'nothing' | 'empty-summary' | 'invariant');
 }
+
+/** One entry of a history view: a message of your log (its sequence number) or a replacement. */
+export interface Entry {
+  seq: number;
+  message: ChatMessage;
+  /** Its tokens, as your tokenizer counts them (0 if you do not count). */
+  tokens?: number;
+}
+
+export interface Replacement {
+  replaces: number[];
+  message: ChatMessage;
+}
+
+export interface Compaction {
+  replacements: Replacement[];
+  archive: string;
+  view: Required<Entry>[];
+  messages: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  notice: string;
+}
+
+export interface CompactOptions {
+  target?: Target;
+  strategy?: Strategy;
+  keepRecent?: number;
+  archiveTo?: string;
+  archiveLines?: number;
+  neverCompact?: string[];
+  minFree?: number;
+  keep?: number[];
+}
+
+export interface FallbackOptions {
+  used: number;
+  threshold: number;
+  goal: number;
+  keepRecent?: number;
+  archiveTo?: string;
+  archiveLines?: number;
+  neverCompact?: string[];
+  keep?: number[];
+}
+
+export type AskChat = (messages: ChatMessage[]) => string | Promise<string>;
+
+export function compact(view: Entry[], options?: CompactOptions, ask?: AskChat): Promise<Compaction>;
+export function fallback(view: Entry[], options: FallbackOptions): Compaction | null;
+export function replay(view: Entry[], replacements: Replacement[]): Required<Entry>[];
 
 export interface Parsed {
   ok: boolean;

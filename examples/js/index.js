@@ -1,14 +1,18 @@
 // workmem for JavaScript: the engine component (transpiled by jco into gen/). A Memory lives
 // inside the engine; an apply carries the DSL in and the outcome out. Refused input is thrown
 // as a WorkmemError that carries the diagnostics (1-based line and column).
-import { memory as engine } from './gen/workmem.js';
+import { history, memory as engine } from './gen/workmem.js';
 
-/** An update the engine refused: `diagnostics` says where and why. */
+/**
+ * An update the engine refused (`diagnostics` says where and why), or a compaction it refused
+ * (`kind` is 'nothing', 'empty-summary' or 'invariant').
+ */
 export class WorkmemError extends Error {
-  constructor(message, diagnostics = []) {
+  constructor(message, diagnostics = [], kind = undefined) {
     super(message);
     this.name = 'WorkmemError';
     this.diagnostics = diagnostics;
+    this.kind = kind;
   }
 }
 
@@ -138,4 +142,60 @@ export function chatCompletions({ baseUrl, model, apiKey, fetch: fetchImpl = glo
     const body = await response.json();
     return body.choices[0].message.content ?? '';
   };
+}
+
+// Compaction (spec 003). Views and replacements use plain numbers for sequence numbers;
+// the component's u64s are bigints.
+const toEntry = (e) => ({ seq: BigInt(e.seq), message: e.message, tokens: e.tokens ?? 0 });
+const fromEntry = (e) => ({ seq: Number(e.seq), message: e.message, tokens: e.tokens });
+const fromCompaction = (c) => ({
+  ...c,
+  replacements: c.replacements.map((r) => ({ replaces: Array.from(r.replaces, Number), message: r.message })),
+  view: c.view.map(fromEntry),
+});
+
+function compactError(e) {
+  const why = {
+    nothing: () => e.val,
+    'empty-summary': () => 'the summary came back empty; nothing was compacted',
+    invariant: () => `compaction refused, it would break an invariant: ${e.val}`,
+  }[e.tag]();
+  return new WorkmemError(why, [], e.tag);
+}
+
+const COMPACT_DEFAULTS = { target: 'all', strategy: 'archive', keepRecent: 5, archiveTo: 'working-memory/detail/history.md', archiveLines: 0, neverCompact: [], minFree: 0 };
+
+/**
+ * Spec 003's compact_history over a history view (`[{seq, message, tokens}]`, oldest first;
+ * `seq` numbers your log's entries). Returns the replacements to append to your log, the text
+ * to append to `archiveTo`, the view after, and the notice for the model. With strategy
+ * 'summarize', `ask` (sync or async, like Memory#update's) gets the engine's request and
+ * returns the model's summary. Throws WorkmemError (with `kind`) when nothing is worth
+ * compacting, the summary is empty, or an invariant would break: append nothing then.
+ */
+export async function compact(view, options = {}, ask = undefined) {
+  const request = { ...COMPACT_DEFAULTS, ...options, keep: BigUint64Array.from((options.keep ?? []).map(BigInt)), summary: undefined };
+  const entries = view.map(toEntry);
+  for (;;) {
+    const plan = unwrap(() => history.compact(entries, request), compactError);
+    if (plan.tag === 'done') return fromCompaction(plan.val);
+    if (!ask) throw new WorkmemError("strategy 'summarize' needs `ask`, a model client", [], 'nothing');
+    request.summary = await ask(plan.val);
+  }
+}
+
+/**
+ * The safety net (spec 003 §3): null while `used` (the whole request's tokens) is under
+ * `threshold`; otherwise an archive compaction down towards `goal`.
+ */
+export function fallback(view, { used, threshold, goal, keepRecent = 5, archiveTo = COMPACT_DEFAULTS.archiveTo, archiveLines = 0, neverCompact = [], keep = [] }) {
+  const request = { used, threshold, goal, keepRecent, archiveTo, archiveLines, neverCompact, keep: BigUint64Array.from(keep.map(BigInt)) };
+  const done = history.fallback(view.map(toEntry), request);
+  return done === undefined ? null : fromCompaction(done);
+}
+
+/** The view after `replacements`: how a log of messages and compactions reads back. */
+export function replay(view, replacements) {
+  const wit = replacements.map((r) => ({ replaces: BigUint64Array.from(r.replaces.map(BigInt)), message: r.message }));
+  return history.replay(view.map(toEntry), wit).map(fromEntry);
 }

@@ -4,7 +4,8 @@
 use crate::{ChatMessage, ContextRequest, ContextStats, HistoryMode};
 use std::fmt::Write;
 
-/// Spec 003 §4, with the real paths, and the history line true to what the request holds.
+/// Spec 003 §4, with the real paths, the history line true to what the request holds, and
+/// how to compact and read back (T038).
 fn instructions(overview_path: &str, detail_path: &str, history_injected: bool) -> String {
     let history = if history_injected {
         "- Earlier messages may be included, but do not rely on them: they can be dropped at any time"
@@ -39,6 +40,13 @@ Token Usage      Recommended Action
 - Last 3-5 conversation turns
 - Current task status
 - Key decisions and rationale
+
+**Compacting:** call compact_history with target \"tools\" (old tool outputs become short
+placeholders), \"conversation\" (old messages are archived to the detail directory) or \"all\",
+strategy \"archive\" or \"summarize\", and keep_recent. Nothing is lost: every message keeps its
+number, and read_history {{\"seq\": \"N\"}} (or a range \"N-M\") reads it back as it was. At
+context_meta's auto_compact_at the system compacts by itself before the next request; do it
+yourself before then, and update the memory file afterwards with what matters from it.
 
 **File Path**: {overview_path}
 **Detail Directory**: {detail_path}

@@ -40,6 +40,8 @@ fn the_request_has_the_order_of_spec_001() {
     assert_eq!(roles, ["system", "system", "system", "user", "assistant", "user", "assistant"]);
     assert!(out[0].content.starts_with("You are a coding agent.\n\n## Working Memory - IMPORTANT"));
     assert!(out[0].content.contains("**File Path**: /s/working-memory/overview.md\n**Detail Directory**: /s/working-memory/detail/"));
+    // Spec 003 T038: the prompt explains compact_history and how to read history back.
+    assert!(out[0].content.contains("call compact_history with target \"tools\"") && out[0].content.contains("read_history {\"seq\": \"N\"}"));
     assert_eq!(out[1].content, "# AGENTS.md\n\nRun `make test` before you stop.");
     assert_eq!(out[2].content, "<working_memory path=\"/s/working-memory/overview.md\">\n# Working Memory\nFixing it\n</working_memory>");
     let mut no_agents = request("x", HistoryMode::All);

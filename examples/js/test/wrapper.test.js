@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { chatCompletions, Memory, parse, WorkmemError } from '../index.js';
+import { chatCompletions, compact, fallback, Memory, parse, replay, WorkmemError } from '../index.js';
 
 test('apply throws a WorkmemError that carries positioned diagnostics, and changes nothing', () => {
   const memory = new Memory();
@@ -85,4 +85,48 @@ test('a stubborn model gives up with the diagnostics, applying nothing', async (
   });
   assert.equal(calls, 2);
   assert.equal(memory.save(), before);
+});
+
+// Compaction (issue 8): a tool loop, compacted by archive and by an async summary.
+/** @param {number} rounds @returns {import('../index.js').Entry[]} */
+const toolLoop = (rounds) => {
+  /** @type {import('../index.js').Entry[]} */
+  const view = [{ seq: 1, message: { role: 'user', content: 'Fix the flaky test', toolCalls: [] } }];
+  for (let r = 0; r < rounds; r++) {
+    const id = `call-${r}`;
+    view.push({ seq: 2 + 2 * r, message: { role: 'assistant', content: `step ${r}`, toolCalls: [{ id, name: 'bash', arguments: '{}' }] }, tokens: 10 });
+    view.push({ seq: 3 + 2 * r, message: { role: 'tool', content: `output ${r}\n${'x'.repeat(2000)}`, toolCallId: id, toolCalls: [] }, tokens: 500 });
+  }
+  return view;
+};
+
+test('compact offloads old tool outputs, keeps the pairs, and replays from the log', async () => {
+  const view = toolLoop(6);
+  const done = await compact(view, { target: 'tools', keepRecent: 2 });
+  assert.deepEqual(done.replacements.map((r) => r.replaces), [[3], [5], [7], [9]]);
+  for (const r of done.replacements) {
+    assert.match(r.message.content, /^\[offloaded output of bash: .*read_history \{"seq": "\d+"\}/);
+    assert.equal(r.message.toolCallId, view.find((e) => e.seq === r.replaces[0])?.message.toolCallId);
+  }
+  assert.ok(done.archive.includes('output 0\n'));
+  assert.ok(done.tokensAfter < done.tokensBefore);
+  assert.deepEqual(replay(view, done.replacements).map((e) => [e.seq, e.message.content]), done.view.map((e) => [e.seq, e.message.content]));
+  assert.equal(typeof done.view[0].seq, 'number');
+});
+
+test('compact summarizes with an async model client, and refuses with a kind', async () => {
+  const view = toolLoop(5);
+  /** @type {import('../index.js').ChatMessage[]} */
+  let asked = [];
+  const done = await compact(view, { strategy: 'summarize', keepRecent: 1 }, async (messages) => {
+    asked = messages;
+    return 'Goal: fix the flaky test (#1); steps 0-3 found nothing (#2-#9).';
+  });
+  assert.match(asked[1]?.content ?? '', /### #3 tool bash/);
+  assert.ok(done.view.some((e) => e.message.content.endsWith('steps 0-3 found nothing (#2-#9).')));
+  await assert.rejects(compact(view, { strategy: 'summarize', keepRecent: 1 }, async () => ' '), (e) => e instanceof WorkmemError && e.kind === 'empty-summary');
+  await assert.rejects(compact(view, { keepRecent: 50 }), (e) => e instanceof WorkmemError && e.kind === 'nothing');
+  assert.equal(fallback(view, { used: 100, threshold: 1000, goal: 500 }), null);
+  const net = fallback(view, { used: 3000, threshold: 2000, goal: 1000, keepRecent: 1 });
+  assert.match(net?.notice ?? '', /compacted automatically/);
 });

@@ -90,7 +90,11 @@ def test_the_dataclasses_match_the_component_types():
     check(Applied, funcs["[method]memory.apply"].result.ok)
     check(Snapshot, funcs["[method]memory.snapshot"].result)
     check(Update, funcs["[method]memory.merge"].params[1][1].element)
-    assert {"ParseResult", "Update", "Diagnostic", "Applied", "Snapshot", "Learning", "Progress"} <= set(checked), checked
+    history = {name: item.ty for name, item in component.type.exports(engine)[workmem.HISTORY].ty.exports(engine).items()}
+    check(workmem.Compaction, history["fallback"].result.payload)
+    check(workmem.Entry, history["replay"].result.element)
+    assert {"ParseResult", "Update", "Diagnostic", "Applied", "Snapshot", "Learning", "Progress", "Compaction", "Entry", "ChatMessage",
+            "Replacement", "ToolCall"} <= set(checked), checked
 
 
 class _Model(BaseHTTPRequestHandler):
@@ -151,3 +155,50 @@ def test_a_stubborn_model_gives_up_applying_nothing(engine):
     assert len(calls) == 2 and info.value.diagnostics
     assert memory.save() == before
     assert isinstance(info.value.diagnostics[0], Diagnostic)
+
+
+# Compaction (issue 8): the same tool loop as the JS test, by archive and by an asyncio summary.
+
+def _tool_loop(rounds: int) -> list:
+    from workmem import ChatMessage, Entry, ToolCall
+    view = [Entry(1, ChatMessage("user", "Fix the flaky test"))]
+    for r in range(rounds):
+        call = f"call-{r}"
+        view.append(Entry(2 + 2 * r, ChatMessage("assistant", f"step {r}", tool_calls=[ToolCall(call, "bash", "{}")]), 10))
+        view.append(Entry(3 + 2 * r, ChatMessage("tool", f"output {r}\n" + "x" * 2000, tool_call_id=call), 500))
+    return view
+
+
+def test_compact_offloads_old_tool_outputs_and_replays_from_the_log():
+    engine = Engine()
+    view = _tool_loop(6)
+    done = engine.compact(view, target="tools", keep_recent=2)
+    assert [r.replaces for r in done.replacements] == [[3], [5], [7], [9]]
+    for r in done.replacements:
+        assert r.message.content.startswith("[offloaded output of bash: ")
+        assert r.message.tool_call_id == next(e for e in view if e.seq == r.replaces[0]).message.tool_call_id
+    assert "output 0\n" in done.archive and done.tokens_after < done.tokens_before
+    assert engine.replay(view, done.replacements) == done.view
+
+
+def test_compact_summarizes_with_asyncio_and_refuses_with_a_kind():
+    from workmem import CompactionRefused
+    engine = Engine()
+    view = _tool_loop(5)
+    asked = []
+
+    async def ask(messages):
+        asked.append(messages)
+        return "Goal: fix the flaky test (#1); steps 0-3 found nothing (#2-#9)."
+
+    done = asyncio.run(engine.compact_async(view, ask, strategy="summarize", keep_recent=1))
+    assert "### #3 tool bash" in asked[0][1].content
+    assert any(e.message.content.endswith("steps 0-3 found nothing (#2-#9).") for e in done.view)
+    with pytest.raises(CompactionRefused) as refused:
+        engine.compact(view, lambda messages: " ", strategy="summarize", keep_recent=1)
+    assert refused.value.kind == "empty-summary"
+    with pytest.raises(CompactionRefused) as refused:
+        engine.compact(view, keep_recent=50)
+    assert refused.value.kind == "nothing"
+    assert engine.fallback(view, used=100, threshold=1000, goal=500) is None
+    assert "automatically" in engine.fallback(view, used=3000, threshold=2000, goal=1000, keep_recent=1).notice

@@ -25,12 +25,13 @@ import wasmtime
 from wasmtime.component import Component, Linker, Record, ResourceAny
 
 __all__ = [
-    "Applied", "ArchiveOp", "Archival", "Diagnostic", "Engine", "Learning", "LearningAdd", "LearningOps", "Memory",
-    "Message", "ParseResult", "Progress", "Snapshot", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps",
-    "WorkmemError", "now",
+    "Applied", "ArchiveOp", "Archival", "ChatMessage", "Compaction", "CompactionRefused", "Diagnostic", "Engine", "Entry",
+    "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Progress", "Replacement", "Snapshot",
+    "ToolCall", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError", "now",
 ]
 
 PACKAGE = "workmem:memory/memory@0.2.0"
+HISTORY = "workmem:memory/history@0.2.0"
 
 
 @dataclass(frozen=True)
@@ -161,12 +162,65 @@ class Message:
     content: str
 
 
+@dataclass
+class ToolCall:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class ChatMessage:
+    """A chat message as providers take it; `tool_call_id` on a tool result."""
+
+    role: str
+    content: str
+    tool_call_id: Optional[str] = None
+    tool_calls: List[ToolCall] = field(default_factory=list)
+
+
+@dataclass
+class Entry:
+    """One entry of a history view: a message of your log (`seq`) or a replacement."""
+
+    seq: int
+    message: ChatMessage
+    tokens: int = 0
+
+
+@dataclass
+class Replacement:
+    replaces: List[int]
+    message: ChatMessage
+
+
+@dataclass
+class Compaction:
+    """Replacements to append to your log, text to append to the archive file, the view after."""
+
+    replacements: List[Replacement]
+    archive: str
+    view: List[Entry]
+    messages: int
+    tokens_before: int
+    tokens_after: int
+    notice: str
+
+
 class WorkmemError(Exception):
     """The engine refused an update; `diagnostics` says where (1-based line and column)."""
 
     def __init__(self, message: str, diagnostics: Optional[List[Diagnostic]] = None):
         super().__init__(message)
         self.diagnostics = diagnostics or []
+
+
+class CompactionRefused(WorkmemError):
+    """Nothing was compacted: `kind` is "nothing", "empty-summary" or "invariant". Append nothing."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
 
 
 def now() -> str:
@@ -271,6 +325,11 @@ class Engine:
             index = instance.get_export_index(self._store, name, interface)
             assert index is not None, f"the component does not export {name}"
             self._funcs[name] = instance.get_func(self._store, index)
+        history = instance.get_export_index(self._store, HISTORY)
+        for name in ("compact", "fallback", "replay"):
+            index = instance.get_export_index(self._store, name, history)
+            assert index is not None, f"the component does not export {name}"
+            self._funcs[name] = instance.get_func(self._store, index)
         self.generation = getattr(self, "generation", 0) + 1
 
     def _call(self, name: str, *args: Any) -> Any:
@@ -301,6 +360,77 @@ class Engine:
         if isinstance(loaded, str):
             raise WorkmemError(loaded)
         return Memory(self, loaded)
+
+
+    # --- compaction (spec 003) ---------------------------------------------------------
+
+    def compact(self, view: List[Entry], ask: Optional[Callable[[List[ChatMessage]], str]] = None, **options: Any) -> Compaction:
+        """Spec 003's compact_history over a history view (oldest first). Options: target
+        ("conversation", "tools", "all"), strategy ("archive", "summarize"), keep_recent,
+        archive_to, archive_lines, never_compact, min_free, keep. With "summarize", `ask` gets
+        the engine's request and returns the model's summary. Raises CompactionRefused when
+        nothing is worth compacting, the summary is empty, or an invariant would break."""
+        steps = self._compact_steps(view, options)
+        answer = None
+        while True:
+            asked = steps.send(answer)
+            if isinstance(asked, Compaction):
+                return asked
+            if ask is None:
+                raise CompactionRefused("nothing", 'strategy "summarize" needs `ask`, a model client')
+            answer = ask(asked)
+
+    async def compact_async(self, view: List[Entry], ask: Callable[[List[ChatMessage]], Awaitable[str]], **options: Any) -> Compaction:
+        """`compact` with an asyncio model client."""
+        steps = self._compact_steps(view, options)
+        answer = None
+        while True:
+            asked = steps.send(answer)
+            if isinstance(asked, Compaction):
+                return asked
+            answer = await ask(asked)
+
+    def _compact_steps(self, view: List[Entry], options: dict) -> typing.Generator[Any, Optional[str], None]:
+        request = Record()
+        for name, default in (("target", "all"), ("strategy", "archive"), ("keep_recent", 5),
+                              ("archive_to", "working-memory/detail/history.md"), ("archive_lines", 0),
+                              ("never_compact", []), ("min_free", 0), ("keep", [])):
+            setattr(request, name.replace("_", "-"), list(options.pop(name, default)) if isinstance(default, list) else options.pop(name, default))
+        if options:
+            raise TypeError(f"unknown compact options: {sorted(options)}")
+        request.summary = None
+        entries = _to_wit(view)
+        while True:
+            # wasmtime-py gives a variant whose cases differ in type as the bare payload
+            # (`plan`: a list to ask, a record when done), and one whose cases do not as a
+            # Variant with a tag (`compact-error`).
+            plan = self._call("compact", entries, request)
+            if isinstance(plan, list):
+                request.summary = yield _from_wit(plan, List[ChatMessage])
+                continue
+            if not hasattr(plan, "tag"):
+                yield _from_wit(plan, Compaction)
+                return
+            why = {"nothing": lambda: plan.payload, "empty-summary": lambda: "the summary came back empty; nothing was compacted",
+                   "invariant": lambda: f"compaction refused, it would break an invariant: {plan.payload}"}[plan.tag]()
+            raise CompactionRefused(plan.tag, why)
+
+    def fallback(self, view: List[Entry], used: int, threshold: int, goal: int, keep_recent: int = 5,
+                 archive_to: str = "working-memory/detail/history.md", archive_lines: int = 0,
+                 never_compact: typing.Sequence[str] = (), keep: typing.Sequence[int] = ()) -> Optional[Compaction]:
+        """The safety net (spec 003 §3): None while `used` is under `threshold`; otherwise an
+        archive compaction down towards `goal`."""
+        request = Record()
+        for name, value in (("used", used), ("threshold", threshold), ("goal", goal), ("keep-recent", keep_recent),
+                            ("archive-to", archive_to), ("archive-lines", archive_lines),
+                            ("never-compact", list(never_compact)), ("keep", list(keep))):
+            setattr(request, name, value)
+        done = self._call("fallback", _to_wit(view), request)
+        return None if done is None else _from_wit(done, Compaction)
+
+    def replay(self, view: List[Entry], replacements: List[Replacement]) -> List[Entry]:
+        """The view after `replacements`: how a log of messages and compactions reads back."""
+        return _from_wit(self._call("replay", _to_wit(view), _to_wit(replacements)), List[Entry])
 
 
 class Memory:

@@ -80,10 +80,6 @@ fn archive_target(session: &Session, archive_to: Option<&str>, next_seq: u64) ->
     Ok((path, lines))
 }
 
-fn next_seq(session: &Session) -> Result<u64> {
-    Ok(session.records()?.last().map_or(1, |r| r.seq + 1))
-}
-
 fn compact_error(e: history::CompactError) -> Error {
     Error::Compact(match e {
         history::CompactError::Nothing(why) => why,
@@ -97,7 +93,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
     let locked = session.lock()?;
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
-    let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), next_seq(session)?)?;
+    let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), session.next_seq()?)?;
     let mut request = CompactRequest {
         target: args.target,
         strategy: args.strategy,
@@ -136,7 +132,7 @@ pub fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, use
     let locked = session.lock()?;
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
-    let (archive_to, archive_lines) = archive_target(session, None, next_seq(session)?)?;
+    let (archive_to, archive_lines) = archive_target(session, None, session.next_seq()?)?;
     let request = FallbackRequest {
         used,
         threshold,

@@ -130,19 +130,24 @@ pub const DETAIL_PATH: &str = "working-memory/detail/";
 
 /// The session's history view, each entry with its tokens as `tokenizer` counts them.
 pub fn view(session: &Session, tokenizer: &Tokenizer) -> Result<Vec<history::Entry>> {
-    Ok(session
-        .view()?
+    Ok(counted(session.view()?.entries, tokenizer))
+}
+
+fn counted(entries: Vec<(u64, workmem_store::Message)>, tokenizer: &Tokenizer) -> Vec<history::Entry> {
+    entries
         .into_iter()
         .map(|(seq, m)| {
             let message = to_engine(&m);
             let tokens = tokenizer.count_message(&from_engine(message.clone()));
             history::Entry { seq, message, tokens }
         })
-        .collect())
+        .collect()
 }
 
 pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options) -> Result<Built> {
-    let view = view(session, tokenizer)?;
+    let kept = session.view()?;
+    let last_compaction = kept.last_compaction;
+    let view = counted(kept.entries, tokenizer);
     let meta = session.meta()?;
     let overview = session.overview()?;
     let agents_md = std::fs::read_to_string(std::path::Path::new(&meta.cwd).join("AGENTS.md")).ok();
@@ -161,7 +166,7 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
     // Counted locally, then moved by what the provider last reported for a request of ours.
     let counted = i64::from(tokenizer.count_chat(&messages) + tokenizer.count_tools(&options.tools)) + meta.token_correction;
     // The line that tells the model of a compaction goes on the first request after it.
-    let compaction_notice = session.last_compaction()?.filter(|c| c.round == meta.rounds).map(|c| c.notice);
+    let compaction_notice = last_compaction.filter(|c| c.round == meta.rounds).map(|c| c.notice);
     let stats = ContextStats {
         tokens_used: u32::try_from(counted.max(0)).unwrap_or(u32::MAX),
         tokens_max: options.tokens_max,

@@ -545,7 +545,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
                 Some(spec) => print!("{}", workmem_agent::compact::read_history(&s, &spec).map_err(anyhow::Error::msg)?),
                 None => {
-                    let view = s.view()?;
+                    let view = s.view()?.entries;
                     if json {
                         let v: Vec<_> = view.iter().map(|(seq, m)| serde_json::json!({"seq": seq, "message": m})).collect();
                         println!("{}", serde_json::to_string_pretty(&v)?);

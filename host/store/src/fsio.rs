@@ -102,3 +102,17 @@ pub fn truncate_partial_line(path: &Path) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// At most `len` bytes of `path` from `offset` on (none if it does not exist).
+pub fn read_range(path: &Path, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    f.seek(SeekFrom::Start(offset))?;
+    let mut out = Vec::new();
+    f.take(len).read_to_end(&mut out)?;
+    Ok(out)
+}

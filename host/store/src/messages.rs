@@ -53,25 +53,31 @@ pub struct Replacement {
 /// The history the model sees, derived from the log: every message in order, with each
 /// compaction's replacements put in place of what they replace. Each replacement takes the
 /// position and the `seq` of the first entry it replaces (the engine's `history.replay`
-/// applies the same rule, and `tests/compaction.rs` holds the two together).
-pub fn view(records: impl IntoIterator<Item = LogRecord>) -> Vec<(u64, Message)> {
-    let mut out: Vec<(u64, Message)> = Vec::new();
-    for record in records {
+/// applies the same rule, and `tests/session_store.rs` holds the two together).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct View {
+    pub entries: Vec<(u64, Message)>,
+    /// The last compaction folded in (the next request tells the model of it).
+    pub last_compaction: Option<Compaction>,
+}
+
+impl View {
+    /// Folds one more log record in.
+    pub fn push(&mut self, record: LogRecord) {
         match record.entry {
-            Entry::Message(m) => out.push((record.seq, m)),
+            Entry::Message(m) => self.entries.push((record.seq, m)),
             Entry::Compaction(c) => {
-                for r in c.replacements {
-                    let Some(at) = out.iter().position(|(seq, _)| r.replaces.contains(seq)) else { continue };
-                    let seq = out[at].0;
-                    out.retain(|(s, _)| !r.replaces.contains(s));
-                    out.insert(at.min(out.len()), (seq, r.message));
+                for r in &c.replacements {
+                    let Some(at) = self.entries.iter().position(|(seq, _)| r.replaces.contains(seq)) else { continue };
+                    let seq = self.entries[at].0;
+                    self.entries.retain(|(s, _)| !r.replaces.contains(s));
+                    self.entries.insert(at.min(self.entries.len()), (seq, r.message.clone()));
                 }
+                self.last_compaction = Some(c);
             }
         }
     }
-    out
 }
-
 /// A chat message as the session keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! <root>/--<cwd>--/<session-id>/
-//!   messages.jsonl          every message, append-only
+//!   messages.jsonl          every message and compaction, append-only
+//!   view.json               the history view derived from it up to an offset (rebuilt if lost)
 //!   meta.json               id, cwd, times, update count
 //!   state.json              the memory, as the engine serializes it (absent until the first update)
 //!   updates.jsonl           append-only log: one record per applied update, as the engine writes it
@@ -15,7 +16,7 @@
 
 use crate::error::{Error, Result};
 use crate::fsio;
-use crate::messages::{Compaction, Entry, LogRecord, Message};
+use crate::messages::{Entry, LogRecord, Message, View};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -176,6 +177,17 @@ fn new_id() -> String {
 }
 
 const MESSAGES: &str = "messages.jsonl";
+const VIEW: &str = "view.json";
+/// The kept view is rewritten once this many records were folded into it since.
+const KEEP_VIEW_EVERY: usize = 64;
+
+/// view.json: the view derived from the log up to `offset` bytes (through record `seq`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Checkpoint {
+    seq: u64,
+    offset: u64,
+    view: View,
+}
 const META: &str = "meta.json";
 const STATE: &str = "state.json";
 const LOG: &str = "updates.jsonl";
@@ -248,10 +260,45 @@ impl Session {
         self.read_jsonl(&self.path(MESSAGES))
     }
 
-    /// The history the model sees, each message with its sequence number: every message,
-    /// with the compactions applied (see [`crate::messages::view`]).
-    pub fn view(&self) -> Result<Vec<(u64, Message)>> {
-        Ok(crate::messages::view(self.records()?))
+    /// The history the model sees (see [`View`]). It is kept in view.json, derived from
+    /// the log up to a byte offset, so that building a request reads the kept view and the
+    /// log's tail, not the whole log: a long session costs what its view does.
+    pub fn view(&self) -> Result<View> {
+        let log = self.path(MESSAGES);
+        let kept: Option<Checkpoint> = self.read_json(&self.path(VIEW)).ok();
+        let len = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+        // A kept view ends where a record ends, within the log.
+        let ends_a_record =
+            |offset: u64| -> Result<bool> { Ok(offset == 0 || (offset <= len && fsio::read_range(&log, offset - 1, 1).map_err(Error::io(&log))? == b"\n")) };
+        let mut kept = match kept {
+            Some(k) if ends_a_record(k.offset)? => k,
+            _ => Checkpoint::default(),
+        };
+        let tail = fsio::read_range(&log, kept.offset, u64::MAX).map_err(Error::io(&log))?;
+        let (mut folded, mut compacted) = (0, false);
+        for line in tail.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
+            let record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
+            // A kept view from another log (a session copied over) does not continue this one.
+            if folded == 0 && kept.offset > 0 && record.seq != kept.seq + 1 {
+                return self.rebuild_view();
+            }
+            kept.seq = record.seq;
+            compacted |= matches!(record.entry, Entry::Compaction(_));
+            kept.view.push(record);
+            folded += 1;
+        }
+        kept.offset += tail.len() as u64;
+        // Kept after a compaction (the view just shrank) and every so many records.
+        if compacted || folded >= KEEP_VIEW_EVERY {
+            // Derived data: a failed write only means the next reader folds more.
+            let _ = self.write_json(&self.path(VIEW), &kept);
+        }
+        Ok(kept.view)
+    }
+
+    fn rebuild_view(&self) -> Result<View> {
+        let _ = std::fs::remove_file(self.path(VIEW));
+        self.view()
     }
 
     /// The message logged with sequence number `seq`, as it was first written, whatever
@@ -263,12 +310,13 @@ impl Session {
         }))
     }
 
-    /// The last compaction logged, if any.
-    pub fn last_compaction(&self) -> Result<Option<Compaction>> {
-        Ok(self.records()?.into_iter().rev().find_map(|r| match r.entry {
-            Entry::Compaction(c) => Some(c),
-            Entry::Message(_) => None,
-        }))
+    /// The sequence number the next entry of the log gets.
+    pub fn next_seq(&self) -> Result<u64> {
+        let path = self.path(MESSAGES);
+        match fsio::last_line(&path).map_err(Error::io(&path))? {
+            Some(line) => Ok(serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1),
+            None => Ok(1),
+        }
     }
 
     /// Appends one message to messages.jsonl, which is never rewritten, with the next
@@ -281,11 +329,7 @@ impl Session {
     /// under one lock, so no message slips in between).
     pub fn append(&self, _: &Locked, entry: Entry) -> Result<LogRecord> {
         let path = self.path(MESSAGES);
-        let last = fsio::last_line(&path).map_err(Error::io(&path))?;
-        let seq = match last {
-            Some(line) => serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1,
-            None => 1,
-        };
+        let seq = self.next_seq()?;
         let record = LogRecord { seq, at: crate::now(), entry };
         let mut line = serde_json::to_vec(&record).expect("a log record serializes");
         line.push(b'\n');
