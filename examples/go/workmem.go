@@ -300,3 +300,97 @@ func (m *Memory) Update(ctx context.Context, task string, ask func(context.Conte
 		}
 	}
 }
+
+// Compaction (spec 003): the history view of a log of messages and compactions, planned in
+// the engine. Sequence numbers are uint32 in Go (Gravity has no u64).
+type (
+	ToolCall     = engine.ToolCall
+	ChatMessage  = engine.ChatMessage
+	HistoryEntry = engine.HistoryEntry
+	Replacement  = engine.Replacement
+	Compaction   = engine.Compaction
+)
+
+// Target is what a compaction replaces.
+type Target uint32
+
+const (
+	TargetConversation Target = 0 // user and assistant messages that call no tool
+	TargetTools        Target = 1 // tool outputs, each by a placeholder in place
+	TargetAll          Target = 2 // everything old, tool calls with their results
+)
+
+// Strategy is how a compaction replaces what it replaces.
+type Strategy uint32
+
+const (
+	StrategySummarize Strategy = 0 // the model writes the replacement
+	StrategyArchive   Strategy = 1 // the originals go to the archive file; no model call
+)
+
+// CompactRequest is compact_history's arguments; KeepRecent is spec 003's keep_recent.
+type CompactRequest struct {
+	Target       Target
+	Strategy     Strategy
+	KeepRecent   uint32
+	ArchiveTo    string
+	ArchiveLines uint32
+	NeverCompact []string
+	MinFree      uint32
+	Keep         []uint32
+}
+
+// CompactionRefused says why nothing was compacted (append nothing): Kind is "nothing",
+// "empty-summary", "invariant" or "bad-request".
+type CompactionRefused struct{ Kind, Message string }
+
+func (e *CompactionRefused) Error() string { return e.Message }
+
+// Compact runs spec 003's compact_history over view (oldest first). With StrategySummarize,
+// ask gets the engine's request and returns the model's summary. The result holds the
+// replacements to append to your log, the text to append to ArchiveTo, and the view after.
+func (e *Engine) Compact(ctx context.Context, view []HistoryEntry, r CompactRequest, ask func(context.Context, []ChatMessage) (string, error)) (Compaction, error) {
+	request := engine.CompactRequest{
+		Target: uint32(r.Target), Strategy: uint32(r.Strategy), KeepRecent: r.KeepRecent, ArchiveTo: r.ArchiveTo,
+		ArchiveLines: r.ArchiveLines, NeverCompact: r.NeverCompact, MinFree: r.MinFree, Keep: r.Keep,
+	}
+	for {
+		step, err := call(ctx, e, func(i *engine.EngineGoInstance) engine.CompactStep { return i.HistoryCompact(ctx, view, request) })
+		if err != nil {
+			return Compaction{}, err
+		}
+		switch step.Kind {
+		case "done":
+			return step.Compaction, nil
+		case "ask":
+			if ask == nil {
+				return Compaction{}, &CompactionRefused{"nothing", "StrategySummarize needs ask, a model client"}
+			}
+			summary, err := ask(ctx, step.Ask)
+			if err != nil {
+				return Compaction{}, fmt.Errorf("the model call failed, so nothing was compacted: %w", err)
+			}
+			request.Answered, request.Summary = true, summary
+		default:
+			return Compaction{}, &CompactionRefused{step.Kind, step.Error}
+		}
+	}
+}
+
+// FallbackRequest is the safety net's input (spec 003 §3): Used is the whole request's tokens.
+type FallbackRequest = engine.FallbackRequest
+
+// Fallback is the safety net: nil while Used is under Threshold; otherwise an archive
+// compaction down towards Goal.
+func (e *Engine) Fallback(ctx context.Context, view []HistoryEntry, r FallbackRequest) (*Compaction, error) {
+	out, err := call(ctx, e, func(i *engine.EngineGoInstance) engine.FallbackOutcome { return i.HistoryFallback(ctx, view, r) })
+	if err != nil || !out.Compacted {
+		return nil, err
+	}
+	return &out.Compaction, nil
+}
+
+// Replay is the view after replacements: how a log of messages and compactions reads back.
+func (e *Engine) Replay(ctx context.Context, view []HistoryEntry, replacements []Replacement) ([]HistoryEntry, error) {
+	return call(ctx, e, func(i *engine.EngineGoInstance) []HistoryEntry { return i.HistoryReplay(ctx, view, replacements) })
+}

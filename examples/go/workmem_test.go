@@ -232,3 +232,76 @@ func TestAFailureInsideTheBindingsIsATrapErrorAndTheEngineRecovers(t *testing.T)
 		t.Fatalf("want ErrLost for a memory of the trapped instance, got %v", err)
 	}
 }
+
+// toolLoop is the same tool loop the JS and Python tests compact.
+func toolLoop(rounds int) []HistoryEntry {
+	view := []HistoryEntry{{Seq: 1, Message: ChatMessage{Role: "user", Content: "Fix the flaky test"}}}
+	for r := 0; r < rounds; r++ {
+		id := fmt.Sprintf("call-%d", r)
+		view = append(view,
+			HistoryEntry{Seq: uint32(2 + 2*r), Message: ChatMessage{Role: "assistant", Content: fmt.Sprintf("step %d", r), ToolCalls: []ToolCall{{Id: id, Name: "bash", Arguments: "{}"}}}, Tokens: 10},
+			HistoryEntry{Seq: uint32(3 + 2*r), Message: ChatMessage{Role: "tool", Content: fmt.Sprintf("output %d\n%s", r, strings.Repeat("x", 2000)), ToolCallId: id}, Tokens: 500})
+	}
+	return view
+}
+
+func TestCompactOffloadsOldToolOutputsAndReplaysFromTheLog(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t)
+	view := toolLoop(6)
+	done, err := e.Compact(ctx, view, CompactRequest{Target: TargetTools, Strategy: StrategyArchive, KeepRecent: 2, ArchiveTo: "working-memory/detail/h.md"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replaced [][]uint32
+	for _, r := range done.Replacements {
+		replaced = append(replaced, r.Replaces)
+		if !strings.HasPrefix(r.Message.Content, "[offloaded output of bash: ") || r.Message.ToolCallId == "" {
+			t.Errorf("placeholder %+v", r.Message)
+		}
+	}
+	if !reflect.DeepEqual(replaced, [][]uint32{{3}, {5}, {7}, {9}}) {
+		t.Errorf("replaced %v", replaced)
+	}
+	if !strings.Contains(done.Archive, "output 0\n") || done.TokensAfter >= done.TokensBefore {
+		t.Errorf("archive or tokens: %d -> %d", done.TokensBefore, done.TokensAfter)
+	}
+	again, err := e.Replay(ctx, view, done.Replacements)
+	if err != nil || !reflect.DeepEqual(again, done.View) {
+		t.Errorf("replay differs: %v", err)
+	}
+}
+
+func TestCompactSummarizesWithAModelAndRefusesWithAKind(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t)
+	view := toolLoop(5)
+	var asked []ChatMessage
+	summary := "Goal: fix the flaky test (#1); steps 0-3 found nothing (#2-#9)."
+	done, err := e.Compact(ctx, view, CompactRequest{Target: TargetAll, Strategy: StrategySummarize, KeepRecent: 1}, func(_ context.Context, m []ChatMessage) (string, error) {
+		asked = m
+		return summary, nil
+	})
+	if err != nil || !strings.Contains(asked[1].Content, "### #3 tool bash") {
+		t.Fatalf("%v %v", err, asked)
+	}
+	if !strings.HasSuffix(done.View[1].Message.Content, summary) {
+		t.Errorf("summary not in place: %q", done.View[1].Message.Content)
+	}
+	var refused *CompactionRefused
+	_, err = e.Compact(ctx, view, CompactRequest{Target: TargetAll, Strategy: StrategySummarize, KeepRecent: 1}, func(context.Context, []ChatMessage) (string, error) { return " ", nil })
+	if !errors.As(err, &refused) || refused.Kind != "empty-summary" {
+		t.Errorf("empty summary: %v", err)
+	}
+	_, err = e.Compact(ctx, view, CompactRequest{Target: TargetAll, Strategy: StrategyArchive, KeepRecent: 50}, nil)
+	if !errors.As(err, &refused) || refused.Kind != "nothing" {
+		t.Errorf("nothing: %v", err)
+	}
+	if net, err := e.Fallback(ctx, view, FallbackRequest{Used: 100, Threshold: 1000, Goal: 500}); err != nil || net != nil {
+		t.Errorf("under the threshold: %v %v", net, err)
+	}
+	net, err := e.Fallback(ctx, view, FallbackRequest{Used: 3000, Threshold: 2000, Goal: 1000, KeepRecent: 1})
+	if err != nil || net == nil || !strings.Contains(net.Notice, "automatically") {
+		t.Errorf("over the threshold: %v %v", net, err)
+	}
+}

@@ -8,6 +8,7 @@
 
 wit_bindgen::generate!({ world: "engine-go", path: "../wit" });
 
+use crate::history;
 use crate::memory::Wants;
 use std::cell::RefCell;
 
@@ -239,6 +240,120 @@ impl Guest for Component {
     fn update_drop(run: u32) -> Result<(), String> {
         if RUNS.with_borrow_mut(|t| t.remove(run)) { Ok(()) } else { Err(format!("run handle {run} names nothing")) }
     }
+
+    fn history_compact(view: Vec<HistoryEntry>, r: CompactRequest) -> CompactStep {
+        let target = match r.target {
+            0 => history::Target::Conversation,
+            1 => history::Target::Tools,
+            2 => history::Target::All,
+            other => return refused("bad-request", format!("target {other} is none of 0 (conversation), 1 (tools), 2 (all)")),
+        };
+        let strategy = match r.strategy {
+            0 => history::Strategy::Summarize,
+            1 => history::Strategy::Archive,
+            other => return refused("bad-request", format!("strategy {other} is neither 0 (summarize) nor 1 (archive)")),
+        };
+        let request = history::Request {
+            target,
+            strategy,
+            keep_recent: r.keep_recent,
+            archive_to: r.archive_to,
+            archive_lines: r.archive_lines,
+            never_compact: r.never_compact,
+            min_free: r.min_free,
+            summary: r.answered.then_some(r.summary),
+            keep: r.keep.into_iter().map(u64::from).collect(),
+        };
+        match history::plan(&to_view(view), &request) {
+            Ok(history::Plan::Ask(messages)) => {
+                CompactStep { kind: "ask".into(), ask: messages.into_iter().map(from_chat).collect(), compaction: no_compaction(), error: String::new() }
+            }
+            Ok(history::Plan::Done(c)) => CompactStep { kind: "done".into(), ask: Vec::new(), compaction: from_compaction(c), error: String::new() },
+            Err(e @ history::Error::Nothing(_)) => refused("nothing", e.to_string()),
+            Err(e @ history::Error::EmptySummary) => refused("empty-summary", e.to_string()),
+            Err(e @ history::Error::Invariant(_)) => refused("invariant", e.to_string()),
+        }
+    }
+
+    fn history_fallback(view: Vec<HistoryEntry>, f: FallbackRequest) -> FallbackOutcome {
+        let f = history::Fallback {
+            used: f.used,
+            threshold: f.threshold,
+            goal: f.goal,
+            keep_recent: f.keep_recent,
+            archive_to: f.archive_to,
+            archive_lines: f.archive_lines,
+            never_compact: f.never_compact,
+            keep: f.keep.into_iter().map(u64::from).collect(),
+        };
+        match history::fallback(&to_view(view), &f) {
+            Some(c) => FallbackOutcome { compacted: true, compaction: from_compaction(c) },
+            None => FallbackOutcome { compacted: false, compaction: no_compaction() },
+        }
+    }
+
+    fn history_replay(view: Vec<HistoryEntry>, replacements: Vec<Replacement>) -> Vec<HistoryEntry> {
+        let replacements: Vec<history::Replacement> = replacements
+            .into_iter()
+            .map(|r| history::Replacement { replaces: r.replaces.into_iter().map(u64::from).collect(), message: to_chat(r.message) })
+            .collect();
+        from_view(history::apply(&to_view(view), &replacements))
+    }
+}
+
+fn to_chat(m: ChatMessage) -> crate::ChatMessage {
+    crate::ChatMessage {
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.tool_call_id,
+        tool_calls: m.tool_calls.into_iter().map(|c| crate::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+    }
+}
+
+fn from_chat(m: crate::ChatMessage) -> ChatMessage {
+    ChatMessage {
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.tool_call_id,
+        tool_calls: m.tool_calls.into_iter().map(|c| ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+    }
+}
+
+fn to_view(view: Vec<HistoryEntry>) -> Vec<history::Entry> {
+    view.into_iter().map(|e| history::Entry { seq: u64::from(e.seq), message: to_chat(e.message), tokens: e.tokens }).collect()
+}
+
+/// Sequence numbers past u32 do not reach Go (the world's limit, see go.wit).
+fn seq32(seq: u64) -> u32 {
+    u32::try_from(seq).unwrap_or(u32::MAX)
+}
+
+fn from_view(view: Vec<history::Entry>) -> Vec<HistoryEntry> {
+    view.into_iter().map(|e| HistoryEntry { seq: seq32(e.seq), message: from_chat(e.message), tokens: e.tokens }).collect()
+}
+
+fn from_compaction(c: history::Compaction) -> Compaction {
+    Compaction {
+        replacements: c
+            .replacements
+            .into_iter()
+            .map(|r| Replacement { replaces: r.replaces.into_iter().map(seq32).collect(), message: from_chat(r.message) })
+            .collect(),
+        archive: c.archive,
+        view: from_view(c.view),
+        messages: c.messages,
+        tokens_before: c.tokens_before,
+        tokens_after: c.tokens_after,
+        notice: c.notice,
+    }
+}
+
+fn no_compaction() -> Compaction {
+    Compaction { replacements: Vec::new(), archive: String::new(), view: Vec::new(), messages: 0, tokens_before: 0, tokens_after: 0, notice: String::new() }
+}
+
+fn refused(kind: &str, error: String) -> CompactStep {
+    CompactStep { kind: kind.into(), ask: Vec::new(), compaction: no_compaction(), error }
 }
 
 export!(Component);
