@@ -8,7 +8,7 @@ GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
 
-.PHONY: test test-rust test-js test-python test-go test-readme component go-bindings bench bench-runtimes
+.PHONY: test test-rust test-js test-python test-go test-readme component go-bindings bench bench-runtimes bench-compaction
 
 test: test-rust test-js test-python test-go test-readme
 
@@ -71,3 +71,9 @@ bench-runtimes: component go-bindings examples/js/node_modules/.installed
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
 	cd examples/js && npm run build
 	python3 examples/bench_runtimes.py
+
+# Issue 8's benchmark: the 40 trajectories replayed under five context policies (one table,
+# the chart of tokens per request), then the compaction timings.
+bench-compaction:
+	cargo run --release -q -- replay tests/data/trajectories --window 16000 --png host/cli/benches/tokens-per-turn.png
+	cargo bench -q -p workmem --bench compaction

@@ -1,6 +1,5 @@
 //! Tokens per request as a PNG: one panel per trajectory (the longest four), one line per
-//! policy, the window's 75% as a grey line. Written by hand (stored-deflate PNG) so that the
-//! CLI takes no image dependency for one chart.
+//! policy, the window's 75% as a grey line.
 
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -42,62 +41,15 @@ impl Canvas {
         }
     }
 
-    fn png(&self) -> Vec<u8> {
-        let mut raw = Vec::with_capacity((self.w * 3 + 1) * self.h);
-        for row in self.px.chunks(self.w * 3) {
-            raw.push(0);
-            raw.extend_from_slice(row);
-        }
-        let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-        let mut ihdr = Vec::new();
-        ihdr.extend_from_slice(&(self.w as u32).to_be_bytes());
-        ihdr.extend_from_slice(&(self.h as u32).to_be_bytes());
-        ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
-        chunk(&mut out, b"IHDR", &ihdr);
-        chunk(&mut out, b"IDAT", &zlib_stored(&raw));
-        chunk(&mut out, b"IEND", &[]);
-        out
+    fn png(&self) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut encoder = png::Encoder::new(&mut out, self.w as u32, self.h as u32);
+        encoder.set_color(png::ColorType::Rgb);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::High);
+        encoder.write_header()?.write_image_data(&self.px)?;
+        Ok(out)
     }
-}
-
-fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    let start = out.len();
-    out.extend_from_slice(kind);
-    out.extend_from_slice(data);
-    let crc = crc32(&out[start..]);
-    out.extend_from_slice(&crc.to_be_bytes());
-}
-
-fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &b in bytes {
-        crc ^= u32::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-        }
-    }
-    !crc
-}
-
-/// A zlib stream of stored (uncompressed) deflate blocks.
-fn zlib_stored(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = data.chunks(65_535).collect();
-    for (i, block) in blocks.iter().enumerate() {
-        out.push(u8::from(i + 1 == blocks.len()));
-        let len = block.len() as u16;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(block);
-    }
-    let (mut a, mut b) = (1u32, 0u32);
-    for &byte in data {
-        a = (a + u32::from(byte)) % 65_521;
-        b = (b + a) % 65_521;
-    }
-    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
-    out
 }
 
 pub fn tokens_per_turn(path: &Path, files: &[PathBuf], policies: &[Policy], runs: &[Vec<Run>], window: u32) -> Result<()> {
@@ -124,6 +76,8 @@ pub fn tokens_per_turn(path: &Path, files: &[PathBuf], policies: &[Policy], runs
             }
         }
     }
-    std::fs::write(path, canvas.png())?;
+    std::fs::write(path, canvas.png()?)?;
+    let names: Vec<String> = longest.iter().map(|&f| files[f].file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+    eprintln!("{}: tokens per request of {} (top to bottom)", path.display(), names.join(", "));
     Ok(())
 }

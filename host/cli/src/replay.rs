@@ -165,4 +165,16 @@ fn print_table(rows: &[serde_json::Value], files: usize, window: u32) {
             read_back
         );
     }
+    let by = |name: &str| rows.iter().find(|r| r["policy"] == name);
+    if let (Some(d), Some(c), Some(c2)) = (by("workmem"), by("mask"), by("mask-batched")) {
+        let mark = |ok: bool| if ok { "✓" } else { "✗" };
+        let f = |r: &serde_json::Value, key: &str| r[key].as_f64().unwrap_or(0.0);
+        println!();
+        println!("Targets (issue 8), workmem's policy against the baselines:");
+        println!("- peak never above the safety net on any trajectory: {} runs over {}", d["over_threshold"], mark(d["over_threshold"] == 0));
+        println!("- total tokens at or below masking's: {:.0} vs {:.0} {}", f(d, "total"), f(c, "total"), mark(f(d, "total") <= f(c, "total")));
+        println!("- cost with caching at or below batched masking's: {:.0} vs {:.0} {}", f(d, "cost"), f(c2, "cost"), mark(f(d, "cost") <= f(c2, "cost")));
+        println!("- invariant violations: {} {}", d["violations"], mark(d["violations"] == 0));
+        println!("- compacted messages read back: {} of {} {}", d["recovered"], d["compacted"], mark(d["recovered"] == d["compacted"]));
+    }
 }
