@@ -8,7 +8,7 @@ GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
 
-.PHONY: test test-rust test-js test-python test-go test-readme component go-bindings bench bench-runtimes bench-compaction
+.PHONY: test test-rust test-js test-python test-go test-readme component go-bindings bench bench-runtimes bench-compaction bench-instructions
 
 test: test-rust test-js test-python test-go test-readme
 
@@ -65,6 +65,12 @@ test-readme:
 # The engine through the component against native (release build; not part of `test`).
 bench:
 	cargo bench -p workmem --bench engine
+
+# The component against native as instruction counts (callgrind), which hold still where
+# timings wander.
+bench-instructions:
+	cargo bench -q -p workmem --bench engine --no-run
+	python3 host/cli/benches/instructions.py
 
 # The same 4 KB update in every runtime, one table.
 bench-runtimes: component go-bindings examples/js/node_modules/.installed

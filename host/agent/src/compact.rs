@@ -108,7 +108,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
     let compaction = loop {
         match engine.compact(&view, &request)?.map_err(compact_error)? {
             Plan::Done(c) => break c,
-            Plan::Ask(_) if request.summary.is_some() => unreachable!("the engine asks once"),
+            Plan::Ask(_) if request.summary.is_some() => return Err(Error::Compact("the engine asked for a second summary; nothing was compacted".into())),
             Plan::Ask(messages) => {
                 let Some(llm) = llm else {
                     return Err(Error::Compact("summarize needs an LLM (OPENAI_BASE_URL); archive does not".into()));
