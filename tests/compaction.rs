@@ -156,6 +156,11 @@ fn refusals_and_failed_summaries_change_nothing() {
         assert_eq!(out.status.code(), Some(1));
         assert!(String::from_utf8_lossy(&out.stderr).contains(expected), "{}", String::from_utf8_lossy(&out.stderr));
     }
+    // An archive path outside working-memory/ is refused before anything is logged.
+    let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--keep-recent", "1", "--archive-to", "../escape.md"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("the archive could not be written"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!ws.session.join("escape.md").exists() && !ws.session.parent().unwrap().join("escape.md").exists());
     assert_eq!(ws.files(), unchanged, "a refused or failed compaction wrote nothing");
     // A bad seq is a clear error.
     let out = ws.cmd(None, &["--json", "history", "--session", "s", "--seq", "x"]).output().unwrap();

@@ -71,13 +71,12 @@ fn never_compact() -> Vec<String> {
 }
 
 /// Where the archive text goes, and how many lines the file already has.
-fn archive_target(session: &Session, archive_to: Option<&str>, next_seq: u64) -> Result<(String, u32)> {
+/// A path the session's files refuse is caught when the archive is written, before anything
+/// is logged.
+fn archive_target(session: &Session, archive_to: Option<&str>, next_seq: u64) -> (String, u32) {
     let path = archive_to.map_or_else(|| format!("{}history-{next_seq}.md", context::DETAIL_PATH), str::to_string);
-    let lines = match session.memory_files().read(&path) {
-        Ok(text) => u32::try_from(text.lines().count()).unwrap_or(u32::MAX),
-        Err(_) => 0,
-    };
-    Ok((path, lines))
+    let lines = session.memory_files().read(&path).map_or(0, |text| u32::try_from(text.lines().count()).unwrap_or(u32::MAX));
+    (path, lines)
 }
 
 fn compact_error(e: history::CompactError) -> Error {
@@ -93,7 +92,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
     let locked = session.lock()?;
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
-    let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), session.next_seq()?)?;
+    let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), session.next_seq()?);
     let mut request = CompactRequest {
         target: args.target,
         strategy: args.strategy,
@@ -132,7 +131,7 @@ pub fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, use
     let locked = session.lock()?;
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
-    let (archive_to, archive_lines) = archive_target(session, None, session.next_seq()?)?;
+    let (archive_to, archive_lines) = archive_target(session, None, session.next_seq()?);
     let request = FallbackRequest {
         used,
         threshold,
