@@ -1,6 +1,7 @@
-//! The agent world's workflows: the engine's own update run, driven with the granted
-//! model, session store and clock.
+//! The agent world's workflows: the engine's own update run and compaction, driven with the
+//! granted model, session store and clock.
 
+use super::exports::workmem::memory::history as hx;
 use super::exports::workmem::memory::workflows as wf;
 use super::workmem::memory::{clock, llm, session_store};
 use super::{Component, applied, diagnostics};
@@ -38,6 +39,23 @@ impl wf::Guest for Component {
                     };
                     session_store::commit_update(&commit).map_err(store_error)?;
                     return Ok(wf::UpdateReport { attempts: run.attempts(), prompt_tokens, completion_tokens, applied: applied(a) });
+                }
+            }
+        }
+    }
+
+    fn compact_history(view: Vec<hx::Entry>, mut request: hx::CompactRequest) -> Result<hx::Compaction, wf::CompactFailure> {
+        loop {
+            match <Component as hx::Guest>::compact(view.clone(), request.clone()).map_err(wf::CompactFailure::Refused)? {
+                hx::Plan::Done(c) => return Ok(c),
+                // The engine asks once; asking again would mean it ignored the answer.
+                hx::Plan::Ask(_) if request.summary.is_some() => {
+                    return Err(wf::CompactFailure::Refused(hx::CompactError::Nothing("the engine asked for a second summary".into())));
+                }
+                hx::Plan::Ask(messages) => {
+                    let messages: Vec<llm::Message> = messages.into_iter().map(|m| llm::Message { role: m.role, content: m.content }).collect();
+                    let completion = llm::complete(&messages).map_err(|e| wf::CompactFailure::Model(model_error(e)))?;
+                    request.summary = Some(completion.text);
                 }
             }
         }

@@ -6,8 +6,8 @@
 use crate::context::{self, from_engine, to_store};
 use crate::error::{Error, Result};
 use workmem_llm::{Client, Tokenizer};
-use workmem_runtime::Runtime;
 use workmem_runtime::history::{self, CompactRequest, FallbackRequest, Plan, Strategy, Target};
+use workmem_runtime::{Capabilities, CompactFailure, Runtime, llm, session_store};
 use workmem_store::{Entry, Locked, Replacement, Session};
 
 /// Spec 003 §2's default.
@@ -65,6 +65,27 @@ pub fn strategy_name(s: Strategy) -> &'static str {
     }
 }
 
+/// What a summary run inside the sandbox may reach: the model, nothing else.
+struct ModelOnly(Client);
+
+impl Capabilities for ModelOnly {
+    fn complete(&mut self, messages: Vec<llm::Message>) -> std::result::Result<llm::Completion, llm::LlmError> {
+        crate::update::complete(&self.0, messages)
+    }
+
+    fn load_memory(&mut self) -> std::result::Result<Option<String>, session_store::StoreError> {
+        Err(session_store::StoreError::Refused("a compaction is granted no session store".into()))
+    }
+
+    fn commit_update(&mut self, _: session_store::Commit) -> std::result::Result<(), session_store::StoreError> {
+        Err(session_store::StoreError::Refused("a compaction is granted no session store".into()))
+    }
+
+    fn now(&mut self) -> String {
+        workmem_runtime::now()
+    }
+}
+
 /// The tools whose outputs are never compacted (see [`crate::tools::Tool::never_compact`]).
 fn never_compact() -> Vec<String> {
     crate::tools::TOOLS.iter().filter(|t| t.never_compact).map(|t| t.name.to_string()).collect()
@@ -93,7 +114,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
     let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), session.next_seq()?);
-    let mut request = CompactRequest {
+    let request = CompactRequest {
         target: args.target,
         strategy: args.strategy,
         keep_recent: args.keep_recent,
@@ -104,16 +125,20 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
         summary: None,
         keep: args.keep.clone(),
     };
-    let compaction = loop {
-        match engine.compact(&view, &request)?.map_err(compact_error)? {
-            Plan::Done(c) => break c,
-            Plan::Ask(_) if request.summary.is_some() => return Err(Error::Compact("the engine asked for a second summary; nothing was compacted".into())),
-            Plan::Ask(messages) => {
-                let Some(llm) = llm else {
-                    return Err(Error::Compact("summarize needs an LLM (OPENAI_BASE_URL); archive does not".into()));
-                };
-                let messages: Vec<_> = messages.into_iter().map(from_engine).collect();
-                request.summary = Some(llm.complete(&messages)?.text);
+    // `summarize` runs inside the agent world, whose only grant is the model; `archive` needs
+    // no model and runs in the engine.
+    let compaction = match (args.strategy, llm) {
+        (Strategy::Archive, _) => match engine.compact(&view, &request)?.map_err(compact_error)? {
+            Plan::Done(c) => c,
+            Plan::Ask(_) => return Err(Error::Compact("the engine asked for a summary for an archive; nothing was compacted".into())),
+        },
+        (Strategy::Summarize, None) => return Err(Error::Compact("summarize needs an LLM (OPENAI_BASE_URL); archive does not".into())),
+        (Strategy::Summarize, Some(llm)) => {
+            let mut agent = runtime.agent(Box::new(ModelOnly(llm.clone())))?;
+            match agent.compact_history(&view, &request)? {
+                Ok(c) => c,
+                Err(CompactFailure::Model(why)) => return Err(Error::Compact(format!("the summary call failed, so nothing was compacted: {why}"))),
+                Err(CompactFailure::Refused(e)) => return Err(compact_error(e)),
             }
         }
     };

@@ -17,19 +17,24 @@ struct Grants {
     locked: Locked,
 }
 
+/// The `llm` capability over the configured client.
+pub(crate) fn complete(client: &Client, messages: Vec<llm::Message>) -> std::result::Result<llm::Completion, llm::LlmError> {
+    let messages: Vec<Message> = messages.into_iter().map(|m| Message::new(&m.role, m.content)).collect();
+    let usage = |u: workmem_llm::Usage| llm::Usage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens };
+    client.complete(&messages).map(|c| llm::Completion { text: c.text, usage: c.usage.map(usage) }).map_err(|e| {
+        let message = e.to_string();
+        match e {
+            LlmError::Timeout(_) => llm::LlmError::Timeout(message),
+            LlmError::RateLimited { .. } => llm::LlmError::RateLimited(message),
+            LlmError::Http { status, .. } => llm::LlmError::HttpStatus((status, message)),
+            LlmError::Other(_) => llm::LlmError::Other(message),
+        }
+    })
+}
+
 impl Capabilities for Grants {
     fn complete(&mut self, messages: Vec<llm::Message>) -> std::result::Result<llm::Completion, llm::LlmError> {
-        let messages: Vec<Message> = messages.into_iter().map(|m| Message::new(&m.role, m.content)).collect();
-        let usage = |u: workmem_llm::Usage| llm::Usage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens };
-        self.llm.complete(&messages).map(|c| llm::Completion { text: c.text, usage: c.usage.map(usage) }).map_err(|e| {
-            let message = e.to_string();
-            match e {
-                LlmError::Timeout(_) => llm::LlmError::Timeout(message),
-                LlmError::RateLimited { .. } => llm::LlmError::RateLimited(message),
-                LlmError::Http { status, .. } => llm::LlmError::HttpStatus((status, message)),
-                LlmError::Other(_) => llm::LlmError::Other(message),
-            }
-        })
+        complete(&self.llm, messages)
     }
 
     fn load_memory(&mut self) -> std::result::Result<Option<String>, session_store::StoreError> {

@@ -167,6 +167,8 @@ fn transport(what: impl std::fmt::Display) -> LlmError {
     LlmError::Other(what.to_string())
 }
 
+/// Cheap to clone: clones share the connection pool.
+#[derive(Clone)]
 pub struct Client {
     agent: ureq::Agent,
     config: Config,

@@ -8,7 +8,7 @@ pub(crate) mod bindings {
     wasmtime::component::bindgen!({ world: "agent", path: "../../wit" });
 }
 
-use bindings::exports::workmem::memory::{memory as m, workflows as wf};
+use bindings::exports::workmem::memory::{context as cx, history as hx, memory as m, workflows as wf};
 pub use bindings::workmem::memory::{clock, llm, session_store};
 
 /// What a memory update run inside the sandbox did.
@@ -67,6 +67,78 @@ fn error(e: wf::UpdateError) -> UpdateError {
     }
 }
 
+/// Why a compaction run inside the sandbox appended nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactFailure {
+    /// The summary call failed; the provider's or client's message.
+    Model(String),
+    /// The engine refused.
+    Refused(crate::history::CompactError),
+}
+
+fn to_message(m: &crate::ChatMessage) -> cx::ChatMessage {
+    cx::ChatMessage {
+        role: m.role.clone(),
+        content: m.content.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        tool_calls: m.tool_calls.iter().map(|c| cx::ToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() }).collect(),
+    }
+}
+
+fn from_message(m: cx::ChatMessage) -> crate::ChatMessage {
+    crate::ChatMessage {
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.tool_call_id,
+        tool_calls: m.tool_calls.into_iter().map(|c| crate::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+    }
+}
+
+fn to_request(r: &crate::history::CompactRequest) -> hx::CompactRequest {
+    use crate::history::{Strategy, Target};
+    hx::CompactRequest {
+        target: match r.target {
+            Target::Conversation => hx::Target::Conversation,
+            Target::Tools => hx::Target::Tools,
+            Target::All => hx::Target::All,
+        },
+        strategy: match r.strategy {
+            Strategy::Summarize => hx::Strategy::Summarize,
+            Strategy::Archive => hx::Strategy::Archive,
+        },
+        keep_recent: r.keep_recent,
+        archive_to: r.archive_to.clone(),
+        archive_lines: r.archive_lines,
+        never_compact: r.never_compact.clone(),
+        min_free: r.min_free,
+        summary: r.summary.clone(),
+        keep: r.keep.clone(),
+    }
+}
+
+fn from_compaction(c: hx::Compaction) -> crate::history::Compaction {
+    use crate::history::{Entry, Replacement};
+    crate::history::Compaction {
+        replacements: c.replacements.into_iter().map(|r| Replacement { replaces: r.replaces, message: from_message(r.message) }).collect(),
+        archive: c.archive,
+        view: c.view.into_iter().map(|e| Entry { seq: e.seq, message: from_message(e.message), tokens: e.tokens }).collect(),
+        messages: c.messages,
+        tokens_before: c.tokens_before,
+        tokens_after: c.tokens_after,
+        notice: c.notice,
+    }
+}
+
+fn compact_failure(e: wf::CompactFailure) -> CompactFailure {
+    use crate::history::CompactError;
+    match e {
+        wf::CompactFailure::Model(why) => CompactFailure::Model(why),
+        wf::CompactFailure::Refused(hx::CompactError::Nothing(why)) => CompactFailure::Refused(CompactError::Nothing(why)),
+        wf::CompactFailure::Refused(hx::CompactError::EmptySummary) => CompactFailure::Refused(CompactError::EmptySummary),
+        wf::CompactFailure::Refused(hx::CompactError::Invariant(why)) => CompactFailure::Refused(CompactError::Invariant(why)),
+    }
+}
+
 /// Everything the agent world can reach: the model, the session's storage, the time. The
 /// host decides what each one really is; the guest has no other way out.
 pub trait Capabilities: Send {
@@ -116,5 +188,19 @@ impl AgentInstance {
         let bindings = &self.bindings;
         let outcome = sandbox::call(&mut self.store, |s| bindings.workmem_memory_workflows().call_memory_update(s, task, max_reprompts))?;
         Ok(outcome.map(report).map_err(error))
+    }
+
+    /// `history.compact` with `summarize` answered by the granted model inside the sandbox
+    /// (see `workflows.compact-history`). It touches no store.
+    pub fn compact_history(
+        &mut self,
+        view: &[crate::history::Entry],
+        request: &crate::history::CompactRequest,
+    ) -> Result<std::result::Result<crate::history::Compaction, CompactFailure>> {
+        let view: Vec<hx::Entry> = view.iter().map(|e| hx::Entry { seq: e.seq, message: to_message(&e.message), tokens: e.tokens }).collect();
+        let request = to_request(request);
+        let bindings = &self.bindings;
+        let outcome = sandbox::call(&mut self.store, |s| bindings.workmem_memory_workflows().call_compact_history(s, &view, &request))?;
+        Ok(outcome.map(from_compaction).map_err(compact_failure))
     }
 }

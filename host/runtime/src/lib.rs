@@ -26,7 +26,7 @@ mod instance;
 mod memory;
 mod sandbox;
 
-pub use agent::{AgentInstance, Capabilities, UpdateError, UpdateReport, clock, llm, session_store};
+pub use agent::{AgentInstance, Capabilities, CompactFailure, UpdateError, UpdateReport, clock, llm, session_store};
 pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, HistoryMode, ToolCall};
 /// Compaction's types (the `history` interface).
 pub use bindings::exports::workmem::memory::history;
