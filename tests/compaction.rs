@@ -59,6 +59,9 @@ fn request(ws: &Workspace) -> Vec<Value> {
 #[test]
 fn tools_archive_offloads_old_outputs_and_every_original_reads_back() {
     let ws = Workspace::new("compact-tools");
+    let dsl = "KEY_LEARNINGS:\n  ADD:\n    - because it decides the fix: the test reads a shared temp file\nVERBATIM_CONTEXT:\n  ADD:\n    - because it is the failure: error => FileNotFoundError: /tmp/x\n";
+    let out = ws.cmd(None, &["apply", "--session", "s", "-"]).stdin_file(dsl);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     tool_loop(&ws, 8);
     let log_before = std::fs::read(ws.session.join("messages.jsonl")).unwrap();
     let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--target", "tools", "--keep-recent", "3", "--model", "gpt-4o"]).output().unwrap();
@@ -96,6 +99,11 @@ fn tools_archive_offloads_old_outputs_and_every_original_reads_back() {
     assert_eq!(placeholders.len(), replaced.len());
     let meta = messages.last().unwrap()["content"].as_str().unwrap();
     assert!(meta.contains("History was compacted") && meta.contains("\"auto_compact_at\": 96000"), "{meta}");
+    // The task, overview.md and every active Key Learning and Verbatim Context item are still sent.
+    let text: String = messages.iter().map(|m| m["content"].as_str().unwrap()).collect();
+    let overview = std::fs::read_to_string(ws.session.join("working-memory/overview.md")).unwrap();
+    assert!(text.contains(overview.trim_end()) && text.contains("Fix the flaky test in tests/test_io.py"));
+    assert!(text.contains("KL-1") && text.contains("the test reads a shared temp file") && text.contains("VC-1") && text.contains("FileNotFoundError: /tmp/x"));
 }
 
 #[test]

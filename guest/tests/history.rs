@@ -212,6 +212,21 @@ fn invariant_the_current_task_stays() {
 }
 
 #[test]
+fn a_plan_that_would_break_an_invariant_is_refused() {
+    // A result that arrived after an interjection is a group of its own; with only it kept,
+    // compacting `all` would take its call away from it: refused, with the reason.
+    let view = vec![
+        entry(1, message("user", "Fix the flaky test")),
+        entry(2, assistant(&["late"])),
+        entry(3, message("user", &"Also, the CI is red. ".repeat(30))),
+        entry(4, message("assistant", &"Noted, looking at it after this. ".repeat(30))),
+        entry(5, result("late", 3000)),
+    ];
+    let Err(Error::Invariant(why)) = history::plan(&view, &request(Target::All, How::Archive, 1)) else { panic!("the plan must be refused") };
+    assert!(why.contains("\"late\" would lose its call"), "{why}");
+}
+
+#[test]
 fn a_pinned_task_stays_when_later_user_messages_come() {
     // An environment's feedback as user messages (mini-swe-agent's format errors) would make
     // the last user message the "current task"; the host pins the real one.
