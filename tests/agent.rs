@@ -177,3 +177,24 @@ fn a_twenty_turn_session() {
     assert!(quiet.windows(2).all(|w| prefix(&w[0]) == prefix(&w[1])), "the prefix moved while the memory did not");
     assert_ne!(prefix(&requests[requests_before[2]]), prefix(&requests[requests_before[3]]), "the new memory must show in the prefix");
 }
+
+/// Issue 9: a tool call the provider sent without `arguments` failed the whole turn; it is a
+/// call with no arguments, answered to the model like any other.
+#[test]
+fn a_tool_call_without_arguments_is_answered() {
+    let ws = Workspace::new("no-arguments");
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_763_800_000, "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "tool_calls",
+                     "message": {"role": "assistant", "content": null,
+                                 "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "list_files"}}]}}],
+    });
+    let server = Server::start(vec![Reply::Json { status: 200, headers: vec![], body: body.to_string() }, Reply::say("Listed.")]);
+    let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "list your files", "--no-stream", "--retries", "0"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Listed.");
+    let second = &server.requests()[1].body["messages"];
+    let result = second.as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the tool's answer was sent back");
+    assert_eq!(result["tool_call_id"], "call_1");
+    assert!(result["content"].as_str().unwrap().contains("overview.md"), "{result}");
+}

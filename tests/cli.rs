@@ -197,3 +197,22 @@ fn component_command_writes_the_engine() {
     assert!(env.run(&["component", "--out", out_path.to_str().unwrap()]).status.success());
     assert_eq!(std::fs::read(&out_path).unwrap(), workmem_runtime::COMPONENT);
 }
+
+#[test]
+fn a_byte_order_mark_is_ignored_and_invalid_utf8_is_a_positioned_diagnostic() {
+    let env = Env::new("encodings");
+    let out = env.run_stdin(&["--json", "parse"], "\u{FEFF}CURRENT_PROGRESS:\n  In Progress:\n    - reading\n");
+    assert_eq!(code(&out), 0, "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["update"]["progress"]["in_progress"][0], "reading");
+    // Latin-1 "café" on line 3: the bad byte is the 10th character of the line.
+    let file = env.root.join("latin1.dsl");
+    std::fs::write(&file, b"CURRENT_PROGRESS:\n  In Progress:\n    - caf\xe9\n").unwrap();
+    let out = env.run(&["--json", "parse", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "invalid_input");
+    assert_eq!((v["error"]["diagnostics"][0]["line"].as_u64(), v["error"]["diagnostics"][0]["column"].as_u64()), (Some(3), Some(10)));
+    assert!(text(&out.stderr).contains("latin1.dsl:3:10: the input is not valid UTF-8 (byte 0xe9)"), "{}", text(&out.stderr));
+}

@@ -68,8 +68,9 @@ pub fn assemble(r: ContextRequest) -> Vec<ChatMessage> {
         _ if whole_history => 0,
         _ => active,
     };
-    // A tool result needs the assistant message that called it in the same request.
-    while start > 0 && r.history[start].role == "tool" {
+    // A tool result needs the assistant message that called it in the same request. (`start`
+    // may be the history's length: an active turn with nothing in it yet.)
+    while start > 0 && r.history.get(start).is_some_and(|m| m.role == "tool") {
         start -= 1;
     }
     let system = |content: String| ChatMessage { role: "system".into(), content, tool_call_id: String::new(), tool_calls: Vec::new() };

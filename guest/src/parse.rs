@@ -44,6 +44,9 @@ pub fn diagnostic(severity: &str, line: u32, column: u32, message: impl Into<Str
 }
 
 pub fn parse(text: &str) -> Parsed {
+    // A byte order mark some editors and tools put first is not text; columns on line 1
+    // count from after it, as editors show them.
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let lines = lines::split(text);
     let kinds: Vec<Kind> = lines.iter().map(|l| syntax::classify(l.body)).collect();
     let mut m = Machine::new();

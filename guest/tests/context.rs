@@ -125,3 +125,21 @@ fn context_meta_is_the_block_of_us_3() {
         "{near}"
     );
 }
+
+#[test]
+fn an_active_turn_at_the_end_of_a_history_ending_in_a_tool_result_assembles() {
+    // Issue 9: `active-turn` equal to the history's length indexed past its end (a trap in
+    // the component) when the mode started the request there.
+    let mut r = request("# Working Memory\nFixing it\n", HistoryMode::ActiveTurn);
+    let call = ToolCall { id: "c".into(), name: "read_file".into(), arguments: "{}".into() };
+    r.history = vec![
+        msg("user", "task"),
+        ChatMessage { tool_calls: vec![call], ..msg("assistant", "") },
+        ChatMessage { tool_call_id: "c".into(), ..msg("tool", "text") },
+    ];
+    for active_turn in [3, 4, u32::MAX] {
+        r.active_turn = active_turn;
+        let out = assemble_context(r.clone());
+        assert_eq!(out.len(), 3, "the prefix only: the active turn holds nothing yet");
+    }
+}

@@ -179,6 +179,8 @@ pub fn call(cx: &mut ToolContext, name: &str, arguments: &str) -> Result<ToolOut
     let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
         return Ok(ToolOutput::refused(format!("error: there is no tool named {name:?}")));
     };
+    // A call without arguments (some models send none for a tool that needs none) is `{}`.
+    let arguments = if arguments.trim().is_empty() { "{}" } else { arguments };
     let args = match serde_json::from_str::<Value>(arguments) {
         Ok(Value::Object(map)) => Args { map },
         Ok(_) => return Ok(ToolOutput::refused(format!("error: the arguments of {name} must be a JSON object"))),

@@ -608,17 +608,54 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
+/// Input that is not UTF-8: where its first bad byte is, as a diagnostic.
+#[derive(Debug)]
+pub struct NotUtf8 {
+    pub name: String,
+    pub diagnostic: workmem_runtime::Diagnostic,
+}
+
+impl std::fmt::Display for NotUtf8 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.name, self.diagnostic.line, self.diagnostic.column, self.diagnostic.message)
+    }
+}
+
+impl std::error::Error for NotUtf8 {}
+
+fn utf8(name: String, bytes: Vec<u8>) -> Result<(String, String)> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((name, text)),
+        Err(e) => {
+            let bytes = e.as_bytes();
+            let at = e.utf8_error().valid_up_to();
+            let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            // The prefix of the line up to the bad byte is valid UTF-8, so it counts in characters.
+            let column = String::from_utf8_lossy(&bytes[line_start..at]).chars().count() + 1;
+            let message = format!("the input is not valid UTF-8 (byte 0x{:02x}); save it as UTF-8", bytes[at]);
+            let diagnostic = workmem_runtime::Diagnostic {
+                severity: workmem_runtime::Severity::Error,
+                line: u32::try_from(line).unwrap_or(u32::MAX),
+                column: u32::try_from(column).unwrap_or(u32::MAX),
+                message,
+            };
+            Err(NotUtf8 { name, diagnostic }.into())
+        }
+    }
+}
+
 /// The input text and the name diagnostics should call it by.
 fn read_input(file: Option<&PathBuf>) -> Result<(String, String)> {
     match file {
         Some(p) if p.as_os_str() != "-" => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-            Ok((p.display().to_string(), text))
+            let bytes = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+            utf8(p.display().to_string(), bytes)
         }
         _ => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).context("reading standard input")?;
-            Ok(("<stdin>".to_string(), text))
+            let mut bytes = Vec::new();
+            std::io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
+            utf8("<stdin>".to_string(), bytes)
         }
     }
 }

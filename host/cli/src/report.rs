@@ -86,6 +86,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Engine(_)) => ("engine", None),
         Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
         Some(A::Compact(_)) => ("compaction_refused", None),
+        None if e.downcast_ref::<crate::NotUtf8>().is_some() => ("invalid_input", None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
         None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
         None if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
@@ -101,6 +102,9 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         let mut error = json!({"kind": kind, "message": message});
         if let Some(ds) = diagnostics {
             error["diagnostics"] = json::diagnostics(ds);
+        }
+        if let Some(bad) = e.downcast_ref::<crate::NotUtf8>() {
+            error["diagnostics"] = json::diagnostics(std::slice::from_ref(&bad.diagnostic));
         }
         print_json(&json!({"ok": false, "error": error}));
     }

@@ -105,7 +105,9 @@ pub struct ToolCall {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct FunctionCall {
     pub name: String,
-    /// The arguments as the model wrote them: JSON text, not yet checked.
+    /// The arguments as the model wrote them: JSON text, not yet checked (empty when the
+    /// provider sent none, which the tools read as no arguments).
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub arguments: String,
 }
 
