@@ -289,6 +289,31 @@ def _invalid(diagnostics: List[Diagnostic]) -> WorkmemError:
     return WorkmemError(f"the update has {len(errors)} error(s){where}", diagnostics)
 
 
+# A workflow as a generator: it yields what to ask the model, receives the answer, and yields
+# its result (of type `done`) at the end. One driver for sync clients, one for asyncio.
+
+def _drive(steps: typing.Generator[Any, Optional[str], None], done: type, ask: Callable[[Any], str]) -> Any:
+    answer = None
+    while True:
+        asked = steps.send(answer)
+        if isinstance(asked, done):
+            return asked
+        answer = ask(asked)
+
+
+async def _drive_async(steps: typing.Generator[Any, Optional[str], None], done: type, ask: Callable[[Any], Awaitable[str]]) -> Any:
+    answer = None
+    while True:
+        asked = steps.send(answer)
+        if isinstance(asked, done):
+            return asked
+        answer = await ask(asked)
+
+
+def _no_model(_: Any) -> str:
+    raise CompactionRefused("nothing", 'strategy "summarize" needs `ask`, a model client')
+
+
 def _wants(overview: bool, state: bool) -> Record:
     record = Record()
     record.overview = overview
@@ -370,25 +395,11 @@ class Engine:
         archive_to, archive_lines, never_compact, min_free, keep. With "summarize", `ask` gets
         the engine's request and returns the model's summary. Raises CompactionRefused when
         nothing is worth compacting, the summary is empty, or an invariant would break."""
-        steps = self._compact_steps(view, options)
-        answer = None
-        while True:
-            asked = steps.send(answer)
-            if isinstance(asked, Compaction):
-                return asked
-            if ask is None:
-                raise CompactionRefused("nothing", 'strategy "summarize" needs `ask`, a model client')
-            answer = ask(asked)
+        return _drive(self._compact_steps(view, options), Compaction, ask or _no_model)
 
     async def compact_async(self, view: List[Entry], ask: Callable[[List[ChatMessage]], Awaitable[str]], **options: Any) -> Compaction:
         """`compact` with an asyncio model client."""
-        steps = self._compact_steps(view, options)
-        answer = None
-        while True:
-            asked = steps.send(answer)
-            if isinstance(asked, Compaction):
-                return asked
-            answer = await ask(asked)
+        return await _drive_async(self._compact_steps(view, options), Compaction, ask)
 
     def _compact_steps(self, view: List[Entry], options: dict) -> typing.Generator[Any, Optional[str], None]:
         request = Record()
@@ -479,26 +490,14 @@ class Memory:
 
     def update(self, task: str, ask: Callable[[List[Message]], str], max_reprompts: int = 2) -> Updated:
         """Spec 000's memory update with a synchronous model client (see `update_async`)."""
-        steps = self._steps(task, max_reprompts)
-        answer = None
-        while True:
-            messages = steps.send(answer)
-            if isinstance(messages, Updated):
-                return messages
-            answer = ask(messages)
+        return _drive(self._steps(task, max_reprompts), Updated, ask)
 
     async def update_async(self, task: str, ask: Callable[[List[Message]], Awaitable[str]], max_reprompts: int = 2) -> Updated:
         """Spec 000's memory update driven from asyncio: `ask` gets the conversation and returns
         the model's text. A malformed answer is sent back with its diagnostics, at most
         `max_reprompts` times; a valid one is applied (with the new overview and state in the
         result). Raises WorkmemError, changing nothing, when every answer was malformed."""
-        steps = self._steps(task, max_reprompts)
-        answer = None
-        while True:
-            messages = steps.send(answer)
-            if isinstance(messages, Updated):
-                return messages
-            answer = await ask(messages)
+        return await _drive_async(self._steps(task, max_reprompts), Updated, ask)
 
     def _steps(self, task: str, max_reprompts: int) -> typing.Generator[Any, Optional[str], None]:
         """The engine's update run as a generator: yields the conversation to send, receives
