@@ -174,10 +174,11 @@ fn first_line(text: &str) -> String {
     short
 }
 
-fn seqs(entries: &[Entry]) -> String {
-    match (entries.first(), entries.last()) {
-        (Some(a), Some(b)) if a.seq != b.seq => format!("{}-{}", a.seq, b.seq),
-        (Some(a), _) => a.seq.to_string(),
+/// `12-20`, or `12` for one: how notes and handles name the sequence numbers they cover.
+fn span(seqs: &[u64]) -> String {
+    match (seqs.first(), seqs.last()) {
+        (Some(a), Some(b)) if a != b => format!("{a}-{b}"),
+        (Some(a), _) => a.to_string(),
         _ => String::new(),
     }
 }
@@ -398,14 +399,15 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
                 .collect::<Vec<_>>()
                 .join(", ");
             let tokens: u32 = entries.iter().map(|e| e.tokens).sum();
-            let handle = format!("read_history {{\"seq\": \"{}\"}}", seqs(&entries));
+            let seqs: Vec<u64> = entries.iter().map(|e| e.seq).collect();
+            let handle = format!("read_history {{\"seq\": \"{}\"}}", span(&seqs));
             let content = match summary {
                 // One summary for the whole compaction, in place of its last run.
                 Some(s) if n + 1 == picked.len() => format!("{COMPACTED}history, summarized; the originals: {handle}]\n{s}"),
-                Some(_) => format!("{COMPACTED}messages #{} ({counts}; {tokens} tokens): summarized further down. Read them back: {handle}]", seqs(&entries)),
+                Some(_) => format!("{COMPACTED}messages #{} ({counts}; {tokens} tokens): summarized further down. Read them back: {handle}]", span(&seqs)),
                 None => format!(
                     "{COMPACTED}messages #{} ({counts}; {tokens} tokens) archived to {} (lines {start_line}-{}). Read them back: {handle}]",
-                    seqs(&entries),
+                    span(&seqs),
                     r.archive_to,
                     line.saturating_sub(1)
                 ),
@@ -442,14 +444,7 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
 
 /// What was compacted and how to read it back.
 fn notice(replacements: &[Replacement], messages: u32, archived_to: Option<&str>, before: u32, after: u32, automatic: bool) -> String {
-    let ranges: Vec<String> = replacements
-        .iter()
-        .map(|r| match (r.replaces.first(), r.replaces.last()) {
-            (Some(a), Some(b)) if a != b => format!("#{a}-{b}"),
-            (Some(a), _) => format!("#{a}"),
-            _ => String::new(),
-        })
-        .collect();
+    let ranges: Vec<String> = replacements.iter().map(|r| format!("#{}", span(&r.replaces))).collect();
     format!(
         "History was compacted{}: {messages} messages ({}) replaced{}, about {before} -> {after} history tokens. Any of them \
          can be read back with read_history {{\"seq\": \"N\"}}. Bring working-memory/overview.md up to date now if it does \
