@@ -79,10 +79,11 @@ fn tools_archive_offloads_old_outputs_and_every_original_reads_back() {
     let all = records(&ws);
     let Entry::Compaction(c) = &all.last().unwrap().entry else { panic!("the compaction is the last entry") };
     assert_eq!(c.target, "tools");
-    // Outputs of steps 0..=5 replaced (the last 3 groups are step 7's call+result, its
-    // remark, and step 6's remark... counted as groups, so step 6's output stays too).
+    // Step r is seqs 2+3r (call), 3+3r (output), 4+3r (remark). The last 3 groups are step 6's
+    // remark, step 7's call with its output, and step 7's remark: the outputs of steps 0..=6
+    // are replaced, one placeholder each.
     let replaced: Vec<u64> = done["replaced"].as_array().unwrap().iter().flat_map(|r| r.as_array().unwrap().iter().map(|s| s.as_u64().unwrap())).collect();
-    assert!(!replaced.is_empty());
+    assert_eq!(replaced, (0..7).map(|r| 3 + 3 * r).collect::<Vec<u64>>());
     for seq in &replaced {
         let out = ws.cmd(None, &["--json", "history", "--session", "s", "--seq", &seq.to_string()]).output().unwrap();
         let back = json_of(&out);
