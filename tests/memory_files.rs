@@ -37,29 +37,90 @@ fn memory_files_are_read_written_and_listed() {
 fn names_that_leave_the_session_or_working_memory_are_refused() {
     let dir = session_dir("refused");
     let files = MemoryFiles::new(&dir);
+    let corpus: serde_json::Value = serde_json::from_str(include_str!("data/path-refusals.json")).unwrap();
+    let cases = corpus["cases"].as_array().unwrap();
+    assert!(cases.len() >= 10);
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let want = match case["refusal"].as_str().unwrap() {
+            "escapes" => PathError::Escapes(name.into()),
+            "outside_memory" => PathError::OutsideMemory(name.into()),
+            other => panic!("unknown refusal {other}"),
+        };
+        assert_eq!(files.write(name, "pwned"), Err(want.clone()), "write {name:?}");
+        assert_eq!(files.read(name).map(|_| ()), Err(want.clone()), "read {name:?}");
+        assert_eq!(files.list(name).map(|_| ()), Err(want), "list {name:?}");
+    }
     let outside = dir.parent().unwrap().join(format!("escaped-{}", std::process::id()));
     let outside_name = outside.display().to_string();
-    type Expected = fn(&str) -> PathError;
-    let cases: &[(&str, Expected)] = &[
-        ("../escaped", |n| PathError::Escapes(n.into())),
-        ("working-memory/../state.json", |n| PathError::Escapes(n.into())),
-        ("working-memory/detail/../../meta.json", |n| PathError::Escapes(n.into())),
-        ("working-memory/./../../x", |n| PathError::Escapes(n.into())),
-        ("state.json", |n| PathError::OutsideMemory(n.into())),
-        ("messages.jsonl", |n| PathError::OutsideMemory(n.into())),
-        ("detail/notes.md", |n| PathError::OutsideMemory(n.into())),
-        ("", |n| PathError::Escapes(n.into())),
-        ("working-memory/a\0b", |n| PathError::Escapes(n.into())),
-        ("working-memory\\..\\state.json", |n| PathError::OutsideMemory(n.into())),
-    ];
-    for (name, want) in cases {
-        assert_eq!(files.write(name, "pwned"), Err(want(name)), "write {name:?}");
-        assert_eq!(files.read(name).map(|_| ()), Err(want(name)), "read {name:?}");
-    }
     assert_eq!(files.write(&outside_name, "pwned"), Err(PathError::Escapes(outside_name.clone())));
-    assert_eq!(files.write("/etc/passwd", "pwned"), Err(PathError::Escapes("/etc/passwd".into())));
     assert!(!outside.exists());
+    assert!(!dir.parent().unwrap().join("escaped").exists());
     assert_eq!(std::fs::read_to_string(dir.join("state.json")).unwrap(), "{}", "a refused write touched the session");
+}
+
+/// The attack of issue 9: a folder under working-memory/ swapped for a symlink to outside
+/// and back, as fast as one thread can, while another writes, reads and lists through it.
+/// A check-then-open implementation lets hundreds of writes and reads escape; opening
+/// component by component from a directory handle lets none.
+#[test]
+fn a_symlink_swapped_in_during_the_writes_never_lets_one_escape() {
+    let dir = session_dir("race");
+    let outside = dir.parent().unwrap().join(format!("race-outside-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&outside);
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("outside-secret.md"), "secret").unwrap();
+    let detail = dir.join("working-memory/detail");
+    std::fs::write(detail.join("inside.md"), "inside").unwrap();
+    let link = dir.join("working-memory/detail-link");
+    symlink(&outside, &link).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, detail, link) = (stop.clone(), detail.clone(), link.clone());
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            let exchange = || rustix::fs::renameat_with(rustix::fs::CWD, &detail, rustix::fs::CWD, &link, rustix::fs::RenameFlags::EXCHANGE).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // `detail` leads outside, then back inside: the name never goes missing.
+                exchange();
+                exchange();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let files = MemoryFiles::new(&dir);
+    let (mut ok, mut refused, mut leaked) = (0u64, 0u64, 0u64);
+    let started = std::time::Instant::now();
+    let mut i = 0u64;
+    while started.elapsed() < std::time::Duration::from_secs(5) {
+        i += 1;
+        match files.write(&format!("working-memory/detail/w{}.md", i % 50), "pwned") {
+            Ok(()) => ok += 1,
+            Err(_) => refused += 1,
+        }
+        // Only the outside folder has this file: any answer but a refusal is a leak.
+        match files.read("working-memory/detail/outside-secret.md") {
+            Ok(_) => leaked += 1,
+            Err(_) => refused += 1,
+        }
+        match files.read("working-memory/detail/inside.md") {
+            Ok(_) => ok += 1,
+            Err(_) => refused += 1,
+        }
+        if let Ok(listed) = files.list("working-memory") {
+            leaked += listed.iter().filter(|n| n.contains("outside-secret")).count() as u64;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    let escaped: Vec<_> = std::fs::read_dir(&outside).unwrap().flatten().map(|e| e.file_name()).filter(|n| n != "outside-secret.md").collect();
+    eprintln!("{swaps} swaps; {ok} operations done inside, {refused} refused; {} files escaped; {leaked} outside reads", escaped.len());
+    assert!(ok > 0 && refused > 0 && swaps > 100, "the race was not run: {ok} done, {refused} refused, {swaps} swaps");
+    assert!(escaped.is_empty(), "files written outside the session: {escaped:?}");
+    assert_eq!(leaked, 0, "reads returned the outside file");
+    assert_eq!(std::fs::read_to_string(outside.join("outside-secret.md")).unwrap(), "secret");
+    let _ = std::fs::remove_dir_all(&outside);
 }
 
 #[test]
@@ -117,4 +178,75 @@ fn the_cli_writes_what_show_then_displays_and_refuses_with_exit_1() {
     let refused = run(&["memory", "read", "--session", "m", "state.json"], None);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("memory files live under working-memory/"));
+}
+
+/// The host's own reads go through the same handles: a symlinked overview.md or
+/// working-memory/ is refused by `show` and `context` (it would put an outside file in the
+/// prompt), and a directory is a session only when its meta.json says so.
+#[test]
+fn the_host_never_reads_through_a_symlink_and_knows_a_session_by_its_marker() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("memfiles-host-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_workmem"))
+            .args(args)
+            .current_dir(&root)
+            .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+            .output()
+            .unwrap()
+    };
+    let secret = root.join("secret.md");
+    std::fs::write(&secret, "TOP SECRET outside the session\n").unwrap();
+    for (id, swap) in [("o", "working-memory/overview.md"), ("w", "working-memory")] {
+        assert!(run(&["session", "new", "--id", id]).status.success());
+        let out = run(&["session", "list", "--json"]);
+        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let dir = PathBuf::from(listed.as_array().unwrap().iter().find(|s| s["meta"]["id"] == id).unwrap()["dir"].as_str().unwrap());
+        let target = dir.join(swap);
+        if target.is_dir() {
+            std::fs::remove_dir_all(&target).unwrap();
+            std::fs::create_dir_all(root.join("outside-wm")).unwrap();
+            std::fs::copy(&secret, root.join("outside-wm/overview.md")).unwrap();
+            symlink(root.join("outside-wm"), &target).unwrap();
+        } else {
+            std::fs::remove_file(&target).unwrap();
+            symlink(&secret, &target).unwrap();
+        }
+        for verb in [&["show", "--session", id][..], &["context", "--session", id, "--json"][..]] {
+            let out = run(verb);
+            let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert_eq!(out.status.code(), Some(1), "{verb:?} through a symlinked {swap}: {stdout}{stderr}");
+            assert!(!stdout.contains("TOP SECRET") && !stderr.contains("TOP SECRET"), "{verb:?} leaked the outside file");
+            assert!(stderr.contains("symlink"), "{verb:?}: {stderr}");
+        }
+        // An update is refused before anything is written, and so leaves the session as it was.
+        let apply = Command::new(env!("CARGO_BIN_EXE_workmem"))
+            .args(["apply", "--session", id, "-"])
+            .current_dir(&root)
+            .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut apply = apply;
+        use std::io::Write;
+        apply.stdin.take().unwrap().write_all(b"KEY LEARNINGS:\nADD:\n- because it matters: a learning\n").unwrap();
+        let out = apply.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("symlink"), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(!dir.join("state.json").exists() && std::fs::read_to_string(dir.join("updates.jsonl")).unwrap().is_empty());
+        assert!(!dir.join("commit.pending.json").exists());
+    }
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "TOP SECRET outside the session\n");
+    // Any directory with a meta.json is not a session; one whose meta.json has the marker is.
+    let fake = root.join("fake");
+    std::fs::create_dir_all(fake.join("working-memory")).unwrap();
+    std::fs::write(fake.join("meta.json"), r#"{"id": "fake", "cwd": "/", "created_at": "", "updated_at": "", "updates": 0, "workmem_version": "0"}"#).unwrap();
+    let out = run(&["show", "--session", fake.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no workmem session"), "{}", String::from_utf8_lossy(&out.stderr));
 }

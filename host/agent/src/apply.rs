@@ -17,11 +17,9 @@ pub fn load(runtime: &Runtime, session: &Session, locked: &Locked) -> Result<Mem
     }
 }
 
-/// Commits an update applied with [`COMMIT`], and counts it in meta.json.
+/// Commits an update applied with [`COMMIT`] (counted in meta.json as part of it).
 pub fn commit(session: &Session, locked: &Locked, commit: &Commit) -> Result<()> {
-    session.commit(locked, commit)?;
-    session.record_update(locked)?;
-    Ok(())
+    Ok(session.commit(locked, commit)?)
 }
 
 /// Applies DSL text to the session's memory under its lock. Invalid DSL is

@@ -1,16 +1,24 @@
-//! Paths an LLM names, checked before anything touches the disk. A name is relative to a
-//! session directory, made only of plain components (no `..`, no root, no drive, no NUL),
-//! and nothing on its way may be a symlink, so it cannot lead outside, whatever the
-//! directory holds. The memory file tools (spec 001 US-4b, US-6, US-7) use it with the
-//! additional rule that names start with `working-memory/`.
+//! Paths an LLM or a user names, resolved beneath a directory with directory handles. A name
+//! is relative, made only of plain components (no `..`, no root, no NUL, no backslash); it
+//! is opened one component at a time from a handle on the directory, each with `O_NOFOLLOW`,
+//! so there is no moment between a check and an open that a swapped-in symlink could use:
+//! a symlink anywhere on the way is refused, inside the directory or out. The memory file
+//! tools (spec 001 US-4b, US-6, US-7) add the rule that names start with `working-memory/`;
+//! the session store reads and writes its own files the same way.
 
 use crate::fsio;
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::OsStr;
+use std::fs::File;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 /// The part of a session the LLM may read and write.
 pub const MEMORY_DIR: &str = "working-memory";
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum PathError {
     #[error("{0:?} is refused: paths must be relative to the session directory, without `..`")]
     Escapes(String),
@@ -18,8 +26,25 @@ pub enum PathError {
     OutsideMemory(String),
     #[error("{0:?} is refused: it goes through a symlink, and symlinks are not followed")]
     Symlink(String),
+    #[error("{0:?} is refused: it is not a regular file")]
+    NotAFile(String),
     #[error("{name:?}: {message}")]
     Io { name: String, kind: std::io::ErrorKind, message: String },
+}
+
+impl PathError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, PathError::Io { kind: std::io::ErrorKind::NotFound, .. })
+    }
+}
+
+/// How [`Confined::open`] opens a file.
+#[derive(Debug, Clone, Copy)]
+pub enum Access {
+    Read,
+    /// Append (and read, so a torn last line can be found and dropped), creating the file
+    /// and its folders.
+    Append,
 }
 
 /// A directory that names are confined to.
@@ -33,71 +58,185 @@ impl Confined {
         Confined { root: root.to_path_buf() }
     }
 
-    /// The file `name` stands for, after every check.
-    pub fn resolve(&self, name: &str) -> Result<PathBuf, PathError> {
-        let escapes = || PathError::Escapes(name.to_string());
-        if name.is_empty() || name.contains('\0') || name.contains('\\') {
-            return Err(escapes());
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A handle on the root itself. The root is the caller's, so it may be reached through
+    /// a symlink; nothing beneath it may.
+    fn root_handle(&self, name: &str) -> Result<OwnedFd, PathError> {
+        rustix::fs::open(&self.root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).map_err(|e| io(name, e.into()))
+    }
+
+    /// The folder holding `name`'s last component (opened, created when `create`), and
+    /// that component.
+    fn parent<'a>(&self, name: &'a str, create: bool) -> Result<(OwnedFd, &'a OsStr), PathError> {
+        let parts = components(name)?;
+        let (last, folders) = parts.split_last().expect("components are never empty");
+        let mut dir = self.root_handle(name)?;
+        for part in folders {
+            dir = open_folder(&dir, part, create).map_err(|e| classify(&dir, part, name, e))?;
         }
-        let mut path = self.root.clone();
-        for component in Path::new(name).components() {
-            match component {
-                Component::Normal(part) => path.push(part),
-                Component::CurDir => {}
-                Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(escapes()),
-            }
-            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Err(PathError::Symlink(name.to_string()));
-            }
+        Ok((dir, last))
+    }
+
+    /// The folder `name` itself.
+    fn folder(&self, name: &str) -> Result<OwnedFd, PathError> {
+        let (dir, last) = self.parent(name, false)?;
+        open_folder(&dir, last, false).map_err(|e| classify(&dir, last, name, e))
+    }
+
+    /// Opens the regular file `name`; a symlink, a folder, a FIFO or a device is refused
+    /// (a FIFO would block the reader forever).
+    pub fn open(&self, name: &str, access: Access) -> Result<File, PathError> {
+        let (dir, last) = self.parent(name, matches!(access, Access::Append))?;
+        let flags = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        let flags = match access {
+            Access::Read => flags | OFlags::RDONLY,
+            Access::Append => flags | OFlags::RDWR | OFlags::APPEND | OFlags::CREATE,
+        };
+        let fd = rustix::fs::openat(&dir, last, flags, Mode::from_raw_mode(0o644)).map_err(|e| classify(&dir, last, name, e))?;
+        let stat = rustix::fs::fstat(&fd).map_err(|e| io(name, e.into()))?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(PathError::NotAFile(name.to_string()));
         }
-        if path == self.root {
-            return Err(escapes());
-        }
-        Ok(path)
+        // Regular files ignore O_NONBLOCK; clear it anyway so the handle behaves as usual.
+        rustix::fs::fcntl_setfl(&fd, rustix::fs::fcntl_getfl(&fd).map_err(|e| io(name, e.into()))? - OFlags::NONBLOCK).map_err(|e| io(name, e.into()))?;
+        Ok(File::from(fd))
+    }
+
+    pub fn read_bytes(&self, name: &str) -> Result<Vec<u8>, PathError> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        self.open(name, Access::Read)?.read_to_end(&mut out).map_err(|e| io(name, e))?;
+        Ok(out)
     }
 
     pub fn read(&self, name: &str) -> Result<String, PathError> {
-        let path = self.resolve(name)?;
-        std::fs::read_to_string(&path).map_err(|e| io(name, e))
+        String::from_utf8(self.read_bytes(name)?).map_err(|_| PathError::Io {
+            name: name.to_string(),
+            kind: std::io::ErrorKind::InvalidData,
+            message: "is not UTF-8 text".into(),
+        })
     }
 
-    /// Replaces the file atomically, creating its folders (all inside the root, as checked).
-    pub fn write(&self, name: &str, content: &str) -> Result<(), PathError> {
-        let path = self.resolve(name)?;
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(name, e))?;
+    /// Replaces the file atomically, creating its folders (all beneath the root). A symlink
+    /// in its place is refused like any other (were one swapped in after this check, the
+    /// rename would replace the link itself, never what it points to).
+    pub fn write(&self, name: &str, content: &[u8]) -> Result<(), PathError> {
+        let (dir, last) = self.parent(name, true)?;
+        if rustix::fs::statat(&dir, last, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink) {
+            return Err(PathError::Symlink(name.to_string()));
         }
-        fsio::write_atomic(&path, content.as_bytes()).map_err(|e| io(name, e))
+        fsio::write_atomic_at(&dir, last, content).map_err(|e| io(name, e))
     }
 
     /// Appends one record in a single write, creating the file (and its folders) if needed.
-    pub fn append(&self, name: &str, content: &str) -> Result<(), PathError> {
-        let path = self.resolve(name)?;
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io(name, e))?;
-        }
-        fsio::append(&path, content.as_bytes()).map_err(|e| io(name, e))
+    pub fn append(&self, name: &str, content: &[u8]) -> Result<(), PathError> {
+        fsio::append(&mut self.open(name, Access::Append)?, content).map_err(|e| io(name, e))
     }
 
-    /// The files under folder `name`, as names that `read` accepts, sorted.
+    /// Removes the file `name`; one that is not there is not an error.
+    pub fn remove(&self, name: &str) -> Result<(), PathError> {
+        let (dir, last) = match self.parent(name, false) {
+            Err(e) if e.is_not_found() => return Ok(()),
+            other => other?,
+        };
+        match rustix::fs::unlinkat(&dir, last, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => rustix::fs::fsync(&dir).map_err(|e| io(name, e.into())),
+            Err(e) => Err(classify(&dir, last, name, e)),
+        }
+    }
+
+    /// Makes the folder `name` (and those above it).
+    pub fn create_dir_all(&self, name: &str) -> Result<(), PathError> {
+        let (dir, last) = self.parent(name, true)?;
+        open_folder(&dir, last, true).map(drop).map_err(|e| classify(&dir, last, name, e))
+    }
+
+    /// Whether `name` is a regular file (reached without a symlink).
+    pub fn is_file(&self, name: &str) -> bool {
+        self.open(name, Access::Read).is_ok()
+    }
+
+    /// The regular files under folder `name`, as names that `read` accepts, sorted. Symlinks
+    /// are skipped, not followed, and so are a crash's leftover temporary files.
     pub fn list(&self, name: &str) -> Result<Vec<String>, PathError> {
-        let dir = self.resolve(name)?;
         let mut out = Vec::new();
-        let mut stack = vec![dir];
-        while let Some(d) = stack.pop() {
-            for entry in std::fs::read_dir(&d).map_err(|e| io(name, e))?.flatten() {
-                let kind = entry.file_type().map_err(|e| io(name, e))?;
-                let rel = entry.path().strip_prefix(&self.root).expect("under the root").to_string_lossy().into_owned();
-                if kind.is_dir() {
-                    stack.push(entry.path());
-                } else if kind.is_file() {
-                    out.push(rel);
+        let prefix = components(name)?.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>().join("/");
+        let mut stack = vec![(self.folder(name)?, prefix)];
+        while let Some((dir, at)) = stack.pop() {
+            let entries = rustix::fs::Dir::read_from(&dir).map_err(|e| io(name, e.into()))?;
+            for entry in entries {
+                let entry = entry.map_err(|e| io(name, e.into()))?;
+                let file = OsStr::from_bytes(entry.file_name().to_bytes());
+                if file == "." || file == ".." || fsio::is_temp(file) {
+                    continue;
+                }
+                let rel = format!("{at}/{}", file.to_string_lossy());
+                let stat = match rustix::fs::statat(&dir, file, AtFlags::SYMLINK_NOFOLLOW) {
+                    Ok(stat) => stat,
+                    Err(Errno::NOENT) => continue, // removed while we looked
+                    Err(e) => return Err(io(&rel, e.into())),
+                };
+                match FileType::from_raw_mode(stat.st_mode) {
+                    FileType::Directory => match open_folder(&dir, file, false) {
+                        Ok(sub) => stack.push((sub, rel)),
+                        Err(Errno::NOENT | Errno::LOOP | Errno::NOTDIR) => {} // swapped while we looked
+                        Err(e) => return Err(io(&rel, e.into())),
+                    },
+                    FileType::RegularFile => out.push(rel),
+                    _ => {}
                 }
             }
         }
         out.sort();
         Ok(out)
     }
+}
+
+/// The plain components of a name, or why it is refused.
+fn components(name: &str) -> Result<Vec<&OsStr>, PathError> {
+    let escapes = || PathError::Escapes(name.to_string());
+    if name.is_empty() || name.contains('\0') || name.contains('\\') {
+        return Err(escapes());
+    }
+    let mut parts = Vec::new();
+    for component in Path::new(name).components() {
+        match component {
+            Component::Normal(part) => parts.push(part),
+            Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return Err(escapes()),
+        }
+    }
+    if parts.is_empty() {
+        return Err(escapes());
+    }
+    Ok(parts)
+}
+
+/// Opens the folder `part` beneath `dir` without following a symlink, making it first
+/// when `create`.
+fn open_folder(dir: &OwnedFd, part: &OsStr, create: bool) -> Result<OwnedFd, Errno> {
+    let open = || rustix::fs::openat(dir, part, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty());
+    match open() {
+        Err(Errno::NOENT) if create => match rustix::fs::mkdirat(dir, part, Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => open(),
+            Err(e) => Err(e),
+        },
+        other => other,
+    }
+}
+
+/// A failed open, named: a symlink where one was met (`O_NOFOLLOW` answers `ELOOP`, or
+/// `ENOTDIR` when a folder was asked for), else the I/O error.
+fn classify(dir: &OwnedFd, part: &OsStr, name: &str, e: Errno) -> PathError {
+    if matches!(e, Errno::LOOP | Errno::NOTDIR)
+        && rustix::fs::statat(dir, part, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
+    {
+        return PathError::Symlink(name.to_string());
+    }
+    io(name, e.into())
 }
 
 fn io(name: &str, e: std::io::Error) -> PathError {
@@ -131,7 +270,7 @@ impl MemoryFiles {
 
     pub fn write(&self, name: &str, content: &str) -> Result<(), PathError> {
         self.check(name)?;
-        self.session.write(name, content)
+        self.session.write(name, content.as_bytes())
     }
 
     /// Files under `name` (default `working-memory`).

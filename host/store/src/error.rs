@@ -9,8 +9,12 @@ pub enum Error {
     /// A session file that does not hold what it should.
     #[error("{} is not a valid session file", path.display())]
     Corrupt { path: PathBuf, source: serde_json::Error },
-    #[error("no workmem session at {} (meta.json is missing)", dir.display())]
-    NotASession { dir: PathBuf },
+    #[error("session {}", dir.display())]
+    File { dir: PathBuf, source: crate::PathError },
+    #[error("no workmem session at {}: {why}", dir.display())]
+    NotASession { dir: PathBuf, why: String },
+    #[error("session {} has {updates} committed update(s) but no state.json: restore it from a backup (the update log, updates.jsonl, records every update)", dir.display())]
+    MissingState { dir: PathBuf, updates: u32 },
     #[error("session {id} already exists at {}", dir.display())]
     Exists { id: String, dir: PathBuf },
     #[error("{0:?} is not a valid session ID: use letters, digits, '-', '_' and '.', not starting with '.'")]
@@ -24,4 +28,15 @@ impl Error {
         let path = path.into();
         move |source| Error::Io { path, source }
     }
+}
+
+/// An error and its sources, as one line.
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
 }

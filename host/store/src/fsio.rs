@@ -1,60 +1,127 @@
 //! Writes that survive a crash: whole-file replacement by temp file, fsync and rename, and
-//! appends that land as one write each.
+//! appends that land as one write each; and the reads of an append-only log that a crash
+//! may have left with a torn last line.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use rustix::fs::{AtFlags, Mode, OFlags};
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Replaces `path` with `bytes`: readers see the old file or the new one, never a mix.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+/// Temporary files are `.<name>.tmp-<pid>-<n>`.
+const TEMP_MARK: &str = ".tmp-";
+
+/// Whether `name` is one of [`write_atomic_at`]'s temporary files.
+pub fn is_temp(name: &OsStr) -> bool {
+    let name = name.to_string_lossy();
+    name.starts_with('.') && name.contains(TEMP_MARK)
+}
+
+/// The process that made temporary file `name`.
+fn temp_owner(name: &OsStr) -> Option<i32> {
+    let name = name.to_string_lossy();
+    let (_, tail) = name.rsplit_once(TEMP_MARK)?;
+    tail.split('-').next()?.parse().ok()
+}
+
+/// Replaces `name` in folder `dir` with `bytes`: readers see the old file or the new one,
+/// never a mix, whatever moment a crash comes. A symlink at `name` is replaced, not followed.
+pub fn write_atomic_at(dir: &OwnedFd, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
+    let tmp = format!(".{}{TEMP_MARK}{}-{n}", name.to_string_lossy(), std::process::id());
     let result = (|| {
-        let mut f = File::create(&tmp)?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mut f = File::from(rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(0o644))?);
         f.write_all(bytes)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        sync_dir(dir)
+        rustix::fs::renameat(dir, &tmp, dir, name)?;
+        Ok(rustix::fs::fsync(dir)?)
     })();
     if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+        let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
     }
     result
 }
 
+/// [`write_atomic_at`] for a path the user gave (an output file of theirs, not a session's).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "names no file"))?;
+    let dir = rustix::fs::open(parent, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+    write_atomic_at(&dir, name, bytes)
+}
+
+/// Removes the temporary files in `dir` whose writer is gone (a crash between create and
+/// rename); a live writer's are left alone.
+pub fn sweep_temps(dir: &OwnedFd) -> io::Result<()> {
+    for entry in rustix::fs::Dir::read_from(dir)? {
+        let entry = entry?;
+        let name = std::os::unix::ffi::OsStrExt::from_bytes(entry.file_name().to_bytes());
+        if !is_temp(name) {
+            continue;
+        }
+        let alive = temp_owner(name).and_then(rustix::process::Pid::from_raw).is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
+        if !alive {
+            let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
+        }
+    }
+    Ok(())
+}
+
 /// Appends one record (which must end with a newline) in a single write, then syncs.
-pub fn append(path: &Path, record: &[u8]) -> io::Result<()> {
-    let mut f = OpenOptions::new().create(true).append(true).open(path)?;
+pub fn append(f: &mut File, record: &[u8]) -> io::Result<()> {
     f.write_all(record)?;
     f.sync_data()
 }
 
-pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
-}
-
-/// An exclusive lock on `path`, held until the returned file is dropped.
-pub fn lock(path: &Path) -> io::Result<File> {
-    let f = OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+/// Takes an exclusive lock on `f`, waiting for another holder; held until it is dropped.
+pub fn lock(f: File) -> io::Result<File> {
     f.lock()?;
     Ok(f)
 }
 
-/// The last non-empty line of a file (without its newline), reading backwards from the end
-/// so that a long log costs what its last line does.
-pub fn last_line(path: &Path) -> io::Result<Option<Vec<u8>>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut end = f.seek(SeekFrom::End(0))?;
+/// The length of `f` up to the end of its last whole line: what a crash cut short mid-append
+/// (bytes after the last newline) was never committed.
+pub fn complete_len(f: &mut File) -> io::Result<u64> {
+    let len = f.seek(SeekFrom::End(0))?;
+    let mut end = len;
+    const CHUNK: u64 = 8192;
+    while end > 0 {
+        let start = end.saturating_sub(CHUNK);
+        let mut chunk = vec![0; usize::try_from(end - start).expect("a chunk fits in memory")];
+        f.seek(SeekFrom::Start(start))?;
+        f.read_exact(&mut chunk)?;
+        if let Some(nl) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + nl as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// Drops a torn last line (see [`complete_len`]) so the next append starts a record of its
+/// own. Whether one was dropped.
+pub fn truncate_partial_line(f: &mut File) -> io::Result<bool> {
+    let len = f.seek(SeekFrom::End(0))?;
+    let end = complete_len(f)?;
+    if end < len {
+        f.set_len(end)?;
+        f.sync_data()?;
+    }
+    Ok(end < len)
+}
+
+/// The last non-empty whole line of `f` (without its newline), reading backwards from the
+/// end of its whole lines, so that a long log costs what its last line does.
+pub fn last_line(f: &mut File) -> io::Result<Option<Vec<u8>>> {
+    let mut end = complete_len(f)?;
     let mut tail: Vec<u8> = Vec::new();
     const CHUNK: u64 = 8192;
     loop {
@@ -77,40 +144,8 @@ pub fn last_line(path: &Path) -> io::Result<Option<Vec<u8>>> {
     }
 }
 
-/// Drops bytes after the last newline: a record a crash cut short mid-append.
-pub fn truncate_partial_line(path: &Path) -> io::Result<()> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = match OpenOptions::new().read(true).write(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(e),
-    };
-    let len = f.seek(SeekFrom::End(0))?;
-    let mut end = len;
-    let mut byte = [0u8; 1];
-    while end > 0 {
-        f.seek(SeekFrom::Start(end - 1))?;
-        f.read_exact(&mut byte)?;
-        if byte[0] == b'\n' {
-            break;
-        }
-        end -= 1;
-    }
-    if end < len {
-        f.set_len(end)?;
-        f.sync_data()?;
-    }
-    Ok(())
-}
-
-/// At most `len` bytes of `path` from `offset` on (none if it does not exist).
-pub fn read_range(path: &Path, offset: u64, len: u64) -> io::Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
+/// At most `len` bytes of `f` from `offset` on.
+pub fn read_range(f: &mut File, offset: u64, len: u64) -> io::Result<Vec<u8>> {
     f.seek(SeekFrom::Start(offset))?;
     let mut out = Vec::new();
     f.take(len).read_to_end(&mut out)?;

@@ -4,7 +4,7 @@
 //! <root>/--<cwd>--/<session-id>/
 //!   messages.jsonl          every message and compaction, append-only
 //!   view.json               the history view derived from it up to an offset (rebuilt if lost)
-//!   meta.json               id, cwd, times, update count
+//!   meta.json               the format marker, id, cwd, times, update count
 //!   state.json              the memory, as the engine serializes it (absent until the first update)
 //!   updates.jsonl           append-only log: one record per applied update, as the engine writes it
 //!   commit.pending.json     only between the steps of a commit (see [`Session::commit`])
@@ -12,8 +12,16 @@
 //! ```
 //!
 //! Every whole-file write is atomic, and every update runs under the session's lock, so
-//! concurrent updates all land, one after another.
+//! concurrent updates all land, one after another. Every file is opened beneath the session
+//! directory through [`Confined`]: a symlink swapped in anywhere is refused, never followed.
+//!
+//! After a crash at any moment (`kill -9` included) the session loads: a commit is wholly
+//! visible or not at all (see [`Session::commit`]), a torn last line of a log is ignored by
+//! readers and dropped before the next append, and temporary files a dead writer left are
+//! removed by the next lock holder and never listed.
 
+use crate::confine::MEMORY_DIR;
+use crate::confine::{Access, Confined, PathError};
 use crate::error::{Error, Result};
 use crate::fsio;
 use crate::messages::{Entry, LogRecord, Message, View};
@@ -30,8 +38,15 @@ pub struct Sessions {
     cwd: PathBuf,
 }
 
+/// What meta.json's `format` says of a session directory this version reads.
+pub const FORMAT: &str = "workmem-session/1";
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Meta {
+    /// [`FORMAT`]: a directory is a session because it says so, not because it holds a
+    /// file named meta.json.
+    #[serde(default)]
+    pub format: String,
     pub id: String,
     pub cwd: String,
     pub created_at: String,
@@ -89,20 +104,23 @@ impl Sessions {
             None => new_id(),
         };
         let dir = self.dir.join(&id);
-        if dir.exists() {
-            return Err(Error::Exists { id, dir });
+        std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(Error::Exists { id, dir }),
+            other => other.map_err(Error::io(&dir))?,
         }
+        let session = Session::at(&dir);
         for sub in ["working-memory/detail", "working-memory/archive"] {
-            std::fs::create_dir_all(dir.join(sub)).map_err(Error::io(dir.join(sub)))?;
+            session.files.create_dir_all(sub).map_err(session.err())?;
         }
-        let session = Session { dir };
         let now = crate::now();
         let cwd = self.cwd.display().to_string();
-        session.write(&session.path(OVERVIEW), overview.as_bytes())?;
-        session.write(&session.path(MESSAGES), b"")?;
-        session.write(&session.path(LOG), b"")?;
-        session.write(&session.path(LOCK), b"")?;
+        session.write(OVERVIEW, overview.as_bytes())?;
+        session.write(MESSAGES, b"")?;
+        session.write(LOG, b"")?;
+        session.write(LOCK, b"")?;
         let meta = Meta {
+            format: FORMAT.into(),
             id,
             cwd,
             created_at: now.clone(),
@@ -113,8 +131,8 @@ impl Sessions {
             memory_updated_round: 0,
             token_correction: 0,
         };
-        // meta.json last: its presence marks a complete session.
-        session.write_json(&session.path(META), &meta)?;
+        // meta.json last: its marker makes the directory a session.
+        session.write_json(META, &meta)?;
         Ok(session)
     }
 
@@ -127,8 +145,8 @@ impl Sessions {
         };
         let mut out = Vec::new();
         for entry in entries.flatten() {
-            let session = Session { dir: entry.path() };
-            if let Ok(meta) = session.meta() {
+            if let Ok(session) = Session::open(&entry.path()) {
+                let meta = session.meta()?;
                 out.push((session, meta));
             }
         }
@@ -199,15 +217,27 @@ const OVERVIEW: &str = "working-memory/overview.md";
 #[derive(Debug, Clone)]
 pub struct Session {
     dir: PathBuf,
+    files: Confined,
 }
 
 impl Session {
+    fn at(dir: &Path) -> Self {
+        Session { dir: dir.to_path_buf(), files: Confined::new(dir) }
+    }
+
+    /// The session at `dir`: its meta.json must carry the [`FORMAT`] marker.
     pub fn open(dir: &Path) -> Result<Self> {
-        let session = Session { dir: dir.to_path_buf() };
-        if !session.path(META).is_file() {
-            return Err(Error::NotASession { dir: dir.to_path_buf() });
+        let session = Session::at(dir);
+        match session.meta() {
+            Ok(meta) if meta.format == FORMAT => Ok(session),
+            Ok(meta) => Err(Error::NotASession { dir: dir.to_path_buf(), why: format!("meta.json's format is {:?}, not {FORMAT:?}", meta.format) }),
+            Err(e) => Err(Error::NotASession { dir: dir.to_path_buf(), why: crate::error::chain(&e) }),
         }
-        Ok(session)
+    }
+
+    fn err(&self) -> impl Fn(PathError) -> Error {
+        let dir = self.dir.clone();
+        move |source| Error::File { dir: dir.clone(), source }
     }
 
     pub fn dir(&self) -> &Path {
@@ -228,22 +258,25 @@ impl Session {
     }
 
     pub fn meta(&self) -> Result<Meta> {
-        self.read_json(&self.path(META))
+        self.read_json(META)
     }
 
     /// The serialized memory (`state.json`), or `None` before the first update. Under the
-    /// lock, so that a commit a crash interrupted has been finished.
+    /// lock, so that a commit a crash interrupted has been finished. A state that is missing
+    /// although updates were committed is an error, never a silent fresh start.
     pub fn load_memory(&self, _: &Locked) -> Result<Option<String>> {
-        match std::fs::read_to_string(self.path(STATE)) {
+        match self.files.read(STATE) {
             Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(Error::io(self.path(STATE))(e)),
+            Err(e) if e.is_not_found() => match self.last_update_seq()? {
+                0 => Ok(None),
+                updates => Err(Error::MissingState { dir: self.dir.clone(), updates }),
+            },
+            Err(e) => Err(self.err()(e)),
         }
     }
 
     pub fn overview(&self) -> Result<String> {
-        let p = self.path(OVERVIEW);
-        std::fs::read_to_string(&p).map_err(Error::io(p))
+        self.files.read(OVERVIEW).map_err(self.err())
     }
 
     /// Changes meta.json under the session's lock.
@@ -251,13 +284,13 @@ impl Session {
         self.with_lock(|_| {
             let mut meta = self.meta()?;
             change(&mut meta);
-            self.write_json(&self.path(META), &meta)
+            self.write_json(META, &meta)
         })
     }
 
     /// The session log (messages.jsonl), oldest first.
     pub fn records(&self) -> Result<Vec<LogRecord>> {
-        self.read_jsonl(&self.path(MESSAGES))
+        self.read_jsonl(MESSAGES)
     }
 
     /// The history the model sees (see [`View`]). It is kept in view.json, derived from
@@ -265,16 +298,18 @@ impl Session {
     /// log's tail, not the whole log: a long session costs what its view does.
     pub fn view(&self) -> Result<View> {
         let log = self.path(MESSAGES);
-        let kept: Option<Checkpoint> = self.read_json(&self.path(VIEW)).ok();
-        let len = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+        let kept: Option<Checkpoint> = self.read_json(VIEW).ok();
+        let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
+        let len = fsio::complete_len(&mut file).map_err(Error::io(&log))?;
         // A kept view ends where a record ends, within the log.
-        let ends_a_record =
-            |offset: u64| -> Result<bool> { Ok(offset == 0 || (offset <= len && fsio::read_range(&log, offset - 1, 1).map_err(Error::io(&log))? == b"\n")) };
+        let mut ends_a_record = |offset: u64| -> Result<bool> {
+            Ok(offset == 0 || (offset <= len && fsio::read_range(&mut file, offset - 1, 1).map_err(Error::io(&log))? == b"\n"))
+        };
         let mut kept = match kept {
             Some(k) if ends_a_record(k.offset)? => k,
             _ => Checkpoint::default(),
         };
-        let tail = fsio::read_range(&log, kept.offset, u64::MAX).map_err(Error::io(&log))?;
+        let tail = fsio::read_range(&mut file, kept.offset, len - kept.offset).map_err(Error::io(&log))?;
         let (mut folded, mut compacted) = (0, false);
         for line in tail.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
             let record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
@@ -291,13 +326,13 @@ impl Session {
         // Kept after a compaction (the view just shrank) and every so many records.
         if compacted || folded >= KEEP_VIEW_EVERY {
             // Derived data: a failed write only means the next reader folds more.
-            let _ = self.write_json(&self.path(VIEW), &kept);
+            let _ = self.write_json(VIEW, &kept);
         }
         Ok(kept.view)
     }
 
     fn rebuild_view(&self) -> Result<View> {
-        let _ = std::fs::remove_file(self.path(VIEW));
+        self.files.remove(VIEW).map_err(self.err())?;
         self.view()
     }
 
@@ -313,7 +348,8 @@ impl Session {
     /// The sequence number the next entry of the log gets.
     pub fn next_seq(&self) -> Result<u64> {
         let path = self.path(MESSAGES);
-        match fsio::last_line(&path).map_err(Error::io(&path))? {
+        let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
+        match fsio::last_line(&mut file).map_err(Error::io(&path))? {
             Some(line) => Ok(serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1),
             None => Ok(1),
         }
@@ -329,33 +365,63 @@ impl Session {
     /// under one lock, so no message slips in between).
     pub fn append(&self, _: &Locked, entry: Entry) -> Result<LogRecord> {
         let path = self.path(MESSAGES);
+        let mut file = self.files.open(MESSAGES, Access::Append).map_err(self.err())?;
+        // A record a crash cut short was never written: the next starts a line of its own.
+        fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
         let seq = self.next_seq()?;
         let record = LogRecord { seq, at: crate::now(), entry };
         let mut line = serde_json::to_vec(&record).expect("a log record serializes");
         line.push(b'\n');
-        fsio::append(&path, &line).map_err(Error::io(&path))?;
+        fsio::append(&mut file, &line).map_err(Error::io(&path))?;
         Ok(record)
     }
 
     /// The update log, one JSON record per applied update, oldest first.
     pub fn log(&self) -> Result<Vec<serde_json::Value>> {
-        self.read_jsonl(&self.path(LOG))
+        self.read_jsonl(LOG)
     }
 
-    fn read_jsonl<T: serde::de::DeserializeOwned>(&self, p: &Path) -> Result<Vec<T>> {
-        let text = std::fs::read_to_string(p).map_err(Error::io(p))?;
-        text.lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(_, l)| serde_json::from_str(l).map_err(|source| Error::Corrupt { path: p.to_path_buf(), source }))
+    /// The records of an append-only log; a torn last line (no newline yet) is not one.
+    fn read_jsonl<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
+        let p = self.path(name);
+        let mut file = self.files.open(name, Access::Read).map_err(self.err())?;
+        let len = fsio::complete_len(&mut file).map_err(Error::io(&p))?;
+        let bytes = fsio::read_range(&mut file, 0, len).map_err(Error::io(&p))?;
+        bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
+            .map(|l| serde_json::from_slice(l).map_err(|source| Error::Corrupt { path: p.clone(), source }))
             .collect()
+    }
+
+    /// The sequence number of the update log's last record (0 when it has none).
+    fn last_update_seq(&self) -> Result<u32> {
+        let log = self.path(LOG);
+        let mut file = match self.files.open(LOG, Access::Read) {
+            Err(e) if e.is_not_found() => return Ok(0),
+            other => other.map_err(self.err())?,
+        };
+        match fsio::last_line(&mut file).map_err(Error::io(&log))? {
+            Some(line) => Ok(serde_json::from_slice::<SeqOnly>(&line).map_err(|source| Error::Corrupt { path: log, source })?.seq),
+            None => Ok(0),
+        }
     }
 
     /// Takes the session's lock, waiting for another holder, and finishes any commit a
     /// crash interrupted. Locks do not nest: a holder must not take it again.
     pub fn lock(&self) -> Result<Locked> {
-        let file = fsio::lock(&self.path(LOCK)).map_err(Error::io(self.path(LOCK)))?;
+        let file = self.files.open(LOCK, Access::Append).map_err(self.err())?;
+        let file = fsio::lock(file).map_err(Error::io(self.path(LOCK)))?;
         self.finish_pending()?;
+        for dir in [".", MEMORY_DIR] {
+            if let Ok(handle) = rustix::fs::open(
+                self.dir.join(dir),
+                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
+                rustix::fs::Mode::empty(),
+            ) {
+                fsio::sweep_temps(&handle).map_err(Error::io(self.dir.join(dir)))?;
+            }
+        }
         Ok(Locked { _file: file })
     }
 
@@ -364,66 +430,68 @@ impl Session {
         f(&self.lock()?)
     }
 
-    /// Commits an applied update: the log record, the state and the overview, as one unit.
-    /// The commit is first written whole to `commit.pending.json` (atomically), then carried
-    /// out step by step, then removed; a crash at any point leaves either no pending file
-    /// (before: the session as it was; after: as it is now) or a complete one, which the next
-    /// lock holder finishes. So memory and log always agree once the session is loaded.
+    /// Commits an applied update: the log record, the state, the overview and meta.json's
+    /// count, as one unit. What could refuse a step (a meta.json that does not parse, a
+    /// symlinked or unwritable `working-memory/`) is checked first, so a refused commit has
+    /// changed nothing. The commit is then written whole to `commit.pending.json`
+    /// (atomically), carried out step by step, and removed; a crash at any point leaves
+    /// either no pending file (before: the session as it was; after: as it is now) or a
+    /// complete one, which the next lock holder finishes. So memory, log and meta always
+    /// agree once the session is loaded.
     pub fn commit(&self, _: &Locked, commit: &Commit) -> Result<()> {
-        self.write_json(&self.path(PENDING), commit)?;
+        self.meta()?;
+        self.files.create_dir_all(MEMORY_DIR).map_err(self.err())?;
+        if let Err(e) = self.files.open(OVERVIEW, Access::Read)
+            && !e.is_not_found()
+        {
+            return Err(self.err()(e));
+        }
+        self.write_json(PENDING, commit)?;
         self.finish(commit)
     }
 
     fn finish_pending(&self) -> Result<()> {
-        let path = self.path(PENDING);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => self.finish(&serde_json::from_str(&text).map_err(|source| Error::Corrupt { path, source })?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::io(path)(e)),
+        match self.files.read(PENDING) {
+            Ok(text) => self.finish(&serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.path(PENDING), source })?),
+            Err(e) if e.is_not_found() => Ok(()),
+            Err(e) => Err(self.err()(e)),
         }
     }
 
     /// The steps of a commit, each safe to repeat.
     fn finish(&self, commit: &Commit) -> Result<()> {
         let log = self.path(LOG);
+        let mut file = self.files.open(LOG, Access::Append).map_err(self.err())?;
         // A record cut short by a crash mid-append was never committed: drop it.
-        fsio::truncate_partial_line(&log).map_err(Error::io(&log))?;
-        let last_seq = match fsio::last_line(&log).map_err(Error::io(&log))? {
-            Some(line) => serde_json::from_slice::<SeqOnly>(&line).map_err(|source| Error::Corrupt { path: log.clone(), source })?.seq,
-            None => 0,
-        };
-        if last_seq < commit.seq {
-            fsio::append(&log, format!("{}\n", commit.log_entry).as_bytes()).map_err(Error::io(&log))?;
+        fsio::truncate_partial_line(&mut file).map_err(Error::io(&log))?;
+        if self.last_update_seq()? < commit.seq {
+            fsio::append(&mut file, format!("{}\n", commit.log_entry).as_bytes()).map_err(Error::io(&log))?;
         }
-        self.write(&self.path(STATE), commit.state.as_bytes())?;
-        self.write(&self.path(OVERVIEW), commit.overview.as_bytes())?;
-        let pending = self.path(PENDING);
-        std::fs::remove_file(&pending).map_err(Error::io(&pending))?;
-        fsio::sync_dir(&self.dir).map_err(Error::io(&self.dir))
-    }
-
-    /// meta.json after an applied update.
-    pub fn record_update(&self, _: &Locked) -> Result<()> {
+        self.write(STATE, commit.state.as_bytes())?;
+        self.write(OVERVIEW, commit.overview.as_bytes())?;
         let mut meta = self.meta()?;
-        meta.updated_at = crate::now();
-        meta.updates += 1;
-        meta.memory_updated_round = meta.rounds;
-        self.write_json(&self.path(META), &meta)
+        if meta.updates != u64::from(commit.seq) {
+            meta.updated_at = crate::now();
+            meta.updates = commit.seq.into();
+            meta.memory_updated_round = meta.rounds;
+            self.write_json(META, &meta)?;
+        }
+        self.files.remove(PENDING).map_err(self.err())
     }
 
-    fn write(&self, path: &Path, bytes: &[u8]) -> Result<()> {
-        fsio::write_atomic(path, bytes).map_err(Error::io(path))
+    fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.files.write(name, bytes).map_err(self.err())
     }
 
-    fn write_json<T: Serialize>(&self, path: &Path, value: &T) -> Result<()> {
+    fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
         let mut bytes = serde_json::to_vec_pretty(value).expect("session files serialize");
         bytes.push(b'\n');
-        self.write(path, &bytes)
+        self.write(name, &bytes)
     }
 
-    fn read_json<T: serde::de::DeserializeOwned>(&self, path: &Path) -> Result<T> {
-        let text = std::fs::read_to_string(path).map_err(Error::io(path))?;
-        serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: path.to_path_buf(), source })
+    fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T> {
+        let text = self.files.read(name).map_err(self.err())?;
+        serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.path(name), source })
     }
 }
 
