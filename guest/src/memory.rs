@@ -53,6 +53,26 @@ struct Saved {
     state: MemoryState,
 }
 
+/// A loaded memory's IDs: each `<prefix>-<n>` once, and `next` (what the next ADD gets)
+/// above every one in use, so no ID is ever handed out twice.
+fn check_ids<'a>(prefix: &str, ids: impl Iterator<Item = &'a str>, next: u32, field: &str) -> Result<(), String> {
+    if next == 0 {
+        return Err(format!("`{field}` is 0; IDs start at {prefix}-1"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for id in ids {
+        let n = id.strip_prefix(prefix).and_then(|r| r.strip_prefix('-')).and_then(|n| n.parse::<u32>().ok()).filter(|n| *n >= 1);
+        let n = n.ok_or_else(|| format!("{id:?} is not a {prefix}-<number> ID"))?;
+        if !seen.insert(n) {
+            return Err(format!("{id} appears twice"));
+        }
+        if n >= next {
+            return Err(format!("`{field}` is {next}, but {id} is already in use: the next ID must be above every ID in use"));
+        }
+    }
+    Ok(())
+}
+
 /// One line of the update log.
 #[derive(Serialize)]
 struct LogEntry<'a> {
@@ -78,6 +98,11 @@ impl Memory {
         let saved: Saved = serde_json::from_str(text).map_err(|e| format!("not a serialized workmem memory: {e}"))?;
         if saved.format != FORMAT {
             return Err(format!("the memory's format is {:?}; this engine reads {FORMAT:?}", saved.format));
+        }
+        check_ids("KL", saved.state.learnings.iter().map(|l| l.id.as_str()), saved.state.next_learning, "next_learning")?;
+        check_ids("VC", saved.state.verbatim.iter().map(|v| v.id.as_str()), saved.state.next_verbatim, "next_verbatim")?;
+        if saved.updates == u32::MAX {
+            return Err(format!("`updates` is {}: no further update could be numbered", u32::MAX));
         }
         Ok(Memory { state: saved.state, updates: saved.updates })
     }

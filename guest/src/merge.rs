@@ -3,6 +3,7 @@
 
 use crate::parse::{self, Parsed};
 use crate::{ApplyOutcome, ArchiveOp, ERROR, Learning, MemoryState, MergeOutcome, Progress, Update, VerbatimEntry, WARNING};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What learnings and verbatim entries have in common, so archiving is written once.
 trait Entry {
@@ -37,16 +38,31 @@ macro_rules! entry {
 entry!(Learning, "Key Learnings", text);
 entry!(VerbatimEntry, "Verbatim Context", label);
 
-/// Why an ARCHIVE of `id` is ignored, if it is: the ID is unknown, already archived, or
-/// named twice in one update (`earlier` holds the IDs this update archived before).
-fn archive_problem<E: Entry>(entries: &[E], id: &str, earlier: &[&str]) -> Option<String> {
-    if earlier.contains(&id) {
-        return Some(format!("{id} is archived twice in this update; the second ARCHIVE is ignored"));
+/// The ARCHIVEs of one update checked against the entries, in time linear in both (up to a
+/// logarithm): an update of a million ARCHIVE bullets must not take minutes under the lock.
+struct Archives<'a> {
+    /// Entry index by ID.
+    index: BTreeMap<&'a str, usize>,
+    /// IDs this update archived before.
+    earlier: BTreeSet<&'a str>,
+}
+
+impl<'a> Archives<'a> {
+    fn new<E: Entry>(entries: &'a [E]) -> Self {
+        Archives { index: entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect(), earlier: BTreeSet::new() }
     }
-    match entries.iter().find(|e| e.id() == id) {
-        None => Some(format!("{id} does not exist; its ARCHIVE is ignored")),
-        Some(e) if e.is_archived() => Some(format!("{id} is already archived; its ARCHIVE is ignored")),
-        Some(_) => None,
+
+    /// The entry an ARCHIVE of `id` archives, or why it is ignored: the ID is unknown,
+    /// already archived, or named twice in one update.
+    fn take<E: Entry>(&mut self, entries: &[E], id: &'a str) -> Result<usize, String> {
+        if !self.earlier.insert(id) {
+            return Err(format!("{id} is archived twice in this update; the second ARCHIVE is ignored"));
+        }
+        match self.index.get(id) {
+            None => Err(format!("{id} does not exist; its ARCHIVE is ignored")),
+            Some(&i) if entries[i].is_archived() => Err(format!("{id} is already archived; its ARCHIVE is ignored")),
+            Some(&i) => Ok(i),
+        }
     }
 }
 
@@ -55,19 +71,19 @@ pub fn validate(text: &str, state: &MemoryState) -> Parsed {
     let mut parsed = parse::parse(text);
     let mut warnings = archive_warnings(&state.learnings, &parsed.update.learnings.archive, &parsed.learning_archive_at);
     warnings.extend(archive_warnings(&state.verbatim, &parsed.update.verbatim.archive, &parsed.verbatim_archive_at));
-    parsed.diagnostics.extend(warnings);
-    parsed.sort();
+    for w in warnings {
+        parsed.push(w);
+    }
     parsed
 }
 
 fn archive_warnings<E: Entry>(entries: &[E], ops: &[ArchiveOp], at: &[(u32, u32)]) -> Vec<crate::Diagnostic> {
-    let mut earlier: Vec<&str> = Vec::new();
+    let mut archives = Archives::new(entries);
     let mut out = Vec::new();
     for (op, &(line, column)) in ops.iter().zip(at) {
-        if let Some(problem) = archive_problem(entries, &op.id, &earlier) {
+        if let Err(problem) = archives.take(entries, &op.id) {
             out.push(parse::diagnostic(WARNING, line, column, problem));
         }
-        earlier.push(&op.id);
     }
     out
 }
@@ -122,7 +138,13 @@ pub fn merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<Merg
 /// `merge` that hands the state back, untouched, with the refusal.
 #[allow(clippy::result_large_err)] // by value on purpose: the caller gets its state back without a copy
 fn try_merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<MergeOutcome, (MemoryState, String)> {
-    let problems: Vec<String> = updates.iter().flat_map(check).collect();
+    let mut problems: Vec<String> = updates.iter().flat_map(check).collect();
+    let adds = |f: fn(&Update) -> usize| updates.iter().map(f).sum::<usize>() as u64;
+    for (prefix, next, added) in [("KL", state.next_learning, adds(|u| u.learnings.add.len())), ("VC", state.next_verbatim, adds(|u| u.verbatim.add.len()))] {
+        if u64::from(next) + added > u64::from(u32::MAX) {
+            problems.push(format!("{added} new {prefix} ID(s) from {prefix}-{next} on would pass {prefix}-{}, the last there is", u32::MAX - 1));
+        }
+    }
     if !problems.is_empty() {
         return Err((state, format!("invalid update: {}.", problems.join("; "))));
     }
@@ -146,7 +168,7 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
     archive(&mut next.learnings, &update.learnings.archive, now, diff, &mut out.archived, &mut out.ignored);
     for add in update.learnings.add {
         let id = format!("KL-{}", next.next_learning);
-        next.next_learning = next.next_learning.saturating_add(1);
+        next.next_learning += 1;
         diff.line(Learning::HEADING, format_args!("+ {id} {}  (because {})", add.text, add.reason));
         out.added.push(id.clone());
         next.learnings.push(Learning {
@@ -162,7 +184,7 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
     archive(&mut next.verbatim, &update.verbatim.archive, now, diff, &mut out.archived, &mut out.ignored);
     for add in update.verbatim.add {
         let id = format!("VC-{}", next.next_verbatim);
-        next.next_verbatim = next.next_verbatim.saturating_add(1);
+        next.next_verbatim += 1;
         let lines = add.snippet.lines().count();
         let plural = if lines == 1 { "" } else { "s" };
         diff.line(VerbatimEntry::HEADING, format_args!("+ {id} {}  ({lines} line{plural}, because {})", add.label, add.reason));
@@ -183,30 +205,36 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
 }
 
 fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut Diff, archived: &mut Vec<String>, ignored: &mut Vec<String>) {
-    let mut earlier: Vec<&str> = Vec::new();
-    for op in ops {
-        if let Some(problem) = archive_problem(entries, &op.id, &earlier) {
-            ignored.push(problem);
-        } else if let Some(e) = entries.iter_mut().find(|e| e.id() == op.id) {
-            e.archive(&op.reason, now);
-            diff.line(E::HEADING, format_args!("- {} {}  (archived because {})", op.id, e.title(), op.reason));
-            archived.push(op.id.clone());
+    // The index borrows the IDs, so what to archive is decided first, then done.
+    let mut chosen = Vec::new();
+    {
+        let mut archives = Archives::new(entries);
+        for op in ops {
+            match archives.take(entries, &op.id) {
+                Ok(i) => chosen.push((i, op)),
+                Err(problem) => ignored.push(problem),
+            }
         }
-        earlier.push(&op.id);
+    }
+    for (i, op) in chosen {
+        let e = &mut entries[i];
+        e.archive(&op.reason, now);
+        diff.line(E::HEADING, format_args!("- {} {}  (archived because {})", op.id, e.title(), op.reason));
+        archived.push(op.id.clone());
     }
 }
 
 pub fn apply(state: MemoryState, text: &str, now: &str) -> ApplyOutcome {
-    let parsed = validate(text, &state);
+    let mut parsed = validate(text, &state);
     let rejected = |state, diagnostics| ApplyOutcome {
         ok: false,
         merged: MergeOutcome { state, diff: String::new(), added: Vec::new(), archived: Vec::new(), ignored: Vec::new() },
         diagnostics,
     };
     if parsed.has_errors() {
-        return rejected(state, parsed.diagnostics);
+        return rejected(state, parsed.diagnostics());
     }
-    let mut diagnostics = parsed.diagnostics;
+    let mut diagnostics = parsed.diagnostics();
     match try_merge(state, vec![parsed.update], now) {
         Ok(merged) => ApplyOutcome { ok: true, merged, diagnostics },
         // parse enforces everything merge checks; reaching this is an engine bug, reported
@@ -245,8 +273,10 @@ impl Diff {
         let (old, new) = (lists(old), lists(new));
         let mut changed = false;
         for (name, (o, n)) in ["Completed", "In Progress", "Remaining"].into_iter().zip(old.iter().zip(&new)) {
-            let removed = o.iter().filter(|x| !n.contains(x));
-            let added = n.iter().filter(|x| !o.contains(x));
+            // Sets, so a diff of long lists stays linear (up to a logarithm).
+            let (o_set, n_set): (BTreeSet<&String>, BTreeSet<&String>) = (o.iter().collect(), n.iter().collect());
+            let removed = o.iter().filter(|x| !n_set.contains(x));
+            let added = n.iter().filter(|x| !o_set.contains(x));
             if removed.clone().next().is_none() && added.clone().next().is_none() {
                 continue;
             }

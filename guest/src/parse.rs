@@ -6,27 +6,58 @@ use crate::lines::{self, Line};
 use crate::syntax::{self, ItemError, Kind, List, Section};
 use crate::{ArchiveOp, Diagnostic, ERROR, LearningAdd, LearningOps, ParseOutcome, Progress, Update, VerbatimAdd, VerbatimOps, WARNING};
 
+/// At most this many diagnostics are reported for one input, the rest counted in one
+/// more: ten megabytes of repeated headers must not become a million diagnostics.
+pub const MAX_DIAGNOSTICS: usize = 100;
+
 /// A parse result that keeps what `validate` needs: where each ARCHIVE bullet stood.
 pub struct Parsed {
     pub update: Update,
-    pub diagnostics: Vec<Diagnostic>,
+    diagnostics: Vec<Diagnostic>,
+    /// Diagnostics past [`MAX_DIAGNOSTICS`]: how many, where the first was, and whether
+    /// any was an error.
+    dropped: Option<(usize, (u32, u32), bool)>,
     pub learning_archive_at: Vec<(u32, u32)>,
     pub verbatim_archive_at: Vec<(u32, u32)>,
 }
 
 impl Parsed {
     pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(|d| d.severity == ERROR)
+        self.diagnostics.iter().any(|d| d.severity == ERROR) || self.dropped.is_some_and(|(_, _, error)| error)
     }
 
-    pub fn sort(&mut self) {
-        self.diagnostics.sort_by_key(|d| (d.line, d.column));
+    pub fn push(&mut self, d: Diagnostic) {
+        if self.diagnostics.len() < MAX_DIAGNOSTICS {
+            self.diagnostics.push(d);
+            return;
+        }
+        let (n, at, error) = self.dropped.get_or_insert((0, (d.line, d.column), false));
+        *n += 1;
+        *at = (*at).min((d.line, d.column));
+        *error |= d.severity == ERROR;
     }
 
-    pub fn outcome(self) -> ParseOutcome {
+    /// The diagnostics in text order, ending with the count of those left out, if any.
+    pub fn diagnostics(&mut self) -> Vec<Diagnostic> {
+        let mut out = std::mem::take(&mut self.diagnostics);
+        out.sort_by_key(|d| (d.line, d.column));
+        if let Some((n, (line, column), error)) = self.dropped.take() {
+            let severity = if error { ERROR } else { WARNING };
+            out.push(diagnostic(
+                severity,
+                line,
+                column,
+                format!("{n} more problem(s) from here on are not listed (at most {MAX_DIAGNOSTICS} are reported per input)"),
+            ));
+        }
+        out
+    }
+
+    pub fn outcome(mut self) -> ParseOutcome {
         let ok = !self.has_errors();
+        let diagnostics = self.diagnostics();
         let update = if ok { self.update } else { empty_update() };
-        ParseOutcome { ok, update, diagnostics: self.diagnostics }
+        ParseOutcome { ok, update, diagnostics }
     }
 }
 
@@ -50,6 +81,13 @@ pub fn parse(text: &str) -> Parsed {
     let lines = lines::split(text);
     let kinds: Vec<Kind> = lines.iter().map(|l| syntax::classify(l.body)).collect();
     let mut m = Machine::new();
+    for line in &lines {
+        for part in [line.lead, line.body] {
+            if let Some((i, c)) = part.char_indices().find(|&(_, c)| c != '\t' && c.is_control()) {
+                m.error(line, &part[i..], format!("control character U+{:04X} is not allowed here (tab and newline are the only ones)", u32::from(c)));
+            }
+        }
+    }
 
     let Some(first) = kinds.iter().position(|k| matches!(k, Kind::Section(..))) else {
         let at = lines.iter().find(|l| !l.is_blank()).map_or((1, 1), |l| (l.number, l.first_column()));
@@ -131,12 +169,12 @@ impl<'a> Machine<'a> {
             snippet: None,
             last: Last::Nothing,
             indented_body: None,
-            parsed: Parsed { update: empty_update(), diagnostics: Vec::new(), learning_archive_at: Vec::new(), verbatim_archive_at: Vec::new() },
+            parsed: Parsed { update: empty_update(), diagnostics: Vec::new(), dropped: None, learning_archive_at: Vec::new(), verbatim_archive_at: Vec::new() },
         }
     }
 
     fn error_at(&mut self, line: u32, column: u32, message: impl Into<String>) {
-        self.parsed.diagnostics.push(diagnostic(ERROR, line, column, message));
+        self.parsed.push(diagnostic(ERROR, line, column, message));
     }
 
     fn error(&mut self, line: &Line, at: &str, message: impl Into<String>) {
@@ -144,7 +182,7 @@ impl<'a> Machine<'a> {
     }
 
     fn warn(&mut self, line: &Line, at: &str, message: impl Into<String>) {
-        self.parsed.diagnostics.push(diagnostic(WARNING, line.number, line.column_of(at), message));
+        self.parsed.push(diagnostic(WARNING, line.number, line.column_of(at), message));
     }
 
     fn item_error(&mut self, line: &Line, e: ItemError) {
@@ -396,7 +434,6 @@ impl<'a> Machine<'a> {
             }
             self.parsed.update.progress = p;
         }
-        self.parsed.sort();
         self.parsed
     }
 }

@@ -1,0 +1,3 @@
+KEY_LEARNINGS:
+  ADD:
+    - because ü matters: bell  here
