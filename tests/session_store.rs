@@ -60,8 +60,63 @@ fn a_log_record_cut_short_is_dropped_before_the_next_commit() {
     session.with_lock(|l| session.commit(l, &commit(1))).unwrap();
     let mut log = std::fs::OpenOptions::new().append(true).open(session.path("updates.jsonl")).unwrap();
     std::io::Write::write_all(&mut log, b"{\"seq\":2,\"diff\":\"upd").unwrap();
+    // Readers see the whole records only; the torn one is not an error.
+    assert_eq!(seqs(&session.log().unwrap()), [1]);
     session.with_lock(|l| session.commit(l, &commit(2))).unwrap();
     assert_eq!(seqs(&session.log().unwrap()), [1, 2]);
+    assert!(std::fs::read_to_string(session.path("updates.jsonl")).unwrap().ends_with("}\n"));
+
+    // The same for the session log: a torn message is skipped by readers and dropped before
+    // the next append, which gets the next sequence number after the last whole record.
+    let m = |text: &str| workmem_store::Message { role: "user".into(), content: text.into(), tool_calls: Vec::new(), tool_call_id: None };
+    session.append_message(m("one")).unwrap();
+    let mut log = std::fs::OpenOptions::new().append(true).open(session.path("messages.jsonl")).unwrap();
+    std::io::Write::write_all(&mut log, b"{\"seq\":2,\"at\":\"x\",\"kind\":\"mess").unwrap();
+    assert_eq!(session.records().unwrap().len(), 1);
+    assert_eq!(session.view().unwrap().entries.len(), 1);
+    assert_eq!(session.append_message(m("two")).unwrap().seq, 2);
+    let records = session.records().unwrap();
+    assert_eq!(records.iter().map(|r| r.seq).collect::<Vec<_>>(), [1, 2]);
+}
+
+#[test]
+fn a_missing_state_after_updates_is_an_error_never_a_fresh_start() {
+    let root = tempdir("missing");
+    let session = Sessions::new(&root, &root).create(Some("s"), "# template\n").unwrap();
+    assert_eq!(session.with_lock(|l| session.load_memory(l)).unwrap(), None, "a new session has no state yet");
+    session.with_lock(|l| session.commit(l, &commit(1))).unwrap();
+    std::fs::remove_file(session.path("state.json")).unwrap();
+    let err = session.with_lock(|l| session.load_memory(l)).unwrap_err();
+    assert!(matches!(err, workmem_store::Error::MissingState { updates: 1, .. }), "{err:?}");
+    assert!(err.to_string().contains("1 committed update(s) but no state.json"), "{err}");
+}
+
+#[test]
+fn a_commit_that_would_fail_midway_is_refused_before_it_starts() {
+    let root = tempdir("refused");
+    let session = Sessions::new(&root, &root).create(Some("s"), "# template\n").unwrap();
+    session.with_lock(|l| session.commit(l, &commit(1))).unwrap();
+    std::fs::write(session.path("meta.json"), "garbage").unwrap();
+    let before = snapshot(session.dir());
+    assert!(session.with_lock(|l| session.commit(l, &commit(2))).is_err());
+    assert_eq!(snapshot(session.dir()), before, "a refused commit changed the session");
+}
+
+/// Every file under `dir`, path and bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                out.push((e.path(), std::fs::read(e.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// The view a reader derives from the log alone, with no kept view.
