@@ -90,14 +90,16 @@ fn a_trap_is_an_error_and_the_next_call_gets_a_fresh_instance() {
     let runtime = small_memory_runtime();
     let mut engine = runtime.instance().unwrap();
     match engine.parse(&oversized_update()) {
-        Err(Error::Trap(source)) => assert!(!source.to_string().is_empty()),
+        Err(e @ Error::MemoryLimit { limit: 2097152, .. }) => {
+            assert!(e.to_string().contains("needed more than its 2097152 bytes of memory") && e.to_string().contains("$WORKMEM_MAX_MEMORY_BYTES"), "{e}")
+        }
         other => panic!("expected a trap, got {:?}", other.map(|o| o.diagnostics.len())),
     }
     let outcome = engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - after the trap\n").unwrap();
     assert!(outcome.update.is_some());
     // A memory whose instance trapped is gone, and says so.
     let mut memory = runtime.new_memory().unwrap();
-    assert!(matches!(memory.apply(&oversized_update(), "t", NOTHING), Err(Error::Trap(_))));
+    assert!(matches!(memory.apply(&oversized_update(), "t", NOTHING), Err(Error::MemoryLimit { .. })));
     assert!(matches!(memory.render(), Err(Error::Lost)));
 }
 
@@ -110,7 +112,7 @@ fn a_trap_during_apply_leaves_the_session_files_untouched() {
     let before = snapshot(session.dir());
 
     let err = apply(&runtime, &session, &oversized_update()).unwrap_err();
-    assert!(matches!(err, workmem_agent::Error::Engine(Error::Trap(_))), "expected a trap, got {err:?}");
+    assert!(matches!(err, workmem_agent::Error::Engine(Error::MemoryLimit { .. })), "expected a trap, got {err:?}");
     assert_eq!(snapshot(session.dir()), before, "a trapped update changed the session");
 
     // The session and the runtime both carry on.

@@ -127,3 +127,56 @@ fn the_reminders_follow_rounds_and_tokens() {
     std::fs::write(s.path("meta.json"), serde_json::to_vec(&meta).unwrap()).unwrap();
     assert!(meta_text(&mut engine, &options).contains("not updated working-memory/overview.md for 7 rounds"));
 }
+
+/// Issue 9: an agent that wrote a 1 MB file at each of 128 steps left a 134 MB log, and every
+/// later request trapped in the engine, for good. The history window is chosen before
+/// anything crosses into the engine, so the session keeps working whatever the log's size
+/// against the sandbox's memory (here a log of 16 MB against 12 MB of sandbox memory).
+#[test]
+fn no_log_size_breaks_a_session() {
+    let runtime = common::runtime();
+    let (root, s) = session("huge-log", &runtime);
+    say(&s, "user", "Write the data files.");
+    let megabyte = "0123456789abcdef".repeat(1 << 16);
+    for step in 0..8 {
+        let call = workmem_store::ToolCall {
+            id: format!("call_{step}"),
+            name: "write_file".into(),
+            arguments: serde_json::json!({"path": format!("data/{step}.txt"), "content": megabyte}).to_string(),
+        };
+        s.append_message(Message { role: "assistant".into(), content: String::new(), tool_calls: vec![call], tool_call_id: None }).unwrap();
+        s.append_message(Message { role: "tool".into(), content: megabyte.clone(), tool_calls: Vec::new(), tool_call_id: Some(format!("call_{step}")) })
+            .unwrap();
+    }
+    assert!(std::fs::metadata(s.path("messages.jsonl")).unwrap().len() > 16 << 20);
+    let context = |window: usize| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_workmem"))
+            .args(["context", "--session", s.dir().to_str().unwrap(), "--history", "all", "--json"])
+            .current_dir(&root)
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+            .env("WORKMEM_MAX_MEMORY_BYTES", (12 << 20).to_string())
+            .env("WORKMEM_MAX_HISTORY_BYTES", window.to_string())
+            .output()
+            .unwrap()
+    };
+    // Without a window that fits, the engine's memory limit is reached, and says so.
+    let out = context(1 << 30);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needed more than its 12582912 bytes of memory") && err.contains("$WORKMEM_MAX_MEMORY_BYTES"), "{err}");
+    assert!(!err.contains("wasm backtrace") && err.lines().count() == 1, "{err}");
+
+    let out = context(1 << 20);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let built: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages = built["messages"].as_array().unwrap();
+    // The task stays in front; the window starts at a call, never at an orphaned result.
+    let history: Vec<&serde_json::Value> = messages.iter().filter(|m| m["role"] != "system").collect();
+    assert_eq!(history[0]["content"], "Write the data files.");
+    assert_eq!(history[1]["role"], "assistant");
+    assert_eq!(history.last().unwrap()["tool_call_id"], "call_7");
+    let bytes: usize = history.iter().map(|m| m.to_string().len()).sum();
+    assert!(bytes < 3 << 19, "{bytes} bytes of history crossed");
+    assert!(history.iter().any(|m| m["content"].as_str().unwrap_or("").contains("read_history with seq")));
+    let _ = std::fs::remove_dir_all(&root);
+}

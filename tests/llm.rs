@@ -19,6 +19,7 @@ fn config(server: &Server, stream: bool) -> Config {
         timeout: Duration::from_millis(500),
         max_retries: 2,
         backoff: Duration::from_millis(10),
+        max_answer_bytes: 100_000,
     }
 }
 
@@ -233,13 +234,37 @@ fn a_trap_inside_the_sandboxed_update_writes_nothing() {
     // An answer larger than the sandbox's memory: the guest's allocation fails, which traps.
     let huge = "KEY_LEARNINGS:\n  ADD:\n".to_string() + &"    - because it is big: a learning that takes up space\n".repeat(60_000);
     let server = Server::start(vec![Reply::answer(&huge)]);
-    let config = Config { stream: false, ..config(&server, false) };
+    let config = Config { stream: false, max_answer_bytes: 8 << 20, ..config(&server, false) };
     let options = workmem_runtime::Options { max_memory_bytes: 2 << 20, ..common::options() };
     let runtime = workmem_runtime::Runtime::new(&options).unwrap();
     let session = workmem_store::Session::open(&ws.session).unwrap();
     match workmem_agent::update::memory_update(&runtime, &session, Client::new(config), "t", 0) {
-        Err(workmem_agent::Error::Engine(workmem_runtime::Error::Trap(_))) => {}
+        Err(workmem_agent::Error::Engine(workmem_runtime::Error::MemoryLimit { .. })) => {}
         other => panic!("expected a trap, got {other:?}"),
     }
     assert_eq!(ws.files(), before, "a trapped update wrote something");
+}
+
+/// Issue 9: an SSE line that never ends reached 4.7 GB before; now every answer is capped,
+/// streamed or not, the error names the setting, and it is not retried.
+#[test]
+fn answers_past_the_cap_are_refused_whatever_their_shape() {
+    let capped = |server: &Server, stream: bool| Config { timeout: Duration::from_secs(20), max_answer_bytes: 10_000, ..config(server, stream) };
+    let big = "y".repeat(15_000);
+    let cases = [(Reply::Endless, true), (Reply::streamed(&big), true), (Reply::answer(&big), false)];
+    for (reply, stream) in cases {
+        let server = Server::start(vec![reply]);
+        let started = std::time::Instant::now();
+        let err = ask(&Client::new(capped(&server, stream))).unwrap_err();
+        assert!(matches!(err, LlmError::TooLarge { limit: 10_000 }), "{err:?}");
+        assert!(err.to_string().contains("$WORKMEM_MAX_ANSWER_BYTES"), "{err}");
+        assert_eq!(server.requests().len(), 1, "a refused answer is not asked for again");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+    // Under the cap, the same answers are taken.
+    let fits = "z".repeat(9_000);
+    for (reply, stream) in [(Reply::streamed(&fits), true), (Reply::answer(&fits), false)] {
+        let server = Server::start(vec![reply]);
+        assert_eq!(ask(&Client::new(capped(&server, stream))).unwrap().text, fits);
+    }
 }

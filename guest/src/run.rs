@@ -66,12 +66,24 @@ impl UpdateRun {
                 Step::GaveUp(diagnostics)
             }
             Err(diagnostics) => {
-                self.messages.push(message("assistant", text.to_string()));
+                self.messages.push(message("assistant", echo(text)));
                 self.messages.push(message("user", correction(&diagnostics)));
                 Step::Retry(diagnostics)
             }
         }
     }
+}
+
+/// What a re-prompt repeats of a malformed answer: enough for the model to see what it
+/// wrote, never a junk answer's megabytes on every attempt.
+pub const MAX_ECHO_BYTES: usize = 64 << 10;
+
+fn echo(text: &str) -> String {
+    if text.len() <= MAX_ECHO_BYTES {
+        return text.to_string();
+    }
+    let end = text.floor_char_boundary(MAX_ECHO_BYTES);
+    format!("{}\n[... the other {} bytes of this answer are left out]", &text[..end], text.len() - end)
 }
 
 /// The re-prompt: every problem with its position, then the request to answer again.

@@ -104,3 +104,19 @@ fn ten_megabytes_of_repeated_headers_give_a_bounded_answer() {
     assert!(outcome.diagnostics[100].message.contains("more problem(s) from here on are not listed"));
     assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
 }
+
+#[test]
+fn a_re_prompt_repeats_at_most_64_kib_of_a_junk_answer() {
+    let mut memory = Memory::new();
+    let mut run = engine::UpdateRun::new(&memory, "a task", 3);
+    let junk = "é".repeat(25 << 20 >> 1); // 25 MB of two-byte characters
+    assert!(matches!(run.answer(&mut memory, &junk, "now", Wants::default()), engine::Step::Retry(_)));
+    let echoed = &run.request()[2];
+    assert_eq!(echoed.role, "assistant");
+    assert!(echoed.content.len() < (64 << 10) + 100, "{} bytes sent back", echoed.content.len());
+    assert!(echoed.content.ends_with("bytes of this answer are left out]"), "{}", &echoed.content[echoed.content.len() - 80..]);
+    let short = "not an update";
+    let mut run = engine::UpdateRun::new(&memory, "a task", 3);
+    run.answer(&mut memory, short, "now", Wants::default());
+    assert_eq!(run.request()[2].content, short, "a short answer is repeated whole");
+}

@@ -18,6 +18,9 @@ pub enum Reply {
     Stream { events: Vec<String>, done: bool },
     /// Reads the request and never answers.
     Hang,
+    /// A 200 event stream whose first line never ends: `data: xxxx...` until the client
+    /// hangs up (or a gigabyte has gone).
+    Endless,
 }
 
 impl Reply {
@@ -215,6 +218,14 @@ fn respond(mut stream: TcpStream, reply: Reply) {
             }
             if done {
                 write!(stream, "0\r\n\r\n")?;
+            }
+            stream.flush()
+        })(),
+        Reply::Endless => (|| {
+            write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")?;
+            let piece = format!("data: {}", "x".repeat(64 << 10));
+            for _ in 0..(1 << 30) / piece.len() {
+                write!(stream, "{:x}\r\n{piece}\r\n", piece.len())?;
             }
             stream.flush()
         })(),

@@ -128,9 +128,10 @@ pub(crate) fn from_engine(m: ChatMessage) -> Message {
 pub const OVERVIEW_PATH: &str = "working-memory/overview.md";
 pub const DETAIL_PATH: &str = "working-memory/detail/";
 
-/// The session's history view, each entry with its tokens as `tokenizer` counts them.
+/// The session's history view as far as it crosses into the engine (see [`crate::window`]),
+/// each entry with its tokens as `tokenizer` counts them.
 pub fn view(session: &Session, tokenizer: &Tokenizer) -> Result<Vec<history::Entry>> {
-    Ok(counted(session.view()?.entries, tokenizer))
+    Ok(counted(crate::window::window(session.view()?.entries, crate::window::max_bytes()?), tokenizer))
 }
 
 fn counted(entries: Vec<(u64, workmem_store::Message)>, tokenizer: &Tokenizer) -> Vec<history::Entry> {
@@ -147,7 +148,7 @@ fn counted(entries: Vec<(u64, workmem_store::Message)>, tokenizer: &Tokenizer) -
 pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options) -> Result<Built> {
     let kept = session.view()?;
     let last_compaction = kept.last_compaction;
-    let view = counted(kept.entries, tokenizer);
+    let view = counted(crate::window::window(kept.entries, crate::window::max_bytes()?), tokenizer);
     let meta = session.meta()?;
     let overview = session.overview()?;
     let agents_md = std::fs::read_to_string(std::path::Path::new(&meta.cwd).join("AGENTS.md")).ok();

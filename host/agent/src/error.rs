@@ -24,6 +24,8 @@ pub enum Error {
     /// A compaction was refused or could not run; nothing was appended.
     #[error("{0}")]
     Compact(String),
+    #[error("${name} is {value:?}: it takes a number of bytes")]
+    Setting { name: &'static str, value: String },
     #[error("the agent stopped after {max_steps} LLM calls without an answer (the `max_steps` setting)")]
     OutOfSteps { max_steps: u32 },
 }

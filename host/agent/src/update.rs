@@ -27,7 +27,7 @@ pub(crate) fn complete(client: &Client, messages: Vec<llm::Message>) -> std::res
             LlmError::Timeout(_) => llm::LlmError::Timeout(message),
             LlmError::RateLimited { .. } => llm::LlmError::RateLimited(message),
             LlmError::Http { status, .. } => llm::LlmError::HttpStatus((status, message)),
-            LlmError::Other(_) => llm::LlmError::Other(message),
+            LlmError::TooLarge { .. } | LlmError::Other(_) => llm::LlmError::Other(message),
         }
     })
 }

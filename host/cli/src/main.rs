@@ -363,7 +363,7 @@ struct Ctx {
 
 impl Ctx {
     fn new(cli: &Cli) -> Result<Self> {
-        let runtime = Runtime::new(&Options::default())?;
+        let runtime = Runtime::new(&Options::from_env().map_err(anyhow::Error::msg)?)?;
         let cwd = std::env::current_dir().context("reading the current directory")?;
         let root = match &cli.sessions_dir {
             Some(d) => d.clone(),

@@ -74,6 +74,25 @@ pub fn updated(r: &UpdateReport, as_json: bool) {
     }
 }
 
+/// The error and its causes as one line, down to the engine's own sentence: what lies under
+/// that is wasmtime's trap and wasm backtrace, which tell a user nothing (`--json` keeps the
+/// same line).
+fn sentence(e: &anyhow::Error) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if parts.last() != Some(&text) {
+            parts.push(text);
+        }
+        let engine = cause.downcast_ref::<workmem_runtime::Error>().is_some()
+            || matches!(cause.downcast_ref::<workmem_agent::Error>(), Some(workmem_agent::Error::Engine(_)));
+        if engine {
+            break;
+        }
+    }
+    parts.join(": ")
+}
+
 /// A failed command, on stderr (and as `{"ok": false, "error": {kind, message, ...}}` on
 /// stdout under --json), so a script can tell what went wrong.
 pub fn error(e: &anyhow::Error, as_json: bool) {
@@ -85,6 +104,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Update(UpdateError::Store(_)) | A::Store(_) | A::BadState { .. }) => ("store", None),
         Some(A::Engine(_)) => ("engine", None),
         Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
+        Some(A::Setting { .. }) => ("config", None),
         Some(A::Compact(_)) => ("compaction_refused", None),
         None if e.downcast_ref::<crate::NotUtf8>().is_some() => ("invalid_input", None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
@@ -93,7 +113,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         None if e.downcast_ref::<workmem_llm::ConfigError>().is_some() => ("config", None),
         None => ("failed", None),
     };
-    let message = format!("{e:#}");
+    let message = sentence(e);
     if let Some(A::InvalidDsl(ds)) = e.downcast_ref::<A>() {
         self::diagnostics("<input>", ds);
     }

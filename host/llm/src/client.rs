@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::time::Duration;
 
 /// The default model when neither `WORKMEM_MODEL` nor the caller names one.
@@ -26,7 +26,16 @@ pub struct Config {
     pub max_retries: u32,
     /// First backoff when the provider gives no retry hint; doubled on every retry.
     pub backoff: Duration,
+    /// The largest answer taken (its text and tool-call arguments, in bytes); a longer one is
+    /// [`LlmError::TooLarge`], and what arrives past it is not read.
+    pub max_answer_bytes: usize,
 }
+
+/// Overrides [`Config::max_answer_bytes`].
+pub const MAX_ANSWER_ENV: &str = "WORKMEM_MAX_ANSWER_BYTES";
+
+/// 1 MiB: sixty times a long real answer, and far below what would hurt the host.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
 
 /// The optional config file: `{"base_url": ..., "api_key": ..., "model": ...}`, any of them.
 #[derive(Debug, Default, Deserialize)]
@@ -41,7 +50,7 @@ impl Config {
     /// `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `WORKMEM_MODEL`, else the config file
     /// (`$WORKMEM_CONFIG`, else `~/.config/workmem/config.json`, if it exists), else the
     /// defaults (`https://api.openai.com/v1`, no key, [`DEFAULT_MODEL`]); streaming, 120 s per
-    /// attempt, 3 retries.
+    /// attempt, 3 retries, answers up to `$WORKMEM_MAX_ANSWER_BYTES` (default 1 MiB).
     pub fn load() -> Result<Self, ConfigError> {
         let var = |name| std::env::var(name).ok().filter(|v: &String| !v.is_empty());
         let path = var("WORKMEM_CONFIG").map(std::path::PathBuf::from).or_else(|| {
@@ -55,7 +64,12 @@ impl Config {
             }
             _ => File::default(),
         };
+        let max_answer_bytes = match var(MAX_ANSWER_ENV) {
+            Some(v) => v.parse().map_err(|_| ConfigError::Setting { name: MAX_ANSWER_ENV, value: v })?,
+            None => DEFAULT_MAX_ANSWER_BYTES,
+        };
         Ok(Config {
+            max_answer_bytes,
             base_url: var("OPENAI_BASE_URL").or(file.base_url).unwrap_or_else(|| "https://api.openai.com/v1".into()),
             api_key: var("OPENAI_API_KEY").or(file.api_key),
             model: var("WORKMEM_MODEL").or(file.model).unwrap_or_else(|| DEFAULT_MODEL.into()),
@@ -74,6 +88,8 @@ pub enum ConfigError {
     Read { path: std::path::PathBuf, source: std::io::Error },
     #[error("the LLM config file {} is not valid: it takes {{\"base_url\", \"api_key\", \"model\"}}", path.display())]
     Invalid { path: std::path::PathBuf, source: serde_json::Error },
+    #[error("${name} is {value:?}: it takes a number of bytes")]
+    Setting { name: &'static str, value: String },
 }
 
 /// A chat message in OpenAI's wire shape.
@@ -144,6 +160,8 @@ pub enum LlmError {
     RateLimited { retry_after: Option<Duration> },
     #[error("the LLM provider answered HTTP {status}: {body}")]
     Http { status: u16, body: String, retry_after: Option<Duration> },
+    #[error("the LLM's answer passed {limit} bytes, the most taken (raise it with ${MAX_ANSWER_ENV})")]
+    TooLarge { limit: usize },
     #[error("{0}")]
     Other(String),
 }
@@ -159,7 +177,7 @@ impl LlmError {
             LlmError::RateLimited { retry_after } => Some(*retry_after),
             LlmError::Http { status, retry_after, .. } if *status >= 500 => Some(*retry_after),
             LlmError::Timeout(_) | LlmError::Other(_) => Some(None),
-            LlmError::Http { .. } => None,
+            LlmError::Http { .. } | LlmError::TooLarge { .. } => None,
         }
     }
 }
@@ -236,10 +254,14 @@ impl Client {
                 LlmError::Http { status, body: text.chars().take(500).collect(), retry_after }
             });
         }
-        if self.config.stream {
-            self.read_stream(BufReader::new(response.body_mut().as_reader()))
+        // Room for the JSON around an answer of the largest size taken, escapes included: the
+        // cap on a whole answer, and on each line of a stream (whose answer is capped as it
+        // grows; its length in all is bounded by the deadline).
+        let limit = self.config.max_answer_bytes as u64 * 2 + (64 << 10);
+        let completion = if self.config.stream {
+            self.read_stream(BufReader::new(response.body_mut().as_reader()), limit)?
         } else {
-            let text = response.body_mut().read_to_string().map_err(|e| self.failure(e))?;
+            let text = response.body_mut().with_config().limit(limit).read_to_string().map_err(|e| self.failure(e))?;
             let v: Value = serde_json::from_str(&text).map_err(|e| transport(format!("the LLM's answer is not JSON: {e}")))?;
             let message = &v["choices"][0]["message"];
             if !message.is_object() {
@@ -250,18 +272,35 @@ impl Client {
                 calls => serde_json::from_value(calls.clone()).map_err(|e| transport(format!("the LLM's tool calls are malformed: {e}")))?,
             };
             let text = message["content"].as_str().unwrap_or_default().to_string();
-            Ok(Completion { text, tool_calls, usage: serde_json::from_value(v["usage"].clone()).ok() })
-        }
+            Completion { text, tool_calls, usage: serde_json::from_value(v["usage"].clone()).ok() }
+        };
+        self.check_size(&completion.text, &completion.tool_calls)?;
+        Ok(completion)
+    }
+
+    fn check_size(&self, text: &str, tool_calls: &[ToolCall]) -> Result<(), LlmError> {
+        let size = text.len() + tool_calls.iter().map(|c| c.function.arguments.len() + c.function.name.len()).sum::<usize>();
+        if size > self.config.max_answer_bytes { Err(LlmError::TooLarge { limit: self.config.max_answer_bytes }) } else { Ok(()) }
     }
 
     /// Server-sent events: `data: {chunk}` lines until `data: [DONE]`. A stream that ends
     /// before `[DONE]` was cut, and its partial text is not an answer.
-    fn read_stream(&self, reader: impl BufRead) -> Result<Completion, LlmError> {
+    /// No line may pass `line_limit` bytes (a line that never ends is cut off there), and the
+    /// answer is checked against its cap as it grows.
+    fn read_stream(&self, mut reader: impl BufRead, line_limit: u64) -> Result<Completion, LlmError> {
         let mut text = String::new();
         let mut usage = None;
         let mut tool_calls: Vec<ToolCall> = Vec::new();
-        for line in reader.lines() {
-            let line = line.map_err(|e| self.io_failure(e))?;
+        let mut raw = Vec::new();
+        loop {
+            raw.clear();
+            if (&mut reader).take(line_limit + 1).read_until(b'\n', &mut raw).map_err(|e| self.io_failure(e))? == 0 {
+                break;
+            }
+            if raw.len() as u64 > line_limit {
+                return Err(LlmError::TooLarge { limit: self.config.max_answer_bytes });
+            }
+            let line = String::from_utf8_lossy(&raw);
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             if data == "[DONE]" {
                 return Ok(Completion { text, tool_calls, usage });
@@ -291,6 +330,7 @@ impl Client {
             if let Ok(u) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
                 usage = Some(u);
             }
+            self.check_size(&text, &tool_calls)?;
         }
         Err(transport("the LLM's stream ended before [DONE]"))
     }
@@ -298,15 +338,20 @@ impl Client {
     fn failure(&self, e: ureq::Error) -> LlmError {
         match e {
             ureq::Error::Timeout(_) => LlmError::Timeout(self.config.timeout),
+            ureq::Error::BodyExceedsLimit(_) => LlmError::TooLarge { limit: self.config.max_answer_bytes },
             ureq::Error::Io(io) => self.io_failure(io),
             other => transport(format!("could not reach the LLM at {}: {other}", self.config.base_url)),
         }
     }
 
     fn io_failure(&self, e: std::io::Error) -> LlmError {
-        // ureq reports its deadline inside reads as an io::Error wrapping its own timeout.
-        let timed_out = e.kind() == std::io::ErrorKind::TimedOut
-            || e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>()).is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
+        // ureq reports its deadline and its body limit inside reads as an io::Error wrapping
+        // its own error.
+        let inner = e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>());
+        if let Some(ureq::Error::BodyExceedsLimit(_)) = inner {
+            return LlmError::TooLarge { limit: self.config.max_answer_bytes };
+        }
+        let timed_out = e.kind() == std::io::ErrorKind::TimedOut || inner.is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
         if timed_out { LlmError::Timeout(self.config.timeout) } else { transport(format!("the connection to the LLM broke: {e}")) }
     }
 }

@@ -9,13 +9,16 @@ pub enum Error {
     /// The component could not be compiled, loaded or instantiated.
     #[error("could not load the engine component")]
     Load(#[source] wasmtime::Error),
-    /// The guest trapped: an engine bug or the memory limit (`Options::max_memory_bytes`).
-    #[error("the engine component trapped (an engine bug, or the memory limit `max_memory_bytes`)")]
+    /// The guest trapped for a reason other than a limit: an engine bug.
+    #[error("the engine stopped on an internal error (a bug in workmem; please report it with the input that caused it)")]
     Trap(#[source] wasmtime::Error),
+    /// The guest needed more memory than [`crate::Options::max_memory_bytes`].
+    #[error("the engine needed more than its {limit} bytes of memory (the runtime's `max_memory_bytes`; ${} raises it for the CLI)", crate::MAX_MEMORY_ENV)]
+    MemoryLimit { limit: usize, source: wasmtime::Error },
     /// A [`crate::Memory`] whose instance trapped earlier: its contents are gone with it.
     #[error("this memory's engine instance trapped earlier, so the memory is gone; load it again from its store")]
     Lost,
     /// The guest ran past its CPU deadline.
-    #[error("the engine call ran past its CPU deadline of {limit:?} (the runtime's `call_deadline` setting)")]
+    #[error("the engine call ran past its CPU deadline of {limit:?} (the runtime's `call_deadline`; ${} raises it for the CLI)", crate::DEADLINE_ENV)]
     Deadline { limit: Duration },
 }

@@ -6,7 +6,7 @@ use crate::agent::Capabilities;
 use crate::error::Error;
 use crate::{Options, Result};
 use std::time::{Duration, Instant};
-use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, UpdateDeadline};
+use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
 
 /// How often the epoch advances, so how late past its deadline a runaway guest is stopped.
 const TICK: Duration = Duration::from_millis(5);
@@ -23,9 +23,28 @@ impl std::fmt::Display for DeadlineExceeded {
 
 impl std::error::Error for DeadlineExceeded {}
 
+/// The memory limit, remembering when it refused to grow: the guest then aborts (a trap),
+/// and that trap is reported as the limit it was, not as a bug.
+struct Limits {
+    max_memory_bytes: usize,
+    refused: bool,
+}
+
+impl ResourceLimiter for Limits {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        let ok = desired <= self.max_memory_bytes;
+        self.refused |= !ok;
+        Ok(ok)
+    }
+
+    fn table_growing(&mut self, _current: usize, _desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(true)
+    }
+}
+
 /// A store's data: its limits, its clock, and (in the agent world) the host's capabilities.
 pub(crate) struct Ctx {
-    limits: StoreLimits,
+    limits: Limits,
     deadline: Duration,
     started: Instant,
     in_imports: Duration,
@@ -44,7 +63,7 @@ impl Ctx {
 }
 
 pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Option<Box<dyn Capabilities>>) -> Store<Ctx> {
-    let limits = StoreLimitsBuilder::new().memory_size(options.max_memory_bytes).build();
+    let limits = Limits { max_memory_bytes: options.max_memory_bytes, refused: false };
     let ctx = Ctx { limits, deadline: options.call_deadline, started: Instant::now(), in_imports: Duration::ZERO, capabilities };
     let mut store = Store::new(engine, ctx);
     store.limiter(|c| &mut c.limits);
@@ -63,9 +82,18 @@ pub(crate) fn call<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) ->
     let data = store.data_mut();
     data.started = Instant::now();
     data.in_imports = Duration::ZERO;
+    data.limits.refused = false;
     let limit = data.deadline;
     store.set_epoch_deadline(1);
-    f(store).map_err(|e| if e.downcast_ref::<DeadlineExceeded>().is_some() { Error::Deadline { limit } } else { Error::Trap(e) })
+    f(store).map_err(|e| {
+        if e.downcast_ref::<DeadlineExceeded>().is_some() {
+            Error::Deadline { limit }
+        } else if store.data().limits.refused {
+            Error::MemoryLimit { limit: store.data().limits.max_memory_bytes, source: e }
+        } else {
+            Error::Trap(e)
+        }
+    })
 }
 
 /// Advances the engine's epoch every [`TICK`] for as long as the engine lives.
