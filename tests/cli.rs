@@ -149,12 +149,16 @@ fn session_lifecycle_apply_show_log_prompt() {
     assert_eq!(meta["learnings"]["archived"], 1);
 }
 
+/// The writers are made to contend: the test holds the session's lock while all eight start,
+/// checks every one is still waiting for it, then lets go. Each must land, one after another.
 #[test]
 fn concurrent_applies_all_land() {
     let env = Env::new("concurrent");
     let dir = env.new_session();
     let n = 8;
-    let children: Vec<_> = (0..n)
+    let session = workmem_store::Session::open(Path::new(&dir)).unwrap();
+    let held = session.lock().unwrap();
+    let mut children: Vec<_> = (0..n)
         .map(|i| {
             let update = format!("KEY_LEARNINGS:\n  ADD:\n    - because writer {i} ran: fact from writer {i}\n");
             let mut child = env.cmd(&["apply", "--session", &dir]).stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
@@ -162,6 +166,11 @@ fn concurrent_applies_all_land() {
             child
         })
         .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    for (i, c) in children.iter_mut().enumerate() {
+        assert!(c.try_wait().unwrap().is_none(), "writer {i} finished while the lock was held");
+    }
+    drop(held);
     for c in children {
         let out = c.wait_with_output().unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -215,4 +224,45 @@ fn a_byte_order_mark_is_ignored_and_invalid_utf8_is_a_positioned_diagnostic() {
     assert_eq!(v["error"]["kind"], "invalid_input");
     assert_eq!((v["error"]["diagnostics"][0]["line"].as_u64(), v["error"]["diagnostics"][0]["column"].as_u64()), (Some(3), Some(10)));
     assert!(text(&out.stderr).contains("latin1.dsl:3:10: the input is not valid UTF-8 (byte 0xe9)"), "{}", text(&out.stderr));
+}
+
+/// `workmem log | head` ends quietly when the reader goes away; a command line clap refuses
+/// is a JSON error under --json; an engine trap under --json is a JSON error too.
+#[test]
+fn closed_pipes_usage_errors_and_traps_keep_their_contracts() {
+    let env = Env::new("contracts");
+    let dir = env.new_session();
+    let many = "KEY_LEARNINGS:\n  ADD:\n".to_string() + &"    - because it is long: a learning line\n".repeat(2000);
+    assert!(env.run_stdin(&["apply", "--session", &dir], &many).status.success());
+    let mut log = env.cmd(&["log", "--session", &dir]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut first = [0u8; 16];
+    std::io::Read::read_exact(log.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(log.stdout.take());
+    let out = log.wait_with_output().unwrap();
+    assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+    use std::os::unix::process::ExitStatusExt;
+    assert!(out.status.success() || out.status.signal() == Some(13 /* SIGPIPE */), "{:?}", out.status);
+
+    let out = env.run(&["prompt", "--session", &dir, "--json"]);
+    assert_eq!(code(&out), 2);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "usage");
+    assert_eq!(v["error"]["message"], "the following required arguments were not provided: --task <TASK>");
+    assert!(env.run(&["--help"]).status.success());
+
+    let out = env
+        .cmd(&["parse", "--json", "-"])
+        .env("WORKMEM_MAX_MEMORY_BYTES", (2 << 20).to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = out;
+    out.stdin.take().unwrap().write_all(many.repeat(40).as_bytes()).unwrap();
+    let out = out.wait_with_output().unwrap();
+    assert_eq!(code(&out), 1);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "engine");
+    assert!(v["error"]["message"].as_str().unwrap().contains("$WORKMEM_MAX_MEMORY_BYTES"), "{v}");
 }

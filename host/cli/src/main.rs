@@ -345,7 +345,11 @@ enum SessionCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    die_on_closed_pipe();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return report::usage(e),
+    };
     let as_json = cli.json;
     match run(cli) {
         Ok(code) => code,
@@ -353,6 +357,16 @@ fn main() -> ExitCode {
             report::error(&e, as_json);
             ExitCode::from(1)
         }
+    }
+}
+
+/// `workmem log | head`: when the reader goes away, end quietly as Unix tools do (SIGPIPE),
+/// instead of Rust's default of ignoring the signal and panicking at the next print.
+#[allow(unsafe_code)] // one libc call, before any thread exists
+fn die_on_closed_pipe() {
+    // SAFETY: setting a signal's disposition to its default at startup, single-threaded.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -93,6 +93,25 @@ fn sentence(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
+/// A command line clap refused: its own message, and under `--json` (anywhere in the
+/// arguments) the same as a JSON error, so a script always gets JSON. Help and version go
+/// out as clap prints them.
+pub fn usage(e: clap::Error) -> std::process::ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand)
+        || !std::env::args().any(|a| a == "--json")
+    {
+        e.exit();
+    }
+    let message = e.render().to_string();
+    // The sentence clap writes before its usage block, on one line.
+    let first = message.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect::<Vec<_>>().join(" ");
+    let first = first.trim_start_matches("error: ").to_string();
+    eprint!("{message}");
+    print_json(&json!({"ok": false, "error": {"kind": "usage", "message": first}}));
+    std::process::ExitCode::from(2)
+}
+
 /// A failed command, on stderr (and as `{"ok": false, "error": {kind, message, ...}}` on
 /// stdout under --json), so a script can tell what went wrong.
 pub fn error(e: &anyhow::Error, as_json: bool) {

@@ -231,6 +231,7 @@ impl Session {
         match session.meta() {
             Ok(meta) if meta.format == FORMAT => Ok(session),
             Ok(meta) => Err(Error::NotASession { dir: dir.to_path_buf(), why: format!("meta.json's format is {:?}, not {FORMAT:?}", meta.format) }),
+            Err(Error::File { source, .. }) if source.is_not_found() => Err(Error::NotASession { dir: dir.to_path_buf(), why: "it has no meta.json".into() }),
             Err(e) => Err(Error::NotASession { dir: dir.to_path_buf(), why: crate::error::chain(&e) }),
         }
     }
