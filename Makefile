@@ -8,9 +8,9 @@ GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
 
-.PHONY: test test-rust test-js test-python test-go test-readme component go-bindings bench bench-runtimes bench-compaction bench-instructions
+.PHONY: test test-rust test-js test-python test-go test-readme fuzz component go-bindings bench bench-runtimes bench-compaction bench-instructions
 
-test: test-rust test-js test-python test-go test-readme
+test: test-rust test-js test-python test-go test-readme fuzz
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
@@ -20,6 +20,12 @@ test-rust:
 	cargo build --workspace --all-targets
 	cargo test --workspace
 	cargo run -q -p workmem-example > /dev/null
+
+# Every fuzz target for a short while (FUZZ_SECONDS each, default 15; tests/fuzz/run.sh),
+# seeded from the corpus: zero crashes. `make fuzz FUZZ_SECONDS=600` for a long run.
+FUZZ_SECONDS ?= 15
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
 # The component file every other runtime loads (and the engine-go world's core module, which
 # Gravity reads).
