@@ -36,18 +36,10 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
     let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
     let (request, meta) = built.messages.split_at(built.messages.len() - 1);
-    let bpe = tiktoken_rs::o200k_base().unwrap();
-    let n = |text: &str| bpe.encode_with_special_tokens(text).len();
-    // Each message: 3 + role + content, and each tool call 3 + name + arguments; the reply's
-    // 3; the tool definitions offered, as their JSON text with 12 of framing (issue 8).
-    let message = |m: &workmem_llm::Message| {
-        3 + n(&m.role) + n(&m.content) + m.tool_calls.iter().map(|c| 3 + n(&c.function.name) + n(&c.function.arguments)).sum::<usize>()
-    };
-    let tools = 12 + n(&options.tools.to_string());
-    let expected: usize = request.iter().map(message).sum::<usize>() + 3 + tools;
+    let expected = common::oracle_tokens(request, &options.tools) as usize;
     assert!(request.iter().any(|m| !m.tool_calls.is_empty()));
     assert_eq!(built.stats.tokens_used as usize, expected);
-    assert_eq!(built.tokens as usize, expected + message(&meta[0]), "the whole request, context_meta included");
+    assert_eq!(built.tokens as usize, common::oracle_tokens(&built.messages, &options.tools) as usize, "the whole request, context_meta included");
     assert_eq!(meta[0].role, "system");
     assert!(meta[0].content.contains(&format!("\"tokens_used\": {expected},")));
     assert!(meta[0].content.contains("\"messages_in_history\": 3,"));

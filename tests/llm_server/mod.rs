@@ -83,6 +83,26 @@ impl Reply {
     }
 
     /// The prompt tokens this reply reports, if it reports usage.
+    /// The messages an agent logs for this reply: the assistant's, and one result per tool
+    /// call; none for a failure.
+    pub fn logged(&self) -> usize {
+        match self {
+            Reply::Json { status: 200, body, .. } => {
+                let v: Value = serde_json::from_str(body).unwrap();
+                1 + v["choices"][0]["message"]["tool_calls"].as_array().map_or(0, Vec::len)
+            }
+            Reply::Stream { events, done: true } => {
+                let named = events
+                    .iter()
+                    .filter_map(|e| serde_json::from_str::<Value>(e).ok())
+                    .filter(|v| v["choices"][0]["delta"]["tool_calls"][0]["id"].is_string())
+                    .count();
+                1 + named
+            }
+            _ => 0,
+        }
+    }
+
     pub fn prompt_tokens(&self) -> Option<i64> {
         let usage = |text: &str| serde_json::from_str::<Value>(text).ok()?["usage"]["prompt_tokens"].as_i64();
         match self {
