@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${FUZZ_SECONDS:-20}
-command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --version 0.13.2
+# Project-local, like Gravity: target/tools.
+export PATH="$PWD/target/tools/bin:$PATH"
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --version 0.13.2 --quiet --root target/tools
 export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=target/fuzz
 declare -A seeds=([parse]=tests/corpus [apply]=tests/corpus [session_log]=tests/fuzz/seeds/session_log)
 for target in parse apply merge context session_log; do
