@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetratelabs/wazero/experimental"
+
 	engine "workmem/engine"
 )
 
@@ -48,11 +50,55 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string { return e.Message }
 
-// TrapError is a trap inside the engine (a bug, or a resource limit). The Engine has
+// TrapError is a trap inside the engine other than its memory limit: a bug. The Engine has
 // already replaced its instance, and the memories in it are gone; the next call starts fresh.
 type TrapError struct{ Cause any }
 
-func (e *TrapError) Error() string { return fmt.Sprintf("the engine component trapped: %v", e.Cause) }
+func (e *TrapError) Error() string {
+	return fmt.Sprintf("the engine stopped on an internal error (a bug in workmem; please report it with the input that caused it): %v", e.Cause)
+}
+
+// MemoryLimitError is a call that needed more linear memory than Options.MaxMemoryBytes.
+// As with a TrapError, the instance and its memories are gone and the next call starts fresh.
+type MemoryLimitError struct{ Limit uint64 }
+
+func (e *MemoryLimitError) Error() string {
+	return fmt.Sprintf("the engine needed more than its %d bytes of memory (Options.MaxMemoryBytes raises it)", e.Limit)
+}
+
+// DefaultMaxMemoryBytes is what New gives an engine instance: the wasmtime host's default.
+const DefaultMaxMemoryBytes = 256 << 20
+
+// Options set up an Engine.
+type Options struct {
+	// MaxMemoryBytes caps each instance's linear memory. Past it the guest's allocation
+	// fails inside the sandbox, which traps, reported as a MemoryLimitError.
+	MaxMemoryBytes uint64
+}
+
+// limitedMemory backs an instance's linear memory and refuses to grow past its cap (wazero
+// then fails the guest's memory.grow), remembering that it did.
+type limitedMemory struct {
+	buf     []byte
+	max     uint64
+	refused *bool
+}
+
+func (m *limitedMemory) Reallocate(size uint64) []byte {
+	if size > m.max {
+		*m.refused = true
+		return nil
+	}
+	if size > uint64(cap(m.buf)) {
+		grown := make([]byte, size, min(max(size, 2*uint64(cap(m.buf))), m.max))
+		copy(grown, m.buf)
+		m.buf = grown
+	}
+	m.buf = m.buf[:size]
+	return m.buf
+}
+
+func (m *limitedMemory) Free() { m.buf = nil }
 
 // ErrLost is returned by a Memory whose engine instance trapped: load it again.
 var ErrLost = errors.New("this memory's engine instance trapped, so the memory is gone; load it again")
@@ -65,20 +111,37 @@ type Engine struct {
 	factory    *engine.EngineGoFactory
 	instance   *engine.EngineGoInstance
 	generation int
+	options    Options
+	refused    bool
 }
 
-// New compiles the component (the slow part, tens of milliseconds) and instantiates it.
+// New compiles the component (the slow part, tens of milliseconds) and instantiates it, with
+// DefaultMaxMemoryBytes.
 func New(ctx context.Context) (*Engine, error) {
+	return NewWithOptions(ctx, Options{MaxMemoryBytes: DefaultMaxMemoryBytes})
+}
+
+// NewWithOptions is New with the limits in o.
+func NewWithOptions(ctx context.Context, o Options) (*Engine, error) {
+	e := &Engine{options: o}
 	factory, err := engine.NewEngineGoFactory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	instance, err := factory.Instantiate(ctx)
+	instance, err := factory.Instantiate(e.sandboxed(ctx))
 	if err != nil {
 		factory.Close(ctx)
 		return nil, err
 	}
-	return &Engine{factory: factory, instance: instance}, nil
+	e.factory, e.instance = factory, instance
+	return e, nil
+}
+
+// sandboxed carries the memory cap to wazero, which reads it when an instance is made.
+func (e *Engine) sandboxed(ctx context.Context) context.Context {
+	return experimental.WithMemoryAllocator(ctx, experimental.MemoryAllocatorFunc(func(capacity, _ uint64) experimental.LinearMemory {
+		return &limitedMemory{buf: make([]byte, 0, min(capacity, e.options.MaxMemoryBytes)), max: e.options.MaxMemoryBytes, refused: &e.refused}
+	}))
 }
 
 // Close releases the instance and the compiled component.
@@ -90,15 +153,20 @@ func (e *Engine) Close(ctx context.Context) {
 // Now is the current time as the engine stores it: RFC 3339, UTC, whole seconds.
 func Now() string { return time.Now().UTC().Format(time.RFC3339) }
 
-// call runs f on the instance; Gravity's bindings panic on a trap, which becomes a TrapError
-// and a fresh instance.
+// call runs f on the instance; Gravity's bindings panic on a trap, which becomes a
+// MemoryLimitError or a TrapError, and a fresh instance.
 func call[T any](ctx context.Context, e *Engine, f func(*engine.EngineGoInstance) T) (result T, err error) {
+	e.refused = false
 	defer func() {
 		if r := recover(); r != nil {
-			err = &TrapError{Cause: r}
+			if e.refused {
+				err = &MemoryLimitError{Limit: e.options.MaxMemoryBytes}
+			} else {
+				err = &TrapError{Cause: r}
+			}
 			_ = e.instance.Close(ctx)
 			e.generation++
-			if fresh, ierr := e.factory.Instantiate(ctx); ierr == nil {
+			if fresh, ierr := e.factory.Instantiate(e.sandboxed(ctx)); ierr == nil {
 				e.instance = fresh
 			}
 		}

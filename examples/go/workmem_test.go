@@ -214,15 +214,23 @@ func TestMemoryUpdateAsStepsReprompsThenApplies(t *testing.T) {
 	}
 }
 
-func TestAFailureInsideTheBindingsIsATrapErrorAndTheEngineRecovers(t *testing.T) {
-	e := newEngine(t)
+// A real trap inside the guest: an update larger than the instance's memory cap makes the
+// guest's allocation fail, which aborts inside the sandbox.
+func TestTheMemoryLimitTrapsTheGuestAndTheEngineRecovers(t *testing.T) {
 	ctx := context.Background()
-	memory, _ := e.NewMemory(ctx)
-	// Pull the module out from under the bindings: Gravity's code panics on the call.
-	_ = e.instance.Close(ctx)
-	var trap *TrapError
-	if _, err := e.Parse(ctx, "KEY_LEARNINGS:\n"); !errors.As(err, &trap) {
-		t.Fatalf("want a TrapError, got %v", err)
+	e, err := NewWithOptions(ctx, Options{MaxMemoryBytes: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(ctx) })
+	memory, err := e.NewMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := "KEY_LEARNINGS:\n  ADD:\n" + strings.Repeat("    - because it is big: a learning that takes up space in the guest\n", 50_000)
+	var limit *MemoryLimitError
+	if _, err := e.Parse(ctx, huge); !errors.As(err, &limit) || limit.Limit != 2<<20 || !strings.Contains(err.Error(), "needed more than its 2097152 bytes") {
+		t.Fatalf("want a MemoryLimitError, got %v", err)
 	}
 	out, err := e.Parse(ctx, "CURRENT_PROGRESS:\n  In Progress:\n    - again\n")
 	if err != nil || !out.Ok {
@@ -230,6 +238,12 @@ func TestAFailureInsideTheBindingsIsATrapErrorAndTheEngineRecovers(t *testing.T)
 	}
 	if _, err := memory.Render(ctx); !errors.Is(err, ErrLost) {
 		t.Fatalf("want ErrLost for a memory of the trapped instance, got %v", err)
+	}
+	// The default cap is the wasmtime host's, and the same update fits under it.
+	big, _ := New(ctx)
+	defer big.Close(ctx)
+	if out, err := big.Parse(ctx, huge); err != nil || !out.Ok {
+		t.Fatalf("under the default cap: %v", err)
 	}
 }
 

@@ -49,11 +49,10 @@ def test_round_trip_ids_and_what_comes_back(engine):
 
 
 def test_a_trap_is_an_error_and_the_engine_recovers():
-    e = Engine()
+    e = Engine(max_memory_bytes=2 << 20)
     memory = e.new_memory()
-    # More text than the guest can allocate with a 1 MiB store limit traps inside the sandbox.
-    e._store.set_limits(memory_size=1 << 20)
-    with pytest.raises(WorkmemError, match="trapped"):
+    # More text than the guest can allocate under a 2 MiB limit traps inside the sandbox.
+    with pytest.raises(WorkmemError, match=r"more than its 2097152 bytes of memory \(Engine\(max_memory_bytes=\.\.\.\) raises it\)"):
         e.parse("KEY_LEARNINGS:\n  ADD:\n" + "    - because x: y\n" * 200_000)
     assert e.parse("CURRENT_PROGRESS:\n  In Progress:\n    - again\n").ok
     with pytest.raises(WorkmemError, match="memory is gone"):

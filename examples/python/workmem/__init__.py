@@ -325,11 +325,15 @@ class Engine:
     """One instance of the engine component. Not thread-safe: give each thread its own.
 
     Compiling the component is the slow part (tens of milliseconds); pass the same
-    `wasmtime.Engine` and `Component` to share it. A trap (an engine bug or a limit) is raised
-    as WorkmemError, and the instance, with every memory in it, is replaced by a fresh one.
+    `wasmtime.Engine` and `Component` to share it. Each instance's linear memory is capped at
+    `max_memory_bytes` (the wasmtime host's 256 MiB by default). A trap (an engine bug or that
+    limit) is raised as WorkmemError, and the instance, with every memory in it, is replaced by
+    a fresh one.
     """
 
-    def __init__(self, component: Union[str, Path, Component, None] = None, engine: Optional[wasmtime.Engine] = None):
+    def __init__(self, component: Union[str, Path, Component, None] = None, engine: Optional[wasmtime.Engine] = None,
+                 max_memory_bytes: int = 256 << 20):
+        self._max_memory_bytes = max_memory_bytes
         self._engine = engine or wasmtime.Engine()
         if isinstance(component, Component):
             self._component = component
@@ -340,6 +344,7 @@ class Engine:
     def _instantiate(self) -> None:
         # The engine world imports nothing: an empty linker is the whole sandbox.
         self._store = wasmtime.Store(self._engine)
+        self._store.set_limits(memory_size=self._max_memory_bytes)
         instance = Linker(self._engine).instantiate(self._store, self._component)
         interface = instance.get_export_index(self._store, PACKAGE)
         self._funcs = {}
@@ -365,7 +370,8 @@ class Engine:
         except (wasmtime.Trap, wasmtime.WasmtimeError) as e:
             # A trapped instance cannot be entered again; the next call gets a fresh one.
             self._instantiate()
-            raise WorkmemError(f"the engine component trapped: {e}") from e
+            raise WorkmemError(f"the engine stopped: a bug in workmem, or more than its {self._max_memory_bytes} bytes of "
+                               f"memory (Engine(max_memory_bytes=...) raises it); its memories are gone") from e
         return result
 
     def parse(self, text: str) -> ParseResult:
