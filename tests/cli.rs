@@ -224,6 +224,21 @@ fn a_byte_order_mark_is_ignored_and_invalid_utf8_is_a_positioned_diagnostic() {
     assert_eq!(v["error"]["kind"], "invalid_input");
     assert_eq!((v["error"]["diagnostics"][0]["line"].as_u64(), v["error"]["diagnostics"][0]["column"].as_u64()), (Some(3), Some(10)));
     assert!(text(&out.stderr).contains("latin1.dsl:3:10: the input is not valid UTF-8 (byte 0xe9)"), "{}", text(&out.stderr));
+    // UTF-16, as some editors on Windows save it: named as such.
+    let utf16: Vec<u8> = [0xff, 0xfe].into_iter().chain("CURRENT_PROGRESS:\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
+    std::fs::write(&file, utf16).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&env.run(&["--json", "parse", file.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(v["error"]["diagnostics"][0]["message"], "the input is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8");
+    // Input past the cap is refused before it is all read, naming the setting.
+    std::fs::write(&file, "CURRENT_PROGRESS:\n".repeat(100)).unwrap();
+    let out = env.cmd(&["--json", "parse", file.to_str().unwrap()]).env("WORKMEM_MAX_INPUT_BYTES", "1000").output().unwrap();
+    assert_eq!(code(&out), 1);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "invalid_input");
+    assert!(
+        v["error"]["message"].as_str().unwrap().ends_with("is larger than 1000 bytes, the most an input may be ($WORKMEM_MAX_INPUT_BYTES raises it)"),
+        "{v}"
+    );
 }
 
 /// `workmem log | head` ends quietly when the reader goes away; a command line clap refuses

@@ -89,8 +89,12 @@ proptest! {
 fn chat_message() -> impl Strategy<Value = engine::ChatMessage> {
     let role = prop::sample::select(&["user", "assistant", "tool", "system", "", "bogus"][..]).prop_map(str::to_string);
     let call = ("[a-z0-9]{0,4}", "[a-z_]{0,8}", "\\PC{0,12}").prop_map(|(id, name, arguments)| engine::ToolCall { id, name, arguments });
-    (role, "\\PC{0,24}", "[a-z0-9]{0,4}", prop::collection::vec(call, 0..3))
-        .prop_map(|(role, content, tool_call_id, tool_calls)| engine::ChatMessage { role, content, tool_call_id, tool_calls })
+    (role, "\\PC{0,24}", "[a-z0-9]{0,4}", prop::collection::vec(call, 0..3)).prop_map(|(role, content, tool_call_id, tool_calls)| engine::ChatMessage {
+        role,
+        content,
+        tool_call_id,
+        tool_calls,
+    })
 }
 
 fn history_mode() -> impl Strategy<Value = engine::HistoryMode> {

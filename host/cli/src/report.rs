@@ -125,7 +125,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
         Some(A::Setting { .. }) => ("config", None),
         Some(A::Compact(_)) => ("compaction_refused", None),
-        None if e.downcast_ref::<crate::NotUtf8>().is_some() => ("invalid_input", None),
+        None if e.downcast_ref::<crate::NotUtf8>().is_some() || e.downcast_ref::<crate::TooLarge>().is_some() => ("invalid_input", None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
         None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
         None if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
