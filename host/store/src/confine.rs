@@ -154,6 +154,16 @@ impl Confined {
         open_folder(&dir, last, true).map(drop).map_err(|e| classify(&dir, last, name, e))
     }
 
+    /// Removes the temporary files a dead writer left in folder `name` (`.` for the root),
+    /// reached like any other; a folder that is not there has none.
+    pub fn sweep_temps(&self, name: &str) -> Result<(), PathError> {
+        let dir = match if name == "." { self.root_handle(name) } else { self.folder(name) } {
+            Err(e) if e.is_not_found() => return Ok(()),
+            other => other?,
+        };
+        fsio::sweep_temps(&dir).map_err(|e| io(name, e))
+    }
+
     /// Whether `name` is a regular file (reached without a symlink).
     pub fn is_file(&self, name: &str) -> bool {
         self.open(name, Access::Read).is_ok()

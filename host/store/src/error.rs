@@ -29,14 +29,3 @@ impl Error {
         move |source| Error::Io { path, source }
     }
 }
-
-/// An error and its sources, as one line.
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    text
-}

@@ -67,7 +67,10 @@ pub fn sweep_temps(dir: &OwnedFd) -> io::Result<()> {
         if !is_temp(name) {
             continue;
         }
-        let alive = temp_owner(name).and_then(rustix::process::Pid::from_raw).is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
+        // EPERM: alive, someone else's.
+        let alive = temp_owner(name)
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|pid| matches!(rustix::process::test_kill_process(pid), Ok(()) | Err(rustix::io::Errno::PERM)));
         if !alive {
             let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
         }

@@ -232,7 +232,13 @@ impl Session {
             Ok(meta) if meta.format == FORMAT => Ok(session),
             Ok(meta) => Err(Error::NotASession { dir: dir.to_path_buf(), why: format!("meta.json's format is {:?}, not {FORMAT:?}", meta.format) }),
             Err(Error::File { source, .. }) if source.is_not_found() => Err(Error::NotASession { dir: dir.to_path_buf(), why: "it has no meta.json".into() }),
-            Err(e) => Err(Error::NotASession { dir: dir.to_path_buf(), why: crate::error::chain(&e) }),
+            Err(e) => {
+                let why = match std::error::Error::source(&e) {
+                    Some(source) => format!("{e}: {source}"),
+                    None => e.to_string(),
+                };
+                Err(Error::NotASession { dir: dir.to_path_buf(), why })
+            }
         }
     }
 
@@ -414,14 +420,9 @@ impl Session {
         let file = self.files.open(LOCK, Access::Append).map_err(self.err())?;
         let file = fsio::lock(file).map_err(Error::io(self.path(LOCK)))?;
         self.finish_pending()?;
-        for dir in [".", MEMORY_DIR] {
-            if let Ok(handle) = rustix::fs::open(
-                self.dir.join(dir),
-                rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC,
-                rustix::fs::Mode::empty(),
-            ) {
-                fsio::sweep_temps(&handle).map_err(Error::io(self.dir.join(dir)))?;
-            }
+        for dir in [".", MEMORY_DIR, "working-memory/detail", "working-memory/archive"] {
+            // A symlink in the way is refused here as anywhere; the lock does not depend on it.
+            let _ = self.files.sweep_temps(dir);
         }
         Ok(Locked { _file: file })
     }
