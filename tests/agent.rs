@@ -160,6 +160,22 @@ fn a_twenty_turn_session() {
         assert_eq!(meta["tokens_max"], 128_000);
         assert_eq!(meta["tokens_percent"], u64::from(expected) * 100 / 128_000);
         assert_eq!(meta["messages_in_history"], in_history[k], "request {k}");
+        // The safety net's threshold: 75% of the window by default.
+        assert_eq!(meta["auto_compact_at"], 96_000);
+        assert_eq!(meta["tokens_until_auto_compact"], 96_000 - expected);
+        let mut keys: Vec<&str> = meta.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        let every = [
+            "auto_compact_at",
+            "messages_in_history",
+            "reminder",
+            "tokens_max",
+            "tokens_percent",
+            "tokens_until_auto_compact",
+            "tokens_used",
+            "working_memory_size",
+        ];
+        assert_eq!(keys, every, "request {k}: a context_meta field this test does not check");
         let overview = messages.iter().find(|m| m.content.starts_with("<working_memory")).unwrap();
         let inner = overview.content.split_once('\n').unwrap().1.trim_end_matches("\n</working_memory>");
         // Every overview in this session ends with one newline, which the injection drops.

@@ -37,6 +37,23 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
     let (request, meta) = built.messages.split_at(built.messages.len() - 1);
     let expected = common::oracle_tokens(request, &options.tools) as usize;
+    // The oracle itself, pinned on one small request with a tool call and a tools array,
+    // piece by piece in o200k_base: user ["user"] "Fix it" ["Fix", " it"]: 3+1+2; assistant
+    // ["assistant"] "" calling read_file ["read", "_file"] with {} ["{}"]: 3+1+0 + 3+2+1; the
+    // reply's 3; tools [{"type":"function"}] ("[", "{\"", "type", "\":\"", "function",
+    // "\"}", "]"): 12+7. 6 + 10 + 3 + 19 = 38.
+    let small = [
+        workmem_llm::Message::new("user", "Fix it"),
+        workmem_llm::Message {
+            tool_calls: vec![workmem_llm::ToolCall {
+                id: "c1".into(),
+                kind: "function".into(),
+                function: workmem_llm::FunctionCall { name: "read_file".into(), arguments: "{}".into() },
+            }],
+            ..workmem_llm::Message::new("assistant", "")
+        },
+    ];
+    assert_eq!(common::oracle_tokens(&small, &serde_json::json!([{"type": "function"}])), 38);
     assert!(request.iter().any(|m| !m.tool_calls.is_empty()));
     assert_eq!(built.stats.tokens_used as usize, expected);
     assert_eq!(built.tokens as usize, common::oracle_tokens(&built.messages, &options.tools) as usize, "the whole request, context_meta included");
