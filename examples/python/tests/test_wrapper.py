@@ -48,6 +48,15 @@ def test_round_trip_ids_and_what_comes_back(engine):
         engine.load_memory('{"format": "other/1", "updates": 0}')
 
 
+def test_a_call_past_its_cpu_deadline_stops_and_the_engine_recovers():
+    e = Engine(call_deadline=0.001)
+    big = "KEY_LEARNINGS:\n  ADD:\n" + "    - because it is long: a learning that takes a while to read\n" * 100_000
+    with pytest.raises(WorkmemError, match=r"ran past its CPU deadline of 0.001 s \(Engine\(call_deadline=\.\.\.\) raises it\)"):
+        e.parse(big)
+    assert e.parse("CURRENT_PROGRESS:\n  In Progress:\n    - again\n").ok
+    assert Engine().parse(big).ok, "under the default deadline the same input parses"
+
+
 def test_a_trap_is_an_error_and_the_engine_recovers():
     e = Engine(max_memory_bytes=2 << 20)
     memory = e.new_memory()

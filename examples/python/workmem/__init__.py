@@ -14,8 +14,11 @@ import asyncio
 import dataclasses
 import inspect
 import os
+import math
 import sys
+import threading
 import typing
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -321,20 +324,39 @@ def _wants(overview: bool, state: bool) -> Record:
     return record
 
 
+# How often a ticker advances an engine's epoch: how late past its deadline a call stops.
+_TICK = 0.005
+
+
+def _tick(engine: "weakref.ref[wasmtime.Engine]") -> None:
+    while (e := engine()) is not None:
+        e.increment_epoch()
+        del e
+        threading.Event().wait(_TICK)
+
+
 class Engine:
     """One instance of the engine component. Not thread-safe: give each thread its own.
 
     Compiling the component is the slow part (tens of milliseconds); pass the same
     `wasmtime.Engine` and `Component` to share it. Each instance's linear memory is capped at
-    `max_memory_bytes` (the wasmtime host's 256 MiB by default). A trap (an engine bug or that
-    limit) is raised as WorkmemError, and the instance, with every memory in it, is replaced by
-    a fresh one.
+    `max_memory_bytes`, and each call at `call_deadline` seconds (the wasmtime host's 256 MiB and
+    10 s by default; the deadline needs an engine made with epoch interruption, as the default
+    one is). A trap (an engine bug or a limit) is raised as WorkmemError, and the instance, with
+    every memory in it, is replaced by a fresh one.
     """
 
     def __init__(self, component: Union[str, Path, Component, None] = None, engine: Optional[wasmtime.Engine] = None,
-                 max_memory_bytes: int = 256 << 20):
+                 max_memory_bytes: int = 256 << 20, call_deadline: float = 10.0):
         self._max_memory_bytes = max_memory_bytes
-        self._engine = engine or wasmtime.Engine()
+        self._call_deadline = call_deadline
+        self._ticks = max(1, math.ceil(call_deadline / _TICK))
+        if engine is None:
+            config = wasmtime.Config()
+            config.epoch_interruption = True
+            engine = wasmtime.Engine(config)
+            threading.Thread(target=_tick, args=(weakref.ref(engine),), name="workmem-epoch", daemon=True).start()
+        self._engine = engine
         if isinstance(component, Component):
             self._component = component
         else:
@@ -345,6 +367,7 @@ class Engine:
         # The engine world imports nothing: an empty linker is the whole sandbox.
         self._store = wasmtime.Store(self._engine)
         self._store.set_limits(memory_size=self._max_memory_bytes)
+        self._store.set_epoch_deadline(self._ticks)
         instance = Linker(self._engine).instantiate(self._store, self._component)
         interface = instance.get_export_index(self._store, PACKAGE)
         self._funcs = {}
@@ -364,12 +387,16 @@ class Engine:
 
     def _call(self, name: str, *args: Any) -> Any:
         func = self._funcs[name]
+        self._store.set_epoch_deadline(self._ticks)
         try:
             result = func(self._store, *args)
             func.post_return(self._store)
         except (wasmtime.Trap, wasmtime.WasmtimeError) as e:
             # A trapped instance cannot be entered again; the next call gets a fresh one.
             self._instantiate()
+            if isinstance(e, wasmtime.Trap) and e.trap_code == wasmtime.TrapCode.INTERRUPT or "interrupt" in str(e):
+                raise WorkmemError(f"the engine call ran past its CPU deadline of {self._call_deadline} s "
+                                   f"(Engine(call_deadline=...) raises it); its memories are gone") from e
             raise WorkmemError(f"the engine stopped: a bug in workmem, or more than its {self._max_memory_bytes} bytes of "
                                f"memory (Engine(max_memory_bytes=...) raises it); its memories are gone") from e
         return result
