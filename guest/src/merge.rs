@@ -41,15 +41,16 @@ entry!(VerbatimEntry, "Verbatim Context", label);
 /// The ARCHIVEs of one update checked against the entries, in time linear in both (up to a
 /// logarithm): an update of a million ARCHIVE bullets must not take minutes under the lock.
 struct Archives<'a> {
-    /// Entry index by ID.
-    index: BTreeMap<&'a str, usize>,
+    /// Entry index by ID, for updates with many ARCHIVEs (a few are found faster by a scan).
+    index: Option<BTreeMap<&'a str, usize>>,
     /// IDs this update archived before.
     earlier: BTreeSet<&'a str>,
 }
 
 impl<'a> Archives<'a> {
-    fn new<E: Entry>(entries: &'a [E]) -> Self {
-        Archives { index: entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect(), earlier: BTreeSet::new() }
+    fn new<E: Entry>(entries: &'a [E], ops: &[ArchiveOp]) -> Self {
+        let index = (ops.len() > 16).then(|| entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect());
+        Archives { index, earlier: BTreeSet::new() }
     }
 
     /// The entry an ARCHIVE of `id` archives, or why it is ignored: the ID is unknown,
@@ -58,10 +59,14 @@ impl<'a> Archives<'a> {
         if !self.earlier.insert(id) {
             return Err(format!("{id} is archived twice in this update; the second ARCHIVE is ignored"));
         }
-        match self.index.get(id) {
+        let found = match &self.index {
+            Some(index) => index.get(id).copied(),
+            None => entries.iter().position(|e| e.id() == id),
+        };
+        match found {
             None => Err(format!("{id} does not exist; its ARCHIVE is ignored")),
-            Some(&i) if entries[i].is_archived() => Err(format!("{id} is already archived; its ARCHIVE is ignored")),
-            Some(&i) => Ok(i),
+            Some(i) if entries[i].is_archived() => Err(format!("{id} is already archived; its ARCHIVE is ignored")),
+            Some(i) => Ok(i),
         }
     }
 }
@@ -78,7 +83,7 @@ pub fn validate(text: &str, state: &MemoryState) -> Parsed {
 }
 
 fn archive_warnings<E: Entry>(entries: &[E], ops: &[ArchiveOp], at: &[(u32, u32)]) -> Vec<crate::Diagnostic> {
-    let mut archives = Archives::new(entries);
+    let mut archives = Archives::new(entries, ops);
     let mut out = Vec::new();
     for (op, &(line, column)) in ops.iter().zip(at) {
         if let Err(problem) = archives.take(entries, &op.id) {
@@ -208,7 +213,7 @@ fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut
     // The index borrows the IDs, so what to archive is decided first, then done.
     let mut chosen = Vec::new();
     {
-        let mut archives = Archives::new(entries);
+        let mut archives = Archives::new(entries, ops);
         for op in ops {
             match archives.take(entries, &op.id) {
                 Ok(i) => chosen.push((i, op)),

@@ -82,9 +82,12 @@ pub fn parse(text: &str) -> Parsed {
     let kinds: Vec<Kind> = lines.iter().map(|l| syntax::classify(l.body)).collect();
     let mut m = Machine::new();
     for line in &lines {
-        for part in [line.lead, line.body] {
-            if let Some((i, c)) = part.char_indices().find(|&(_, c)| c != '\t' && c.is_control()) {
-                m.error(line, &part[i..], format!("control character U+{:04X} is not allowed here (tab and newline are the only ones)", u32::from(c)));
+        // A lead is ASCII whitespace, so form feed is the only control character it can hold.
+        let lead = line.lead.bytes().any(|b| b == 0x0c).then_some(line.lead);
+        for part in lead.into_iter().chain([line.body]) {
+            if let Some(i) = syntax::control_at(part) {
+                let c = part[i..].chars().next().map_or(0, u32::from);
+                m.error(line, &part[i..], format!("control character U+{c:04X} is not allowed here (tab and newline are the only ones)"));
             }
         }
     }
