@@ -58,10 +58,6 @@ impl Confined {
         Confined { root: root.to_path_buf() }
     }
 
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// A handle on the root itself. The root is the caller's, so it may be reached through
     /// a symlink; nothing beneath it may.
     fn root_handle(&self, name: &str) -> Result<OwnedFd, PathError> {
@@ -105,7 +101,7 @@ impl Confined {
         Ok(File::from(fd))
     }
 
-    pub fn read_bytes(&self, name: &str) -> Result<Vec<u8>, PathError> {
+    fn read_bytes(&self, name: &str) -> Result<Vec<u8>, PathError> {
         use std::io::Read;
         let mut out = Vec::new();
         self.open(name, Access::Read)?.read_to_end(&mut out).map_err(|e| io(name, e))?;
@@ -129,11 +125,6 @@ impl Confined {
             return Err(PathError::Symlink(name.to_string()));
         }
         fsio::write_atomic_at(&dir, last, content).map_err(|e| io(name, e))
-    }
-
-    /// Appends one record in a single write, creating the file (and its folders) if needed.
-    pub fn append(&self, name: &str, content: &[u8]) -> Result<(), PathError> {
-        fsio::append(&mut self.open(name, Access::Append)?, content).map_err(|e| io(name, e))
     }
 
     /// Removes the file `name`; one that is not there is not an error.
@@ -162,11 +153,6 @@ impl Confined {
             other => other?,
         };
         fsio::sweep_temps(&dir).map_err(|e| io(name, e))
-    }
-
-    /// Whether `name` is a regular file (reached without a symlink).
-    pub fn is_file(&self, name: &str) -> bool {
-        self.open(name, Access::Read).is_ok()
     }
 
     /// The regular files under folder `name`, as names that `read` accepts, sorted. Symlinks
