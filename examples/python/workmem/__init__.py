@@ -17,6 +17,7 @@ import os
 import math
 import sys
 import threading
+import time
 import typing
 import weakref
 from dataclasses import dataclass, field
@@ -332,7 +333,7 @@ def _tick(engine: "weakref.ref[wasmtime.Engine]") -> None:
     while (e := engine()) is not None:
         e.increment_epoch()
         del e
-        threading.Event().wait(_TICK)
+        time.sleep(_TICK)
 
 
 class Engine:
