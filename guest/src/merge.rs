@@ -242,8 +242,9 @@ pub fn apply(state: MemoryState, text: &str, now: &str) -> ApplyOutcome {
     let mut diagnostics = parsed.diagnostics();
     match try_merge(state, vec![parsed.update], now) {
         Ok(merged) => ApplyOutcome { ok: true, merged, diagnostics },
-        // parse enforces everything merge checks; reaching this is an engine bug, reported
-        // as a diagnostic rather than a trap.
+        // parse enforces everything merge checks of the update itself, so this is the state
+        // refusing it (its IDs have run out), or else an engine bug: either way a
+        // diagnostic, not a trap.
         Err((state, problem)) => {
             diagnostics.push(parse::diagnostic(ERROR, 1, 1, problem));
             rejected(state, diagnostics)
