@@ -281,3 +281,44 @@ fn closed_pipes_usage_errors_and_traps_keep_their_contracts() {
     assert_eq!(v["error"]["kind"], "engine");
     assert!(v["error"]["message"].as_str().unwrap().contains("$WORKMEM_MAX_MEMORY_BYTES"), "{v}");
 }
+
+/// A session named by ID from another directory is found when its ID is unique under the
+/// sessions root (and refused, naming both, when it is not); every verb's --json is JSON.
+#[test]
+fn sessions_are_found_from_anywhere_and_every_verb_speaks_json() {
+    let env = Env::new("anywhere");
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    assert!(env.run(&["session", "new", "--id", "only-here"]).status.success());
+    let from = |dir: &Path, args: &[&str]| env.cmd(args).current_dir(dir).output().unwrap();
+    let json = |out: &Output| -> serde_json::Value {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)))
+    };
+    assert!(from(&elsewhere, &["show", "--session", "only-here"]).status.success());
+    assert_eq!(json(&from(&elsewhere, &["session", "list", "--json"])), serde_json::json!([]));
+    let all = json(&from(&elsewhere, &["session", "list", "--all", "--json"]));
+    assert_eq!(all[0]["meta"]["id"], "only-here");
+    assert!(from(&elsewhere, &["session", "new", "--id", "only-here"]).status.success(), "the same ID in another directory");
+    let ambiguous = env.cmd(&["show", "--session", "only-here", "--json"]).current_dir(env.root.join("sessions")).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&ambiguous.stdout).unwrap();
+    assert!(v["error"]["message"].as_str().unwrap().contains("session ID only-here is in 2 directories"), "{v}");
+
+    let s = "only-here";
+    let prompt = json(&env.run(&["prompt", "--session", s, "--task", "fix it", "--json"]));
+    assert!(prompt["prompt"].as_str().unwrap().contains("fix it"));
+    let wrote = json(&env.run_stdin(&["memory", "write", "--session", s, "working-memory/detail/a.md", "--json"], "notes"));
+    assert_eq!(wrote, serde_json::json!({"ok": true, "path": "working-memory/detail/a.md", "bytes": 5}));
+    let read = json(&env.run(&["memory", "read", "--session", s, "working-memory/detail/a.md", "--json"]));
+    assert_eq!(read["content"], "notes");
+    let listed = json(&env.run(&["memory", "list", "--session", s, "--json"]));
+    assert_eq!(listed, serde_json::json!(["working-memory/detail/a.md", "working-memory/overview.md"]));
+    let dir = all[0]["dir"].as_str().unwrap();
+    let session = workmem_store::Session::open(Path::new(dir)).unwrap();
+    session.append_message(workmem_store::Message { role: "user".into(), content: "the task".into(), tool_calls: Vec::new(), tool_call_id: None }).unwrap();
+    let history = json(&env.run(&["history", "--session", s, "--seq", "1", "--json"]));
+    assert_eq!(history, serde_json::json!([{"seq": 1, "message": {"role": "user", "content": "the task"}}]));
+    let out = env.root.join("c.wasm");
+    let component = json(&env.run(&["component", "--out", out.to_str().unwrap(), "--json"]));
+    assert_eq!(component["bytes"].as_u64().unwrap(), std::fs::metadata(&out).unwrap().len());
+}

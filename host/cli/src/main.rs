@@ -338,8 +338,12 @@ enum SessionCommand {
         #[arg(long)]
         id: Option<String>,
     },
-    /// List the sessions of the current directory
-    List,
+    /// List the sessions of the current directory (of every directory with --all)
+    List {
+        /// Every directory's sessions
+        #[arg(long)]
+        all: bool,
+    },
     /// Show a session's metadata and files
     Show { session: String },
 }
@@ -420,8 +424,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Session(SessionCommand::List) => {
-            let list = ctx.sessions.list()?;
+        Command::Session(SessionCommand::List { all }) => {
+            let list = if all { ctx.sessions.all()? } else { ctx.sessions.list()? };
             if json {
                 let v: Vec<_> = list.iter().map(|(s, m)| serde_json::json!({"meta": m, "dir": s.dir()})).collect();
                 println!("{}", serde_json::to_string_pretty(&v)?);
@@ -480,7 +484,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Prompt { session, task } => {
             let s = ctx.session(&session)?;
-            print!("{}", ctx.memory(&s)?.update_prompt(&task)?);
+            let prompt = ctx.memory(&s)?.update_prompt(&task)?;
+            if json {
+                report::print_json(&serde_json::json!({"prompt": prompt}));
+            } else {
+                print!("{prompt}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Update { session, task, max_reprompts, model: name, llm } => {
@@ -557,6 +566,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     let v: Vec<_> = found.iter().map(|(seq, m)| serde_json::json!({"seq": seq, "message": m})).collect();
                     println!("{}", serde_json::to_string_pretty(&v)?);
                 }
+                Some(spec) if json => {
+                    let found = workmem_agent::compact::originals(&s, &spec).map_err(anyhow::Error::msg)?;
+                    let v: Vec<_> = found.iter().map(|(seq, m)| serde_json::json!({"seq": seq, "message": m})).collect();
+                    report::print_json(&serde_json::json!(v));
+                }
                 Some(spec) => print!("{}", workmem_agent::compact::read_history(&s, &spec).map_err(anyhow::Error::msg)?),
                 None => {
                     let view = s.view()?.entries;
@@ -582,18 +596,31 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Memory(MemoryCommand::Read { session, path }) => {
-            print!("{}", ctx.session(&session)?.memory_files().read(&path)?);
+            let content = ctx.session(&session)?.memory_files().read(&path)?;
+            if json {
+                report::print_json(&serde_json::json!({"path": path, "content": content}));
+            } else {
+                print!("{content}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Memory(MemoryCommand::Write { session, path, file }) => {
             let files = ctx.session(&session)?.memory_files();
             let (_, text) = read_input(file.as_ref())?;
             files.write(&path, &text)?;
+            if json {
+                report::print_json(&serde_json::json!({"ok": true, "path": path, "bytes": text.len()}));
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Memory(MemoryCommand::List { session, path }) => {
-            for name in ctx.session(&session)?.memory_files().list(&path)? {
-                println!("{name}");
+            let names = ctx.session(&session)?.memory_files().list(&path)?;
+            if json {
+                report::print_json(&serde_json::json!(names));
+            } else {
+                for name in names {
+                    println!("{name}");
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -617,6 +644,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 _ => workmem_runtime::COMPONENT,
             };
             workmem_store::fsio::write_atomic(&out, bytes).with_context(|| format!("writing {}", out.display()))?;
+            if json {
+                report::print_json(&serde_json::json!({"ok": true, "out": out, "bytes": bytes.len()}));
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

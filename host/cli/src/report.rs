@@ -7,7 +7,7 @@ use workmem_agent::json;
 use workmem_runtime::{Applied, Diagnostic, ParseOutcome, Snapshot, UpdateError, UpdateReport};
 use workmem_store::Session;
 
-fn print_json(v: &serde_json::Value) {
+pub fn print_json(v: &serde_json::Value) {
     println!("{}", serde_json::to_string_pretty(v).expect("JSON values print"));
 }
 

@@ -15,6 +15,8 @@ pub enum Error {
     NotASession { dir: PathBuf, why: String },
     #[error("session {} has {updates} committed update(s) but no state.json: restore it from a backup (the update log, updates.jsonl, records every update)", dir.display())]
     MissingState { dir: PathBuf, updates: u32 },
+    #[error("session ID {id} is in {} directories ({}): name the session by its directory", dirs.len(), dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "))]
+    Ambiguous { id: String, dirs: Vec<PathBuf> },
     #[error("session {id} already exists at {}", dir.display())]
     Exists { id: String, dir: PathBuf },
     #[error("{0:?} is not a valid session ID: use letters, digits, '-', '_' and '.', not starting with '.'")]

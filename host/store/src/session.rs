@@ -154,12 +154,43 @@ impl Sessions {
         Ok(out)
     }
 
-    /// A session named by ID (under this directory's sessions) or by its directory path.
+    /// A session named by its directory path, or by ID: under this directory's sessions,
+    /// else under any directory's when exactly one has that ID (so a session can be named
+    /// from anywhere); an ID in several directories is [`Error::Ambiguous`].
     pub fn resolve(&self, spec: &str) -> Result<Session> {
-        let as_path = Path::new(spec);
-        let dir =
-            if spec.contains(std::path::MAIN_SEPARATOR) || spec == "." || spec == ".." { as_path.to_path_buf() } else { self.dir.join(checked_id(spec)?) };
-        Session::open(&dir)
+        if spec.contains(std::path::MAIN_SEPARATOR) || spec == "." || spec == ".." {
+            return Session::open(Path::new(spec));
+        }
+        let id = checked_id(spec)?;
+        let here = self.dir.join(id);
+        if here.exists() {
+            return Session::open(&here);
+        }
+        let mut found: Vec<PathBuf> = self.all()?.into_iter().map(|(s, _)| s.dir).filter(|d| d.file_name().is_some_and(|n| n == id)).collect();
+        match found.len() {
+            0 => Session::open(&here),
+            1 => Session::open(&found.remove(0)),
+            _ => Err(Error::Ambiguous { id: id.to_string(), dirs: found }),
+        }
+    }
+
+    /// The sessions of every directory under the sessions root, oldest first.
+    pub fn all(&self) -> Result<Vec<(Session, Meta)>> {
+        let root = self.dir.parent().unwrap_or(&self.dir);
+        let entries = match std::fs::read_dir(root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(root)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            if dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("--") && n.ends_with("--")) {
+                out.extend(Sessions { dir, cwd: self.cwd.clone() }.list()?);
+            }
+        }
+        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
+        Ok(out)
     }
 }
 
