@@ -385,11 +385,16 @@ impl Session {
 
     /// The sequence number the next entry of the log gets.
     pub fn next_seq(&self) -> Result<u64> {
-        let path = self.path(MESSAGES);
         let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
-        match fsio::last_line(&mut file).map_err(Error::io(&path))? {
-            Some(line) => Ok(serde_json::from_slice::<LogRecord>(&line).map_err(|source| Error::Corrupt { path: path.clone(), source })?.seq + 1),
-            None => Ok(1),
+        Ok(self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(1, |r| r.seq + 1))
+    }
+
+    /// The last whole record of log `name`, read through a handle the caller already holds.
+    fn last_record<T: serde::de::DeserializeOwned>(&self, name: &str, file: &mut std::fs::File) -> Result<Option<T>> {
+        let path = self.path(name);
+        match fsio::last_line(file).map_err(Error::io(&path))? {
+            Some(line) => Ok(Some(serde_json::from_slice(&line).map_err(|source| Error::Corrupt { path, source })?)),
+            None => Ok(None),
         }
     }
 
@@ -406,7 +411,7 @@ impl Session {
         let mut file = self.files.open(MESSAGES, Access::Append).map_err(self.err())?;
         // A record a crash cut short was never written: the next starts a line of its own.
         fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
-        let seq = self.next_seq()?;
+        let seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(1, |r| r.seq + 1);
         let record = LogRecord { seq, at: crate::now(), entry };
         let mut line = serde_json::to_vec(&record).expect("a log record serializes");
         line.push(b'\n');
@@ -434,15 +439,11 @@ impl Session {
 
     /// The sequence number of the update log's last record (0 when it has none).
     fn last_update_seq(&self) -> Result<u32> {
-        let log = self.path(LOG);
         let mut file = match self.files.open(LOG, Access::Read) {
             Err(e) if e.is_not_found() => return Ok(0),
             other => other.map_err(self.err())?,
         };
-        match fsio::last_line(&mut file).map_err(Error::io(&log))? {
-            Some(line) => Ok(serde_json::from_slice::<SeqOnly>(&line).map_err(|source| Error::Corrupt { path: log, source })?.seq),
-            None => Ok(0),
-        }
+        Ok(self.last_record::<SeqOnly>(LOG, &mut file)?.map_or(0, |r| r.seq))
     }
 
     /// Takes the session's lock, waiting for another holder, and finishes any commit a
@@ -497,7 +498,7 @@ impl Session {
         let mut file = self.files.open(LOG, Access::Append).map_err(self.err())?;
         // A record cut short by a crash mid-append was never committed: drop it.
         fsio::truncate_partial_line(&mut file).map_err(Error::io(&log))?;
-        if self.last_update_seq()? < commit.seq {
+        if self.last_record::<SeqOnly>(LOG, &mut file)?.map_or(0, |r| r.seq) < commit.seq {
             fsio::append(&mut file, format!("{}\n", commit.log_entry).as_bytes()).map_err(Error::io(&log))?;
         }
         self.write(STATE, commit.state.as_bytes())?;
