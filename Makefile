@@ -7,10 +7,13 @@ COMPONENT := target/component/workmem.wasm
 GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
+# The project's own Python environment: nothing is installed into the machine's Python.
+VENV      := target/venv
+PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-readme fuzz component go-bindings bench bench-runtimes bench-compaction bench-instructions
+.PHONY: test test-rust test-js test-python test-go test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions
 
-test: test-rust test-js test-python test-go test-readme fuzz
+test: test-rust test-js test-python test-go test-packages test-readme fuzz
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
@@ -45,10 +48,14 @@ examples/js/node_modules/.installed: examples/js/package-lock.json
 test-js: component examples/js/node_modules/.installed
 	cd examples/js && npm run build && npm run typecheck && npm test && node example.js > /dev/null
 
-test-python: component
+$(VENV)/.installed: examples/python/pyproject.toml
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'examples/python[test]' mypy==2.4.1 build==1.3.0
+	touch $@
+
+test-python: component $(VENV)/.installed
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
-	python3 -m pip install -q --disable-pip-version-check -e 'examples/python[test]'
-	cd examples/python && python3 -m pytest -q && python3 example.py > /dev/null
+	cd examples/python && $(PYTHON) -m pytest -q && $(PYTHON) example.py > /dev/null
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the
@@ -57,16 +64,41 @@ $(GRAVITY):
 	RUSTC_BOOTSTRAP=1 RUSTFLAGS="--cfg proc_macro_span" \
 	  cargo install arcjet-gravity --version 0.0.2 --locked --quiet --root target/tools
 
-go-bindings: component $(GRAVITY)
-	mkdir -p examples/go/engine
-	$(GRAVITY) --world engine-go --output examples/go/engine/engine.go $(GO_CORE)
+# The Go module's bindings and core module are committed, since `go get` fetches the
+# repository, not this build: `make go-bindings` regenerates them, and test-go checks that
+# what is committed is what this build makes (the guest build is path-independent).
+define gravity
+	rm -rf $(1) && mkdir -p $(1)
+	$(GRAVITY) --world engine-go --output $(1)/engine.go $(GO_CORE)
+	gofmt -w $(1)/engine.go
+endef
 
-test-go: go-bindings
+go-bindings: component $(GRAVITY)
+	$(call gravity,examples/go/engine)
+
+go-bindings-check: component $(GRAVITY)
+	$(call gravity,target/go-bindings)
+	diff -r target/go-bindings examples/go/engine > /dev/null || \
+	  { echo "examples/go/engine differs from this build's bindings: run make go-bindings and commit it" >&2; exit 1; }
+
+test-go: go-bindings-check
 	cd examples/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
 
+# The artifacts a user installs: the npm tarball (the component inside) and the Python wheel
+# (the Go module is examples/go as committed; the crates are host/*).
+dist: component examples/js/node_modules/.installed $(VENV)/.installed
+	rm -rf target/dist && mkdir -p target/dist
+	cd examples/js && npm run build && npm pack --silent --pack-destination ../../target/dist > /dev/null
+	cp $(COMPONENT) examples/python/workmem/workmem.wasm
+	$(PYTHON) -m build --wheel --outdir target/dist examples/python > /dev/null
+
+# Each artifact installed into a new project outside the repository, used as a user would.
+test-packages: dist go-bindings-check
+	tests/packages/run.sh
+
 # The README's "Use it from" snippets, run as written (after the runtimes above are built).
-test-readme:
-	python3 tests/readme_snippets.py
+test-readme: $(VENV)/.installed
+	$(PYTHON) tests/readme_snippets.py
 
 # The engine through the component against native (release build; not part of `test`).
 bench:
@@ -79,10 +111,10 @@ bench-instructions:
 	python3 host/cli/benches/instructions.py
 
 # The same 4 KB update in every runtime, one table.
-bench-runtimes: component go-bindings examples/js/node_modules/.installed
+bench-runtimes: component go-bindings-check examples/js/node_modules/.installed $(VENV)/.installed
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
 	cd examples/js && npm run build
-	python3 examples/bench_runtimes.py
+	$(PYTHON) examples/bench_runtimes.py
 
 # Issue 8's benchmark: the 40 trajectories replayed under five context policies (one table,
 # the chart of tokens per request), then the compaction timings.

@@ -1,6 +1,8 @@
 //! The file session store's commit path: a commit interrupted at any step is finished by
 //! the next lock holder, so memory and log agree; a record cut short by a crash is dropped.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use workmem_store::{Commit, Sessions};
 
@@ -206,4 +208,71 @@ fn the_store_folds_compactions_as_the_engine_replays_them() {
         let store_view: Vec<(u64, String)> = session.view().unwrap().entries.into_iter().map(|(seq, m)| (seq, m.content)).collect();
         assert_eq!(store_view, engine_view);
     }
+}
+
+const FIXTURE_AT: &str = "2026-11-23T12:00:00Z";
+/// What every runtime's commit writes (tests/data/session/README.md).
+const FIXTURE_FILES: [&str; 4] = ["state.json", "updates.jsonl", "working-memory/overview.md", "meta.json"];
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A fixture file's bytes, `updated_at` (the committer's clock) set aside.
+fn fixture_bytes(dir: &Path, name: &str) -> String {
+    let text = std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    if name != "meta.json" {
+        return text;
+    }
+    text.lines().filter(|l| !l.trim_start().starts_with("\"updated_at\"")).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn the_shared_session_fixture_is_what_this_store_commits() {
+    let fixture = common::root().join("tests/data/session");
+    let dir = tempdir("fixture").join("s");
+    copy_dir(&fixture.join("before"), &dir);
+    let session = workmem_store::Session::open(&dir).unwrap();
+    let runtime = common::runtime();
+    let locked = session.lock().unwrap();
+    let mut memory = workmem_agent::apply::load(&runtime, &session, &locked).unwrap();
+    let applied = memory.apply(&common::read(&fixture.join("update.dsl")), FIXTURE_AT, workmem_agent::apply::COMMIT).unwrap().unwrap();
+    let commit = workmem_agent::apply::to_commit(&applied);
+    session.commit(&locked, &commit).unwrap();
+    drop(locked);
+    let mut pending = serde_json::to_string_pretty(&commit).unwrap();
+    pending.push('\n');
+
+    if std::env::var_os("WORKMEM_BLESS").is_some() {
+        for name in FIXTURE_FILES {
+            let to = fixture.join("after").join(name);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(dir.join(name), to).unwrap();
+        }
+        std::fs::write(fixture.join("pending.json"), &pending).unwrap();
+        return;
+    }
+    for name in FIXTURE_FILES {
+        assert_eq!(fixture_bytes(&dir, name), fixture_bytes(&fixture.join("after"), name), "{name}");
+    }
+    assert_eq!(pending, common::read(&fixture.join("pending.json")));
+
+    // The same commit, left pending by a crash, is finished by the next lock holder.
+    let dir = tempdir("fixture-pending").join("s");
+    copy_dir(&fixture.join("before"), &dir);
+    std::fs::copy(fixture.join("pending.json"), dir.join("commit.pending.json")).unwrap();
+    let session = workmem_store::Session::open(&dir).unwrap();
+    drop(session.lock().unwrap());
+    for name in FIXTURE_FILES {
+        assert_eq!(fixture_bytes(&dir, name), fixture_bytes(&fixture.join("after"), name), "{name}, from the pending commit");
+    }
+    assert!(!dir.join("commit.pending.json").exists());
 }

@@ -1,4 +1,4 @@
-module workmem
+module github.com/workmem/workmem/examples/go
 
 go 1.25.0
 

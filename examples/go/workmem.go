@@ -1,6 +1,6 @@
 // Package workmem is the workmem working-memory engine for Go: the same engine the other
 // runtimes load, run on wazero through bindings Gravity generates from the engine-go world's
-// core module (package workmem/engine, made by `make go-bindings`). A Memory lives inside the
+// core module (package github.com/workmem/workmem/examples/go/engine, made by `make go-bindings`). A Memory lives inside the
 // engine; an apply carries the DSL in and the outcome out.
 //
 // An Engine is not safe for concurrent use; give each goroutine its own.
@@ -15,7 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero/experimental"
 
-	engine "workmem/engine"
+	engine "github.com/workmem/workmem/examples/go/engine"
 )
 
 // The engine's records, as Gravity generates them from the engine-go world.
@@ -461,4 +461,57 @@ func (e *Engine) Fallback(ctx context.Context, view []HistoryEntry, r FallbackRe
 // Replay is the view after replacements: how a log of messages and compactions reads back.
 func (e *Engine) Replay(ctx context.Context, view []HistoryEntry, replacements []Replacement) ([]HistoryEntry, error) {
 	return call(ctx, e, func(i *engine.EngineGoInstance) []HistoryEntry { return i.HistoryReplay(ctx, view, replacements) })
+}
+
+// ContextRequest is what one request to the model is assembled from (spec 001): the agent's
+// system prompt, AGENTS.md (empty for none), overview.md, the history (oldest first), where
+// the active turn starts in it, the history mode (HistoryAuto and so on; LastN with
+// HistoryLastN) and the paths the instructions name.
+type ContextRequest = engine.ContextRequest
+
+// History modes of ContextRequest.HistoryMode.
+const (
+	HistoryAuto       uint32 = 0 // the whole history until overview.md is maintained, then the active turn
+	HistoryAll        uint32 = 1 // the whole history
+	HistoryActiveTurn uint32 = 2 // only the active turn (spec 003's default)
+	HistoryLastN      uint32 = 3 // the last LastN messages, and at least the active turn
+)
+
+// The paths the working-memory instructions name, as a session directory lays them out.
+const (
+	DefaultOverviewPath = "working-memory/overview.md"
+	DefaultDetailPath   = "working-memory/detail/"
+)
+
+// ContextStats are the figures of a context_meta block (spec 001 US-3); a 0 in
+// RemindAfterRounds, StrongReminderTokens or CompactAt means none.
+type ContextStats = engine.ContextStats
+
+// Assemble is the request in spec 001's order, its prefix byte-identical while the inputs
+// before the history do not change. Count its tokens, then append ContextMeta's block last,
+// as a system message. Empty paths are the session directory's own (DefaultOverviewPath,
+// DefaultDetailPath).
+func (e *Engine) Assemble(ctx context.Context, r ContextRequest) ([]ChatMessage, error) {
+	if r.OverviewPath == "" {
+		r.OverviewPath = DefaultOverviewPath
+	}
+	if r.DetailPath == "" {
+		r.DetailPath = DefaultDetailPath
+	}
+	return call(ctx, e, func(i *engine.EngineGoInstance) []ChatMessage { return i.ContextAssemble(ctx, r) })
+}
+
+// ContextMeta is the context_meta block of spec 001 US-3, reminder line included.
+func (e *Engine) ContextMeta(ctx context.Context, s ContextStats) (string, error) {
+	return call(ctx, e, func(i *engine.EngineGoInstance) string { return i.ContextMeta(ctx, s) })
+}
+
+// OverviewMaintained says whether overview.md holds content beyond the template; until it
+// does, HistoryAuto keeps the whole history in the request.
+func (e *Engine) OverviewMaintained(ctx context.Context, overview string) (bool, error) {
+	// The result's error never happens (see go.wit).
+	return call(ctx, e, func(i *engine.EngineGoInstance) bool {
+		maintained, _ := i.ContextOverviewMaintained(ctx, overview)
+		return maintained
+	})
 }

@@ -116,3 +116,39 @@ export class Memory {
 }
 
 export function chatCompletions(options: { baseUrl: string; model: string; apiKey?: string; fetch?: typeof fetch }): Ask;
+
+export type HistoryMode = 'auto' | 'all' | 'active-turn' | 'last-n';
+
+/** What one request to the model is assembled from (spec 001). */
+export interface ContextRequest {
+  systemPrompt: string;
+  overview: string;
+  /** The whole session so far, oldest first. */
+  history?: Array<Omit<ChatMessage, 'toolCalls'> & { toolCalls?: ChatMessage['toolCalls'] }>;
+  /** Where the active turn (its last user message) starts in `history`. */
+  activeTurn?: number;
+  /** 'auto' (the default): the whole history until overview.md is maintained, then the active turn. */
+  historyMode?: HistoryMode;
+  /** With 'last-n': how many messages, and at least the active turn. */
+  lastN?: number;
+  agentsMd?: string;
+  overviewPath?: string;
+  detailPath?: string;
+}
+
+/** The figures of a context_meta block (spec 001 US-3). */
+export interface ContextStats {
+  tokensUsed: number;
+  tokensMax: number;
+  messagesInHistory?: number;
+  workingMemorySize?: number;
+  roundsSinceUpdate?: number;
+  remindAfterRounds?: number;
+  strongReminderTokens?: number;
+  compactAt?: number;
+  compactionNotice?: string;
+}
+
+export function assemble(request: ContextRequest): ChatMessage[];
+export function contextMeta(stats: ContextStats): string;
+export function overviewMaintained(overview: string): boolean;

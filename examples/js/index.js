@@ -1,7 +1,7 @@
 // workmem for JavaScript: the engine component (transpiled by jco into gen/). A Memory lives
 // inside the engine; an apply carries the DSL in and the outcome out. Refused input is thrown
 // as a WorkmemError that carries the diagnostics (1-based line and column).
-import { history, memory as engine } from './gen/workmem.js';
+import { context, history, memory as engine } from './gen/workmem.js';
 
 /**
  * An update the engine refused (`diagnostics` says where and why), or a compaction it refused
@@ -199,3 +199,30 @@ export function replay(view, replacements) {
   const wit = replacements.map((r) => ({ replaces: BigUint64Array.from(r.replaces.map(BigInt)), message: r.message }));
   return history.replay(view.map(toEntry), wit).map(fromEntry);
 }
+
+// The request to the model (spec 001).
+const HISTORY_MODES = ['auto', 'all', 'active-turn', 'last-n'];
+
+/**
+ * The request in spec 001's order: the system prompt with the working-memory instructions,
+ * AGENTS.md, the working memory, then the history `historyMode` selects. The prefix is
+ * byte-identical while the inputs before the history do not change. Count its tokens, then
+ * append `contextMeta`'s block last, as a system message.
+ */
+export function assemble({
+  systemPrompt, overview, history = [], activeTurn = 0, historyMode = 'auto', lastN = 0, agentsMd = undefined,
+  overviewPath = 'working-memory/overview.md', detailPath = 'working-memory/detail/',
+}) {
+  if (!HISTORY_MODES.includes(historyMode)) throw new TypeError(`historyMode is one of ${HISTORY_MODES.join(', ')}, not ${historyMode}`);
+  const mode = historyMode === 'last-n' ? { tag: 'last-n', val: lastN } : { tag: historyMode };
+  const messages = history.map((m) => ({ ...m, toolCalls: m.toolCalls ?? [] }));
+  return context.assemble({ systemPrompt, agentsMd, overview, history: messages, activeTurn, historyMode: mode, overviewPath, detailPath });
+}
+
+/** The context_meta block of spec 001 US-3, reminder line included. */
+export function contextMeta({ messagesInHistory = 0, workingMemorySize = 0, roundsSinceUpdate = 0, ...rest }) {
+  return context.contextMeta({ messagesInHistory, workingMemorySize, roundsSinceUpdate, ...rest });
+}
+
+/** Whether overview.md holds content beyond the template; until then 'auto' keeps the whole history. */
+export const overviewMaintained = (overview) => context.overviewMaintained(overview);

@@ -299,6 +299,45 @@ impl Guest for Component {
             .collect();
         from_view(history::apply(&to_view(view), &replacements))
     }
+
+    fn context_assemble(r: ContextRequest) -> Vec<ChatMessage> {
+        let history_mode = match r.history_mode {
+            1 => crate::HistoryMode::All,
+            2 => crate::HistoryMode::ActiveTurn,
+            3 => crate::HistoryMode::LastN,
+            _ => crate::HistoryMode::Auto,
+        };
+        let request = crate::ContextRequest {
+            system_prompt: r.system_prompt,
+            agents_md: r.agents_md,
+            overview: r.overview,
+            history: r.history.into_iter().map(to_chat).collect(),
+            active_turn: r.active_turn,
+            history_mode,
+            last_n: r.last_n,
+            overview_path: r.overview_path,
+            detail_path: r.detail_path,
+        };
+        crate::assemble_context(request).into_iter().map(from_chat).collect()
+    }
+
+    fn context_meta(s: ContextStats) -> String {
+        crate::context_meta(crate::ContextStats {
+            tokens_used: s.tokens_used,
+            tokens_max: s.tokens_max,
+            messages_in_history: s.messages_in_history,
+            working_memory_size: s.working_memory_size,
+            rounds_since_update: s.rounds_since_update,
+            remind_after_rounds: s.remind_after_rounds,
+            strong_reminder_tokens: s.strong_reminder_tokens,
+            compact_at: s.compact_at,
+            compaction_notice: s.compaction_notice,
+        })
+    }
+
+    fn context_overview_maintained(overview: String) -> Result<bool, String> {
+        Ok(crate::overview_maintained(&overview))
+    }
 }
 
 fn to_chat(m: ChatMessage) -> crate::ChatMessage {

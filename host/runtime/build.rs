@@ -38,8 +38,10 @@ fn build_guest(root: &Path, target_dir: &Path, extra: &[&str]) -> Vec<u8> {
         .args(["build", "--package", "workmem-guest", "--target", TARGET, "--profile", "guest"])
         .args(extra)
         .env("CARGO_TARGET_DIR", target_dir)
-        // The outer build's flags are for the host target, not for wasm.
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        // The outer build's flags are for the host target, not for wasm. The paths a panic
+        // message would carry are made the same on every machine, so a clone anywhere builds
+        // the same bytes (the Go module commits the core module and CI checks it matches).
+        .env("CARGO_ENCODED_RUSTFLAGS", remapped_paths(root))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
         .status()
@@ -47,6 +49,13 @@ fn build_guest(root: &Path, target_dir: &Path, extra: &[&str]) -> Vec<u8> {
     assert!(status.success(), "building the engine guest for {TARGET} failed (see the output above)");
     let path = target_dir.join(TARGET).join("guest").join("workmem_guest.wasm");
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+fn remapped_paths(root: &Path) -> String {
+    let cargo_home =
+        std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo"))).unwrap_or_default();
+    let remap = |from: &Path, to: &str| format!("--remap-path-prefix={}={to}", from.display());
+    [remap(&cargo_home, "/cargo"), remap(root, "/workmem")].join("\x1f")
 }
 
 /// A component from a core module and the WIT that wit-bindgen embedded in it.

@@ -1,11 +1,15 @@
 // The browser page in headless Chromium (Debian's, driven by playwright-core): load the
-// component, paste a DSL update, apply it, and see the rendered memory on screen.
+// component, paste a DSL update, apply it, and see the rendered memory on screen. The page
+// runs web/app.js as a bundler makes it (esbuild, for the browser, nothing marked external and
+// no wasm copied by hand: the package inlines its core module).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { build, stop } from 'esbuild';
 
 const root = new URL('../', import.meta.url);
 /** @type {Record<string, string>} */
@@ -28,6 +32,10 @@ function serve() {
 }
 
 test('the page renders a memory from a pasted DSL update', async () => {
+  await build({ entryPoints: [fileURLToPath(new URL('web/app.js', root))], bundle: true, platform: 'browser', format: 'esm',
+    outfile: fileURLToPath(new URL('web/dist/bundle.js', root)), logLevel: 'error' });
+  // esbuild's service process would keep the test file from exiting.
+  await stop();
   const server = await serve();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',

@@ -26,16 +26,19 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, List, Optional, Union
 
 import wasmtime
-from wasmtime.component import Component, Linker, Record, ResourceAny
+from wasmtime.component import Component, Linker, Record, ResourceAny, Variant
 
 __all__ = [
-    "Applied", "ArchiveOp", "Archival", "ChatMessage", "Compaction", "CompactionRefused", "Diagnostic", "Engine", "Entry",
+    "Applied", "ArchiveOp", "Archival", "ChatMessage", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
+    "Diagnostic", "Engine", "Entry",
     "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Progress", "Replacement", "Snapshot",
-    "ToolCall", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError", "now",
+    "Session", "SessionError", "ToolCall", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
+    "now",
 ]
 
 PACKAGE = "workmem:memory/memory@0.2.0"
 HISTORY = "workmem:memory/history@0.2.0"
+CONTEXT = "workmem:memory/context@0.2.0"
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,42 @@ class Compaction:
     notice: str
 
 
+@dataclass
+class ContextRequest:
+    """What one request to the model is assembled from (spec 001). `history` is the whole
+    session, oldest first; `active_turn` is where its last user message is. `history_mode`:
+    "auto" (the whole history until overview.md is maintained, then the active turn), "all",
+    "active-turn", or "last-n" (the last `last_n` messages, and at least the active turn)."""
+
+    system_prompt: str
+    overview: str
+    history: List[ChatMessage] = field(default_factory=list)
+    active_turn: int = 0
+    history_mode: str = "auto"
+    last_n: int = 0
+    agents_md: Optional[str] = None
+    overview_path: str = "working-memory/overview.md"
+    detail_path: str = "working-memory/detail/"
+
+
+@dataclass
+class ContextStats:
+    """The figures of a context_meta block (spec 001 US-3)."""
+
+    tokens_used: int
+    tokens_max: int
+    messages_in_history: int = 0
+    working_memory_size: int = 0
+    rounds_since_update: int = 0
+    remind_after_rounds: Optional[int] = None
+    strong_reminder_tokens: Optional[int] = None
+    compact_at: Optional[int] = None
+    compaction_notice: Optional[str] = None
+
+
+_HISTORY_MODES = ("auto", "all", "active-turn", "last-n")
+
+
 class WorkmemError(Exception):
     """The engine refused an update; `diagnostics` says where (1-based line and column)."""
 
@@ -380,11 +419,13 @@ class Engine:
             index = instance.get_export_index(self._store, name, interface)
             assert index is not None, f"the component does not export {name}"
             self._funcs[name] = instance.get_func(self._store, index)
-        history = instance.get_export_index(self._store, HISTORY)
-        for name in ("compact", "fallback", "replay"):
-            index = instance.get_export_index(self._store, name, history)
-            assert index is not None, f"the component does not export {name}"
-            self._funcs[name] = instance.get_func(self._store, index)
+        for exported, names in ((HISTORY, ("compact", "fallback", "replay")),
+                                 (CONTEXT, ("assemble", "context-meta", "overview-maintained"))):
+            interface = instance.get_export_index(self._store, exported)
+            for name in names:
+                index = instance.get_export_index(self._store, name, interface)
+                assert index is not None, f"the component does not export {name}"
+                self._funcs[name] = instance.get_func(self._store, index)
         self.generation = getattr(self, "generation", 0) + 1
 
     def _call(self, name: str, *args: Any) -> Any:
@@ -478,6 +519,30 @@ class Engine:
         """The view after `replacements`: how a log of messages and compactions reads back."""
         return _from_wit(self._call("replay", _to_wit(view), _to_wit(replacements)), List[Entry])
 
+    # --- the request to the model (spec 001) ---------------------------------------------
+
+    def assemble(self, request: ContextRequest) -> List[ChatMessage]:
+        """The request in spec 001's order: the system prompt with the working-memory
+        instructions, AGENTS.md, the working memory, then the history the mode selects. The
+        prefix is byte-identical while the inputs before the history do not change. Count its
+        tokens, then append `context_meta`'s block last, as a system message."""
+        if request.history_mode not in _HISTORY_MODES:
+            raise ValueError(f"history_mode is one of {_HISTORY_MODES}, not {request.history_mode!r}")
+        wit = _to_wit(request)
+        mode = request.history_mode
+        wit.__dict__.pop("last-n")
+        setattr(wit, "history-mode", Variant(mode, request.last_n if mode == "last-n" else None))
+        return _from_wit(self._call("assemble", wit), List[ChatMessage])
+
+    def context_meta(self, stats: ContextStats) -> str:
+        """The context_meta block of spec 001 US-3, reminder line included."""
+        return self._call("context-meta", _to_wit(stats))
+
+    def overview_maintained(self, overview: str) -> bool:
+        """Whether overview.md holds content beyond the template; until then "auto" keeps the
+        whole history in the request."""
+        return bool(self._call("overview-maintained", overview))
+
 
 class Memory:
     """A working memory kept inside an `Engine`'s instance."""
@@ -552,3 +617,6 @@ class Memory:
                                        _from_wit(step.payload, List[Diagnostic]))
         finally:
             run.drop(self._engine._store)
+
+
+from .session import Session, SessionError  # noqa: E402  (session.py uses the classes above)

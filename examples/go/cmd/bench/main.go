@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	"workmem"
+	workmem "github.com/workmem/workmem/examples/go"
 )
 
 func median(samples, batch int, f func()) float64 {

@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"workmem"
+	workmem "github.com/workmem/workmem/examples/go"
 )
 
 func main() {

@@ -1,0 +1,170 @@
+package workmem
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// The shared session fixture (tests/data/session/README.md), as every runtime runs it.
+var fixture = filepath.Join(tests, "data", "session")
+
+const fixtureAt = "2026-11-23T12:00:00Z"
+
+var fixtureFiles = []string{"state.json", "updates.jsonl", "working-memory/overview.md", "meta.json"}
+
+// fixtureBytes is a fixture file, meta.json's updated_at (the committer's clock) aside.
+func fixtureBytes(t *testing.T, dir, name string) string {
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if name != "meta.json" {
+		return string(data)
+	}
+	var kept []string
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), `"updated_at"`) {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "\n")
+}
+
+func copyFixture(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "s")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(fixture, "before"))); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func allFiles(t *testing.T, dir string) map[string]string {
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			data, _ := os.ReadFile(p)
+			out[p] = string(data)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func checkAfter(t *testing.T, dir, how string) {
+	for _, name := range fixtureFiles {
+		if got, want := fixtureBytes(t, dir, name), fixtureBytes(t, filepath.Join(fixture, "after"), name); got != want {
+			t.Errorf("%s, %s:\n got: %q\nwant: %q", name, how, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "commit.pending.json")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s: the pending commit is still there", how)
+	}
+}
+
+func update(t *testing.T) string {
+	data, err := os.ReadFile(filepath.Join(fixture, "update.dsl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestSessionFixtureCommitsByteForByte(t *testing.T) {
+	ctx, e := context.Background(), newEngine(t)
+	dir := copyFixture(t)
+	s, err := OpenSession(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	applied, err := s.Apply(ctx, e, update(t), fixtureAt)
+	if err != nil || applied.Seq != 2 {
+		t.Fatalf("apply: %v, seq %d", err, applied.Seq)
+	}
+	checkAfter(t, dir, "committed")
+}
+
+func TestSessionPendingCommitIsFinishedOnLoad(t *testing.T) {
+	ctx, e := context.Background(), newEngine(t)
+	dir := copyFixture(t)
+	pending, _ := os.ReadFile(filepath.Join(fixture, "pending.json"))
+	if err := os.WriteFile(filepath.Join(dir, "commit.pending.json"), pending, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSession(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	m, err := s.LoadMemory(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap, _ := m.Snapshot(ctx); snap.Updates != 2 {
+		t.Errorf("the loaded memory has %d updates, not 2", snap.Updates)
+	}
+	checkAfter(t, dir, "from the pending commit")
+}
+
+func TestSessionRefusalsChangeNothing(t *testing.T) {
+	ctx, e := context.Background(), newEngine(t)
+	if _, err := OpenSession(t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a session") {
+		t.Errorf("a folder without meta.json: %v", err)
+	}
+	dir := copyFixture(t)
+	s, err := OpenSession(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	// A stale commit: another writer committed after this memory was loaded.
+	first, _ := s.LoadMemory(ctx, e)
+	second, _ := s.LoadMemory(ctx, e)
+	applied, err := first.Apply(ctx, update(t), fixtureAt, Wants{Overview: true, State: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(applied); err != nil {
+		t.Fatal(err)
+	}
+	before := allFiles(t, dir)
+	stale, _ := second.Apply(ctx, "KEY_LEARNINGS:\n  ADD:\n    - because it races: a second writer\n", fixtureAt, Wants{Overview: true, State: true})
+	var se *SessionError
+	if err := s.Commit(stale); !errors.As(err, &se) || !strings.Contains(err.Error(), "another writer committed") {
+		t.Errorf("a stale commit: %v", err)
+	}
+	// Invalid DSL.
+	var invalid *InvalidError
+	if _, err := s.Apply(ctx, e, "KEY_LEARNINGS:\n  ADD:\n    - no reason\n", fixtureAt); !errors.As(err, &invalid) {
+		t.Errorf("invalid DSL: %v", err)
+	}
+	// working-memory/ swapped for a symlink to outside.
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "overview.md"), []byte("secret\n"), 0o644)
+	os.RemoveAll(filepath.Join(dir, "working-memory"))
+	if err := os.Symlink(outside, filepath.Join(dir, "working-memory")); err != nil {
+		t.Fatal(err)
+	}
+	delete(before, filepath.Join(dir, "working-memory", "overview.md"))
+	if text, err := s.Overview(); err == nil {
+		t.Errorf("read through a symlink to outside: %q", text)
+	}
+	if _, err := s.Apply(ctx, e, update(t), fixtureAt); !errors.As(err, &se) {
+		t.Errorf("apply through a symlink to outside: %v", err)
+	}
+	if after := allFiles(t, dir); !reflect.DeepEqual(after, before) {
+		t.Error("a refused commit changed the session")
+	}
+	if data, _ := os.ReadFile(filepath.Join(outside, "overview.md")); string(data) != "secret\n" {
+		t.Error("a file outside the session was written")
+	}
+}

@@ -1,0 +1,94 @@
+// Session directories as the CLI writes them: the shared fixture (tests/data/session)
+// committed byte for byte, a crash's pending commit finished, refused commits changing nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { cp, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Session, SessionError } from '../session.js';
+import { WorkmemError, assemble, contextMeta, overviewMaintained } from '../index.js';
+
+const fixture = fileURLToPath(new URL('../../../tests/data/session/', import.meta.url));
+const at = '2026-11-23T12:00:00Z';
+const fixtureFiles = ['state.json', 'updates.jsonl', 'working-memory/overview.md', 'meta.json'];
+
+/** A fixture file, meta.json's updated_at (the committer's clock) aside. @param {string} dir @param {string} name */
+async function fixtureBytes(dir, name) {
+  const text = await readFile(join(dir, name), 'utf8');
+  if (name !== 'meta.json') return text;
+  return text.trimEnd().split('\n').filter((l) => !l.trimStart().startsWith('"updated_at"')).join('\n');
+}
+
+async function copy() {
+  const dir = join(await mkdtemp(join(tmpdir(), 'workmem-session-')), 's');
+  await cp(join(fixture, 'before'), dir, { recursive: true });
+  return dir;
+}
+
+/** @param {string} dir */
+async function allFiles(dir) {
+  /** @type {Record<string, string>} */
+  const out = {};
+  for (const e of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (e.isFile()) out[join(e.parentPath, e.name)] = await readFile(join(e.parentPath, e.name), 'utf8');
+  }
+  return out;
+}
+
+/** @param {string} dir @param {string} how */
+async function checkAfter(dir, how) {
+  for (const name of fixtureFiles) {
+    assert.equal(await fixtureBytes(dir, name), await fixtureBytes(join(fixture, 'after'), name), `${name}, ${how}`);
+  }
+  await assert.rejects(readFile(join(dir, 'commit.pending.json')), { code: 'ENOENT' });
+}
+
+const update = () => readFile(join(fixture, 'update.dsl'), 'utf8');
+
+test('the shared fixture commits byte for byte', async () => {
+  const dir = await copy();
+  const session = await Session.open(dir);
+  const applied = await session.apply(await update(), { at });
+  assert.equal(applied.seq, 2);
+  assert.equal(await session.overview(), applied.overview);
+  await checkAfter(dir, 'committed');
+});
+
+test('a pending commit from any runtime is finished on load', async () => {
+  const dir = await copy();
+  await cp(join(fixture, 'pending.json'), join(dir, 'commit.pending.json'));
+  const memory = await (await Session.open(dir)).loadMemory();
+  assert.equal(memory.snapshot().updates, 2);
+  await checkAfter(dir, 'from the pending commit');
+});
+
+test('stale and invalid commits and symlinks are refused, changing nothing', async () => {
+  await assert.rejects(Session.open(tmpdir()), /not a session/);
+  const dir = await copy();
+  const session = await Session.open(dir);
+  const [first, second] = [await session.loadMemory(), await session.loadMemory()];
+  await session.commit(first.apply(await update(), { at, overview: true, state: true }));
+  const before = await allFiles(dir);
+  const stale = second.apply('KEY_LEARNINGS:\n  ADD:\n    - because it races: a second writer\n', { at, overview: true, state: true });
+  await assert.rejects(session.commit(stale), (e) => e instanceof SessionError && /another writer committed/.test(e.message));
+  await assert.rejects(session.apply('KEY_LEARNINGS:\n  ADD:\n    - no reason\n'), (e) => e instanceof WorkmemError && /first at 3:7/.test(e.message));
+
+  const outside = await mkdtemp(join(tmpdir(), 'workmem-outside-'));
+  await writeFile(join(outside, 'overview.md'), 'secret\n');
+  await rm(join(dir, 'working-memory'), { recursive: true });
+  await symlink(outside, join(dir, 'working-memory'));
+  delete before[join(dir, 'working-memory', 'overview.md')];
+  await assert.rejects(session.overview(), /symlink is never followed/);
+  await assert.rejects(session.apply(await update()), SessionError);
+  assert.deepEqual(await allFiles(dir), before);
+  assert.equal(await readFile(join(outside, 'overview.md'), 'utf8'), 'secret\n');
+});
+
+test('a request is assembled with context_meta last', () => {
+  const messages = assemble({ systemPrompt: 'You help.', overview: '# Overview\n', history: [{ role: 'user', content: 'hi' }], historyMode: 'last-n', lastN: 3 });
+  assert.deepEqual(messages.map((m) => m.role), ['system', 'system', 'user']);
+  assert.match(messages[0].content, /^You help\.\n\n## Working Memory/);
+  assert.match(contextMeta({ tokensUsed: 100, tokensMax: 1000, compactAt: 750 }), /"tokens_until_auto_compact": 650/);
+  assert.equal(overviewMaintained('# Overview\n\nWe found the bug in units.py.\n'), true);
+});

@@ -1,0 +1,90 @@
+"""Session directories as the CLI writes them: the shared fixture (tests/data/session) committed
+byte for byte, a crash's pending commit finished, stale and refused commits changing nothing."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from workmem import Session, SessionError, WorkmemError
+
+from conftest import TESTS
+
+FIXTURE = TESTS / "data" / "session"
+AT = "2026-11-23T12:00:00Z"
+FILES = ["state.json", "updates.jsonl", "working-memory/overview.md", "meta.json"]
+
+
+def fixture_bytes(directory: Path, name: str) -> str:
+    text = (directory / name).read_text()
+    if name == "meta.json":  # the committer's clock aside
+        return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith('"updated_at"'))
+    return text
+
+
+def copy(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(FIXTURE / "before", tmp_path / "s"))
+
+
+def files(directory: Path) -> dict:
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def test_the_shared_fixture_commits_byte_for_byte(engine, tmp_path):
+    directory = copy(tmp_path)
+    with Session.open(directory) as session:
+        applied = session.apply(engine, (FIXTURE / "update.dsl").read_text(), at=AT)
+        assert applied.seq == 2
+        assert session.overview() == applied.overview
+    for name in FILES:
+        assert fixture_bytes(directory, name) == fixture_bytes(FIXTURE / "after", name), name
+    assert not (directory / "commit.pending.json").exists()
+
+
+def test_a_pending_commit_from_any_runtime_is_finished_on_load(engine, tmp_path):
+    directory = copy(tmp_path)
+    shutil.copy(FIXTURE / "pending.json", directory / "commit.pending.json")
+    with Session.open(directory) as session:
+        memory = session.load_memory(engine)
+    assert memory.snapshot().updates == 2
+    for name in FILES:
+        assert fixture_bytes(directory, name) == fixture_bytes(FIXTURE / "after", name), name
+
+
+def test_commit_after_load_and_a_stale_commit_is_refused(engine, tmp_path):
+    directory = copy(tmp_path)
+    session = Session.open(directory)
+    first, second = session.load_memory(engine), session.load_memory(engine)
+    session.commit(first.apply((FIXTURE / "update.dsl").read_text(), at=AT, overview=True, state=True))
+    before = files(directory)
+    stale = second.apply("KEY_LEARNINGS:\n  ADD:\n    - because it races: a second writer\n", overview=True, state=True)
+    with pytest.raises(SessionError, match="another writer committed"):
+        session.commit(stale)
+    assert files(directory) == before
+
+
+def test_invalid_dsl_changes_nothing(engine, tmp_path):
+    directory = copy(tmp_path)
+    before = files(directory)
+    with pytest.raises(WorkmemError, match="first at 3:7"):
+        Session.open(directory).apply(engine, "KEY_LEARNINGS:\n  ADD:\n    - no reason\n")
+    assert files(directory) == before
+
+
+def test_not_a_session_and_symlinks_are_refused(engine, tmp_path):
+    with pytest.raises(SessionError, match="not a session"):
+        Session.open(tmp_path)
+    directory = copy(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "overview.md").write_text("secret\n")
+    shutil.rmtree(directory / "working-memory")
+    (directory / "working-memory").symlink_to(outside)
+    session = Session.open(directory)
+    with pytest.raises(SessionError, match="symlink is never followed"):
+        session.overview()
+    before = files(directory)
+    with pytest.raises(SessionError):
+        session.apply(engine, (FIXTURE / "update.dsl").read_text())
+    assert (outside / "overview.md").read_text() == "secret\n"
+    assert files(directory) == before

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Each package as a user gets it: the artifacts `make dist` built (target/dist) installed into a
+# new project outside the repository (an npm project, a virtual environment, a Go module with a
+# local replace, a cargo project), each running a small program that opens a session the CLI
+# made, applies an update and assembles the next request. Then the CLI reads the session back:
+# the four updates are there, one after another. Part of `make test` (`make test-packages`).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/tests/packages
+CLI=$ROOT/target/debug/workmem
+DIST=$ROOT/target/dist
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export WORKMEM_SESSIONS_DIR=$WORK/sessions
+# Each runtime's own caches stay in the project's target directory, not in the machine's.
+export npm_config_cache=$ROOT/target/npm-cache PIP_CACHE_DIR=$ROOT/target/pip-cache
+export GOMODCACHE=${GOMODCACHE:-$(go env GOMODCACHE)} GOFLAGS=-mod=mod
+
+dir=$("$CLI" --json session new | python3 -c 'import json, sys; print(json.load(sys.stdin)["dir"])')
+"$CLI" apply --session "$dir" "$ROOT/tests/data/session/update.dsl" > /dev/null
+# One update per runtime, each adding a learning of its own.
+update() {
+  printf 'KEY_LEARNINGS:\n  ADD:\n    - because a user installed it: the %s package opens the CLI'"'"'s sessions\n' "$1" > "$WORK/$1.dsl"
+  echo "$WORK/$1.dsl"
+}
+
+echo "npm: $(basename "$DIST"/workmem-*.tgz)"
+mkdir "$WORK/npm" && cd "$WORK/npm"
+npm init -y > /dev/null
+npm install --no-audit --no-fund --silent "$DIST"/workmem-*.tgz
+cp "$HERE/main.mjs" .
+node main.mjs "$dir" "$(update js)" >> "$WORK/out.jsonl"
+
+echo "PyPI: $(basename "$DIST"/workmem-*.whl)"
+python3 -m venv "$WORK/venv"
+"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$DIST"/workmem-*.whl mypy==2.4.1
+cp "$HERE/main.py" "$WORK/"
+(cd "$WORK" && venv/bin/mypy --strict --no-incremental main.py > /dev/null) || { echo "mypy --strict failed on main.py" >&2; (cd "$WORK" && venv/bin/mypy --strict main.py) >&2; exit 1; }
+(cd / && "$WORK/venv/bin/python" "$WORK/main.py" "$dir" "$(update python)") >> "$WORK/out.jsonl"
+
+echo "Go: github.com/workmem/workmem/examples/go, replaced by $ROOT/examples/go"
+mkdir "$WORK/go" && cd "$WORK/go"
+go mod init example.com/user > /dev/null 2>&1
+go mod edit -require github.com/workmem/workmem/examples/go@v0.2.0 -replace "github.com/workmem/workmem/examples/go=$ROOT/examples/go"
+cp "$HERE/main.go" .
+go mod tidy > /dev/null 2>&1
+go run . "$dir" "$(update go)" >> "$WORK/out.jsonl"
+
+echo "crates: workmem-runtime, workmem-store, workmem-agent, by path"
+mkdir -p "$WORK/rust/src" && cd "$WORK/rust"
+cat > Cargo.toml <<TOML
+[package]
+name = "user"
+version = "0.1.0"
+edition = "2024"
+
+[dependencies]
+workmem-runtime = { path = "$ROOT/host/runtime" }
+workmem-store = { path = "$ROOT/host/store" }
+workmem-agent = { path = "$ROOT/host/agent" }
+TOML
+cp "$HERE/main.rs" src/main.rs
+# The repository's lock file, so the build reuses what the repository's build compiled.
+cp "$ROOT/Cargo.lock" .
+CARGO_TARGET_DIR=$ROOT/target cargo run -q -- "$dir" "$(update rust)" >> "$WORK/out.jsonl"
+
+# What the CLI sees now: five updates, each runtime's learning in order, the overview each
+# program put into its request.
+"$CLI" --json log --session "$dir" > "$WORK/log.json"
+python3 - "$WORK/out.jsonl" "$WORK/log.json" <<'PY'
+import json, sys
+runs = [json.loads(line) for line in open(sys.argv[1])]
+log = json.load(open(sys.argv[2]))
+records = log if isinstance(log, list) else log.get("updates", log)
+assert [r["runtime"] for r in runs] == ["js", "python", "go", "rust"], runs
+assert [r["seq"] for r in runs] == [2, 3, 4, 5], [r["seq"] for r in runs]
+assert [r["added"] for r in runs] == [["KL-3"], ["KL-4"], ["KL-5"], ["KL-6"]], [r["added"] for r in runs]
+for r in runs:
+    assert r["messages"] == 4, r
+    assert r["overview"].startswith('<working_memory path="working-memory/overview.md">'), r
+    assert all(f"**{added[0]}**" in r["overview"] for added in [p["added"] for p in runs[:runs.index(r) + 1]]), r
+    print(f'{r["runtime"]:>6}: update {r["seq"]} added {r["added"][0]}; the request has {r["messages"]} messages')
+assert [rec["seq"] for rec in records] == [1, 2, 3, 4, 5], records
+print("4 packages installed outside the repository opened the CLI's session, applied an update and assembled a request")
+PY
