@@ -3,11 +3,19 @@
 # over the shared corpus in tests/. Project-local tools land in node_modules, the Python
 # environment and target/tools; Node, Python, Go and Chromium come from the machine.
 
+# Each toolchain's caches stay in target/, not in the machine's home.
+export npm_config_cache := $(abspath target/npm-cache)
+export PIP_CACHE_DIR    := $(abspath target/pip-cache)
+export GOMODCACHE       := $(abspath target/go/mod)
+export GOCACHE          := $(abspath target/go/build)
+export GOFLAGS          := -modcacherw
+
 COMPONENT := target/component/workmem.wasm
 GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
 # The project's own Python environment: nothing is installed into the machine's Python.
+VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
@@ -84,10 +92,17 @@ go-bindings-check: component $(GRAVITY)
 test-go: go-bindings-check
 	cd examples/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
 
-# The artifacts a user installs: the npm tarball (the component inside) and the Python wheel
-# (the Go module is examples/go as committed; the crates are host/*).
+# The artifacts a user installs: the npm tarball (the component inside), the Python wheel and
+# the crates (the runtime's with its components prebuilt); the Go module is examples/go as
+# committed.
+CRATES := workmem-runtime workmem-store workmem-llm workmem-agent workmem
 dist: component examples/js/node_modules/.installed $(VENV)/.installed
-	rm -rf target/dist && mkdir -p target/dist
+	rm -rf target/dist && mkdir -p target/dist host/runtime/components
+	cp $(COMPONENT) host/runtime/components/workmem-engine.wasm
+	cp $(AGENT) host/runtime/components/workmem-agent.wasm
+	cp $(GO_CORE) host/runtime/components/workmem-engine-go-core.wasm
+	cargo package -q --no-verify --allow-dirty $(addprefix -p ,$(CRATES))
+	cp $(foreach c,$(CRATES),target/package/$(c)-$(VERSION).crate) target/dist/
 	cd examples/js && npm run build && npm pack --silent --pack-destination ../../target/dist > /dev/null
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
 	$(PYTHON) -m build --wheel --outdir target/dist examples/python > /dev/null

@@ -10,10 +10,28 @@ const TARGET: &str = "wasm32-unknown-unknown";
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
     let root = manifest.ancestors().nth(2).expect("host/runtime sits two levels below the workspace root").to_path_buf();
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
+    // Only the worlds this build's features embed: an embedder builds the engine alone.
+    let worlds = [
+        ("workmem-engine.wasm", true),
+        ("workmem-agent.wasm", std::env::var_os("CARGO_FEATURE_AGENT").is_some()),
+        ("workmem-engine-go-core.wasm", std::env::var_os("CARGO_FEATURE_GO_CORE").is_some()),
+    ];
+    // A packaged crate (`make dist`) has no guest sources beside it, but the components built
+    // from them, path-independent, in `components/`.
+    if !root.join("guest/Cargo.toml").exists() {
+        for (name, _) in worlds.iter().filter(|w| w.1) {
+            let prebuilt = manifest.join("components").join(name);
+            println!("cargo:rerun-if-changed={}", prebuilt.display());
+            let bytes = std::fs::read(&prebuilt)
+                .unwrap_or_else(|e| panic!("{}: {e} (neither the guest sources nor the prebuilt components are here)", prebuilt.display()));
+            write(&out.join(name), &bytes);
+        }
+        return;
+    }
     for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
     // <target>/<profile>/build/<pkg>/out: guest target dirs beside the outer one, shared by
     // every host profile, and apart from it so the nested cargo does not wait on its lock.
     let targets = out.ancestors().nth(4).unwrap_or(&out).to_path_buf();
@@ -23,12 +41,16 @@ fn main() {
     // and the engine-go world (the engine, flat, for Gravity): one crate, three builds, each
     // in its own target dir so none invalidates another.
     let core = build_guest(&root, &targets.join("engine-guest"), &[]);
-    write(&out.join("workmem-engine.wasm"), &componentize(&core));
-    // Gravity (Go) reads a core module with its embedded WIT.
-    let go = build_guest(&root, &targets.join("go-guest"), &["--features", "go"]);
-    write(&out.join("workmem-engine-go-core.wasm"), &go);
-    let agent = build_guest(&root, &targets.join("agent-guest"), &["--features", "agent"]);
-    write(&out.join("workmem-agent.wasm"), &componentize(&agent));
+    write(&out.join(worlds[0].0), &componentize(&core));
+    if worlds[1].1 {
+        let agent = build_guest(&root, &targets.join("agent-guest"), &["--features", "agent"]);
+        write(&out.join(worlds[1].0), &componentize(&agent));
+    }
+    if worlds[2].1 {
+        // Gravity (Go) reads a core module with its embedded WIT.
+        let go = build_guest(&root, &targets.join("go-guest"), &["--features", "go"]);
+        write(&out.join(worlds[2].0), &go);
+    }
 }
 
 fn build_guest(root: &Path, target_dir: &Path, extra: &[&str]) -> Vec<u8> {

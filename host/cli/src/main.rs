@@ -43,33 +43,42 @@ enum Command {
     },
     /// Parse a DSL update and check it against a session's memory (unknown IDs and so on)
     Validate {
+        /// DSL file, or - for standard input (the default)
         file: Option<PathBuf>,
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: Option<String>,
     },
     /// Apply a DSL update to a session's working memory
     Apply {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
+        /// DSL file, or - for standard input (the default)
         file: Option<PathBuf>,
     },
     /// Print a session's overview.md (or its structured state with --json)
     Show {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
     },
     /// Print the memory-update prompt for a task
     Prompt {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
+        /// What the agent is working on; the prompt asks for the memory this task needs
         #[arg(long)]
         task: String,
     },
     /// Run one memory update with the configured LLM (OPENAI_BASE_URL, OPENAI_API_KEY,
     /// WORKMEM_MODEL): prompt, answer, re-prompt while malformed, apply
     Update {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
+        /// What the agent is working on; the prompt asks for the memory this task needs
         #[arg(long)]
         task: String,
         /// How many times a malformed answer is sent back for correction
@@ -84,6 +93,7 @@ enum Command {
     /// Talk to the configured LLM for one turn, with the memory tools: it reads and writes
     /// its working memory as it works; prints what it does and its answer
     Agent {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
         /// What to do
@@ -99,6 +109,7 @@ enum Command {
     /// Print the exact request the next LLM call would send: the OpenAI message array, with
     /// working memory injected and context_meta last
     Context {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
         #[command(flatten)]
@@ -107,6 +118,7 @@ enum Command {
     /// Compact a session's history (spec 003 compact_history): old messages are replaced by
     /// placeholders, archive notes or a summary; the originals stay in messages.jsonl
     Compact {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
         /// What to compact: conversation (user/assistant messages), tools (tool outputs), all
@@ -133,6 +145,7 @@ enum Command {
     /// Print messages of a session by sequence number as they were logged, whatever
     /// compacted them since (or, without --seq, the history the model now sees)
     History {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
         /// A sequence number (17) or a range (12-20)
@@ -161,16 +174,20 @@ enum Command {
     Memory(MemoryCommand),
     /// Print a session's update log, with the diff of every update
     Log {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
     },
     /// Write the engine component (or the agent world's component, or the engine-go world's
     /// core module, which Gravity reads) to a file
     Component {
-        #[arg(long)]
+        /// The file to write
+        #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// The engine-go world's core module (what Gravity reads), not a component
         #[arg(long, conflicts_with = "agent")]
         go: bool,
+        /// The agent world's component: the engine plus the llm, session-store and clock imports
         #[arg(long)]
         agent: bool,
     },
@@ -311,21 +328,28 @@ impl ContextArgs {
 enum MemoryCommand {
     /// Print a memory file, e.g. working-memory/overview.md
     Read {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
+        /// The file, beneath the session directory (working-memory/ only)
         path: String,
     },
     /// Replace a memory file with FILE (or standard input), e.g. working-memory/detail/notes.md
     Write {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
+        /// The file, beneath the session directory (working-memory/ only)
         path: String,
+        /// The new content, or - for standard input (the default)
         file: Option<PathBuf>,
     },
     /// List the memory files under a folder (default working-memory)
     List {
+        /// The session: its ID (found from any directory when it is unique) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
+        /// The folder, beneath the session directory (working-memory/ only)
         #[arg(default_value = workmem_store::MEMORY_DIR)]
         path: String,
     },
@@ -335,6 +359,7 @@ enum MemoryCommand {
 enum SessionCommand {
     /// Create a session for the current directory
     New {
+        /// The session's ID (letters, digits, -, _ and .); default: the time and a random suffix
         #[arg(long)]
         id: Option<String>,
     },
@@ -345,7 +370,33 @@ enum SessionCommand {
         all: bool,
     },
     /// Show a session's metadata and files
-    Show { session: String },
+    Show {
+        /// The session: its ID (found from any directory when it is unique) or its directory
+        session: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every option and argument of every verb says what it is in `--help`.
+    #[test]
+    fn every_option_has_help_text() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments().filter(|a| !matches!(a.get_id().as_str(), "help" | "version")) {
+                if arg.get_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "workmem", &mut missing);
+        assert!(missing.is_empty(), "options without help text: {missing:#?}");
+    }
 }
 
 fn main() -> ExitCode {

@@ -5,7 +5,7 @@ use crate::{Result, Runtime};
 use wasmtime::Store;
 
 pub(crate) mod bindings {
-    wasmtime::component::bindgen!({ world: "agent", path: "../../wit" });
+    wasmtime::component::bindgen!({ world: "agent", path: "wit" });
 }
 
 use bindings::exports::workmem::memory::{context as cx, history as hx, memory as m, workflows as wf};

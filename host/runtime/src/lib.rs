@@ -19,6 +19,7 @@
 //! # Ok::<(), workmem_runtime::Error>(())
 //! ```
 
+#[cfg(feature = "agent")]
 mod agent;
 mod cache;
 mod error;
@@ -26,6 +27,7 @@ mod instance;
 mod memory;
 mod sandbox;
 
+#[cfg(feature = "agent")]
 pub use agent::{AgentInstance, Capabilities, CompactFailure, UpdateError, UpdateReport, clock, llm, session_store};
 pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, HistoryMode, ToolCall};
 /// Compaction's types (the `history` interface).
@@ -39,16 +41,20 @@ pub use instance::Instance;
 pub use memory::{Memory, UpdateRun};
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+#[cfg(feature = "agent")]
+use std::sync::OnceLock;
 use std::time::Duration;
 use wasmtime::Config;
-use wasmtime::component::{HasSelf, Linker};
+#[cfg(feature = "agent")]
+use wasmtime::component::HasSelf;
+use wasmtime::component::Linker;
 
 /// The engine world: pure exports, no imports.
 mod bindings {
     wasmtime::component::bindgen!({
         world: "engine",
-        path: "../../wit",
+        path: "wit",
         additional_derives: [PartialEq],
     });
 }
@@ -58,8 +64,10 @@ use bindings::EnginePre;
 /// The engine component this runtime was built with.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm"));
 /// The agent world's component: the engine plus the `llm`, `store` and `clock` imports.
+#[cfg(feature = "agent")]
 pub const AGENT_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.wasm"));
 /// The `engine-go` world's core module, with the WIT in a custom section (what Gravity reads).
+#[cfg(feature = "go-core")]
 pub const GO_CORE_MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-go-core.wasm"));
 
 /// How the runtime is set up.
@@ -132,6 +140,7 @@ struct Inner {
     engine: wasmtime::Engine,
     options: Options,
     engine_pre: EnginePre<sandbox::Ctx>,
+    #[cfg(feature = "agent")]
     agent_pre: OnceLock<agent::bindings::AgentPre<sandbox::Ctx>>,
     from_cache: bool,
 }
@@ -157,7 +166,14 @@ impl Runtime {
         // The engine world imports nothing, so an empty linker is the whole sandbox.
         let linker = Linker::<sandbox::Ctx>::new(&engine);
         let engine_pre = EnginePre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
-        let inner = Inner { engine, options: options.clone(), engine_pre, agent_pre: OnceLock::new(), from_cache };
+        let inner = Inner {
+            engine,
+            options: options.clone(),
+            engine_pre,
+            #[cfg(feature = "agent")]
+            agent_pre: OnceLock::new(),
+            from_cache,
+        };
         Ok(Runtime { inner: Arc::new(inner) })
     }
 
@@ -188,6 +204,7 @@ impl Runtime {
     }
 
     /// The agent world, with `capabilities` as its only way out (see [`Capabilities`]).
+    #[cfg(feature = "agent")]
     pub fn agent(&self, capabilities: Box<dyn Capabilities>) -> Result<AgentInstance> {
         let pre = match self.inner.agent_pre.get() {
             Some(pre) => pre,
@@ -202,7 +219,7 @@ impl Runtime {
         AgentInstance::new(self, pre, capabilities)
     }
 
-    fn store(&self, capabilities: Option<Box<dyn Capabilities>>) -> wasmtime::Store<sandbox::Ctx> {
+    fn store(&self, capabilities: sandbox::Capabilities) -> wasmtime::Store<sandbox::Ctx> {
         sandbox::store(&self.inner.engine, &self.inner.options, capabilities)
     }
 }

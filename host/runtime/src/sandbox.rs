@@ -2,7 +2,6 @@
 //! deadline is wall time since the call began less the time spent in the host's imports, so
 //! a slow model does not count against the guest. It is checked on wasmtime's epoch ticks.
 
-use crate::agent::Capabilities;
 use crate::error::Error;
 use crate::{Options, Result};
 use std::time::{Duration, Instant};
@@ -42,18 +41,28 @@ impl ResourceLimiter for Limits {
     }
 }
 
+/// The host's capabilities in an agent-world store; `None` in the engine world's.
+#[cfg(feature = "agent")]
+pub(crate) type Capabilities = Option<Box<dyn crate::agent::Capabilities>>;
+/// Only the agent world has capabilities (the `agent` feature).
+#[cfg(not(feature = "agent"))]
+pub(crate) type Capabilities = Option<std::convert::Infallible>;
+
 /// A store's data: its limits, its clock, and (in the agent world) the host's capabilities.
 pub(crate) struct Ctx {
     limits: Limits,
     deadline: Duration,
     started: Instant,
     in_imports: Duration,
-    pub(crate) capabilities: Option<Box<dyn Capabilities>>,
+    // Always `None` without the agent world.
+    #[cfg_attr(not(feature = "agent"), allow(dead_code))]
+    pub(crate) capabilities: Capabilities,
 }
 
+#[cfg(feature = "agent")]
 impl Ctx {
     /// Runs an import, keeping its time off the guest's account.
-    pub(crate) fn import<T>(&mut self, f: impl FnOnce(&mut dyn Capabilities) -> T) -> T {
+    pub(crate) fn import<T>(&mut self, f: impl FnOnce(&mut dyn crate::agent::Capabilities) -> T) -> T {
         let start = Instant::now();
         let caps = self.capabilities.as_deref_mut().expect("only the agent world has imports, and it has capabilities");
         let out = f(caps);
@@ -62,7 +71,7 @@ impl Ctx {
     }
 }
 
-pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Option<Box<dyn Capabilities>>) -> Store<Ctx> {
+pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Capabilities) -> Store<Ctx> {
     let limits = Limits { max_memory_bytes: options.max_memory_bytes, refused: false };
     let ctx = Ctx { limits, deadline: options.call_deadline, started: Instant::now(), in_imports: Duration::ZERO, capabilities };
     let mut store = Store::new(engine, ctx);
