@@ -168,3 +168,34 @@ func TestSessionRefusalsChangeNothing(t *testing.T) {
 		t.Error("a file outside the session was written")
 	}
 }
+
+func TestAssembleAndContextMeta(t *testing.T) {
+	ctx, e := context.Background(), newEngine(t)
+	history := []ChatMessage{{Role: "user", Content: "a"}, {Role: "assistant", Content: "b"}, {Role: "user", Content: "c"}}
+	messages, err := e.Assemble(ctx, ContextRequest{SystemPrompt: "You help.", Overview: "# Overview\n", History: history,
+		ActiveTurn: 2, HistoryMode: HistoryLastN, LastN: 1, AgentsMd: "be brief"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []string
+	for _, m := range messages {
+		roles = append(roles, m.Role)
+	}
+	if !reflect.DeepEqual(roles, []string{"system", "system", "system", "user"}) || messages[3].Content != "c" {
+		t.Errorf("roles %v, last %q", roles, messages[len(messages)-1].Content)
+	}
+	if !strings.Contains(messages[2].Content, `<working_memory path="working-memory/overview.md">`) {
+		t.Errorf("the default overview path is not named: %q", messages[2].Content)
+	}
+	meta, _ := e.ContextMeta(ctx, ContextStats{TokensUsed: 100, TokensMax: 1000, CompactAt: 750})
+	if !strings.Contains(meta, `"tokens_until_auto_compact": 650`) {
+		t.Errorf("context_meta: %s", meta)
+	}
+	template, _ := e.OverviewTemplate(ctx)
+	if maintained, _ := e.OverviewMaintained(ctx, template); maintained {
+		t.Error("the template counts as maintained")
+	}
+	if maintained, _ := e.OverviewMaintained(ctx, "# Overview\n\nWe found the bug in units.py.\n"); !maintained {
+		t.Error("real content does not count as maintained")
+	}
+}

@@ -88,3 +88,19 @@ def test_not_a_session_and_symlinks_are_refused(engine, tmp_path):
         session.apply(engine, (FIXTURE / "update.dsl").read_text())
     assert (outside / "overview.md").read_text() == "secret\n"
     assert files(directory) == before
+
+
+def test_a_request_is_assembled_with_context_meta_last(engine):
+    from workmem import ChatMessage, ContextRequest, ContextStats
+
+    history = [ChatMessage("user", "a"), ChatMessage("assistant", "b"), ChatMessage("user", "c")]
+    messages = engine.assemble(ContextRequest(system_prompt="You help.", overview="# Overview\n", history=history,
+                                              active_turn=2, history_mode="last-n", last_n=1, agents_md="be brief"))
+    assert [m.role for m in messages] == ["system", "system", "system", "user"]
+    assert messages[0].content.startswith("You help.\n\n## Working Memory")
+    assert messages[-1].content == "c"
+    assert '"tokens_until_auto_compact": 650' in engine.context_meta(ContextStats(tokens_used=100, tokens_max=1000, compact_at=750))
+    assert engine.overview_maintained("# Overview\n\nWe found the bug in units.py.\n")
+    assert not engine.overview_maintained(engine.overview_template())
+    with pytest.raises(ValueError, match="history_mode"):
+        engine.assemble(ContextRequest(system_prompt="", overview="", history_mode="recent"))

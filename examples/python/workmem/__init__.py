@@ -528,10 +528,14 @@ class Engine:
         tokens, then append `context_meta`'s block last, as a system message."""
         if request.history_mode not in _HISTORY_MODES:
             raise ValueError(f"history_mode is one of {_HISTORY_MODES}, not {request.history_mode!r}")
-        wit = _to_wit(request)
         mode = request.history_mode
-        wit.__dict__.pop("last-n")
-        setattr(wit, "history-mode", Variant(mode, request.last_n if mode == "last-n" else None))
+        wit = Record()
+        for name, value in (("system-prompt", request.system_prompt), ("agents-md", request.agents_md),
+                            ("overview", request.overview), ("history", _to_wit(request.history)),
+                            ("active-turn", request.active_turn),
+                            ("history-mode", Variant(mode, request.last_n if mode == "last-n" else None)),
+                            ("overview-path", request.overview_path), ("detail-path", request.detail_path)):
+            setattr(wit, name, value)
         return _from_wit(self._call("assemble", wit), List[ChatMessage])
 
     def context_meta(self, stats: ContextStats) -> str:
