@@ -2,6 +2,7 @@
 //! The same code is the components (wasm32-unknown-unknown, one build per world) and a
 //! native library, so tests and benchmarks can hold one against the other.
 
+pub mod board;
 mod context;
 pub mod history;
 mod lines;

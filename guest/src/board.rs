@@ -1,0 +1,591 @@
+//! The shared task board of spec 002: one task-scoped working memory that an orchestrator,
+//! its workers and people write to. Pure, like the rest of the engine: a [`Board`] changes
+//! only through [`Board::apply`], which checks an [`Op`] against the rules (legal status
+//! transitions, known IDs, no dependency cycle, no empty required field) and either applies
+//! all of it or nothing, returning a typed [`BoardError`]. Every applied op bumps the
+//! revision, so a host can store the ops as an append-only event log, rebuild the board by
+//! applying them again, and refuse a write made against a stale revision.
+
+mod graph;
+mod views;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+pub use views::{Candidate, Contribution, TaskContext};
+
+/// What a board's serialized form says it is.
+pub const FORMAT: &str = "workmem-board/1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoardStatus {
+    Active,
+    Completed,
+    Cancelled,
+    Archived,
+}
+
+/// Spec 002's eight task statuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Pending,
+    Assigned,
+    InProgress,
+    Blocked,
+    Review,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl TaskStatus {
+    /// The moves a worker or the orchestrator may make by setting a status. Review verdicts
+    /// (`review` to `completed`, back to `in_progress`, or `failed`) go through
+    /// [`Op::Review`], completion with a result through [`Op::Complete`].
+    fn may_become(self, to: TaskStatus) -> bool {
+        use TaskStatus::*;
+        matches!(
+            (self, to),
+            (Pending, Assigned | InProgress | Blocked | Cancelled)
+                | (Assigned, Pending | InProgress | Blocked | Cancelled)
+                | (InProgress, Blocked | Review | Failed | Cancelled)
+                | (Blocked, Pending | Assigned | InProgress | Cancelled)
+                | (Review, InProgress | Cancelled)
+                | (Failed, Pending | Cancelled)
+        )
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, TaskStatus::Completed | TaskStatus::Cancelled)
+    }
+}
+
+/// A unit variant's name as it is serialized (`in_progress`), for messages.
+fn name(value: &impl Serialize) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&name(self))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewStatus {
+    Approved,
+    NeedsRework,
+    Rejected,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub summary: String,
+    pub next_steps: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Task {
+    /// `T-<n>`, never reused.
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub status: TaskStatus,
+    pub assigned_to: Option<String>,
+    pub assigned_at: Option<String>,
+    /// Tasks that must complete first; `blocks` is its mirror, kept by the board.
+    pub depends_on: Vec<String>,
+    pub blocks: Vec<String>,
+    pub result: Option<TaskResult>,
+    pub completed_at: Option<String>,
+    pub needs_review: bool,
+    pub reviewed_by: Option<String>,
+    pub review_status: Option<ReviewStatus>,
+    pub review_comments: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// `D-<n>`.
+    pub id: String,
+    pub made_at: String,
+    pub made_by: String,
+    pub question: String,
+    pub choice: String,
+    pub alternatives: Vec<String>,
+    pub rationale: String,
+    pub affects_tasks: Vec<String>,
+    pub reversible: bool,
+    /// Who approved it, once someone did.
+    pub approved_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiscoveryType {
+    Constraint,
+    Opportunity,
+    Risk,
+    Insight,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Discovery {
+    /// `F-<n>` (a finding).
+    pub id: String,
+    pub discovered_at: String,
+    pub discovered_by: String,
+    pub content: String,
+    #[serde(rename = "type")]
+    pub kind: DiscoveryType,
+    pub affects_tasks: Vec<String>,
+    pub promote_to_core: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArtifactType {
+    File,
+    Code,
+    Document,
+    Config,
+    Test,
+}
+
+/// An artifact by reference: where it lives and its checksum, never its content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Artifact {
+    /// `A-<n>`.
+    pub id: String,
+    pub created_at: String,
+    pub created_by: String,
+    #[serde(rename = "type")]
+    pub kind: ArtifactType,
+    pub path: String,
+    pub description: String,
+    pub associated_task: String,
+    /// 1 for the first record of a path, one more for each later one.
+    pub version: u32,
+    pub checksum: String,
+}
+
+/// Whom a nudge is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NudgeTarget {
+    Agent(String),
+    Orchestrator,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    Low,
+    Normal,
+    High,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Nudge {
+    /// `N-<n>`.
+    pub id: String,
+    pub at: String,
+    pub by: String,
+    pub target: NudgeTarget,
+    pub message: String,
+    pub priority: Priority,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Approval {
+    pub at: String,
+    pub by: String,
+    pub decision: String,
+}
+
+/// A board: spec 002's working memory, as of revision `revision`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Board {
+    pub format: String,
+    pub id: String,
+    pub name: String,
+    pub created_at: String,
+    pub status: BoardStatus,
+    pub goal: String,
+    pub constraints: Vec<String>,
+    pub memory_core_refs: Vec<String>,
+    pub tasks: Vec<Task>,
+    pub decisions: Vec<Decision>,
+    pub discoveries: Vec<Discovery>,
+    pub artifacts: Vec<Artifact>,
+    pub nudges: Vec<Nudge>,
+    pub approvals: Vec<Approval>,
+    /// The number of ops applied since creation.
+    pub revision: u64,
+    next: Counters,
+}
+
+/// The next number of each kind of ID: they only grow, so an ID is never reused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+struct Counters {
+    task: u32,
+    decision: u32,
+    discovery: u32,
+    artifact: u32,
+    nudge: u32,
+}
+
+/// Everything that changes a board. `actor` and `now` come with it to [`Board::apply`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Op {
+    AddTask {
+        title: String,
+        description: String,
+        depends_on: Vec<String>,
+        needs_review: bool,
+    },
+    /// `task` will wait for `on`. Refused when it would close a cycle.
+    AddDependency {
+        task: String,
+        on: String,
+    },
+    Assign {
+        task: String,
+        agent: String,
+    },
+    SetStatus {
+        task: String,
+        status: TaskStatus,
+    },
+    Complete {
+        task: String,
+        summary: String,
+        next_steps: Vec<String>,
+    },
+    Review {
+        task: String,
+        status: ReviewStatus,
+        comments: String,
+    },
+    Decide {
+        question: String,
+        choice: String,
+        alternatives: Vec<String>,
+        rationale: String,
+        affects_tasks: Vec<String>,
+        reversible: bool,
+    },
+    Discover {
+        content: String,
+        kind: DiscoveryType,
+        affects_tasks: Vec<String>,
+        promote_to_core: Option<String>,
+    },
+    Artifact {
+        kind: ArtifactType,
+        path: String,
+        description: String,
+        task: String,
+        checksum: String,
+    },
+    Nudge {
+        target: NudgeTarget,
+        message: String,
+        priority: Priority,
+    },
+    Approve {
+        decision: String,
+    },
+    /// Ends active work: `completed` or `cancelled`.
+    Close {
+        status: BoardStatus,
+    },
+    Archive,
+}
+
+/// Why an op applied nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoardError {
+    UnknownTask(String),
+    UnknownDecision(String),
+    /// A required field is empty; names it.
+    Empty(&'static str),
+    IllegalTransition {
+        task: String,
+        from: TaskStatus,
+        to: TaskStatus,
+    },
+    /// Starting or completing a task whose dependencies have not all completed.
+    Waiting {
+        task: String,
+        on: Vec<String>,
+    },
+    /// The dependency would close this cycle (its first ID repeated at the end).
+    Cycle(Vec<String>),
+    /// The board no longer takes this op (closed or archived).
+    Closed(BoardStatus),
+    /// A review of a task that is not in review, or a completion that needs one.
+    NeedsReview(String),
+}
+
+impl fmt::Display for BoardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BoardError::UnknownTask(id) => write!(f, "no task {id} on this board"),
+            BoardError::UnknownDecision(id) => write!(f, "no decision {id} on this board"),
+            BoardError::Empty(field) => write!(f, "{field} is empty; it is required"),
+            BoardError::IllegalTransition { task, from, to } => write!(f, "task {task} cannot go from {from} to {to}"),
+            BoardError::Waiting { task, on } => write!(f, "task {task} waits for {} to complete", on.join(", ")),
+            BoardError::Cycle(ids) => write!(f, "that dependency would close a cycle: {}", ids.join(" -> ")),
+            BoardError::Closed(status) => write!(f, "the board is {}; it takes no more changes", name(status)),
+            BoardError::NeedsReview(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for BoardError {}
+
+fn required(value: &str, field: &'static str) -> Result<(), BoardError> {
+    if value.trim().is_empty() { Err(BoardError::Empty(field)) } else { Ok(()) }
+}
+
+impl Board {
+    pub fn new(id: &str, name: &str, goal: &str, constraints: Vec<String>, memory_core_refs: Vec<String>, now: &str) -> Result<Board, BoardError> {
+        required(id, "id")?;
+        required(name, "name")?;
+        required(goal, "goal")?;
+        Ok(Board {
+            format: FORMAT.into(),
+            id: id.into(),
+            name: name.into(),
+            created_at: now.into(),
+            status: BoardStatus::Active,
+            goal: goal.into(),
+            constraints,
+            memory_core_refs,
+            tasks: Vec::new(),
+            decisions: Vec::new(),
+            discoveries: Vec::new(),
+            artifacts: Vec::new(),
+            nudges: Vec::new(),
+            approvals: Vec::new(),
+            revision: 0,
+            next: Counters::default(),
+        })
+    }
+
+    pub fn task(&self, id: &str) -> Result<&Task, BoardError> {
+        self.tasks.iter().find(|t| t.id == id).ok_or_else(|| BoardError::UnknownTask(id.into()))
+    }
+
+    fn task_mut(&mut self, id: &str) -> &mut Task {
+        self.tasks.iter_mut().find(|t| t.id == id).expect("checked before any change")
+    }
+
+    fn known_tasks(&self, ids: &[String]) -> Result<(), BoardError> {
+        ids.iter().try_for_each(|id| self.task(id).map(drop))
+    }
+
+    /// Applies `op` by `actor` at `now`: all of it, with the revision one higher, or nothing.
+    pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<(), BoardError> {
+        required(actor, "actor")?;
+        match (self.status, op) {
+            (BoardStatus::Active, _) => {}
+            (BoardStatus::Completed | BoardStatus::Cancelled, Op::Archive) => {}
+            (status, _) => return Err(BoardError::Closed(status)),
+        }
+        // Every check comes before the first change: a refused op leaves the board as it was.
+        match op {
+            Op::AddTask { title, description, depends_on, needs_review } => {
+                required(title, "title")?;
+                self.known_tasks(depends_on)?;
+                self.next.task += 1;
+                let id = format!("T-{}", self.next.task);
+                let mut depends_on = depends_on.clone();
+                depends_on.dedup();
+                for dep in &depends_on {
+                    self.task_mut(dep).blocks.push(id.clone());
+                }
+                self.tasks.push(Task {
+                    id,
+                    title: title.clone(),
+                    description: description.clone(),
+                    status: TaskStatus::Pending,
+                    assigned_to: None,
+                    assigned_at: None,
+                    depends_on,
+                    blocks: Vec::new(),
+                    result: None,
+                    completed_at: None,
+                    needs_review: *needs_review,
+                    reviewed_by: None,
+                    review_status: None,
+                    review_comments: None,
+                });
+            }
+            Op::AddDependency { task, on } => {
+                self.task(task)?;
+                self.task(on)?;
+                if let Some(cycle) = graph::cycle_through(self, task, on) {
+                    return Err(BoardError::Cycle(cycle));
+                }
+                if !self.task(task)?.depends_on.contains(on) {
+                    self.task_mut(task).depends_on.push(on.clone());
+                    self.task_mut(on).blocks.push(task.clone());
+                }
+            }
+            Op::Assign { task, agent } => {
+                required(agent, "agent")?;
+                let t = self.task(task)?;
+                if !matches!(t.status, TaskStatus::Pending | TaskStatus::Assigned | TaskStatus::Blocked) {
+                    return Err(BoardError::IllegalTransition { task: task.clone(), from: t.status, to: TaskStatus::Assigned });
+                }
+                let t = self.task_mut(task);
+                t.status = TaskStatus::Assigned;
+                t.assigned_to = Some(agent.clone());
+                t.assigned_at = Some(now.into());
+            }
+            Op::SetStatus { task, status } => {
+                let t = self.task(task)?;
+                if !t.status.may_become(*status) {
+                    return Err(BoardError::IllegalTransition { task: task.clone(), from: t.status, to: *status });
+                }
+                if *status == TaskStatus::InProgress {
+                    self.ready_to_start(task)?;
+                }
+                if *status == TaskStatus::Review && !t.needs_review {
+                    return Err(BoardError::NeedsReview(format!("task {task} needs no review; complete it")));
+                }
+                let t = self.task_mut(task);
+                if *status == TaskStatus::InProgress && t.assigned_to.is_none() {
+                    // Starting an unassigned task claims it.
+                    t.assigned_to = Some(actor.into());
+                    t.assigned_at = Some(now.into());
+                }
+                t.status = *status;
+            }
+            Op::Complete { task, summary, next_steps } => {
+                required(summary, "summary")?;
+                let t = self.task(task)?;
+                if t.status != TaskStatus::InProgress {
+                    return Err(BoardError::IllegalTransition { task: task.clone(), from: t.status, to: TaskStatus::Completed });
+                }
+                let to = if t.needs_review { TaskStatus::Review } else { TaskStatus::Completed };
+                let t = self.task_mut(task);
+                t.result = Some(TaskResult { summary: summary.clone(), next_steps: next_steps.clone() });
+                t.status = to;
+                if to == TaskStatus::Completed {
+                    t.completed_at = Some(now.into());
+                }
+            }
+            Op::Review { task, status, comments } => {
+                let t = self.task(task)?;
+                if t.status != TaskStatus::Review {
+                    return Err(BoardError::NeedsReview(format!("task {task} is {}, not in review", t.status)));
+                }
+                let t = self.task_mut(task);
+                t.status = match status {
+                    ReviewStatus::Approved => TaskStatus::Completed,
+                    ReviewStatus::NeedsRework => TaskStatus::InProgress,
+                    ReviewStatus::Rejected => TaskStatus::Failed,
+                };
+                if t.status == TaskStatus::Completed {
+                    t.completed_at = Some(now.into());
+                }
+                t.reviewed_by = Some(actor.into());
+                t.review_status = Some(*status);
+                t.review_comments = Some(comments.clone());
+            }
+            Op::Decide { question, choice, alternatives, rationale, affects_tasks, reversible } => {
+                required(question, "question")?;
+                required(choice, "choice")?;
+                self.known_tasks(affects_tasks)?;
+                self.next.decision += 1;
+                self.decisions.push(Decision {
+                    id: format!("D-{}", self.next.decision),
+                    made_at: now.into(),
+                    made_by: actor.into(),
+                    question: question.clone(),
+                    choice: choice.clone(),
+                    alternatives: alternatives.clone(),
+                    rationale: rationale.clone(),
+                    affects_tasks: affects_tasks.clone(),
+                    reversible: *reversible,
+                    approved_by: None,
+                });
+            }
+            Op::Discover { content, kind, affects_tasks, promote_to_core } => {
+                required(content, "content")?;
+                self.known_tasks(affects_tasks)?;
+                self.next.discovery += 1;
+                self.discoveries.push(Discovery {
+                    id: format!("F-{}", self.next.discovery),
+                    discovered_at: now.into(),
+                    discovered_by: actor.into(),
+                    content: content.clone(),
+                    kind: *kind,
+                    affects_tasks: affects_tasks.clone(),
+                    promote_to_core: promote_to_core.clone(),
+                });
+            }
+            Op::Artifact { kind, path, description, task, checksum } => {
+                required(path, "path")?;
+                required(checksum, "checksum")?;
+                self.task(task)?;
+                let version = self.artifacts.iter().filter(|a| &a.path == path).map(|a| a.version).max().unwrap_or(0) + 1;
+                self.next.artifact += 1;
+                self.artifacts.push(Artifact {
+                    id: format!("A-{}", self.next.artifact),
+                    created_at: now.into(),
+                    created_by: actor.into(),
+                    kind: *kind,
+                    path: path.clone(),
+                    description: description.clone(),
+                    associated_task: task.clone(),
+                    version,
+                    checksum: checksum.clone(),
+                });
+            }
+            Op::Nudge { target, message, priority } => {
+                required(message, "message")?;
+                if let NudgeTarget::Agent(agent) = target {
+                    required(agent, "target agent")?;
+                }
+                self.next.nudge += 1;
+                self.nudges.push(Nudge {
+                    id: format!("N-{}", self.next.nudge),
+                    at: now.into(),
+                    by: actor.into(),
+                    target: target.clone(),
+                    message: message.clone(),
+                    priority: *priority,
+                });
+            }
+            Op::Approve { decision } => {
+                let d = self.decisions.iter_mut().find(|d| &d.id == decision).ok_or_else(|| BoardError::UnknownDecision(decision.clone()))?;
+                d.approved_by = Some(actor.into());
+                self.approvals.push(Approval { at: now.into(), by: actor.into(), decision: decision.clone() });
+            }
+            Op::Close { status } => {
+                if !matches!(status, BoardStatus::Completed | BoardStatus::Cancelled) {
+                    return Err(BoardError::Closed(*status));
+                }
+                self.status = *status;
+            }
+            Op::Archive => self.status = BoardStatus::Archived,
+        }
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// A task may start once every task it depends on has completed.
+    fn ready_to_start(&self, task: &str) -> Result<(), BoardError> {
+        let on: Vec<String> = self.task(task)?.depends_on.iter().filter(|d| self.task(d).is_ok_and(|t| t.status != TaskStatus::Completed)).cloned().collect();
+        if on.is_empty() { Ok(()) } else { Err(BoardError::Waiting { task: task.into(), on }) }
+    }
+}

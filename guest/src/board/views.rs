@@ -1,0 +1,191 @@
+//! What people and agents read off a board: spec 002's computed views, the context a worker
+//! gets for its task, who did what, and the learnings worth promoting to a memory core.
+
+use super::{Artifact, Board, Decision, Discovery, DiscoveryType, Nudge, NudgeTarget, Task, TaskStatus};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// What a worker needs for one task (spec 002 `getContextForTask`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskContext {
+    pub goal: String,
+    pub constraints: Vec<String>,
+    pub task: Task,
+    /// The tasks it depends on, with their results once they have them.
+    pub dependencies: Vec<Task>,
+    pub decisions: Vec<Decision>,
+    pub discoveries: Vec<Discovery>,
+    pub artifacts: Vec<Artifact>,
+    /// Nudges for its agent, for everyone, and (for an unassigned task) none of another's.
+    pub nudges: Vec<Nudge>,
+}
+
+/// Who did what, derived from the board.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Contribution {
+    pub agent_id: String,
+    pub tasks_completed: Vec<String>,
+    pub decisions_made: Vec<String>,
+    pub discoveries: Vec<String>,
+    pub artifacts_created: Vec<String>,
+    pub first_contribution: String,
+    pub last_contribution: String,
+}
+
+/// Something learned on this board that may belong in a memory core.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    /// `decision`, `insight` or `pattern`.
+    pub kind: &'static str,
+    /// The decision, discovery or task it comes from.
+    pub source: String,
+    pub text: String,
+    pub suggested_core: Option<String>,
+}
+
+impl Board {
+    fn with_status(&self, status: TaskStatus) -> Vec<&Task> {
+        self.tasks.iter().filter(|t| t.status == status).collect()
+    }
+
+    fn deps_done(&self, task: &Task) -> bool {
+        task.depends_on.iter().all(|d| self.tasks.iter().any(|t| &t.id == d && t.status == TaskStatus::Completed))
+    }
+
+    /// Pending or assigned tasks whose dependencies have all completed.
+    pub fn ready(&self) -> Vec<&Task> {
+        self.tasks.iter().filter(|t| matches!(t.status, TaskStatus::Pending | TaskStatus::Assigned) && self.deps_done(t)).collect()
+    }
+
+    /// Tasks marked blocked, and pending or assigned ones still waiting on a dependency (one
+    /// that failed included: a partial failure shows here, not only in `failed`).
+    pub fn blocked(&self) -> Vec<&Task> {
+        self.tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Blocked || (matches!(t.status, TaskStatus::Pending | TaskStatus::Assigned) && !self.deps_done(t)))
+            .collect()
+    }
+
+    pub fn in_progress(&self) -> Vec<&Task> {
+        self.with_status(TaskStatus::InProgress)
+    }
+
+    /// Tasks done and waiting for a review.
+    pub fn needs_review(&self) -> Vec<&Task> {
+        self.with_status(TaskStatus::Review)
+    }
+
+    pub fn failed(&self) -> Vec<&Task> {
+        self.with_status(TaskStatus::Failed)
+    }
+
+    /// Every task that cannot complete because one it depends on, directly or not, failed or
+    /// was cancelled, with the ones at fault.
+    pub fn stranded(&self) -> Vec<(&Task, Vec<String>)> {
+        let dead = |id: &str| self.tasks.iter().any(|t| t.id == id && matches!(t.status, TaskStatus::Failed | TaskStatus::Cancelled));
+        self.tasks
+            .iter()
+            .filter(|t| !t.status.is_terminal() && t.status != TaskStatus::Failed)
+            .filter_map(|t| {
+                let mut causes: Vec<String> = self.upstream(&t.id).into_iter().filter(|id| dead(id)).collect();
+                causes.sort();
+                (!causes.is_empty()).then_some((t, causes))
+            })
+            .collect()
+    }
+
+    /// Every task `id` depends on, directly or not.
+    fn upstream(&self, id: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut stack = vec![id.to_string()];
+        while let Some(at) = stack.pop() {
+            for dep in self.tasks.iter().find(|t| t.id == at).map(|t| t.depends_on.clone()).unwrap_or_default() {
+                if !out.contains(&dep) {
+                    stack.push(dep.clone());
+                    out.push(dep);
+                }
+            }
+        }
+        out
+    }
+
+    /// Spec 002's `getContextForTask`: the goal and constraints, the task and its
+    /// dependencies, and the decisions, discoveries, artifacts and nudges that concern it.
+    pub fn context_for_task(&self, id: &str) -> Result<TaskContext, super::BoardError> {
+        let task = self.task(id)?.clone();
+        let concerns = |affects: &[String]| affects.is_empty() || affects.iter().any(|a| a == id);
+        let nudge_for = |n: &&Nudge| match &n.target {
+            NudgeTarget::All => true,
+            NudgeTarget::Orchestrator => false,
+            NudgeTarget::Agent(agent) => task.assigned_to.as_deref() == Some(agent.as_str()),
+        };
+        Ok(TaskContext {
+            goal: self.goal.clone(),
+            constraints: self.constraints.clone(),
+            dependencies: task.depends_on.iter().filter_map(|d| self.task(d).ok().cloned()).collect(),
+            decisions: self.decisions.iter().filter(|d| concerns(&d.affects_tasks)).cloned().collect(),
+            discoveries: self.discoveries.iter().filter(|d| concerns(&d.affects_tasks)).cloned().collect(),
+            artifacts: self.artifacts.iter().filter(|a| a.associated_task == id || task.depends_on.contains(&a.associated_task)).cloned().collect(),
+            nudges: self.nudges.iter().filter(nudge_for).cloned().collect(),
+            task,
+        })
+    }
+
+    /// Who did what, by agent (in order of their IDs): derived from the records, never kept.
+    pub fn contributions(&self) -> Vec<Contribution> {
+        let mut by: BTreeMap<String, Contribution> = BTreeMap::new();
+        let mut note = |agent: &str, at: &str, f: &mut dyn FnMut(&mut Contribution)| {
+            let c = by.entry(agent.to_string()).or_insert_with(|| Contribution {
+                agent_id: agent.into(),
+                first_contribution: at.into(),
+                ..Contribution::default()
+            });
+            c.first_contribution = c.first_contribution.clone().min(at.to_string());
+            c.last_contribution = c.last_contribution.clone().max(at.to_string());
+            f(c);
+        };
+        for t in self.tasks.iter().filter(|t| t.status == TaskStatus::Completed) {
+            if let (Some(agent), Some(at)) = (&t.assigned_to, &t.completed_at) {
+                note(agent, at, &mut |c| c.tasks_completed.push(t.id.clone()));
+            }
+        }
+        for d in &self.decisions {
+            note(&d.made_by, &d.made_at, &mut |c| c.decisions_made.push(d.id.clone()));
+        }
+        for d in &self.discoveries {
+            note(&d.discovered_by, &d.discovered_at, &mut |c| c.discoveries.push(d.id.clone()));
+        }
+        for a in &self.artifacts {
+            note(&a.created_by, &a.created_at, &mut |c| c.artifacts_created.push(a.id.clone()));
+        }
+        by.into_values().collect()
+    }
+
+    /// Spec 002's `extractLearningCandidates`: decisions with a rationale, discoveries marked
+    /// as insights, and each completed task's result (its pattern: what was done, what next).
+    pub fn candidates(&self) -> Vec<Candidate> {
+        let decisions = self.decisions.iter().filter(|d| !d.rationale.trim().is_empty()).map(|d| Candidate {
+            kind: "decision",
+            source: d.id.clone(),
+            text: format!(
+                "{}: {} (rather than {}), because {}",
+                d.question,
+                d.choice,
+                if d.alternatives.is_empty() { "nothing else".into() } else { d.alternatives.join(", ") },
+                d.rationale
+            ),
+            suggested_core: None,
+        });
+        let insights = self.discoveries.iter().filter(|d| d.kind == DiscoveryType::Insight).map(|d| Candidate {
+            kind: "insight",
+            source: d.id.clone(),
+            text: d.content.clone(),
+            suggested_core: d.promote_to_core.clone(),
+        });
+        let patterns = self.tasks.iter().filter(|t| t.status == TaskStatus::Completed).filter_map(|t| {
+            let result = t.result.as_ref()?;
+            Some(Candidate { kind: "pattern", source: t.id.clone(), text: format!("{}: {}", t.title, result.summary), suggested_core: None })
+        });
+        decisions.chain(insights).chain(patterns).collect()
+    }
+}

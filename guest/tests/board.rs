@@ -1,0 +1,300 @@
+//! The shared task board's rules (spec 002): transitions, dependencies and cycles, views,
+//! partial failures, a worker's context, contributions, learning candidates; every refused op
+//! changes nothing, and the board rebuilds from its ops.
+
+use workmem_guest::board::{ArtifactType, Board, BoardError, BoardStatus, DiscoveryType, NudgeTarget, Op, Priority, ReviewStatus, TaskStatus};
+
+const NOW: &str = "2026-11-23T10:00:00Z";
+
+fn board() -> Board {
+    Board::new("auth", "Implement auth system", "Add JWT authentication to the API", vec!["No breaking changes".into()], vec!["auth-jwt".into()], NOW).unwrap()
+}
+
+fn add(b: &mut Board, title: &str, deps: &[&str], review: bool) -> String {
+    let op = Op::AddTask { title: title.into(), description: String::new(), depends_on: deps.iter().map(|d| d.to_string()).collect(), needs_review: review };
+    b.apply("orchestrator", NOW, &op).unwrap();
+    b.tasks.last().unwrap().id.clone()
+}
+
+fn set(b: &mut Board, who: &str, task: &str, status: TaskStatus) -> Result<(), BoardError> {
+    b.apply(who, NOW, &Op::SetStatus { task: task.into(), status })
+}
+
+fn ids<'a>(tasks: impl IntoIterator<Item = &'a workmem_guest::board::Task>) -> Vec<&'a str> {
+    tasks.into_iter().map(|t| t.id.as_str()).collect()
+}
+
+/// Applies `op`, which must be refused with `expected`, and checks nothing changed.
+fn refused(b: &mut Board, op: Op, expected: BoardError) {
+    let before = b.clone();
+    assert_eq!(b.apply("worker-1", NOW, &op), Err(expected));
+    assert_eq!(*b, before, "a refused op changed the board");
+}
+
+#[test]
+fn tasks_move_only_along_legal_transitions_and_wait_for_their_dependencies() {
+    let mut b = board();
+    let schema = add(&mut b, "Design token schema", &[], false);
+    let service = add(&mut b, "Token service", &[&schema], true);
+    assert_eq!(b.task(&schema).unwrap().blocks, vec![service.clone()]);
+    assert_eq!(ids(b.ready()), vec![schema.as_str()]);
+    assert_eq!(ids(b.blocked()), vec![service.as_str()]);
+
+    refused(
+        &mut b,
+        Op::SetStatus { task: service.clone(), status: TaskStatus::InProgress },
+        BoardError::Waiting { task: service.clone(), on: vec![schema.clone()] },
+    );
+    refused(
+        &mut b,
+        Op::SetStatus { task: schema.clone(), status: TaskStatus::Completed },
+        BoardError::IllegalTransition { task: schema.clone(), from: TaskStatus::Pending, to: TaskStatus::Completed },
+    );
+    refused(&mut b, Op::SetStatus { task: "T-9".into(), status: TaskStatus::Blocked }, BoardError::UnknownTask("T-9".into()));
+
+    b.apply("orchestrator", NOW, &Op::Assign { task: schema.clone(), agent: "dev".into() }).unwrap();
+    set(&mut b, "dev", &schema, TaskStatus::InProgress).unwrap();
+    assert_eq!(ids(b.in_progress()), vec![schema.as_str()]);
+    b.apply("dev", NOW, &Op::Complete { task: schema.clone(), summary: "claims: sub, exp, scope".into(), next_steps: vec![] }).unwrap();
+    assert_eq!(b.task(&schema).unwrap().status, TaskStatus::Completed, "no review needed");
+    refused(
+        &mut b,
+        Op::SetStatus { task: schema.clone(), status: TaskStatus::Pending },
+        BoardError::IllegalTransition { task: schema.clone(), from: TaskStatus::Completed, to: TaskStatus::Pending },
+    );
+
+    // Starting an unassigned task claims it; one that needs review goes to review.
+    set(&mut b, "qa", &service, TaskStatus::InProgress).unwrap();
+    assert_eq!(b.task(&service).unwrap().assigned_to.as_deref(), Some("qa"));
+    refused(&mut b, Op::Complete { task: service.clone(), summary: " ".into(), next_steps: vec![] }, BoardError::Empty("summary"));
+    b.apply("qa", NOW, &Op::Complete { task: service.clone(), summary: "RS256 signing".into(), next_steps: vec!["middleware".into()] }).unwrap();
+    assert_eq!(ids(b.needs_review()), vec![service.as_str()]);
+    b.apply("lead", NOW, &Op::Review { task: service.clone(), status: ReviewStatus::NeedsRework, comments: "use HS256".into() }).unwrap();
+    assert_eq!(b.task(&service).unwrap().status, TaskStatus::InProgress);
+    b.apply("qa", NOW, &Op::Complete { task: service.clone(), summary: "HS256 signing".into(), next_steps: vec![] }).unwrap();
+    b.apply("lead", NOW, &Op::Review { task: service.clone(), status: ReviewStatus::Approved, comments: "good".into() }).unwrap();
+    let t = b.task(&service).unwrap();
+    assert_eq!((t.status, t.reviewed_by.as_deref(), t.review_status), (TaskStatus::Completed, Some("lead"), Some(ReviewStatus::Approved)));
+    refused(
+        &mut b,
+        Op::Review { task: service.clone(), status: ReviewStatus::Approved, comments: String::new() },
+        BoardError::NeedsReview(format!("task {service} is completed, not in review")),
+    );
+}
+
+#[test]
+fn a_dependency_that_would_close_a_cycle_is_refused_naming_it() {
+    let mut b = board();
+    let a = add(&mut b, "a", &[], false);
+    let c = add(&mut b, "b", &[&a], false);
+    let d = add(&mut b, "c", &[&c], false);
+    refused(&mut b, Op::AddDependency { task: a.clone(), on: d.clone() }, BoardError::Cycle(vec![a.clone(), d.clone(), c.clone(), a.clone()]));
+    refused(&mut b, Op::AddDependency { task: a.clone(), on: a.clone() }, BoardError::Cycle(vec![a.clone(), a.clone()]));
+    let e = add(&mut b, "d", &[], false);
+    b.apply("orchestrator", NOW, &Op::AddDependency { task: e.clone(), on: d.clone() }).unwrap();
+    assert_eq!(b.task(&d).unwrap().blocks, vec![e.clone()]);
+    assert_eq!(BoardError::Cycle(vec![a.clone(), d, c, a]).to_string(), "that dependency would close a cycle: T-1 -> T-3 -> T-2 -> T-1");
+}
+
+#[test]
+fn a_failed_task_and_everything_that_depends_on_it_are_visible() {
+    let mut b = board();
+    let a = add(&mut b, "migrate", &[], false);
+    let c = add(&mut b, "backfill", &[&a], false);
+    let d = add(&mut b, "switch reads", &[&c], false);
+    set(&mut b, "dev", &a, TaskStatus::InProgress).unwrap();
+    set(&mut b, "dev", &a, TaskStatus::Failed).unwrap();
+    assert_eq!(ids(b.failed()), vec![a.as_str()]);
+    let stranded: Vec<(&str, Vec<String>)> = b.stranded().into_iter().map(|(t, causes)| (t.id.as_str(), causes)).collect();
+    assert_eq!(stranded, vec![(c.as_str(), vec![a.clone()]), (d.as_str(), vec![a.clone()])]);
+    assert_eq!(ids(b.blocked()), vec![c.as_str(), d.as_str()]);
+    // A retry: failed back to pending clears it.
+    set(&mut b, "orchestrator", &a, TaskStatus::Pending).unwrap();
+    assert!(b.stranded().is_empty());
+}
+
+#[test]
+fn a_worker_gets_its_tasks_context_and_its_nudges() {
+    let mut b = board();
+    let a = add(&mut b, "schema", &[], false);
+    let c = add(&mut b, "service", &[&a], false);
+    b.apply("orchestrator", NOW, &Op::Assign { task: c.clone(), agent: "dev".into() }).unwrap();
+    let decide = |affects: &str| Op::Decide {
+        question: "Which JWT library?".into(),
+        choice: "jose".into(),
+        alternatives: vec!["jsonwebtoken".into()],
+        rationale: "modern, typed".into(),
+        affects_tasks: vec![affects.into()],
+        reversible: true,
+    };
+    b.apply("dev", NOW, &decide(&c)).unwrap();
+    b.apply("dev", NOW, &decide(&a)).unwrap();
+    b.apply(
+        "dev",
+        NOW,
+        &Op::Discover { content: "no refresh_token column".into(), kind: DiscoveryType::Constraint, affects_tasks: vec![c.clone()], promote_to_core: None },
+    )
+    .unwrap();
+    b.apply(
+        "dev",
+        NOW,
+        &Op::Artifact {
+            kind: ArtifactType::Code,
+            path: "schema/tokens.sql".into(),
+            description: "token table".into(),
+            task: a.clone(),
+            checksum: "sha256:1".into(),
+        },
+    )
+    .unwrap();
+    b.apply(
+        "dev",
+        NOW,
+        &Op::Artifact {
+            kind: ArtifactType::Code,
+            path: "schema/tokens.sql".into(),
+            description: "token table, v2".into(),
+            task: a.clone(),
+            checksum: "sha256:2".into(),
+        },
+    )
+    .unwrap();
+    for target in [NudgeTarget::Agent("dev".into()), NudgeTarget::Agent("qa".into()), NudgeTarget::Orchestrator, NudgeTarget::All] {
+        b.apply("human", NOW, &Op::Nudge { target, message: "use a separate token table".into(), priority: Priority::High }).unwrap();
+    }
+    let cx = b.context_for_task(&c).unwrap();
+    assert_eq!(cx.goal, "Add JWT authentication to the API");
+    assert_eq!(cx.constraints, vec!["No breaking changes"]);
+    assert_eq!(ids(&cx.dependencies), vec![a.as_str()]);
+    assert_eq!(cx.decisions.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(), vec!["D-1"]);
+    assert_eq!(cx.discoveries.len(), 1);
+    assert_eq!(cx.artifacts.iter().map(|a| (a.id.as_str(), a.version)).collect::<Vec<_>>(), vec![("A-1", 1), ("A-2", 2)]);
+    assert_eq!(cx.nudges.iter().map(|n| n.id.as_str()).collect::<Vec<_>>(), vec!["N-1", "N-4"]);
+    assert_eq!(b.context_for_task("T-7").unwrap_err(), BoardError::UnknownTask("T-7".into()));
+}
+
+#[test]
+fn contributions_and_learning_candidates_come_from_the_records() {
+    let mut b = board();
+    let a = add(&mut b, "Design token schema", &[], false);
+    b.apply(
+        "dev",
+        "2026-11-23T10:01:00Z",
+        &Op::Decide {
+            question: "Which JWT library?".into(),
+            choice: "jose".into(),
+            alternatives: vec!["jsonwebtoken".into(), "jwt-simple".into()],
+            rationale: "better TypeScript support".into(),
+            affects_tasks: vec![],
+            reversible: true,
+        },
+    )
+    .unwrap();
+    b.apply(
+        "dev",
+        NOW,
+        &Op::Decide {
+            question: "Tabs?".into(),
+            choice: "spaces".into(),
+            alternatives: vec![],
+            rationale: String::new(),
+            affects_tasks: vec![],
+            reversible: true,
+        },
+    )
+    .unwrap();
+    b.apply(
+        "qa",
+        NOW,
+        &Op::Discover {
+            content: "refresh tokens need rotation".into(),
+            kind: DiscoveryType::Insight,
+            affects_tasks: vec![],
+            promote_to_core: Some("auth-jwt".into()),
+        },
+    )
+    .unwrap();
+    b.apply("qa", NOW, &Op::Discover { content: "CI is slow".into(), kind: DiscoveryType::Risk, affects_tasks: vec![], promote_to_core: None }).unwrap();
+    set(&mut b, "dev", &a, TaskStatus::InProgress).unwrap();
+    b.apply("dev", "2026-11-23T10:05:00Z", &Op::Complete { task: a.clone(), summary: "claims sub, exp, scope".into(), next_steps: vec![] }).unwrap();
+    b.apply("lead", NOW, &Op::Approve { decision: "D-1".into() }).unwrap();
+    refused(&mut b, Op::Approve { decision: "D-9".into() }, BoardError::UnknownDecision("D-9".into()));
+    assert_eq!(b.decisions[0].approved_by.as_deref(), Some("lead"));
+
+    let contributions = b.contributions();
+    assert_eq!(contributions.iter().map(|c| c.agent_id.as_str()).collect::<Vec<_>>(), vec!["dev", "qa"]);
+    let dev = &contributions[0];
+    assert_eq!((dev.tasks_completed.clone(), dev.decisions_made.clone()), (vec![a.clone()], vec!["D-1".to_string(), "D-2".to_string()]));
+    assert_eq!((dev.first_contribution.as_str(), dev.last_contribution.as_str()), (NOW, "2026-11-23T10:05:00Z"));
+
+    let candidates = b.candidates();
+    let found: Vec<(&str, &str, Option<&str>)> = candidates.iter().map(|c| (c.kind, c.source.as_str(), c.suggested_core.as_deref())).collect();
+    assert_eq!(found, vec![("decision", "D-1", None), ("insight", "F-1", Some("auth-jwt")), ("pattern", "T-1", None)]);
+    assert_eq!(b.candidates()[0].text, "Which JWT library?: jose (rather than jsonwebtoken, jwt-simple), because better TypeScript support");
+}
+
+#[test]
+fn a_closed_board_takes_only_archiving_and_an_archived_one_nothing() {
+    let mut b = board();
+    add(&mut b, "a", &[], false);
+    refused(&mut b, Op::Close { status: BoardStatus::Archived }, BoardError::Closed(BoardStatus::Archived));
+    b.apply("orchestrator", NOW, &Op::Close { status: BoardStatus::Completed }).unwrap();
+    refused(
+        &mut b,
+        Op::AddTask { title: "late".into(), description: String::new(), depends_on: vec![], needs_review: false },
+        BoardError::Closed(BoardStatus::Completed),
+    );
+    b.apply("orchestrator", NOW, &Op::Archive).unwrap();
+    refused(&mut b, Op::Archive, BoardError::Closed(BoardStatus::Archived));
+    assert_eq!(b.status, BoardStatus::Archived);
+}
+
+#[test]
+fn empty_required_fields_are_refused_by_name() {
+    let mut b = board();
+    let a = add(&mut b, "a", &[], false);
+    refused(&mut b, Op::AddTask { title: "".into(), description: String::new(), depends_on: vec![], needs_review: false }, BoardError::Empty("title"));
+    refused(
+        &mut b,
+        Op::AddTask { title: "x".into(), description: String::new(), depends_on: vec!["T-8".into()], needs_review: false },
+        BoardError::UnknownTask("T-8".into()),
+    );
+    refused(&mut b, Op::Assign { task: a.clone(), agent: "".into() }, BoardError::Empty("agent"));
+    refused(&mut b, Op::Nudge { target: NudgeTarget::All, message: "\n".into(), priority: Priority::Normal }, BoardError::Empty("message"));
+    refused(
+        &mut b,
+        Op::Artifact { kind: ArtifactType::File, path: "x".into(), description: String::new(), task: a.clone(), checksum: "".into() },
+        BoardError::Empty("checksum"),
+    );
+    assert_eq!(Board::new("b", "n", " ", vec![], vec![], NOW).unwrap_err(), BoardError::Empty("goal"));
+    assert_eq!(BoardError::Empty("title").to_string(), "title is empty; it is required");
+}
+
+#[test]
+fn a_board_rebuilds_from_its_ops_and_round_trips_as_json() {
+    let mut b = board();
+    let mut log: Vec<(String, Op)> = Vec::new();
+    let mut apply = |b: &mut Board, who: &str, op: Op| {
+        if b.apply(who, NOW, &op).is_ok() {
+            log.push((who.to_string(), op));
+        }
+    };
+    apply(&mut b, "orchestrator", Op::AddTask { title: "a".into(), description: "first".into(), depends_on: vec![], needs_review: true });
+    apply(&mut b, "orchestrator", Op::AddTask { title: "b".into(), description: String::new(), depends_on: vec!["T-1".into()], needs_review: false });
+    apply(&mut b, "orchestrator", Op::AddDependency { task: "T-1".into(), on: "T-2".into() }); // a cycle: refused, not logged
+    apply(&mut b, "dev", Op::SetStatus { task: "T-1".into(), status: TaskStatus::InProgress });
+    apply(&mut b, "dev", Op::Complete { task: "T-1".into(), summary: "done".into(), next_steps: vec![] });
+    apply(&mut b, "human", Op::Nudge { target: NudgeTarget::Agent("dev".into()), message: "hurry".into(), priority: Priority::Low });
+    assert_eq!(b.revision, 5);
+
+    let text: Vec<String> = log.iter().map(|(who, op)| serde_json::to_string(&(who, op)).unwrap()).collect();
+    let mut rebuilt = board();
+    for line in &text {
+        let (who, op): (String, Op) = serde_json::from_str(line).unwrap();
+        rebuilt.apply(&who, NOW, &op).unwrap();
+    }
+    assert_eq!(rebuilt, b);
+    let json = serde_json::to_string(&b).unwrap();
+    assert_eq!(serde_json::from_str::<Board>(&json).unwrap(), b);
+    assert!(json.starts_with("{\"format\":\"workmem-board/1\""));
+}
