@@ -63,7 +63,7 @@ $(VENV)/.installed: examples/python/pyproject.toml
 
 test-python: component $(VENV)/.installed
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
-	cd examples/python && $(PYTHON) -m pytest -q && $(PYTHON) example.py > /dev/null
+	cd examples/python && $(PYTHON) -m mypy --strict workmem && $(PYTHON) -m pytest -q && $(PYTHON) example.py > /dev/null
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the

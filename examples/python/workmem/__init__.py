@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, List, Optional, Union
 
 import wasmtime
-from wasmtime.component import Component, Linker, Record, ResourceAny, Variant
+from wasmtime.component import Component, Func, Linker, Record, ResourceAny, Variant
 
 __all__ = [
     "Applied", "ArchiveOp", "Archival", "ChatMessage", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
@@ -287,11 +287,11 @@ def _to_wit(value: Any) -> Any:
     return value
 
 
-_FIELDS: dict = {}
-_CONVERTERS: dict = {}
+_FIELDS: typing.Dict[type, List[typing.Tuple[str, str]]] = {}
+_CONVERTERS: typing.Dict[Any, Callable[[Any], Any]] = {}
 
 
-def _fields(ty: type) -> list:
+def _fields(ty: type) -> List[typing.Tuple[str, str]]:
     if ty not in _FIELDS:
         _FIELDS[ty] = [(f.name, f.name.replace("_", "-")) for f in dataclasses.fields(ty)]
     return _FIELDS[ty]
@@ -309,16 +309,20 @@ def _converter(ty: Any) -> Callable[[Any], Any]:
         convert = lambda v: [item(x) for x in v]
     elif dataclasses.is_dataclass(ty):
         hints = typing.get_type_hints(ty, vars(sys.modules[__name__]))
-        fields = [(name, wit_name, _converter(hints[name])) for name, wit_name in _fields(ty)]
-        convert = lambda v: ty(**{n: c(getattr(v, w)) for n, w, c in fields if hasattr(v, w)})
+        cls = typing.cast(Callable[..., Any], ty)
+        fields = [(name, wit_name, _converter(hints[name])) for name, wit_name in _fields(typing.cast(type, ty))]
+        convert = lambda v: cls(**{n: c(getattr(v, w)) for n, w, c in fields if hasattr(v, w)})
     else:
         convert = lambda v: v
     _CONVERTERS[ty] = convert
     return convert
 
 
-def _from_wit(value: Any, ty: Any) -> Any:
-    return _converter(ty)(value)
+_T = typing.TypeVar("_T")
+
+
+def _from_wit(value: Any, ty: typing.Type[_T]) -> _T:
+    return typing.cast(_T, _converter(ty)(value))
 
 
 def _default_component() -> Path:
@@ -335,7 +339,7 @@ def _invalid(diagnostics: List[Diagnostic]) -> WorkmemError:
 # A workflow as a generator: it yields what to ask the model, receives the answer, and yields
 # its result (of type `done`) at the end. One driver for sync clients, one for asyncio.
 
-def _drive(steps: typing.Generator[Any, Optional[str], None], done: type, ask: Callable[[Any], str]) -> Any:
+def _drive(steps: typing.Generator[Any, Optional[str], None], done: typing.Type[_T], ask: Callable[[Any], str]) -> _T:
     answer = None
     while True:
         asked = steps.send(answer)
@@ -344,7 +348,7 @@ def _drive(steps: typing.Generator[Any, Optional[str], None], done: type, ask: C
         answer = ask(asked)
 
 
-async def _drive_async(steps: typing.Generator[Any, Optional[str], None], done: type, ask: Callable[[Any], Awaitable[str]]) -> Any:
+async def _drive_async(steps: typing.Generator[Any, Optional[str], None], done: typing.Type[_T], ask: Callable[[Any], Awaitable[str]]) -> _T:
     answer = None
     while True:
         asked = steps.send(answer)
@@ -359,8 +363,8 @@ def _no_model(_: Any) -> str:
 
 def _wants(overview: bool, state: bool) -> Record:
     record = Record()
-    record.overview = overview
-    record.state = state
+    setattr(record, "overview", overview)
+    setattr(record, "state", state)
     return record
 
 
@@ -410,22 +414,21 @@ class Engine:
         # The deadline is for calls (set before each); making the instance is the host's own work.
         self._store.set_epoch_deadline(1 << 40)
         instance = Linker(self._engine).instantiate(self._store, self._component)
-        interface = instance.get_export_index(self._store, PACKAGE)
-        self._funcs = {}
-        for name in ("parse", "overview-template", "[constructor]memory", "[static]memory.load", "[method]memory.save",
-                     "[method]memory.validate", "[method]memory.apply", "[method]memory.merge", "[method]memory.render",
-                     "[method]memory.snapshot", "[method]memory.update-prompt", "[constructor]update-run",
-                     "[method]update-run.request", "[method]update-run.answer"):
-            index = instance.get_export_index(self._store, name, interface)
-            assert index is not None, f"the component does not export {name}"
-            self._funcs[name] = instance.get_func(self._store, index)
-        for exported, names in ((HISTORY, ("compact", "fallback", "replay")),
-                                 (CONTEXT, ("assemble", "context-meta", "overview-maintained"))):
+        self._funcs: typing.Dict[str, Func] = {}
+        for exported, names in ((PACKAGE, ("parse", "overview-template", "[constructor]memory", "[static]memory.load",
+                                           "[method]memory.save", "[method]memory.validate", "[method]memory.apply",
+                                           "[method]memory.merge", "[method]memory.render", "[method]memory.snapshot",
+                                           "[method]memory.update-prompt", "[constructor]update-run",
+                                           "[method]update-run.request", "[method]update-run.answer")),
+                                (HISTORY, ("compact", "fallback", "replay")),
+                                (CONTEXT, ("assemble", "context-meta", "overview-maintained"))):
             interface = instance.get_export_index(self._store, exported)
             for name in names:
                 index = instance.get_export_index(self._store, name, interface)
                 assert index is not None, f"the component does not export {name}"
-                self._funcs[name] = instance.get_func(self._store, index)
+                func = instance.get_func(self._store, index)
+                assert func is not None, f"the component's {name} is not a function"
+                self._funcs[name] = func
         self.generation = getattr(self, "generation", 0) + 1
 
     def _call(self, name: str, *args: Any) -> Any:
@@ -449,7 +452,7 @@ class Engine:
         return _from_wit(self._call("parse", text), ParseResult)
 
     def overview_template(self) -> str:
-        return self._call("overview-template")
+        return str(self._call("overview-template"))
 
     def new_memory(self) -> "Memory":
         """The memory of a new session."""
@@ -477,7 +480,7 @@ class Engine:
         """`compact` with an asyncio model client."""
         return await _drive_async(self._compact_steps(view, options), Compaction, ask)
 
-    def _compact_steps(self, view: List[Entry], options: dict) -> typing.Generator[Any, Optional[str], None]:
+    def _compact_steps(self, view: List[Entry], options: typing.Dict[str, Any]) -> typing.Generator[Any, Optional[str], None]:
         request = Record()
         for name, default in (("target", "all"), ("strategy", "archive"), ("keep_recent", 5),
                               ("archive_to", "working-memory/detail/history.md"), ("archive_lines", 0),
@@ -485,7 +488,7 @@ class Engine:
             setattr(request, name.replace("_", "-"), list(options.pop(name, default)) if isinstance(default, list) else options.pop(name, default))
         if options:
             raise TypeError(f"unknown compact options: {sorted(options)}")
-        request.summary = None
+        setattr(request, "summary", None)
         entries = _to_wit(view)
         while True:
             # wasmtime-py gives a variant whose cases differ in type as the bare payload
@@ -493,13 +496,17 @@ class Engine:
             # Variant with a tag (`compact-error`).
             plan = self._call("compact", entries, request)
             if isinstance(plan, list):
-                request.summary = yield _from_wit(plan, List[ChatMessage])
+                setattr(request, "summary", (yield _from_wit(plan, List[ChatMessage])))
                 continue
             if not hasattr(plan, "tag"):
                 yield _from_wit(plan, Compaction)
                 return
-            why = {"nothing": lambda: plan.payload, "empty-summary": lambda: "the summary came back empty; nothing was compacted",
-                   "invariant": lambda: f"compaction refused, it would break an invariant: {plan.payload}"}[plan.tag]()
+            if plan.tag == "nothing":
+                why = str(plan.payload)
+            elif plan.tag == "empty-summary":
+                why = "the summary came back empty; nothing was compacted"
+            else:
+                why = f"compaction refused, it would break an invariant: {plan.payload}"
             raise CompactionRefused(plan.tag, why)
 
     def fallback(self, view: List[Entry], used: int, threshold: int, goal: int, keep_recent: int = 5,
@@ -540,7 +547,7 @@ class Engine:
 
     def context_meta(self, stats: ContextStats) -> str:
         """The context_meta block of spec 001 US-3, reminder line included."""
-        return self._call("context-meta", _to_wit(stats))
+        return str(self._call("context-meta", _to_wit(stats)))
 
     def overview_maintained(self, overview: str) -> bool:
         """Whether overview.md holds content beyond the template; until then "auto" keeps the
@@ -563,7 +570,7 @@ class Memory:
 
     def save(self) -> str:
         """state.json: the engine's serialized form, the same bytes from every runtime."""
-        return self._call("[method]memory.save")
+        return str(self._call("[method]memory.save"))
 
     def validate(self, text: str) -> ParseResult:
         """`parse`, plus warnings for ARCHIVEs of IDs this memory does not have."""
@@ -584,13 +591,13 @@ class Memory:
         return _from_wit(raw, Applied)
 
     def render(self) -> str:
-        return self._call("[method]memory.render")
+        return str(self._call("[method]memory.render"))
 
     def snapshot(self) -> Snapshot:
         return _from_wit(self._call("[method]memory.snapshot"), Snapshot)
 
     def update_prompt(self, task: str) -> str:
-        return self._call("[method]memory.update-prompt", task)
+        return str(self._call("[method]memory.update-prompt", task))
 
     def update(self, task: str, ask: Callable[[List[Message]], str], max_reprompts: int = 2) -> Updated:
         """Spec 000's memory update with a synchronous model client (see `update_async`)."""
