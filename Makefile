@@ -14,8 +14,8 @@ COMPONENT := target/component/workmem.wasm
 GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
 GRAVITY   := target/tools/bin/gravity
-# The project's own Python environment: nothing is installed into the machine's Python.
 VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# The project's own Python environment: nothing is installed into the machine's Python.
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 

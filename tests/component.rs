@@ -14,7 +14,7 @@ fn component_imports_nothing() {
     let ty = component.component_type();
     let mut exports: Vec<_> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
     exports.sort();
-    assert_eq!(exports, ["workmem:memory/context@0.2.0", "workmem:memory/history@0.2.0", "workmem:memory/memory@0.2.0"]);
+    assert_eq!(exports, ["workmem:memory/board@0.2.0", "workmem:memory/context@0.2.0", "workmem:memory/history@0.2.0", "workmem:memory/memory@0.2.0"]);
     // What a host sees: nothing to provide (no function, no instance, no WASI). An empty
     // linker instantiates it.
     let imports: Vec<_> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
@@ -192,4 +192,76 @@ fn the_agent_component_imports_exactly_the_granted_capabilities() {
     let mut instances: Vec<_> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
     instances.sort();
     assert_eq!(instances, ["workmem:memory/clock@0.2.0", "workmem:memory/llm@0.2.0", "workmem:memory/session-store@0.2.0"]);
+}
+
+/// Spec 002's board through the component: the same rules and the same serialized form as
+/// the engine natively, refusals as typed errors, views, and a board that loads back.
+#[test]
+fn the_board_runs_in_the_component_as_natively() {
+    use workmem_guest::board as native;
+    use workmem_runtime::board::*;
+    const NOW: &str = "2026-11-23T10:00:00Z";
+    let runtime = common::runtime();
+    let mut board = runtime.create_board("auth", "Implement auth", "Add JWT auth", &["No breaking changes".into()], &[], NOW).unwrap().unwrap();
+    let mut mirror = native::Board::new("auth", "Implement auth", "Add JWT auth", vec!["No breaking changes".into()], vec![], NOW).unwrap();
+    let new_task = |title: &str, deps: &[&str]| NewTask {
+        title: title.into(),
+        description: String::new(),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        needs_review: false,
+    };
+    let ops = [
+        (
+            "lead",
+            Op::AddTask(new_task("schema", &[])),
+            native::Op::AddTask { title: "schema".into(), description: String::new(), depends_on: vec![], needs_review: false },
+        ),
+        (
+            "lead",
+            Op::AddTask(new_task("service", &["T-1"])),
+            native::Op::AddTask { title: "service".into(), description: String::new(), depends_on: vec!["T-1".into()], needs_review: false },
+        ),
+        (
+            "dev",
+            Op::SetStatus(StatusChange { task: "T-1".into(), status: TaskStatus::InProgress }),
+            native::Op::SetStatus { task: "T-1".into(), status: native::TaskStatus::InProgress },
+        ),
+        (
+            "dev",
+            Op::SetStatus(StatusChange { task: "T-1".into(), status: TaskStatus::Failed }),
+            native::Op::SetStatus { task: "T-1".into(), status: native::TaskStatus::Failed },
+        ),
+        (
+            "human",
+            Op::Nudge(NewNudge { target: NudgeTarget::Agent("dev".into()), message: "retry with HS256".into(), priority: Priority::High }),
+            native::Op::Nudge { target: native::NudgeTarget::Agent("dev".into()), message: "retry with HS256".into(), priority: native::Priority::High },
+        ),
+    ];
+    for (revision, (actor, op, native_op)) in (1..).zip(&ops) {
+        assert_eq!(board.apply(actor, NOW, op).unwrap(), Ok(revision));
+        mirror.apply(actor, NOW, native_op).unwrap();
+    }
+    assert_eq!(board.save().unwrap(), serde_json::to_string(&mirror).unwrap(), "the component serializes the board as the engine does natively");
+
+    let cycle = board.apply("lead", NOW, &Op::AddDependency(Dependency { task: "T-1".into(), on: "T-2".into() })).unwrap();
+    assert_eq!(cycle, Err(BoardError::Cycle(vec!["T-1".into(), "T-2".into(), "T-1".into()])));
+    let illegal = board.apply("dev", NOW, &Op::SetStatus(StatusChange { task: "T-1".into(), status: TaskStatus::Completed })).unwrap();
+    assert_eq!(illegal, Err(BoardError::IllegalTransition(Transition { task: "T-1".into(), from: TaskStatus::Failed, to: TaskStatus::Completed })));
+    assert_eq!(board.apply("dev", NOW, &Op::Approve("D-1".into())).unwrap(), Err(BoardError::UnknownDecision("D-1".into())));
+    assert_eq!(board.apply("", NOW, &Op::Archive).unwrap(), Err(BoardError::Empty("actor".into())));
+    assert_eq!(board.revision().unwrap(), 5, "refused ops applied nothing");
+
+    let ids = |ts: Vec<Task>| ts.into_iter().map(|t| t.id).collect::<Vec<_>>();
+    assert_eq!(ids(board.failed().unwrap()), vec!["T-1"]);
+    assert_eq!(ids(board.blocked().unwrap()), vec!["T-2"]);
+    assert!(board.ready().unwrap().is_empty());
+    let stranded = board.stranded().unwrap();
+    assert_eq!((stranded[0].task.id.as_str(), stranded[0].causes.clone()), ("T-2", vec!["T-1".to_string()]));
+
+    let saved = board.save().unwrap();
+    let mut loaded = runtime.load_board(&saved).unwrap().unwrap();
+    assert_eq!((loaded.save().unwrap(), loaded.revision().unwrap(), loaded.status().unwrap()), (saved, 5, BoardStatus::Active));
+    let refused = runtime.load_board("{\"format\": \"workmem-memory/1\"}").unwrap().err();
+    assert!(refused.is_some_and(|why| why.starts_with("not a serialized board")));
+    assert_eq!(runtime.create_board("b", "n", "", &[], &[], NOW).unwrap().err(), Some(BoardError::Empty("goal".into())));
 }

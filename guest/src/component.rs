@@ -12,6 +12,7 @@ wit_bindgen::generate!({ world: "agent", path: "../wit" });
 
 #[cfg(feature = "agent")]
 mod agent;
+mod board;
 
 use crate::history;
 use crate::memory::Wants;

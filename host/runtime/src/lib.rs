@@ -21,6 +21,7 @@
 
 #[cfg(feature = "agent")]
 mod agent;
+pub mod board;
 mod cache;
 mod error;
 mod instance;
@@ -195,6 +196,25 @@ impl Runtime {
     /// The memory of a new session, in an instance of its own.
     pub fn new_memory(&self) -> Result<Memory> {
         Memory::new(self.instance()?)
+    }
+
+    /// A new, active task board (spec 002), in an instance of its own. The inner `Err` names
+    /// an empty required field.
+    pub fn create_board(
+        &self,
+        id: &str,
+        name: &str,
+        goal: &str,
+        constraints: &[String],
+        memory_core_refs: &[String],
+        now: &str,
+    ) -> Result<std::result::Result<board::Board, board::BoardError>> {
+        board::Board::create(self.instance()?, id, name, goal, constraints, memory_core_refs, now)
+    }
+
+    /// A board from its serialized form (`Board::save`), in an instance of its own.
+    pub fn load_board(&self, state: &str) -> Result<std::result::Result<board::Board, String>> {
+        board::Board::load(self.instance()?, state)
     }
 
     /// A memory from its serialized form (`state.json`), in an instance of its own. The inner

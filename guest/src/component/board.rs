@@ -1,0 +1,240 @@
+//! The `board` interface: the engine's board (`crate::board`) kept as a resource, its types
+//! mapped to the WIT's.
+
+use super::Component;
+use super::exports::workmem::memory::board as wit;
+use crate::board as b;
+use std::cell::RefCell;
+
+pub struct BoardResource(RefCell<b::Board>);
+
+fn task_status(s: b::TaskStatus) -> wit::TaskStatus {
+    use b::TaskStatus as S;
+    match s {
+        S::Pending => wit::TaskStatus::Pending,
+        S::Assigned => wit::TaskStatus::Assigned,
+        S::InProgress => wit::TaskStatus::InProgress,
+        S::Blocked => wit::TaskStatus::Blocked,
+        S::Review => wit::TaskStatus::Review,
+        S::Completed => wit::TaskStatus::Completed,
+        S::Failed => wit::TaskStatus::Failed,
+        S::Cancelled => wit::TaskStatus::Cancelled,
+    }
+}
+
+fn to_task_status(s: wit::TaskStatus) -> b::TaskStatus {
+    use wit::TaskStatus as S;
+    match s {
+        S::Pending => b::TaskStatus::Pending,
+        S::Assigned => b::TaskStatus::Assigned,
+        S::InProgress => b::TaskStatus::InProgress,
+        S::Blocked => b::TaskStatus::Blocked,
+        S::Review => b::TaskStatus::Review,
+        S::Completed => b::TaskStatus::Completed,
+        S::Failed => b::TaskStatus::Failed,
+        S::Cancelled => b::TaskStatus::Cancelled,
+    }
+}
+
+fn review_status(s: b::ReviewStatus) -> wit::ReviewStatus {
+    match s {
+        b::ReviewStatus::Approved => wit::ReviewStatus::Approved,
+        b::ReviewStatus::NeedsRework => wit::ReviewStatus::NeedsRework,
+        b::ReviewStatus::Rejected => wit::ReviewStatus::Rejected,
+    }
+}
+
+fn board_status(s: b::BoardStatus) -> wit::BoardStatus {
+    match s {
+        b::BoardStatus::Active => wit::BoardStatus::Active,
+        b::BoardStatus::Completed => wit::BoardStatus::Completed,
+        b::BoardStatus::Cancelled => wit::BoardStatus::Cancelled,
+        b::BoardStatus::Archived => wit::BoardStatus::Archived,
+    }
+}
+
+fn to_board_status(s: wit::BoardStatus) -> b::BoardStatus {
+    match s {
+        wit::BoardStatus::Active => b::BoardStatus::Active,
+        wit::BoardStatus::Completed => b::BoardStatus::Completed,
+        wit::BoardStatus::Cancelled => b::BoardStatus::Cancelled,
+        wit::BoardStatus::Archived => b::BoardStatus::Archived,
+    }
+}
+
+fn task(t: &b::Task) -> wit::Task {
+    wit::Task {
+        id: t.id.clone(),
+        title: t.title.clone(),
+        description: t.description.clone(),
+        status: task_status(t.status),
+        assigned_to: t.assigned_to.clone(),
+        assigned_at: t.assigned_at.clone(),
+        depends_on: t.depends_on.clone(),
+        blocks: t.blocks.clone(),
+        result: t.result.as_ref().map(|r| wit::TaskResult { summary: r.summary.clone(), next_steps: r.next_steps.clone() }),
+        completed_at: t.completed_at.clone(),
+        needs_review: t.needs_review,
+        reviewed_by: t.reviewed_by.clone(),
+        review_status: t.review_status.map(review_status),
+        review_comments: t.review_comments.clone(),
+    }
+}
+
+fn tasks<'a>(ts: impl IntoIterator<Item = &'a b::Task>) -> Vec<wit::Task> {
+    ts.into_iter().map(task).collect()
+}
+
+fn op(o: wit::Op) -> b::Op {
+    match o {
+        wit::Op::AddTask(t) => b::Op::AddTask { title: t.title, description: t.description, depends_on: t.depends_on, needs_review: t.needs_review },
+        wit::Op::AddDependency(d) => b::Op::AddDependency { task: d.task, on: d.on },
+        wit::Op::Assign(a) => b::Op::Assign { task: a.task, agent: a.agent },
+        wit::Op::SetStatus(s) => b::Op::SetStatus { task: s.task, status: to_task_status(s.status) },
+        wit::Op::Complete(c) => b::Op::Complete { task: c.task, summary: c.summary, next_steps: c.next_steps },
+        wit::Op::Review(r) => b::Op::Review {
+            task: r.task,
+            status: match r.status {
+                wit::ReviewStatus::Approved => b::ReviewStatus::Approved,
+                wit::ReviewStatus::NeedsRework => b::ReviewStatus::NeedsRework,
+                wit::ReviewStatus::Rejected => b::ReviewStatus::Rejected,
+            },
+            comments: r.comments,
+        },
+        wit::Op::Decide(d) => b::Op::Decide {
+            question: d.question,
+            choice: d.choice,
+            alternatives: d.alternatives,
+            rationale: d.rationale,
+            affects_tasks: d.affects_tasks,
+            reversible: d.reversible,
+        },
+        wit::Op::Discover(d) => b::Op::Discover {
+            content: d.content,
+            kind: match d.kind {
+                wit::DiscoveryType::Constraint => b::DiscoveryType::Constraint,
+                wit::DiscoveryType::Opportunity => b::DiscoveryType::Opportunity,
+                wit::DiscoveryType::Risk => b::DiscoveryType::Risk,
+                wit::DiscoveryType::Insight => b::DiscoveryType::Insight,
+            },
+            affects_tasks: d.affects_tasks,
+            promote_to_core: d.promote_to_core,
+        },
+        wit::Op::Artifact(a) => b::Op::Artifact {
+            kind: match a.kind {
+                wit::ArtifactType::File => b::ArtifactType::File,
+                wit::ArtifactType::Code => b::ArtifactType::Code,
+                wit::ArtifactType::Document => b::ArtifactType::Document,
+                wit::ArtifactType::Config => b::ArtifactType::Config,
+                wit::ArtifactType::Test => b::ArtifactType::Test,
+            },
+            path: a.path,
+            description: a.description,
+            task: a.task,
+            checksum: a.checksum,
+        },
+        wit::Op::Nudge(n) => b::Op::Nudge {
+            target: match n.target {
+                wit::NudgeTarget::Agent(agent) => b::NudgeTarget::Agent(agent),
+                wit::NudgeTarget::Orchestrator => b::NudgeTarget::Orchestrator,
+                wit::NudgeTarget::All => b::NudgeTarget::All,
+            },
+            message: n.message,
+            priority: match n.priority {
+                wit::Priority::Low => b::Priority::Low,
+                wit::Priority::Normal => b::Priority::Normal,
+                wit::Priority::High => b::Priority::High,
+            },
+        },
+        wit::Op::Approve(decision) => b::Op::Approve { decision },
+        wit::Op::Close(status) => b::Op::Close { status: to_board_status(status) },
+        wit::Op::Archive => b::Op::Archive,
+    }
+}
+
+fn error(e: b::BoardError) -> wit::BoardError {
+    match e {
+        b::BoardError::UnknownTask(id) => wit::BoardError::UnknownTask(id),
+        b::BoardError::UnknownDecision(id) => wit::BoardError::UnknownDecision(id),
+        b::BoardError::Empty(field) => wit::BoardError::Empty(field.into()),
+        b::BoardError::IllegalTransition { task, from, to } => {
+            wit::BoardError::IllegalTransition(wit::Transition { task, from: task_status(from), to: task_status(to) })
+        }
+        b::BoardError::Waiting { task, on } => wit::BoardError::Waiting(wit::Waiting { task, on }),
+        b::BoardError::Cycle(ids) => wit::BoardError::Cycle(ids),
+        b::BoardError::Closed(status) => wit::BoardError::Closed(board_status(status)),
+        b::BoardError::NeedsReview(why) => wit::BoardError::NeedsReview(why),
+    }
+}
+
+impl wit::Guest for Component {
+    type Board = BoardResource;
+}
+
+impl wit::GuestBoard for BoardResource {
+    fn create(
+        id: String,
+        name: String,
+        goal: String,
+        constraints: Vec<String>,
+        memory_core_refs: Vec<String>,
+        now: String,
+    ) -> Result<wit::Board, wit::BoardError> {
+        let board = b::Board::new(&id, &name, &goal, constraints, memory_core_refs, &now).map_err(error)?;
+        Ok(wit::Board::new(BoardResource(RefCell::new(board))))
+    }
+
+    fn load(state: String) -> Result<wit::Board, String> {
+        let board: b::Board = serde_json::from_str(&state).map_err(|e| format!("not a serialized board: {e}"))?;
+        if board.format != b::FORMAT {
+            return Err(format!("not a serialized board: its format is {:?}, not {:?}", board.format, b::FORMAT));
+        }
+        Ok(wit::Board::new(BoardResource(RefCell::new(board))))
+    }
+
+    fn save(&self) -> String {
+        serde_json::to_string(&*self.0.borrow()).expect("a board serializes")
+    }
+
+    fn apply(&self, actor: String, now: String, o: wit::Op) -> Result<u64, wit::BoardError> {
+        let mut board = self.0.borrow_mut();
+        board.apply(&actor, &now, &op(o)).map_err(error)?;
+        Ok(board.revision)
+    }
+
+    fn revision(&self) -> u64 {
+        self.0.borrow().revision
+    }
+
+    fn status(&self) -> wit::BoardStatus {
+        board_status(self.0.borrow().status)
+    }
+
+    fn tasks(&self) -> Vec<wit::Task> {
+        tasks(&self.0.borrow().tasks)
+    }
+
+    fn ready(&self) -> Vec<wit::Task> {
+        tasks(self.0.borrow().ready())
+    }
+
+    fn blocked(&self) -> Vec<wit::Task> {
+        tasks(self.0.borrow().blocked())
+    }
+
+    fn in_progress(&self) -> Vec<wit::Task> {
+        tasks(self.0.borrow().in_progress())
+    }
+
+    fn needs_review(&self) -> Vec<wit::Task> {
+        tasks(self.0.borrow().needs_review())
+    }
+
+    fn failed(&self) -> Vec<wit::Task> {
+        tasks(self.0.borrow().failed())
+    }
+
+    fn stranded(&self) -> Vec<wit::Stranded> {
+        self.0.borrow().stranded().into_iter().map(|(t, causes)| wit::Stranded { task: task(t), causes }).collect()
+    }
+}

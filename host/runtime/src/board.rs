@@ -1,0 +1,92 @@
+//! A shared task board kept inside the engine (the `board` resource), with its own instance.
+
+use crate::*;
+use wasmtime::component::ResourceAny;
+
+pub use crate::bindings::exports::workmem::memory::board::{
+    ArtifactType, Assignment, BoardError, BoardStatus, Completion, Dependency, DiscoveryType, NewArtifact, NewDecision, NewDiscovery, NewNudge, NewTask,
+    NudgeTarget, Op, Priority, Review, ReviewStatus, StatusChange, Stranded, Task, TaskResult, TaskStatus, Transition, Waiting,
+};
+
+/// A board living in an engine instance. If a call traps, the instance and the board in it
+/// are gone: later calls return [`Error::Lost`], and the caller loads it again from its store.
+pub struct Board {
+    instance: Instance,
+    handle: Option<ResourceAny>,
+}
+
+impl Board {
+    pub(crate) fn create(
+        mut instance: Instance,
+        id: &str,
+        name: &str,
+        goal: &str,
+        constraints: &[String],
+        memory_core_refs: &[String],
+        now: &str,
+    ) -> Result<std::result::Result<Self, BoardError>> {
+        let created = instance.call(|b, s| b.workmem_memory_board().board().call_create(s, id, name, goal, constraints, memory_core_refs, now))?;
+        Ok(created.map(|handle| Board { instance, handle: Some(handle) }))
+    }
+
+    pub(crate) fn load(mut instance: Instance, state: &str) -> Result<std::result::Result<Self, String>> {
+        let loaded = instance.call(|b, s| b.workmem_memory_board().board().call_load(s, state))?;
+        Ok(loaded.map(|handle| Board { instance, handle: Some(handle) }))
+    }
+
+    fn call<T>(&mut self, f: impl FnOnce(&crate::bindings::Engine, &mut wasmtime::Store<sandbox::Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
+        let handle = self.handle.ok_or(Error::Lost)?;
+        let result = self.instance.call(|b, s| f(b, s, handle));
+        if result.is_err() {
+            self.handle = None;
+        }
+        result
+    }
+
+    /// The serialized board, the same bytes from every runtime.
+    pub fn save(&mut self) -> Result<String> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_save(s, h))
+    }
+
+    /// Applies `op` by `actor` at `now`; the inner `Ok` is the new revision, the inner `Err`
+    /// why nothing was applied.
+    pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<std::result::Result<u64, BoardError>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_apply(s, h, actor, now, op))
+    }
+
+    pub fn revision(&mut self) -> Result<u64> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_revision(s, h))
+    }
+
+    pub fn status(&mut self) -> Result<BoardStatus> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_status(s, h))
+    }
+
+    pub fn tasks(&mut self) -> Result<Vec<Task>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_tasks(s, h))
+    }
+
+    pub fn ready(&mut self) -> Result<Vec<Task>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_ready(s, h))
+    }
+
+    pub fn blocked(&mut self) -> Result<Vec<Task>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_blocked(s, h))
+    }
+
+    pub fn in_progress(&mut self) -> Result<Vec<Task>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_in_progress(s, h))
+    }
+
+    pub fn needs_review(&mut self) -> Result<Vec<Task>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_needs_review(s, h))
+    }
+
+    pub fn failed(&mut self) -> Result<Vec<Task>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_failed(s, h))
+    }
+
+    pub fn stranded(&mut self) -> Result<Vec<Stranded>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_stranded(s, h))
+    }
+}
