@@ -76,8 +76,7 @@ CARGO_TARGET_DIR=$ROOT/target cargo run -q -- "$dir" "$(update rust)" >> "$WORK/
 python3 - "$WORK/out.jsonl" "$WORK/log.json" <<'PY'
 import json, sys
 runs = [json.loads(line) for line in open(sys.argv[1])]
-log = json.load(open(sys.argv[2]))
-records = log if isinstance(log, list) else log.get("updates", log)
+records = json.load(open(sys.argv[2]))  # `log --json`: the update log's records
 assert [r["runtime"] for r in runs] == ["js", "python", "go", "rust"], runs
 assert [r["seq"] for r in runs] == [2, 3, 4, 5], [r["seq"] for r in runs]
 first = int(runs[0]["added"][0].removeprefix("KL-"))

@@ -1,5 +1,6 @@
 //! A shared task board kept inside the engine (the `board` resource), with its own instance.
 
+use crate::instance::Resident;
 use crate::*;
 use wasmtime::component::ResourceAny;
 
@@ -8,16 +9,12 @@ pub use crate::bindings::exports::workmem::memory::board::{
     NudgeTarget, Op, Priority, Review, ReviewStatus, StatusChange, Stranded, Task, TaskResult, TaskStatus, Transition, Waiting,
 };
 
-/// A board living in an engine instance. If a call traps, the instance and the board in it
-/// are gone: later calls return [`Error::Lost`], and the caller loads it again from its store.
-pub struct Board {
-    instance: Instance,
-    handle: Option<ResourceAny>,
-}
+/// A board living in an engine instance of its own (see [`Error::Lost`] for a trap).
+pub struct Board(Resident);
 
 impl Board {
     pub(crate) fn create(
-        mut instance: Instance,
+        instance: Instance,
         id: &str,
         name: &str,
         goal: &str,
@@ -25,22 +22,15 @@ impl Board {
         memory_core_refs: &[String],
         now: &str,
     ) -> Result<std::result::Result<Self, BoardError>> {
-        let created = instance.call(|b, s| b.workmem_memory_board().board().call_create(s, id, name, goal, constraints, memory_core_refs, now))?;
-        Ok(created.map(|handle| Board { instance, handle: Some(handle) }))
+        Ok(Resident::make(instance, |b, s| b.workmem_memory_board().board().call_create(s, id, name, goal, constraints, memory_core_refs, now))?.map(Board))
     }
 
-    pub(crate) fn load(mut instance: Instance, state: &str) -> Result<std::result::Result<Self, String>> {
-        let loaded = instance.call(|b, s| b.workmem_memory_board().board().call_load(s, state))?;
-        Ok(loaded.map(|handle| Board { instance, handle: Some(handle) }))
+    pub(crate) fn load(instance: Instance, state: &str) -> Result<std::result::Result<Self, String>> {
+        Ok(Resident::make(instance, |b, s| b.workmem_memory_board().board().call_load(s, state))?.map(Board))
     }
 
     fn call<T>(&mut self, f: impl FnOnce(&crate::bindings::Engine, &mut wasmtime::Store<sandbox::Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
-        let handle = self.handle.ok_or(Error::Lost)?;
-        let result = self.instance.call(|b, s| f(b, s, handle));
-        if result.is_err() {
-            self.handle = None;
-        }
-        result
+        self.0.call(f)
     }
 
     /// The serialized board, the same bytes from every runtime.

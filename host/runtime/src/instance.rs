@@ -4,6 +4,7 @@ use crate::bindings::Engine;
 use crate::sandbox::{self, Ctx};
 use crate::*;
 use wasmtime::Store;
+use wasmtime::component::ResourceAny;
 
 /// A live instance of the engine. A call that traps or runs past its deadline returns an
 /// [`Error`], and the next call starts from a fresh instance.
@@ -68,4 +69,36 @@ fn instantiate(runtime: &Runtime) -> Result<(Store<Ctx>, Engine)> {
     let mut store = runtime.store(None);
     let bindings = runtime.inner.engine_pre.instantiate(&mut store).map_err(Error::Load)?;
     Ok((store, bindings))
+}
+
+/// A resource (a memory, a board) kept in an instance of its own. If a call traps, the
+/// instance and the resource in it are gone: later calls return [`Error::Lost`], and the
+/// caller loads it again from its store (which the failed call did not touch).
+pub(crate) struct Resident {
+    instance: Instance,
+    handle: Option<ResourceAny>,
+}
+
+impl Resident {
+    pub(crate) fn new(instance: Instance, handle: ResourceAny) -> Self {
+        Resident { instance, handle: Some(handle) }
+    }
+
+    /// Makes the resource with `make` in `instance`; the inner `Err` is the guest's refusal.
+    pub(crate) fn make<E>(
+        mut instance: Instance,
+        make: impl FnOnce(&Engine, &mut Store<Ctx>) -> wasmtime::Result<std::result::Result<ResourceAny, E>>,
+    ) -> Result<std::result::Result<Self, E>> {
+        let made = instance.call(make)?;
+        Ok(made.map(|handle| Resident::new(instance, handle)))
+    }
+
+    pub(crate) fn call<T>(&mut self, f: impl FnOnce(&Engine, &mut Store<Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
+        let handle = self.handle.ok_or(Error::Lost)?;
+        let result = self.instance.call(|b, s| f(b, s, handle));
+        if result.is_err() {
+            self.handle = None;
+        }
+        result
+    }
 }

@@ -1,15 +1,11 @@
 //! A working memory kept inside the engine (the `memory` resource), with its own instance.
 
+use crate::instance::Resident;
 use crate::*;
 use wasmtime::component::ResourceAny;
 
-/// A memory living in an engine instance. If a call traps, the instance and the memory in
-/// it are gone: later calls return [`Error::Lost`], and the caller loads it again from its
-/// store (which the failed call did not touch).
-pub struct Memory {
-    instance: Instance,
-    handle: Option<ResourceAny>,
-}
+/// A memory living in an engine instance of its own (see [`Error::Lost`] for a trap).
+pub struct Memory(Resident);
 
 /// A memory-update run (spec 000 §3 as steps) over one [`Memory`].
 pub struct UpdateRun {
@@ -19,21 +15,15 @@ pub struct UpdateRun {
 impl Memory {
     pub(crate) fn new(mut instance: Instance) -> Result<Self> {
         let handle = instance.call(|b, s| b.workmem_memory_memory().memory().call_constructor(s))?;
-        Ok(Memory { instance, handle: Some(handle) })
+        Ok(Memory(Resident::new(instance, handle)))
     }
 
-    pub(crate) fn load(mut instance: Instance, state: &str) -> Result<std::result::Result<Self, String>> {
-        let loaded = instance.call(|b, s| b.workmem_memory_memory().memory().call_load(s, state))?;
-        Ok(loaded.map(|handle| Memory { instance, handle: Some(handle) }))
+    pub(crate) fn load(instance: Instance, state: &str) -> Result<std::result::Result<Self, String>> {
+        Ok(Resident::make(instance, |b, s| b.workmem_memory_memory().memory().call_load(s, state))?.map(Memory))
     }
 
     fn call<T>(&mut self, f: impl FnOnce(&crate::bindings::Engine, &mut wasmtime::Store<sandbox::Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
-        let handle = self.handle.ok_or(Error::Lost)?;
-        let result = self.instance.call(|b, s| f(b, s, handle));
-        if result.is_err() {
-            self.handle = None;
-        }
-        result
+        self.0.call(f)
     }
 
     /// `state.json`: the engine's serialized form, the same bytes from every runtime.
