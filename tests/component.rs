@@ -237,9 +237,12 @@ fn the_board_runs_in_the_component_as_natively() {
             native::Op::Nudge { target: native::NudgeTarget::Agent("dev".into()), message: "retry with HS256".into(), priority: native::Priority::High },
         ),
     ];
+    let mut log = Vec::new();
     for (revision, (actor, op, native_op)) in (1..).zip(&ops) {
-        assert_eq!(board.apply(actor, NOW, op).unwrap(), Ok(revision));
-        mirror.apply(actor, NOW, native_op).unwrap();
+        let applied = board.apply(actor, NOW, op).unwrap().unwrap();
+        let event = mirror.apply(actor, NOW, native_op).unwrap();
+        assert_eq!((applied.revision, applied.event.as_str()), (revision, event.to_json().as_str()), "the component logs what the engine logs");
+        log.push(applied.event);
     }
     assert_eq!(board.save().unwrap(), serde_json::to_string(&mirror).unwrap(), "the component serializes the board as the engine does natively");
 
@@ -261,6 +264,16 @@ fn the_board_runs_in_the_component_as_natively() {
     let saved = board.save().unwrap();
     let mut loaded = runtime.load_board(&saved).unwrap().unwrap();
     assert_eq!((loaded.save().unwrap(), loaded.revision().unwrap(), loaded.status().unwrap()), (saved, 5, BoardStatus::Active));
+    // The event log rebuilds it, and views come as the engine's JSON.
+    let mut rebuilt = runtime.create_board("auth", "Implement auth", "Add JWT auth", &["No breaking changes".into()], &[], NOW).unwrap().unwrap();
+    assert_eq!(rebuilt.replay(&log[1]).unwrap(), Err(ReplayError::OutOfOrder(1)));
+    for event in &log {
+        rebuilt.replay(event).unwrap().unwrap();
+    }
+    assert_eq!(rebuilt.save().unwrap(), board.save().unwrap());
+    let context = board.view(&View::ContextForTask("T-2".into())).unwrap().unwrap();
+    assert_eq!(context, serde_json::to_string(&mirror.context_for_task("T-2").unwrap()).unwrap());
+    assert_eq!(board.view(&View::ContextForTask("T-9".into())).unwrap(), Err(BoardError::UnknownTask("T-9".into())));
     let refused = runtime.load_board("{\"format\": \"workmem-memory/1\"}").unwrap().err();
     assert!(refused.is_some_and(|why| why.starts_with("not a serialized board")));
     assert_eq!(runtime.create_board("b", "n", "", &[], &[], NOW).unwrap().err(), Some(BoardError::Empty("goal".into())));

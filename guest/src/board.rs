@@ -6,12 +6,15 @@
 //! revision, so a host can store the ops as an append-only event log, rebuild the board by
 //! applying them again, and refuse a write made against a stale revision.
 
+mod events;
 mod graph;
+pub mod limits;
 mod views;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+pub use events::{Event, ReplayError};
 pub use views::{Candidate, Contribution, TaskContext};
 
 /// What a board's serialized form says it is.
@@ -96,6 +99,9 @@ pub struct Task {
     pub status: TaskStatus,
     pub assigned_to: Option<String>,
     pub assigned_at: Option<String>,
+    /// When its claimant last said it is still at work (`heartbeat`, or moving the task);
+    /// a claim not renewed within the host's lease can be reclaimed.
+    pub heartbeat_at: Option<String>,
     /// Tasks that must complete first; `blocks` is its mirror, kept by the board.
     pub depends_on: Vec<String>,
     pub blocks: Vec<String>,
@@ -258,6 +264,16 @@ pub enum Op {
         task: String,
         agent: String,
     },
+    /// The claimant renews its claim on an assigned or in-progress task.
+    Heartbeat {
+        task: String,
+    },
+    /// Returns a claimed task to pending when its claim was last renewed before
+    /// `stale_before` (RFC 3339 UTC, compared as text: hosts give every time in one form).
+    Reclaim {
+        task: String,
+        stale_before: String,
+    },
     SetStatus {
         task: String,
         status: TaskStatus,
@@ -331,6 +347,17 @@ pub enum BoardError {
     Closed(BoardStatus),
     /// A review of a task that is not in review, or a completion that needs one.
     NeedsReview(String),
+    /// A text, a list or the board itself would pass one of [`limits`].
+    TooLarge {
+        field: &'static str,
+        limit: usize,
+    },
+    /// Someone other than the task's claimant renewed its claim, or the claim is not stale.
+    Claimed {
+        task: String,
+        by: String,
+        since: String,
+    },
 }
 
 impl fmt::Display for BoardError {
@@ -344,6 +371,8 @@ impl fmt::Display for BoardError {
             BoardError::Cycle(ids) => write!(f, "that dependency would close a cycle: {}", ids.join(" -> ")),
             BoardError::Closed(status) => write!(f, "the board is {}; it takes no more changes", name(status)),
             BoardError::NeedsReview(why) => f.write_str(why),
+            BoardError::TooLarge { field, limit } => write!(f, "{field} is over the board's limit of {limit}"),
+            BoardError::Claimed { task, by, since } => write!(f, "task {task} is claimed by {by} (last heard from at {since})"),
         }
     }
 }
@@ -354,11 +383,30 @@ fn required(value: &str, field: &'static str) -> Result<(), BoardError> {
     if value.trim().is_empty() { Err(BoardError::Empty(field)) } else { Ok(()) }
 }
 
+impl Task {
+    /// When its claimant was last heard from.
+    pub fn last_heard(&self) -> Option<&str> {
+        self.heartbeat_at.as_deref().or(self.assigned_at.as_deref())
+    }
+
+    /// Moving its own task renews the claimant's claim.
+    fn renew(&mut self, actor: &str, now: &str) {
+        if self.assigned_to.as_deref() == Some(actor) {
+            self.heartbeat_at = Some(now.into());
+        }
+    }
+}
+
 impl Board {
     pub fn new(id: &str, name: &str, goal: &str, constraints: Vec<String>, memory_core_refs: Vec<String>, now: &str) -> Result<Board, BoardError> {
         required(id, "id")?;
         required(name, "name")?;
         required(goal, "goal")?;
+        for (field, value) in [("id", id), ("name", name), ("goal", goal), ("now", now)] {
+            limits::text(field, value)?;
+        }
+        limits::list("constraints", &constraints)?;
+        limits::list("memory_core_refs", &memory_core_refs)?;
         Ok(Board {
             format: FORMAT.into(),
             id: id.into(),
@@ -379,12 +427,21 @@ impl Board {
         })
     }
 
+    /// Where task `id` is in `tasks`: `T-<n>` is the n-th task added, and tasks are never
+    /// removed, so a lookup costs the same on a board of ten tasks or ten thousand.
+    fn index(&self, id: &str) -> Option<usize> {
+        let n: usize = id.strip_prefix("T-")?.parse().ok()?;
+        let i = n.checked_sub(1)?;
+        (self.tasks.get(i)?.id == id).then_some(i)
+    }
+
     pub fn task(&self, id: &str) -> Result<&Task, BoardError> {
-        self.tasks.iter().find(|t| t.id == id).ok_or_else(|| BoardError::UnknownTask(id.into()))
+        self.index(id).map(|i| &self.tasks[i]).ok_or_else(|| BoardError::UnknownTask(id.into()))
     }
 
     fn task_mut(&mut self, id: &str) -> &mut Task {
-        self.tasks.iter_mut().find(|t| t.id == id).expect("checked before any change")
+        let i = self.index(id).expect("checked before any change");
+        &mut self.tasks[i]
     }
 
     fn known_tasks(&self, ids: &[String]) -> Result<(), BoardError> {
@@ -392,8 +449,10 @@ impl Board {
     }
 
     /// Applies `op` by `actor` at `now`: all of it, with the revision one higher, or nothing.
-    pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<(), BoardError> {
+    /// Returns the event the log keeps for it.
+    pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<Event, BoardError> {
         required(actor, "actor")?;
+        limits::check(actor, now, op)?;
         match (self.status, op) {
             (BoardStatus::Active, _) => {}
             (BoardStatus::Completed | BoardStatus::Cancelled, Op::Archive) => {}
@@ -403,6 +462,7 @@ impl Board {
         match op {
             Op::AddTask { title, description, depends_on, needs_review } => {
                 required(title, "title")?;
+                limits::room("tasks", self.tasks.len())?;
                 self.known_tasks(depends_on)?;
                 self.next.task += 1;
                 let id = format!("T-{}", self.next.task);
@@ -418,6 +478,7 @@ impl Board {
                     status: TaskStatus::Pending,
                     assigned_to: None,
                     assigned_at: None,
+                    heartbeat_at: None,
                     depends_on,
                     blocks: Vec::new(),
                     result: None,
@@ -449,6 +510,26 @@ impl Board {
                 t.status = TaskStatus::Assigned;
                 t.assigned_to = Some(agent.clone());
                 t.assigned_at = Some(now.into());
+                t.heartbeat_at = None;
+            }
+            Op::Heartbeat { task } => {
+                let (by, since) = self.claim(task)?;
+                if by != actor {
+                    return Err(BoardError::Claimed { task: task.clone(), by, since });
+                }
+                self.task_mut(task).heartbeat_at = Some(now.into());
+            }
+            Op::Reclaim { task, stale_before } => {
+                required(stale_before, "stale_before")?;
+                let (by, since) = self.claim(task)?;
+                if since.as_str() >= stale_before.as_str() {
+                    return Err(BoardError::Claimed { task: task.clone(), by, since });
+                }
+                let t = self.task_mut(task);
+                t.status = TaskStatus::Pending;
+                t.assigned_to = None;
+                t.assigned_at = None;
+                t.heartbeat_at = None;
             }
             Op::SetStatus { task, status } => {
                 let t = self.task(task)?;
@@ -468,6 +549,7 @@ impl Board {
                     t.assigned_at = Some(now.into());
                 }
                 t.status = *status;
+                t.renew(actor, now);
             }
             Op::Complete { task, summary, next_steps } => {
                 required(summary, "summary")?;
@@ -477,6 +559,7 @@ impl Board {
                 }
                 let to = if t.needs_review { TaskStatus::Review } else { TaskStatus::Completed };
                 let t = self.task_mut(task);
+                t.renew(actor, now);
                 t.result = Some(TaskResult { summary: summary.clone(), next_steps: next_steps.clone() });
                 t.status = to;
                 if to == TaskStatus::Completed {
@@ -504,6 +587,7 @@ impl Board {
             Op::Decide { question, choice, alternatives, rationale, affects_tasks, reversible } => {
                 required(question, "question")?;
                 required(choice, "choice")?;
+                limits::room("decisions", self.decisions.len())?;
                 self.known_tasks(affects_tasks)?;
                 self.next.decision += 1;
                 self.decisions.push(Decision {
@@ -521,6 +605,7 @@ impl Board {
             }
             Op::Discover { content, kind, affects_tasks, promote_to_core } => {
                 required(content, "content")?;
+                limits::room("discoveries", self.discoveries.len())?;
                 self.known_tasks(affects_tasks)?;
                 self.next.discovery += 1;
                 self.discoveries.push(Discovery {
@@ -536,6 +621,7 @@ impl Board {
             Op::Artifact { kind, path, description, task, checksum } => {
                 required(path, "path")?;
                 required(checksum, "checksum")?;
+                limits::room("artifacts", self.artifacts.len())?;
                 self.task(task)?;
                 let version = self.artifacts.iter().filter(|a| &a.path == path).map(|a| a.version).max().unwrap_or(0) + 1;
                 self.next.artifact += 1;
@@ -553,6 +639,7 @@ impl Board {
             }
             Op::Nudge { target, message, priority } => {
                 required(message, "message")?;
+                limits::room("nudges", self.nudges.len())?;
                 if let NudgeTarget::Agent(agent) = target {
                     required(agent, "target agent")?;
                 }
@@ -567,6 +654,7 @@ impl Board {
                 });
             }
             Op::Approve { decision } => {
+                limits::room("approvals", self.approvals.len())?;
                 let d = self.decisions.iter_mut().find(|d| &d.id == decision).ok_or_else(|| BoardError::UnknownDecision(decision.clone()))?;
                 d.approved_by = Some(actor.into());
                 self.approvals.push(Approval { at: now.into(), by: actor.into(), decision: decision.clone() });
@@ -580,7 +668,17 @@ impl Board {
             Op::Archive => self.status = BoardStatus::Archived,
         }
         self.revision += 1;
-        Ok(())
+        Ok(Event { revision: self.revision, actor: actor.into(), at: now.into(), op: op.clone() })
+    }
+
+    /// Who holds the claim on `task` and when they were last heard from. A task nobody holds
+    /// (not assigned or in progress) has no claim to renew or reclaim.
+    fn claim(&self, task: &str) -> Result<(String, String), BoardError> {
+        let t = self.task(task)?;
+        match (&t.assigned_to, t.status) {
+            (Some(by), TaskStatus::Assigned | TaskStatus::InProgress) => Ok((by.clone(), t.last_heard().unwrap_or_default().into())),
+            _ => Err(BoardError::IllegalTransition { task: task.into(), from: t.status, to: TaskStatus::Pending }),
+        }
     }
 
     /// A task may start once every task it depends on has completed.

@@ -2,7 +2,9 @@
 //! partial failures, a worker's context, contributions, learning candidates; every refused op
 //! changes nothing, and the board rebuilds from its ops.
 
-use workmem_guest::board::{ArtifactType, Board, BoardError, BoardStatus, DiscoveryType, NudgeTarget, Op, Priority, ReviewStatus, TaskStatus};
+use workmem_guest::board::{
+    ArtifactType, Board, BoardError, BoardStatus, DiscoveryType, NudgeTarget, Op, Priority, ReplayError, ReviewStatus, TaskStatus, limits,
+};
 
 const NOW: &str = "2026-11-23T10:00:00Z";
 
@@ -17,7 +19,7 @@ fn add(b: &mut Board, title: &str, deps: &[&str], review: bool) -> String {
 }
 
 fn set(b: &mut Board, who: &str, task: &str, status: TaskStatus) -> Result<(), BoardError> {
-    b.apply(who, NOW, &Op::SetStatus { task: task.into(), status })
+    b.apply(who, NOW, &Op::SetStatus { task: task.into(), status }).map(drop)
 }
 
 fn ids<'a>(tasks: impl IntoIterator<Item = &'a workmem_guest::board::Task>) -> Vec<&'a str> {
@@ -271,12 +273,12 @@ fn empty_required_fields_are_refused_by_name() {
 }
 
 #[test]
-fn a_board_rebuilds_from_its_ops_and_round_trips_as_json() {
+fn a_board_rebuilds_from_its_event_log_and_round_trips_as_json() {
     let mut b = board();
-    let mut log: Vec<(String, Op)> = Vec::new();
+    let mut log: Vec<String> = Vec::new();
     let mut apply = |b: &mut Board, who: &str, op: Op| {
-        if b.apply(who, NOW, &op).is_ok() {
-            log.push((who.to_string(), op));
+        if let Ok(event) = b.apply(who, NOW, &op) {
+            log.push(event.to_json());
         }
     };
     apply(&mut b, "orchestrator", Op::AddTask { title: "a".into(), description: "first".into(), depends_on: vec![], needs_review: true });
@@ -286,15 +288,77 @@ fn a_board_rebuilds_from_its_ops_and_round_trips_as_json() {
     apply(&mut b, "dev", Op::Complete { task: "T-1".into(), summary: "done".into(), next_steps: vec![] });
     apply(&mut b, "human", Op::Nudge { target: NudgeTarget::Agent("dev".into()), message: "hurry".into(), priority: Priority::Low });
     assert_eq!(b.revision, 5);
+    assert_eq!(log.len(), 5);
+    assert_eq!(
+        log[0],
+        r#"{"revision":1,"actor":"orchestrator","at":"2026-11-23T10:00:00Z","op":{"op":"add_task","title":"a","description":"first","depends_on":[],"needs_review":true}}"#
+    );
 
-    let text: Vec<String> = log.iter().map(|(who, op)| serde_json::to_string(&(who, op)).unwrap()).collect();
     let mut rebuilt = board();
-    for line in &text {
-        let (who, op): (String, Op) = serde_json::from_str(line).unwrap();
-        rebuilt.apply(&who, NOW, &op).unwrap();
+    assert_eq!(rebuilt.replay(&log[1]), Err(ReplayError::OutOfOrder(1)));
+    assert!(matches!(rebuilt.replay("{\"revision\":1}"), Err(ReplayError::Malformed(_))));
+    for line in &log {
+        rebuilt.replay(line).unwrap();
     }
     assert_eq!(rebuilt, b);
+    // An event that does not fit the board it is replayed onto is refused, not forced.
+    let mut other = board();
+    other.apply("x", NOW, &Op::AddTask { title: "x".into(), description: String::new(), depends_on: vec![], needs_review: false }).unwrap();
+    set(&mut other, "x", "T-1", TaskStatus::Cancelled).unwrap();
+    assert_eq!(
+        other.replay(&log[2]),
+        Err(ReplayError::Refused(BoardError::IllegalTransition { task: "T-1".into(), from: TaskStatus::Cancelled, to: TaskStatus::InProgress }))
+    );
+
     let json = serde_json::to_string(&b).unwrap();
     assert_eq!(serde_json::from_str::<Board>(&json).unwrap(), b);
     assert!(json.starts_with("{\"format\":\"workmem-board/1\""));
+}
+
+#[test]
+fn a_claim_is_a_lease_its_holder_renews_and_anyone_may_reclaim_once_stale() {
+    let mut b = board();
+    let a = add(&mut b, "a", &[], false);
+    b.apply("orchestrator", "2026-11-23T10:00:00Z", &Op::Assign { task: a.clone(), agent: "dev".into() }).unwrap();
+    set(&mut b, "dev", &a, TaskStatus::InProgress).unwrap();
+    refused(&mut b, Op::Heartbeat { task: a.clone() }, BoardError::Claimed { task: a.clone(), by: "dev".into(), since: NOW.into() });
+    b.apply("dev", "2026-11-23T10:10:00Z", &Op::Heartbeat { task: a.clone() }).unwrap();
+    assert!(b.stale("2026-11-23T10:10:00Z").is_empty());
+    assert_eq!(ids(b.stale("2026-11-23T10:10:01Z")), vec![a.as_str()]);
+    refused(
+        &mut b,
+        Op::Reclaim { task: a.clone(), stale_before: "2026-11-23T10:05:00Z".into() },
+        BoardError::Claimed { task: a.clone(), by: "dev".into(), since: "2026-11-23T10:10:00Z".into() },
+    );
+    b.apply("orchestrator", NOW, &Op::Reclaim { task: a.clone(), stale_before: "2026-11-23T10:20:00Z".into() }).unwrap();
+    let t = b.task(&a).unwrap();
+    assert_eq!((t.status, t.assigned_to.as_deref()), (TaskStatus::Pending, None));
+    assert_eq!(ids(b.ready()), vec![a.as_str()]);
+    refused(
+        &mut b,
+        Op::Reclaim { task: a.clone(), stale_before: "2026-11-23T10:20:00Z".into() },
+        BoardError::IllegalTransition { task: a.clone(), from: TaskStatus::Pending, to: TaskStatus::Pending },
+    );
+}
+
+#[test]
+fn every_size_a_writer_controls_is_capped_by_name() {
+    let mut b = board();
+    let long = "x".repeat(limits::MAX_TEXT + 1);
+    refused(
+        &mut b,
+        Op::AddTask { title: long.clone(), description: String::new(), depends_on: vec![], needs_review: false },
+        BoardError::TooLarge { field: "title", limit: limits::MAX_TEXT },
+    );
+    let nudge = Op::Nudge { target: NudgeTarget::All, message: "m".into(), priority: Priority::Low };
+    assert_eq!(b.apply(&long, NOW, &nudge), Err(BoardError::TooLarge { field: "actor", limit: limits::MAX_TEXT }));
+    assert_eq!(b.revision, 0);
+    let many = vec!["T-1".to_string(); limits::MAX_LIST + 1];
+    refused(
+        &mut b,
+        Op::AddTask { title: "t".into(), description: String::new(), depends_on: many, needs_review: false },
+        BoardError::TooLarge { field: "depends_on", limit: limits::MAX_LIST },
+    );
+    assert_eq!(BoardError::TooLarge { field: "title", limit: limits::MAX_TEXT }.to_string(), "title is over the board's limit of 16384");
+    assert_eq!(Board::new("b", "n", &long, vec![], vec![], NOW).unwrap_err(), BoardError::TooLarge { field: "goal", limit: limits::MAX_TEXT });
 }

@@ -16,7 +16,7 @@ fn walk<'a>(board: &'a Board, at: &'a str, target: &str, path: &mut Vec<String>,
         return true;
     }
     if seen.insert(at) {
-        for next in board.tasks.iter().find(|t| t.id == at).map(|t| t.depends_on.as_slice()).unwrap_or_default() {
+        for next in board.task(at).map(|t| t.depends_on.as_slice()).unwrap_or_default() {
             if walk(board, next, target, path, seen) {
                 return true;
             }

@@ -49,7 +49,7 @@ impl Board {
     }
 
     fn deps_done(&self, task: &Task) -> bool {
-        task.depends_on.iter().all(|d| self.tasks.iter().any(|t| &t.id == d && t.status == TaskStatus::Completed))
+        task.depends_on.iter().all(|d| self.task(d).is_ok_and(|t| t.status == TaskStatus::Completed))
     }
 
     /// Pending or assigned tasks whose dependencies have all completed.
@@ -79,10 +79,19 @@ impl Board {
         self.with_status(TaskStatus::Failed)
     }
 
+    /// Claimed tasks (assigned or in progress) whose claimant was last heard from before
+    /// `stale_before`: the ones a restarted orchestrator may reclaim.
+    pub fn stale(&self, stale_before: &str) -> Vec<&Task> {
+        self.tasks
+            .iter()
+            .filter(|t| matches!(t.status, TaskStatus::Assigned | TaskStatus::InProgress) && t.last_heard().is_some_and(|at| at < stale_before))
+            .collect()
+    }
+
     /// Every task that cannot complete because one it depends on, directly or not, failed or
     /// was cancelled, with the ones at fault.
     pub fn stranded(&self) -> Vec<(&Task, Vec<String>)> {
-        let dead = |id: &str| self.tasks.iter().any(|t| t.id == id && matches!(t.status, TaskStatus::Failed | TaskStatus::Cancelled));
+        let dead = |id: &str| self.task(id).is_ok_and(|t| matches!(t.status, TaskStatus::Failed | TaskStatus::Cancelled));
         self.tasks
             .iter()
             .filter(|t| !t.status.is_terminal() && t.status != TaskStatus::Failed)
@@ -99,7 +108,7 @@ impl Board {
         let mut out: Vec<String> = Vec::new();
         let mut stack = vec![id.to_string()];
         while let Some(at) = stack.pop() {
-            for dep in self.tasks.iter().find(|t| t.id == at).map(|t| t.depends_on.clone()).unwrap_or_default() {
+            for dep in self.task(&at).map(|t| t.depends_on.clone()).unwrap_or_default() {
                 if !out.contains(&dep) {
                     stack.push(dep.clone());
                     out.push(dep);

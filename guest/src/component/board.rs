@@ -70,6 +70,7 @@ fn task(t: &b::Task) -> wit::Task {
         status: task_status(t.status),
         assigned_to: t.assigned_to.clone(),
         assigned_at: t.assigned_at.clone(),
+        heartbeat_at: t.heartbeat_at.clone(),
         depends_on: t.depends_on.clone(),
         blocks: t.blocks.clone(),
         result: t.result.as_ref().map(|r| wit::TaskResult { summary: r.summary.clone(), next_steps: r.next_steps.clone() }),
@@ -90,6 +91,8 @@ fn op(o: wit::Op) -> b::Op {
         wit::Op::AddTask(t) => b::Op::AddTask { title: t.title, description: t.description, depends_on: t.depends_on, needs_review: t.needs_review },
         wit::Op::AddDependency(d) => b::Op::AddDependency { task: d.task, on: d.on },
         wit::Op::Assign(a) => b::Op::Assign { task: a.task, agent: a.agent },
+        wit::Op::Heartbeat(task) => b::Op::Heartbeat { task },
+        wit::Op::Reclaim(r) => b::Op::Reclaim { task: r.task, stale_before: r.stale_before },
         wit::Op::SetStatus(s) => b::Op::SetStatus { task: s.task, status: to_task_status(s.status) },
         wit::Op::Complete(c) => b::Op::Complete { task: c.task, summary: c.summary, next_steps: c.next_steps },
         wit::Op::Review(r) => b::Op::Review {
@@ -164,7 +167,34 @@ fn error(e: b::BoardError) -> wit::BoardError {
         b::BoardError::Cycle(ids) => wit::BoardError::Cycle(ids),
         b::BoardError::Closed(status) => wit::BoardError::Closed(board_status(status)),
         b::BoardError::NeedsReview(why) => wit::BoardError::NeedsReview(why),
+        b::BoardError::TooLarge { field, limit } => wit::BoardError::TooLarge(wit::Limit { field: field.into(), limit: limit as u64 }),
+        b::BoardError::Claimed { task, by, since } => wit::BoardError::Claimed(wit::Claim { task, by, since }),
     }
+}
+
+fn json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).expect("board records serialize")
+}
+
+fn view(board: &b::Board, v: wit::View) -> Result<String, b::BoardError> {
+    use wit::View as V;
+    Ok(match v {
+        V::Tasks => json(&board.tasks),
+        V::Ready => json(&board.ready()),
+        V::Blocked => json(&board.blocked()),
+        V::InProgress => json(&board.in_progress()),
+        V::NeedsReview => json(&board.needs_review()),
+        V::Failed => json(&board.failed()),
+        V::Stranded => json(&board.stranded().into_iter().map(|(task, causes)| serde_json::json!({ "task": task, "causes": causes })).collect::<Vec<_>>()),
+        V::Stale(before) => json(&board.stale(&before)),
+        V::ContextForTask(task) => json(&board.context_for_task(&task)?),
+        V::Contributions => json(&board.contributions()),
+        V::Candidates => json(&board.candidates()),
+        V::Decisions => json(&board.decisions),
+        V::Discoveries => json(&board.discoveries),
+        V::Artifacts => json(&board.artifacts),
+        V::Nudges => json(&board.nudges),
+    })
 }
 
 impl wit::Guest for Component {
@@ -196,9 +226,18 @@ impl wit::GuestBoard for BoardResource {
         serde_json::to_string(&*self.0.borrow()).expect("a board serializes")
     }
 
-    fn apply(&self, actor: String, now: String, o: wit::Op) -> Result<u64, wit::BoardError> {
+    fn apply(&self, actor: String, now: String, o: wit::Op) -> Result<wit::Applied, wit::BoardError> {
+        let event = self.0.borrow_mut().apply(&actor, &now, &op(o)).map_err(error)?;
+        Ok(wit::Applied { revision: event.revision, event: event.to_json() })
+    }
+
+    fn replay(&self, event: String) -> Result<u64, wit::ReplayError> {
         let mut board = self.0.borrow_mut();
-        board.apply(&actor, &now, &op(o)).map_err(error)?;
+        board.replay(&event).map_err(|e| match e {
+            b::ReplayError::Malformed(why) => wit::ReplayError::Malformed(why),
+            b::ReplayError::OutOfOrder(expected) => wit::ReplayError::OutOfOrder(expected),
+            b::ReplayError::Refused(e) => wit::ReplayError::Refused(error(e)),
+        })?;
         Ok(board.revision)
     }
 
@@ -236,5 +275,13 @@ impl wit::GuestBoard for BoardResource {
 
     fn stranded(&self) -> Vec<wit::Stranded> {
         self.0.borrow().stranded().into_iter().map(|(t, causes)| wit::Stranded { task: task(t), causes }).collect()
+    }
+
+    fn stale(&self, stale_before: String) -> Vec<wit::Task> {
+        tasks(self.0.borrow().stale(&stale_before))
+    }
+
+    fn view(&self, v: wit::View) -> Result<String, wit::BoardError> {
+        view(&self.0.borrow(), v).map_err(error)
     }
 }

@@ -5,8 +5,9 @@ use crate::*;
 use wasmtime::component::ResourceAny;
 
 pub use crate::bindings::exports::workmem::memory::board::{
-    ArtifactType, Assignment, BoardError, BoardStatus, Completion, Dependency, DiscoveryType, NewArtifact, NewDecision, NewDiscovery, NewNudge, NewTask,
-    NudgeTarget, Op, Priority, Review, ReviewStatus, StatusChange, Stranded, Task, TaskResult, TaskStatus, Transition, Waiting,
+    Applied, ArtifactType, Assignment, BoardError, BoardStatus, Claim, Completion, Dependency, DiscoveryType, Limit, NewArtifact, NewDecision, NewDiscovery,
+    NewNudge, NewTask, NudgeTarget, Op, Priority, Reclaim, ReplayError, Review, ReviewStatus, StatusChange, Stranded, Task, TaskResult, TaskStatus, Transition,
+    View, Waiting,
 };
 
 /// A board living in an engine instance of its own (see [`Error::Lost`] for a trap).
@@ -38,10 +39,15 @@ impl Board {
         self.call(|b, s, h| b.workmem_memory_board().board().call_save(s, h))
     }
 
-    /// Applies `op` by `actor` at `now`; the inner `Ok` is the new revision, the inner `Err`
-    /// why nothing was applied.
-    pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<std::result::Result<u64, BoardError>> {
+    /// Applies `op` by `actor` at `now`; the inner `Ok` is the new revision and the event to
+    /// log, the inner `Err` why nothing was applied.
+    pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<std::result::Result<Applied, BoardError>> {
         self.call(|b, s, h| b.workmem_memory_board().board().call_apply(s, h, actor, now, op))
+    }
+
+    /// Applies the board's next event from its log; the inner `Ok` is the new revision.
+    pub fn replay(&mut self, event: &str) -> Result<std::result::Result<u64, ReplayError>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_replay(s, h, event))
     }
 
     pub fn revision(&mut self) -> Result<u64> {
@@ -78,5 +84,14 @@ impl Board {
 
     pub fn stranded(&mut self) -> Result<Vec<Stranded>> {
         self.call(|b, s, h| b.workmem_memory_board().board().call_stranded(s, h))
+    }
+
+    pub fn stale(&mut self, stale_before: &str) -> Result<Vec<Task>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_stale(s, h, stale_before))
+    }
+
+    /// A view as JSON, in the engine's serialized form.
+    pub fn view(&mut self, v: &View) -> Result<std::result::Result<String, BoardError>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_view(s, h, v))
     }
 }

@@ -1,0 +1,77 @@
+//! How big a board and what is written to it may get. Every op is checked before it
+//! changes anything, so a board past a limit is refused by name and stays as it was; a host
+//! that stores boards can rely on these bounds (spec 002 left size limits open).
+
+use super::{BoardError, NudgeTarget, Op};
+
+/// Bytes in any one text field (a title, a rationale, a message).
+pub const MAX_TEXT: usize = 16 * 1024;
+/// Entries in any one list field (dependencies, alternatives, affected tasks).
+pub const MAX_LIST: usize = 256;
+/// Records of each kind on one board (tasks, decisions, discoveries, artifacts, nudges).
+pub const MAX_RECORDS: usize = 100_000;
+
+pub(super) fn text(field: &'static str, value: &str) -> Result<(), BoardError> {
+    if value.len() > MAX_TEXT { Err(BoardError::TooLarge { field, limit: MAX_TEXT }) } else { Ok(()) }
+}
+
+pub(super) fn list(field: &'static str, values: &[String]) -> Result<(), BoardError> {
+    if values.len() > MAX_LIST {
+        return Err(BoardError::TooLarge { field, limit: MAX_LIST });
+    }
+    values.iter().try_for_each(|v| text(field, v))
+}
+
+/// Refuses a record of a kind the board already holds `MAX_RECORDS` of.
+pub(super) fn room(field: &'static str, held: usize) -> Result<(), BoardError> {
+    if held >= MAX_RECORDS { Err(BoardError::TooLarge { field, limit: MAX_RECORDS }) } else { Ok(()) }
+}
+
+/// Every text and list an op carries, within bounds.
+pub(super) fn check(actor: &str, now: &str, op: &Op) -> Result<(), BoardError> {
+    text("actor", actor)?;
+    text("now", now)?;
+    match op {
+        Op::AddTask { title, description, depends_on, .. } => {
+            text("title", title)?;
+            text("description", description)?;
+            list("depends_on", depends_on)
+        }
+        Op::AddDependency { task, on } => text("task", task).and(text("on", on)),
+        Op::Assign { task, agent } => text("task", task).and(text("agent", agent)),
+        Op::SetStatus { task, .. } | Op::Heartbeat { task } => text("task", task),
+        Op::Reclaim { task, stale_before } => text("task", task).and(text("stale_before", stale_before)),
+        Op::Complete { task, summary, next_steps } => {
+            text("task", task)?;
+            text("summary", summary)?;
+            list("next_steps", next_steps)
+        }
+        Op::Review { task, comments, .. } => text("task", task).and(text("comments", comments)),
+        Op::Decide { question, choice, alternatives, rationale, affects_tasks, .. } => {
+            text("question", question)?;
+            text("choice", choice)?;
+            text("rationale", rationale)?;
+            list("alternatives", alternatives)?;
+            list("affects_tasks", affects_tasks)
+        }
+        Op::Discover { content, affects_tasks, promote_to_core, .. } => {
+            text("content", content)?;
+            text("promote_to_core", promote_to_core.as_deref().unwrap_or_default())?;
+            list("affects_tasks", affects_tasks)
+        }
+        Op::Artifact { path, description, task, checksum, .. } => {
+            text("path", path)?;
+            text("description", description)?;
+            text("task", task)?;
+            text("checksum", checksum)
+        }
+        Op::Nudge { target, message, .. } => {
+            if let NudgeTarget::Agent(agent) = target {
+                text("target agent", agent)?;
+            }
+            text("message", message)
+        }
+        Op::Approve { decision } => text("decision", decision),
+        Op::Close { .. } | Op::Archive => Ok(()),
+    }
+}
