@@ -330,7 +330,7 @@ pub enum BoardError {
     UnknownTask(String),
     UnknownDecision(String),
     /// A required field is empty; names it.
-    Empty(&'static str),
+    Empty(String),
     IllegalTransition {
         task: String,
         from: TaskStatus,
@@ -349,7 +349,7 @@ pub enum BoardError {
     NeedsReview(String),
     /// A text, a list or the board itself would pass one of [`limits`].
     TooLarge {
-        field: &'static str,
+        field: String,
         limit: usize,
     },
     /// Someone other than the task's claimant renewed its claim, or the claim is not stale.
@@ -380,7 +380,7 @@ impl fmt::Display for BoardError {
 impl std::error::Error for BoardError {}
 
 fn required(value: &str, field: &'static str) -> Result<(), BoardError> {
-    if value.trim().is_empty() { Err(BoardError::Empty(field)) } else { Ok(()) }
+    if value.trim().is_empty() { Err(BoardError::Empty(field.into())) } else { Ok(()) }
 }
 
 impl Task {

@@ -68,7 +68,7 @@ fn tasks_move_only_along_legal_transitions_and_wait_for_their_dependencies() {
     // Starting an unassigned task claims it; one that needs review goes to review.
     set(&mut b, "qa", &service, TaskStatus::InProgress).unwrap();
     assert_eq!(b.task(&service).unwrap().assigned_to.as_deref(), Some("qa"));
-    refused(&mut b, Op::Complete { task: service.clone(), summary: " ".into(), next_steps: vec![] }, BoardError::Empty("summary"));
+    refused(&mut b, Op::Complete { task: service.clone(), summary: " ".into(), next_steps: vec![] }, BoardError::Empty("summary".into()));
     b.apply("qa", NOW, &Op::Complete { task: service.clone(), summary: "RS256 signing".into(), next_steps: vec!["middleware".into()] }).unwrap();
     assert_eq!(ids(b.needs_review()), vec![service.as_str()]);
     b.apply("lead", NOW, &Op::Review { task: service.clone(), status: ReviewStatus::NeedsRework, comments: "use HS256".into() }).unwrap();
@@ -255,21 +255,21 @@ fn a_closed_board_takes_only_archiving_and_an_archived_one_nothing() {
 fn empty_required_fields_are_refused_by_name() {
     let mut b = board();
     let a = add(&mut b, "a", &[], false);
-    refused(&mut b, Op::AddTask { title: "".into(), description: String::new(), depends_on: vec![], needs_review: false }, BoardError::Empty("title"));
+    refused(&mut b, Op::AddTask { title: "".into(), description: String::new(), depends_on: vec![], needs_review: false }, BoardError::Empty("title".into()));
     refused(
         &mut b,
         Op::AddTask { title: "x".into(), description: String::new(), depends_on: vec!["T-8".into()], needs_review: false },
         BoardError::UnknownTask("T-8".into()),
     );
-    refused(&mut b, Op::Assign { task: a.clone(), agent: "".into() }, BoardError::Empty("agent"));
-    refused(&mut b, Op::Nudge { target: NudgeTarget::All, message: "\n".into(), priority: Priority::Normal }, BoardError::Empty("message"));
+    refused(&mut b, Op::Assign { task: a.clone(), agent: "".into() }, BoardError::Empty("agent".into()));
+    refused(&mut b, Op::Nudge { target: NudgeTarget::All, message: "\n".into(), priority: Priority::Normal }, BoardError::Empty("message".into()));
     refused(
         &mut b,
         Op::Artifact { kind: ArtifactType::File, path: "x".into(), description: String::new(), task: a.clone(), checksum: "".into() },
-        BoardError::Empty("checksum"),
+        BoardError::Empty("checksum".into()),
     );
-    assert_eq!(Board::new("b", "n", " ", vec![], vec![], NOW).unwrap_err(), BoardError::Empty("goal"));
-    assert_eq!(BoardError::Empty("title").to_string(), "title is empty; it is required");
+    assert_eq!(Board::new("b", "n", " ", vec![], vec![], NOW).unwrap_err(), BoardError::Empty("goal".into()));
+    assert_eq!(BoardError::Empty("title".into()).to_string(), "title is empty; it is required");
 }
 
 #[test]
@@ -348,17 +348,17 @@ fn every_size_a_writer_controls_is_capped_by_name() {
     refused(
         &mut b,
         Op::AddTask { title: long.clone(), description: String::new(), depends_on: vec![], needs_review: false },
-        BoardError::TooLarge { field: "title", limit: limits::MAX_TEXT },
+        BoardError::TooLarge { field: "title".into(), limit: limits::MAX_TEXT },
     );
     let nudge = Op::Nudge { target: NudgeTarget::All, message: "m".into(), priority: Priority::Low };
-    assert_eq!(b.apply(&long, NOW, &nudge), Err(BoardError::TooLarge { field: "actor", limit: limits::MAX_TEXT }));
+    assert_eq!(b.apply(&long, NOW, &nudge), Err(BoardError::TooLarge { field: "actor".into(), limit: limits::MAX_TEXT }));
     assert_eq!(b.revision, 0);
     let many = vec!["T-1".to_string(); limits::MAX_LIST + 1];
     refused(
         &mut b,
         Op::AddTask { title: "t".into(), description: String::new(), depends_on: many, needs_review: false },
-        BoardError::TooLarge { field: "depends_on", limit: limits::MAX_LIST },
+        BoardError::TooLarge { field: "depends_on".into(), limit: limits::MAX_LIST },
     );
-    assert_eq!(BoardError::TooLarge { field: "title", limit: limits::MAX_TEXT }.to_string(), "title is over the board's limit of 16384");
-    assert_eq!(Board::new("b", "n", &long, vec![], vec![], NOW).unwrap_err(), BoardError::TooLarge { field: "goal", limit: limits::MAX_TEXT });
+    assert_eq!(BoardError::TooLarge { field: "title".into(), limit: limits::MAX_TEXT }.to_string(), "title is over the board's limit of 16384");
+    assert_eq!(Board::new("b", "n", &long, vec![], vec![], NOW).unwrap_err(), BoardError::TooLarge { field: "goal".into(), limit: limits::MAX_TEXT });
 }

@@ -1,6 +1,8 @@
 //! Helpers shared by the host's integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod postgres;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use workmem_runtime::{Options, Runtime};

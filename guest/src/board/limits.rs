@@ -12,19 +12,19 @@ pub const MAX_LIST: usize = 256;
 pub const MAX_RECORDS: usize = 100_000;
 
 pub(super) fn text(field: &'static str, value: &str) -> Result<(), BoardError> {
-    if value.len() > MAX_TEXT { Err(BoardError::TooLarge { field, limit: MAX_TEXT }) } else { Ok(()) }
+    if value.len() > MAX_TEXT { Err(BoardError::TooLarge { field: field.into(), limit: MAX_TEXT }) } else { Ok(()) }
 }
 
 pub(super) fn list(field: &'static str, values: &[String]) -> Result<(), BoardError> {
     if values.len() > MAX_LIST {
-        return Err(BoardError::TooLarge { field, limit: MAX_LIST });
+        return Err(BoardError::TooLarge { field: field.into(), limit: MAX_LIST });
     }
     values.iter().try_for_each(|v| text(field, v))
 }
 
 /// Refuses a record of a kind the board already holds `MAX_RECORDS` of.
 pub(super) fn room(field: &'static str, held: usize) -> Result<(), BoardError> {
-    if held >= MAX_RECORDS { Err(BoardError::TooLarge { field, limit: MAX_RECORDS }) } else { Ok(()) }
+    if held >= MAX_RECORDS { Err(BoardError::TooLarge { field: field.into(), limit: MAX_RECORDS }) } else { Ok(()) }
 }
 
 /// Every text and list an op carries, within bounds.

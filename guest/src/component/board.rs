@@ -159,7 +159,7 @@ fn error(e: b::BoardError) -> wit::BoardError {
     match e {
         b::BoardError::UnknownTask(id) => wit::BoardError::UnknownTask(id),
         b::BoardError::UnknownDecision(id) => wit::BoardError::UnknownDecision(id),
-        b::BoardError::Empty(field) => wit::BoardError::Empty(field.into()),
+        b::BoardError::Empty(field) => wit::BoardError::Empty(field),
         b::BoardError::IllegalTransition { task, from, to } => {
             wit::BoardError::IllegalTransition(wit::Transition { task, from: task_status(from), to: task_status(to) })
         }
@@ -167,7 +167,7 @@ fn error(e: b::BoardError) -> wit::BoardError {
         b::BoardError::Cycle(ids) => wit::BoardError::Cycle(ids),
         b::BoardError::Closed(status) => wit::BoardError::Closed(board_status(status)),
         b::BoardError::NeedsReview(why) => wit::BoardError::NeedsReview(why),
-        b::BoardError::TooLarge { field, limit } => wit::BoardError::TooLarge(wit::Limit { field: field.into(), limit: limit as u64 }),
+        b::BoardError::TooLarge { field, limit } => wit::BoardError::TooLarge(wit::Limit { field, limit: limit as u64 }),
         b::BoardError::Claimed { task, by, since } => wit::BoardError::Claimed(wit::Claim { task, by, since }),
     }
 }
@@ -197,8 +197,28 @@ fn view(board: &b::Board, v: wit::View) -> Result<String, b::BoardError> {
     })
 }
 
+fn to_error(e: wit::BoardError) -> b::BoardError {
+    use wit::BoardError as E;
+    match e {
+        E::UnknownTask(id) => b::BoardError::UnknownTask(id),
+        E::UnknownDecision(id) => b::BoardError::UnknownDecision(id),
+        E::Empty(field) => b::BoardError::Empty(field),
+        E::IllegalTransition(t) => b::BoardError::IllegalTransition { task: t.task, from: to_task_status(t.from), to: to_task_status(t.to) },
+        E::Waiting(w) => b::BoardError::Waiting { task: w.task, on: w.on },
+        E::Cycle(ids) => b::BoardError::Cycle(ids),
+        E::Closed(status) => b::BoardError::Closed(to_board_status(status)),
+        E::NeedsReview(why) => b::BoardError::NeedsReview(why),
+        E::TooLarge(l) => b::BoardError::TooLarge { field: l.field, limit: usize::try_from(l.limit).unwrap_or(usize::MAX) },
+        E::Claimed(c) => b::BoardError::Claimed { task: c.task, by: c.by, since: c.since },
+    }
+}
+
 impl wit::Guest for Component {
     type Board = BoardResource;
+
+    fn describe(error: wit::BoardError) -> String {
+        to_error(error).to_string()
+    }
 }
 
 impl wit::GuestBoard for BoardResource {

@@ -2,6 +2,7 @@
 //!
 //! Exit status: 0 success, 1 invalid input or a failed operation, 2 usage error.
 
+mod board;
 mod chart;
 mod demo;
 
@@ -36,6 +37,8 @@ enum Command {
     /// Create, list and inspect sessions
     #[command(subcommand)]
     Session(SessionCommand),
+    /// A shared task board for an orchestrator and its workers (spec 002), on SQLite or PostgreSQL
+    Board(board::BoardArgs),
     /// Parse a DSL update and report what it would do
     Parse {
         /// DSL file, or - for standard input (the default)
@@ -463,6 +466,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let ctx = Ctx::new(&cli)?;
     let json = cli.json;
     match cli.command {
+        Command::Board(args) => board::run(ctx.runtime, args, json),
         Command::Demo => demo::run(&ctx.runtime, &ctx.sessions),
         Command::Session(SessionCommand::New { id }) => {
             let template = ctx.runtime.instance()?.overview_template()?;

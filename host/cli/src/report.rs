@@ -126,6 +126,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Setting { .. }) => ("config", None),
         Some(A::Compact(_)) => ("compaction_refused", None),
         None if e.downcast_ref::<crate::NotUtf8>().is_some() || e.downcast_ref::<crate::TooLarge>().is_some() => ("invalid_input", None),
+        None if let Some(b) = e.downcast_ref::<workmem_store::board::Error>() => (b.code(), None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
         None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
         None if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
@@ -141,6 +142,9 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         let mut error = json!({"kind": kind, "message": message});
         if let Some(ds) = diagnostics {
             error["diagnostics"] = json::diagnostics(ds);
+        }
+        if let Some(workmem_store::board::Error::Conflict { current, .. }) = e.downcast_ref() {
+            error["current_revision"] = (*current).into();
         }
         if let Some(bad) = e.downcast_ref::<crate::NotUtf8>() {
             error["diagnostics"] = json::diagnostics(std::slice::from_ref(&bad.diagnostic));

@@ -50,6 +50,11 @@ impl Board {
         self.call(|b, s, h| b.workmem_memory_board().board().call_replay(s, h, event))
     }
 
+    /// The engine's sentence for `error`.
+    pub fn describe(&mut self, error: &BoardError) -> Result<String> {
+        self.call(|b, s, _| b.workmem_memory_board().call_describe(s, error))
+    }
+
     pub fn revision(&mut self) -> Result<u64> {
         self.call(|b, s, h| b.workmem_memory_board().board().call_revision(s, h))
     }

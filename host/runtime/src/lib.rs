@@ -213,6 +213,11 @@ impl Runtime {
     }
 
     /// A board from its serialized form (`Board::save`), in an instance of its own.
+    /// The engine's sentence for a board error (when no board is at hand to ask).
+    pub fn describe_board_error(&self, error: &board::BoardError) -> Result<String> {
+        self.instance()?.call(|b, s| b.workmem_memory_board().call_describe(s, error))
+    }
+
     pub fn load_board(&self, state: &str) -> Result<std::result::Result<board::Board, String>> {
         board::Board::load(self.instance()?, state)
     }

@@ -1,7 +1,9 @@
-//! Where sessions live: the session directory of spec 001 (memory state, logs, the LLM's
-//! memory files), written so that readers never see half a file, and the confinement every
-//! path an LLM names goes through.
+//! Where sessions and boards live: the session directory of spec 001 (memory state, logs,
+//! the LLM's memory files), written so that readers never see half a file, and the
+//! confinement every path an LLM names goes through; and spec 002's shared boards in SQLite
+//! or PostgreSQL ([`board`]).
 
+pub mod board;
 pub mod confine;
 mod error;
 pub mod fsio;

@@ -1,0 +1,50 @@
+use workmem_runtime::board::BoardError;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong with a board; [`Error::code`] is the stable name a script matches on.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("could not open the board database {target}")]
+    Open { target: String, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("the board database failed")]
+    Db(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("the board database holds something this workmem does not expect: {0}")]
+    Schema(String),
+    #[error("the board database is at schema version {found}, newer than this workmem's {known}: upgrade workmem")]
+    NewerSchema { found: i64, known: i64 },
+    #[error("no board {0}")]
+    NoBoard(String),
+    #[error("board {0} already exists")]
+    Exists(String),
+    /// A write made against a revision that is no longer the board's: nothing was written.
+    #[error("board {board} is at revision {current}, not {expected}: another writer came first; read it again and retry")]
+    Conflict { board: String, expected: u64, current: u64 },
+    /// The engine refused the op; `message` is its sentence.
+    #[error("{message}")]
+    Refused { error: BoardError, message: String },
+    #[error("board {board}'s event log does not replay at revision {revision}: {why}")]
+    Log { board: String, revision: u64, why: String },
+    #[error("this token does not grant access to board {0}")]
+    Forbidden(String),
+    #[error(transparent)]
+    Engine(#[from] workmem_runtime::Error),
+}
+
+impl Error {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::Open { .. } => "open",
+            Error::Db(_) => "database",
+            Error::Schema(_) => "schema",
+            Error::NewerSchema { .. } => "newer_schema",
+            Error::NoBoard(_) => "no_board",
+            Error::Exists(_) => "exists",
+            Error::Conflict { .. } => "conflict",
+            Error::Refused { .. } => "refused",
+            Error::Log { .. } => "log",
+            Error::Forbidden(_) => "forbidden",
+            Error::Engine(_) => "engine",
+        }
+    }
+}

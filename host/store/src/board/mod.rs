@@ -1,0 +1,407 @@
+//! Spec 002's shared boards, stored: SQLite as the embedded default (one file) and
+//! PostgreSQL for boards shared across machines, the same code over both ([`sql::Sql`]).
+//!
+//! The engine decides (every op goes through the board in the engine, which applies all of
+//! it or nothing) and this module does the I/O. A board is a head row (revision, status), an
+//! append-only event log (one engine-written event per applied op: who, when, what), and a
+//! snapshot of its state every [`Config::snapshot_every`] revisions. Every mutation runs in
+//! one transaction that locks the head, checks the writer's expected revision (a stale one
+//! gets [`Error::Conflict`] with the current revision, and nothing is written), applies the
+//! op to the board kept resident in an engine instance, and appends the event. Snapshot plus
+//! the events after it is the board, so it survives restarts and rebuilds from its log.
+
+mod access;
+mod error;
+mod postgres;
+mod schema;
+mod sql;
+mod sqlite;
+
+pub use error::{Error, Result};
+pub use postgres::redact;
+pub use schema::VERSION as SCHEMA_VERSION;
+
+use sql::{Param, Sql, Value, rev};
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime};
+use workmem_runtime::Runtime;
+use workmem_runtime::board::{Board, BoardStatus, Op, View};
+
+/// `$WORKMEM_BOARD_DB`: the database the CLI uses when `--db` is not given.
+pub const DB_ENV: &str = "WORKMEM_BOARD_DB";
+
+/// The embedded default: `$WORKMEM_BOARD_DB`, else `~/.ai/workmem/boards.sqlite3`.
+pub fn default_db() -> crate::Result<String> {
+    if let Some(db) = std::env::var_os(DB_ENV) {
+        return Ok(db.to_string_lossy().into_owned());
+    }
+    let home = std::env::var_os("HOME").ok_or(crate::Error::NoHome(DB_ENV))?;
+    Ok(std::path::Path::new(&home).join(".ai/workmem/boards.sqlite3").display().to_string())
+}
+
+/// How boards are kept.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Revisions between snapshots of a board's state: loading replays at most this many events.
+    pub snapshot_every: u64,
+    /// How long a claim on a task holds without a heartbeat before it may be reclaimed.
+    pub lease: Duration,
+    /// How long an archived board is kept before [`Boards::collect_garbage`] deletes it.
+    pub retention: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { snapshot_every: 256, lease: Duration::from_secs(15 * 60), retention: Duration::from_secs(30 * 24 * 3600) }
+    }
+}
+
+/// An applied op as stored: its revision and the engine's event.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Event {
+    pub revision: u64,
+    pub actor: String,
+    pub at: String,
+    /// The engine's event record (JSON), as the log keeps it.
+    pub event: String,
+}
+
+/// A board's head: what lists and garbage collection read without loading the board.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Head {
+    pub id: String,
+    pub revision: u64,
+    pub status: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub archived_at: Option<String>,
+}
+
+/// The boards in one database, with the ones in use kept resident in engine instances.
+pub struct Boards {
+    db: Box<dyn Sql>,
+    runtime: Runtime,
+    config: Config,
+    resident: HashMap<String, Resident>,
+}
+
+struct Resident {
+    board: Board,
+    revision: u64,
+}
+
+fn int(v: u64) -> Param<'static> {
+    Param::Int(v as i64)
+}
+
+fn status_name(s: BoardStatus) -> &'static str {
+    match s {
+        BoardStatus::Active => "active",
+        BoardStatus::Completed => "completed",
+        BoardStatus::Cancelled => "cancelled",
+        BoardStatus::Archived => "archived",
+    }
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+impl Boards {
+    /// Opens (creating and migrating as needed) the database at `target`: a `postgres://`
+    /// or `postgresql://` URL, or a SQLite file path.
+    pub fn open(target: &str, runtime: Runtime, config: Config) -> Result<Self> {
+        let mut db: Box<dyn Sql> = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+            Box::new(postgres::Postgres::connect(target)?)
+        } else {
+            Box::new(sqlite::Sqlite::open(std::path::Path::new(target))?)
+        };
+        schema::migrate(db.as_mut())?;
+        Ok(Boards { db, runtime, config, resident: HashMap::new() })
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Creates an active board at revision 0. Errors: it exists, or the engine refuses a field.
+    pub fn create(&mut self, id: &str, name: &str, goal: &str, constraints: &[String], memory_core_refs: &[String]) -> Result<()> {
+        let now = crate::now();
+        let mut board = match self.runtime.create_board(id, name, goal, constraints, memory_core_refs, &now)? {
+            Ok(board) => board,
+            Err(error) => return Err(Error::Refused { message: self.runtime.describe_board_error(&error)?, error }),
+        };
+        let state = board.save()?;
+        sql::write(self.db.as_mut(), |db| {
+            if !db.query("SELECT 1 FROM boards WHERE id = $1", &[id.into()])?.is_empty() {
+                return Err(Error::Exists(id.into()));
+            }
+            db.execute(
+                "INSERT INTO boards (id, revision, status, created_at, updated_at) VALUES ($1, 0, 'active', $2, $2)",
+                &[id.into(), now.as_str().into()],
+            )?;
+            db.execute("INSERT INTO board_snapshots (board, revision, state) VALUES ($1, 0, $2)", &[id.into(), state.as_str().into()])?;
+            Ok(())
+        })?;
+        self.resident.insert(id.into(), Resident { board, revision: 0 });
+        Ok(())
+    }
+
+    /// Applies `op` by `actor`, now. With `expected`, only if the board is still at that
+    /// revision ([`Error::Conflict`] otherwise). Returns the stored event.
+    pub fn apply(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &Op) -> Result<Event> {
+        let now = crate::now();
+        // Not resident: no events wanted, the board loads from its latest snapshot.
+        let after = self.resident.get(id).map_or(i64::MAX as u64, |r| r.revision);
+        let result = match self.db.lock_head(id, after) {
+            Ok(Some((current, events))) => self.apply_locked(id, expected, actor, op, &now, current, events),
+            Ok(None) => Err(Error::NoBoard(id.into())),
+            Err(e) => Err(e),
+        };
+        if result.is_err() {
+            // Nothing was committed; the resident board may be ahead of the database (or its
+            // instance lost), so the next use loads it again.
+            let _ = self.db.batch("ROLLBACK");
+            self.resident.remove(id);
+        }
+        result
+    }
+
+    /// The rest of [`Boards::apply`], with the head locked at `current` and the events the
+    /// resident board lacks in hand; commits on success.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_locked(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &Op, now: &str, current: u64, events: Vec<(u64, String)>) -> Result<Event> {
+        if let Some(expected) = expected.filter(|e| *e != current) {
+            return Err(Error::Conflict { board: id.into(), expected, current });
+        }
+        let Boards { db, runtime, resident, config } = self;
+        let r = bring_up_to(db.as_mut(), runtime, resident, id, current, events)?;
+        let applied = match r.board.apply(actor, now, op)? {
+            Ok(applied) => applied,
+            Err(error) => return Err(refused(&mut r.board, error)?),
+        };
+        r.revision = applied.revision;
+        let status = match op {
+            Op::Close(_) | Op::Archive => Some(status_name(r.board.status()?)),
+            _ => None,
+        };
+        let snapshot = if applied.revision % config.snapshot_every.max(1) == 0 { Some(r.board.save()?) } else { None };
+        db.append_commit(&sql::Append {
+            board: id,
+            revision: applied.revision,
+            actor,
+            at: now,
+            event: &applied.event,
+            status: status.map(|s| (s, (s == "archived").then_some(now))),
+            snapshot: snapshot.as_deref(),
+        })?;
+        Ok(Event { revision: applied.revision, actor: actor.into(), at: now.into(), event: applied.event })
+    }
+
+    /// The board's current revision.
+    pub fn revision(&mut self, id: &str) -> Result<u64> {
+        let rows = self.db.query("SELECT revision FROM boards WHERE id = $1", &[id.into()])?;
+        rev(rows.first().and_then(|r| r.first()).ok_or_else(|| Error::NoBoard(id.into()))?)
+    }
+
+    /// Runs `f` on the board as of its latest revision; returns that revision too.
+    pub fn read<T>(&mut self, id: &str, f: impl FnOnce(&mut Board) -> Result<T>) -> Result<(u64, T)> {
+        let Boards { db, runtime, resident, .. } = self;
+        let result = sql::read(db.as_mut(), |db| {
+            let current = rev(db
+                .query("SELECT revision FROM boards WHERE id = $1", &[id.into()])?
+                .first()
+                .and_then(|r| r.first())
+                .ok_or_else(|| Error::NoBoard(id.into()))?)?;
+            let after = resident.get(id).map_or(current, |r| r.revision.min(current));
+            let events = sql::events_between(db, id, after, current)?;
+            let r = bring_up_to(db, runtime, resident, id, current, events)?;
+            Ok((current, f(&mut r.board)?))
+        });
+        if result.is_err() {
+            resident.remove(id);
+        }
+        result
+    }
+
+    /// A view as the engine's JSON.
+    pub fn view(&mut self, id: &str, v: &View) -> Result<String> {
+        let (_, json) = self.read(id, |b| match b.view(v)? {
+            Ok(json) => Ok(json),
+            Err(error) => Err(refused(b, error)?),
+        })?;
+        Ok(json)
+    }
+
+    /// The board's serialized state (the engine's form).
+    pub fn state(&mut self, id: &str) -> Result<String> {
+        Ok(self.read(id, |b| Ok(b.save()?))?.1)
+    }
+
+    /// The events after revision `after`, oldest first, at most `limit`: the change feed.
+    pub fn events(&mut self, id: &str, after: u64, limit: u64) -> Result<Vec<Event>> {
+        self.revision(id)?;
+        let rows = self.db.query(
+            "SELECT revision, actor, at, event FROM board_events WHERE board = $1 AND revision > $2 ORDER BY revision LIMIT $3",
+            &[id.into(), int(after), int(limit)],
+        )?;
+        rows.into_iter()
+            .map(|r| {
+                let mut r = r.into_iter();
+                let mut next = || r.next().ok_or_else(|| Error::Schema("a short event row".into()));
+                Ok(Event { revision: rev(&next()?)?, actor: next()?.text()?, at: next()?.text()?, event: next()?.text()? })
+            })
+            .collect()
+    }
+
+    /// The events after `after`, waiting up to `timeout` for one if there are none yet:
+    /// PostgreSQL wakes on NOTIFY, SQLite polls.
+    pub fn follow(&mut self, id: &str, after: u64, timeout: Duration) -> Result<Vec<Event>> {
+        let deadline = std::time::Instant::now() + timeout;
+        self.db.listen()?;
+        loop {
+            let events = self.events(id, after, 1000)?;
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if !events.is_empty() || left.is_zero() {
+                return Ok(events);
+            }
+            self.db.wait_for_change(left)?;
+        }
+    }
+
+    /// Rebuilds the board from its earliest kept snapshot and every event after it, without
+    /// touching the resident copy: what a restore or an audit does. Returns the state.
+    pub fn rebuild(&mut self, id: &str) -> Result<String> {
+        let Boards { db, runtime, .. } = self;
+        sql::read(db.as_mut(), |db| {
+            let rows = db.query("SELECT revision, state FROM board_snapshots WHERE board = $1 ORDER BY revision LIMIT 1", &[id.into()])?;
+            let row = rows.into_iter().next().ok_or_else(|| Error::NoBoard(id.into()))?;
+            let mut row = row.into_iter();
+            let (from, state) = (rev(&row.next().unwrap_or(Value::Null))?, row.next().unwrap_or(Value::Null).text()?);
+            let mut r = load(runtime, id, from, &state)?;
+            let events = sql::events_between(db, id, from, u64::MAX)?;
+            replay(id, &mut r, events)?;
+            Ok(r.board.save()?)
+        })
+    }
+
+    /// Returns to pending every claim on the board not renewed within the lease; the
+    /// restarted orchestrator's first move. Returns the tasks reclaimed.
+    pub fn reclaim_stale(&mut self, id: &str, actor: &str) -> Result<Vec<String>> {
+        let stale_before = rfc3339(SystemTime::now() - self.config.lease);
+        let (_, stale) = self.read(id, |b| Ok(b.stale(&stale_before)?))?;
+        let mut reclaimed = Vec::new();
+        for task in stale {
+            let op = Op::Reclaim(workmem_runtime::board::Reclaim { task: task.id.clone(), stale_before: stale_before.clone() });
+            match self.apply(id, None, actor, &op) {
+                Ok(_) => reclaimed.push(task.id),
+                // Renewed since it was read: the claim holds.
+                Err(Error::Refused { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(reclaimed)
+    }
+
+    /// Compacts a long-running board's log into its latest snapshot: the events and older
+    /// snapshots it covers are deleted. Returns how many events went.
+    pub fn compact(&mut self, id: &str) -> Result<u64> {
+        sql::write(self.db.as_mut(), |db| {
+            let rows = db.query("SELECT MAX(revision) FROM board_snapshots WHERE board = $1", &[id.into()])?;
+            let Some(latest) = rows.into_iter().next().and_then(|r| r.into_iter().next()).filter(|v| *v != Value::Null) else {
+                return Err(Error::NoBoard(id.into()));
+            };
+            let latest = rev(&latest)?;
+            db.execute("DELETE FROM board_snapshots WHERE board = $1 AND revision < $2", &[id.into(), int(latest)])?;
+            db.execute("DELETE FROM board_events WHERE board = $1 AND revision <= $2", &[id.into(), int(latest)])
+        })
+    }
+
+    /// Deletes boards archived longer ago than [`Config::retention`], with their logs,
+    /// snapshots and grants. Returns their IDs.
+    pub fn collect_garbage(&mut self) -> Result<Vec<String>> {
+        let before = rfc3339(SystemTime::now() - self.config.retention);
+        let gone = sql::write(self.db.as_mut(), |db| {
+            let rows = db.query("SELECT id FROM boards WHERE status = 'archived' AND archived_at < $1 ORDER BY id", &[before.as_str().into()])?;
+            let ids = rows.into_iter().map(|r| r.into_iter().next().unwrap_or(Value::Null).text()).collect::<Result<Vec<_>>>()?;
+            for id in &ids {
+                db.execute("DELETE FROM boards WHERE id = $1", &[id.as_str().into()])?;
+            }
+            Ok(ids)
+        })?;
+        for id in &gone {
+            self.resident.remove(id);
+        }
+        Ok(gone)
+    }
+
+    /// Every board's head, by ID.
+    pub fn list(&mut self) -> Result<Vec<Head>> {
+        let rows = self.db.query("SELECT id, revision, status, created_at, updated_at, archived_at FROM boards ORDER BY id", &[])?;
+        rows.into_iter()
+            .map(|r| {
+                let mut r = r.into_iter();
+                let mut next = || r.next().unwrap_or(Value::Null);
+                Ok(Head {
+                    id: next().text()?,
+                    revision: rev(&next())?,
+                    status: next().text()?,
+                    created_at: next().text()?,
+                    updated_at: next().text()?,
+                    archived_at: next().opt_text()?,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The engine's refusal as an [`Error`], worded by the engine.
+fn refused(board: &mut Board, error: workmem_runtime::board::BoardError) -> Result<Error> {
+    let message = board.describe(&error)?;
+    Ok(Error::Refused { error, message })
+}
+
+/// The resident board brought to revision `current` with `events` (those after its
+/// revision), or loaded from the latest snapshot when it is not resident, is ahead (after a
+/// rollback), or the events do not reach back to it.
+fn bring_up_to<'a>(
+    db: &mut dyn Sql,
+    runtime: &Runtime,
+    resident: &'a mut HashMap<String, Resident>,
+    id: &str,
+    current: u64,
+    events: Vec<(u64, String)>,
+) -> Result<&'a mut Resident> {
+    let fits = |r: &Resident| r.revision <= current && (r.revision == current || events.first().is_some_and(|(first, _)| *first == r.revision + 1));
+    let events = match resident.get(id) {
+        Some(r) if fits(r) => events,
+        _ => {
+            let rows = db.query(
+                "SELECT revision, state FROM board_snapshots WHERE board = $1 AND revision <= $2 ORDER BY revision DESC LIMIT 1",
+                &[id.into(), int(current)],
+            )?;
+            let row = rows.into_iter().next().ok_or_else(|| Error::NoBoard(id.into()))?;
+            let mut row = row.into_iter();
+            let (from, state) = (rev(&row.next().unwrap_or(Value::Null))?, row.next().unwrap_or(Value::Null).text()?);
+            resident.insert(id.into(), load(runtime, id, from, &state)?);
+            sql::events_between(db, id, from, current)?
+        }
+    };
+    let r = resident.get_mut(id).expect("resident by now");
+    replay(id, r, events)?;
+    Ok(r)
+}
+
+fn load(runtime: &Runtime, id: &str, revision: u64, state: &str) -> Result<Resident> {
+    let board = runtime.load_board(state)?.map_err(|why| Error::Log { board: id.into(), revision, why })?;
+    Ok(Resident { board, revision })
+}
+
+/// Replays `events` (the ones after the resident board's revision, in order).
+fn replay(id: &str, r: &mut Resident, events: Vec<(u64, String)>) -> Result<()> {
+    let from = r.revision;
+    for (revision, event) in events.into_iter().filter(|(rev, _)| *rev > from) {
+        r.revision = r.board.replay(&event)?.map_err(|e| Error::Log { board: id.into(), revision, why: format!("{e:?}") })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! PostgreSQL, for boards shared across machines: row locks serialize the writers of one
+//! board, and NOTIFY tells followers a board changed.
+
+use super::sql::{Append, Kind, Locked, Param, Row, Sql, Value};
+use super::{Error, Result};
+use postgres::types::{ToSql, Type};
+use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+use std::collections::HashMap;
+
+pub struct Postgres {
+    client: Client,
+    prepared: HashMap<String, Statement>,
+    listening: bool,
+}
+
+/// Where board writers NOTIFY (payload: `<board> <revision>`).
+pub const CHANNEL: &str = "workmem_boards";
+
+static NULL: Option<&str> = None;
+
+impl Postgres {
+    pub fn connect(url: &str) -> Result<Self> {
+        let mut client = Client::connect(url, NoTls).map_err(|source| Error::Open { target: redact(url), source: source.into() })?;
+        client.batch_execute("SET standard_conforming_strings = on").map_err(db)?;
+        Ok(Postgres { client, prepared: HashMap::new(), listening: false })
+    }
+
+    fn statement(&mut self, sql: &str) -> Result<Statement> {
+        if let Some(s) = self.prepared.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql).map_err(db)?;
+        self.prepared.insert(sql.to_string(), s.clone());
+        Ok(s)
+    }
+}
+
+/// A connection URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// `value` as a SQL string literal. With `standard_conforming_strings` on (set at connect,
+/// and PostgreSQL's default) a quote doubled is the only escape; NUL cannot be stored at all.
+fn literal(value: &str) -> Result<String> {
+    if value.contains('\0') {
+        return Err(Error::Schema("text with a NUL character cannot be stored in PostgreSQL".into()));
+    }
+    Ok(format!("'{}'", value.replace('\'', "''")))
+}
+
+fn db(e: postgres::Error) -> Error {
+    Error::Db(e.into())
+}
+
+fn bind<'a>(params: &'a [Param<'a>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|p| match p {
+            Param::Null => &NULL as &(dyn ToSql + Sync),
+            Param::Int(v) => v as &(dyn ToSql + Sync),
+            Param::Text(v) => v as &(dyn ToSql + Sync),
+        })
+        .collect()
+}
+
+impl Sql for Postgres {
+    fn kind(&self) -> Kind {
+        Kind::Postgres
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<()> {
+        self.client.batch_execute(sql).map_err(db)
+    }
+
+    fn listen(&mut self) -> Result<()> {
+        if !self.listening {
+            self.client.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(db)?;
+            self.listening = true;
+        }
+        Ok(())
+    }
+
+    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<()> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let mut notifications = self.client.notifications();
+        notifications.timeout_iter(timeout).next().map_err(db)?;
+        Ok(())
+    }
+
+    // A mutation holds its board's row lock from `lock_head` to the commit, and every round
+    // trip in between is time no other writer of that board can use: so each half is one
+    // simple-protocol round trip (values as quoted literals) instead of three or four.
+    fn lock_head(&mut self, board: &str, after: u64) -> Result<Option<Locked>> {
+        let b = literal(board)?;
+        let messages = self
+            .client
+            .simple_query(&format!(
+                "BEGIN; SELECT revision FROM boards WHERE id = {b} FOR UPDATE; \
+                 SELECT revision, event FROM board_events WHERE board = {b} AND revision > {after} ORDER BY revision"
+            ))
+            .map_err(db)?;
+        let (mut head, mut events) = (None, Vec::new());
+        for m in messages {
+            let SimpleQueryMessage::Row(row) = m else { continue };
+            let number = |i: usize| row.get(i).and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| Error::Schema("a revision that is not a number".into()));
+            if row.len() == 1 {
+                head = Some(number(0)?);
+            } else {
+                events.push((number(0)?, row.get(1).unwrap_or_default().to_string()));
+            }
+        }
+        // Events written after the lock was granted cannot exist; any before it were read.
+        Ok(head.map(|h| (h, events.into_iter().filter(|(r, _)| *r <= h).collect())))
+    }
+
+    fn append_commit(&mut self, a: &Append<'_>) -> Result<()> {
+        let (b, r, at) = (literal(a.board)?, a.revision, literal(a.at)?);
+        let status = match a.status {
+            Some((status, archived_at)) => format!(", status = {}, archived_at = {}", literal(status)?, archived_at.map_or(Ok("NULL".into()), literal)?),
+            None => String::new(),
+        };
+        let snapshot = match a.snapshot {
+            Some(state) => format!(", s AS (INSERT INTO board_snapshots (board, revision, state) VALUES ({b}, {r}, {}))", literal(state)?),
+            None => String::new(),
+        };
+        self.client
+            .simple_query(&format!(
+                "WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ({b}, {r}, {}, {at}, {})), \
+                 h AS (UPDATE boards SET revision = {r}, updated_at = {at}{status} WHERE id = {b}){snapshot} \
+                 SELECT pg_notify('{CHANNEL}', {}); COMMIT",
+                literal(a.actor)?,
+                literal(a.event)?,
+                literal(&format!("{} {r}", a.board))?,
+            ))
+            .map_err(db)?;
+        Ok(())
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        let stmt = self.statement(sql)?;
+        self.client.execute(&stmt, &bind(params)).map_err(db)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        let stmt = self.statement(sql)?;
+        let rows = self.client.query(&stmt, &bind(params)).map_err(db)?;
+        rows.iter()
+            .map(|row| {
+                (0..row.len())
+                    .map(|i| {
+                        let ty = row.columns()[i].type_();
+                        Ok(if *ty == Type::INT8 {
+                            row.get::<_, Option<i64>>(i).map_or(Value::Null, Value::Int)
+                        } else if *ty == Type::INT4 {
+                            row.get::<_, Option<i32>>(i).map_or(Value::Null, |v| Value::Int(v.into()))
+                        } else if *ty == Type::TEXT || *ty == Type::VARCHAR {
+                            row.get::<_, Option<String>>(i).map_or(Value::Null, Value::Text)
+                        } else if *ty == Type::VOID {
+                            Value::Null
+                        } else {
+                            return Err(Error::Schema(format!("unexpected column type {ty}")));
+                        })
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}

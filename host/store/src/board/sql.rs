@@ -1,0 +1,205 @@
+//! The little SQL both backends speak: statements written once with `$1`-style parameters,
+//! values that are integers or text, and a transaction around a closure. SQLite and
+//! PostgreSQL differ only where this says so ([`Sql::kind`]).
+
+use super::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Param<'a> {
+    Null,
+    Int(i64),
+    Text(&'a str),
+}
+
+impl<'a> From<Option<&'a str>> for Param<'a> {
+    fn from(v: Option<&'a str>) -> Self {
+        v.map_or(Param::Null, Param::Text)
+    }
+}
+
+impl From<i64> for Param<'_> {
+    fn from(v: i64) -> Self {
+        Param::Int(v)
+    }
+}
+
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(v: &'a str) -> Self {
+        Param::Text(v)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Null,
+    Int(i64),
+    Text(String),
+}
+
+impl Value {
+    pub fn int(&self) -> Result<i64> {
+        match self {
+            Value::Int(v) => Ok(*v),
+            other => Err(Error::Schema(format!("expected an integer, found {other:?}"))),
+        }
+    }
+
+    pub fn text(self) -> Result<String> {
+        match self {
+            Value::Text(v) => Ok(v),
+            other => Err(Error::Schema(format!("expected text, found {other:?}"))),
+        }
+    }
+
+    pub fn opt_text(self) -> Result<Option<String>> {
+        match self {
+            Value::Null => Ok(None),
+            other => other.text().map(Some),
+        }
+    }
+}
+
+pub type Row = Vec<Value>;
+
+/// A connection to a board database. Statements are prepared once per connection.
+pub trait Sql: Send {
+    fn kind(&self) -> Kind;
+    fn batch(&mut self, sql: &str) -> Result<()>;
+    fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64>;
+    fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>>;
+
+    /// Starts a transaction that writes: on SQLite it takes the write lock at once, so two
+    /// writers queue instead of failing at commit.
+    fn begin_write(&mut self) -> Result<()> {
+        self.batch(match self.kind() {
+            Kind::Sqlite => "BEGIN IMMEDIATE",
+            Kind::Postgres => "BEGIN",
+        })
+    }
+
+    /// Subscribes this connection to board changes (PostgreSQL's LISTEN); SQLite polls.
+    fn listen(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Waits until a board may have changed, or `timeout`.
+    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<()> {
+        std::thread::sleep(timeout.min(POLL));
+        Ok(())
+    }
+
+    /// Starts a mutation: a write transaction with the board's head locked. Returns its
+    /// revision and the events after `after` (what the resident board lacks), or `None`
+    /// when there is no such board. The transaction stays open either way.
+    fn lock_head(&mut self, board: &str, after: u64) -> Result<Option<Locked>> {
+        self.begin_write()?;
+        let for_update = self.for_update();
+        let head = self.query(&format!("SELECT revision FROM boards WHERE id = $1{for_update}"), &[board.into()])?;
+        let Some(current) = head.first().and_then(|r| r.first()) else { return Ok(None) };
+        let current = rev(current)?;
+        let events = if current > after { events_between(self, board, after, current)? } else { Vec::new() };
+        Ok(Some((current, events)))
+    }
+
+    /// Ends a mutation: appends its event, advances the head, writes a snapshot when one is
+    /// due, notifies followers where the database can, and commits.
+    fn append_commit(&mut self, a: &Append<'_>) -> Result<()> {
+        let revision = Param::Int(a.revision as i64);
+        self.execute(
+            "INSERT INTO board_events (board, revision, actor, at, event) VALUES ($1, $2, $3, $4, $5)",
+            &[a.board.into(), revision, a.actor.into(), a.at.into(), a.event.into()],
+        )?;
+        match a.status {
+            Some((status, archived_at)) => self.execute(
+                "UPDATE boards SET revision = $2, updated_at = $3, status = $4, archived_at = $5 WHERE id = $1",
+                &[a.board.into(), revision, a.at.into(), status.into(), archived_at.into()],
+            )?,
+            None => self.execute("UPDATE boards SET revision = $2, updated_at = $3 WHERE id = $1", &[a.board.into(), revision, a.at.into()])?,
+        };
+        if let Some(state) = a.snapshot {
+            self.execute("INSERT INTO board_snapshots (board, revision, state) VALUES ($1, $2, $3)", &[a.board.into(), revision, state.into()])?;
+        }
+        self.batch("COMMIT")
+    }
+
+    /// `FOR UPDATE` where the database has it: PostgreSQL locks the row read; SQLite's write
+    /// transaction already holds the database.
+    fn for_update(&self) -> &'static str {
+        match self.kind() {
+            Kind::Sqlite => "",
+            Kind::Postgres => " FOR UPDATE",
+        }
+    }
+}
+
+/// A locked head: the board's revision and the events the caller lacks, `(revision, event)`.
+pub type Locked = (u64, Vec<(u64, String)>);
+
+/// One applied op, to be stored.
+pub struct Append<'a> {
+    pub board: &'a str,
+    pub revision: u64,
+    pub actor: &'a str,
+    pub at: &'a str,
+    pub event: &'a str,
+    /// The board's new status and archive time, when the op changed its status.
+    pub status: Option<(&'a str, Option<&'a str>)>,
+    /// The board's state, when a snapshot is due at this revision.
+    pub snapshot: Option<&'a str>,
+}
+
+pub fn rev(v: &Value) -> Result<u64> {
+    u64::try_from(v.int()?).map_err(|_| Error::Schema("a negative revision".into()))
+}
+
+/// The events with revisions in `(after, until]`, oldest first.
+pub fn events_between(db: &mut (impl Sql + ?Sized), board: &str, after: u64, until: u64) -> Result<Vec<(u64, String)>> {
+    let rows = db.query(
+        "SELECT revision, event FROM board_events WHERE board = $1 AND revision > $2 AND revision <= $3 ORDER BY revision",
+        &[board.into(), Param::Int(after as i64), Param::Int(i64::try_from(until).unwrap_or(i64::MAX))],
+    )?;
+    rows.into_iter()
+        .map(|row| {
+            let mut row = row.into_iter();
+            Ok((rev(&row.next().unwrap_or(Value::Null))?, row.next().unwrap_or(Value::Null).text()?))
+        })
+        .collect()
+}
+
+/// How often a follower polls a database that cannot notify.
+const POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Runs `f` in a write transaction: committed when it returns `Ok`, rolled back otherwise.
+pub fn write<T>(db: &mut dyn Sql, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T> {
+    db.begin_write()?;
+    finish(db, f)
+}
+
+/// Runs `f` in a read transaction: one consistent view of the database.
+pub fn read<T>(db: &mut dyn Sql, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T> {
+    db.batch(match db.kind() {
+        Kind::Sqlite => "BEGIN",
+        Kind::Postgres => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    })?;
+    finish(db, f)
+}
+
+fn finish<T>(db: &mut dyn Sql, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T> {
+    match f(db) {
+        Ok(value) => {
+            db.batch("COMMIT")?;
+            Ok(value)
+        }
+        Err(e) => {
+            // The error that stopped the transaction is the one to report.
+            let _ = db.batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The embedded default: one SQLite file, in WAL mode so readers never wait for the writer.
+
+use super::sql::{Kind, Param, Row, Sql, Value};
+use super::{Error, Result};
+use rusqlite::types::ValueRef;
+use std::path::Path;
+use std::time::Duration;
+
+pub struct Sqlite(rusqlite::Connection);
+
+/// How long a writer waits for another's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Sqlite {
+    pub fn open(path: &Path) -> Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| Error::Open { target: path.display().to_string(), source: source.into() })?;
+        }
+        let conn = rusqlite::Connection::open(path).map_err(|source| Error::Open { target: path.display().to_string(), source: source.into() })?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
+        // WAL: readers see the last commit while a writer works. synchronous=FULL: an
+        // acknowledged mutation survives a power cut, not only a crash.
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;").map_err(db)?;
+        Ok(Sqlite(conn))
+    }
+}
+
+fn db(e: rusqlite::Error) -> Error {
+    Error::Db(e.into())
+}
+
+/// SQLite reads `?1` where PostgreSQL reads `$1`.
+fn sqlite_sql(sql: &str) -> String {
+    sql.replace('$', "?")
+}
+
+fn bind(params: &[Param<'_>]) -> Vec<rusqlite::types::Value> {
+    params
+        .iter()
+        .map(|p| match p {
+            Param::Null => rusqlite::types::Value::Null,
+            Param::Int(v) => rusqlite::types::Value::Integer(*v),
+            Param::Text(v) => rusqlite::types::Value::Text((*v).to_string()),
+        })
+        .collect()
+}
+
+impl Sql for Sqlite {
+    fn kind(&self) -> Kind {
+        Kind::Sqlite
+    }
+
+    fn batch(&mut self, sql: &str) -> Result<()> {
+        self.0.execute_batch(sql).map_err(db)
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        let mut stmt = self.0.prepare_cached(&sqlite_sql(sql)).map_err(db)?;
+        Ok(stmt.execute(rusqlite::params_from_iter(bind(params))).map_err(db)? as u64)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
+        let mut stmt = self.0.prepare_cached(&sqlite_sql(sql)).map_err(db)?;
+        let columns = stmt.column_count();
+        let mut rows = stmt.query(rusqlite::params_from_iter(bind(params))).map_err(db)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(db)? {
+            let mut values = Vec::with_capacity(columns);
+            for i in 0..columns {
+                values.push(match row.get_ref(i).map_err(db)? {
+                    ValueRef::Null => Value::Null,
+                    ValueRef::Integer(v) => Value::Int(v),
+                    ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+                    other => return Err(Error::Schema(format!("unexpected column type {:?}", other.data_type()))),
+                });
+            }
+            out.push(values);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,114 @@
+//! `workmem board` as a user runs it: spec 002's worked example (examples/board/auth.sh) end
+//! to end on SQLite and on a real PostgreSQL, and the JSON a script gets, errors included.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("board-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn workmem(db: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_workmem"))
+        .arg("board")
+        .args(args)
+        .env("WORKMEM_BOARD_DB", db)
+        .env_remove("WORKMEM_AGENT")
+        .env_remove("WORKMEM_BOARD_TOKEN")
+        .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+}
+
+/// Runs the example against `db`, then checks the board it leaves, as the orchestrator reads it.
+fn worked_example(db: &str) {
+    let out = Command::new(common::root().join("examples/board/auth.sh"))
+        .env("WORKMEM", env!("CARGO_BIN_EXE_workmem"))
+        .env("WORKMEM_BOARD_DB", db)
+        .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the example failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+
+    let state = json(&workmem(db, &["show", "auth", "state", "--json"]));
+    assert_eq!(state["goal"], "Build auth system for the API");
+    assert_eq!(state["revision"], 16);
+    let tasks = state["tasks"].as_array().unwrap();
+    let t1 = &tasks[0];
+    assert_eq!((t1["status"].as_str(), t1["reviewed_by"].as_str(), t1["review_status"].as_str()), (Some("completed"), Some("qa"), Some("approved")));
+    assert_eq!((tasks[1]["status"].as_str(), tasks[1]["assigned_to"].as_str()), (Some("assigned"), Some("dev")));
+    let decisions = state["decisions"].as_array().unwrap();
+    assert_eq!(decisions[1]["choice"], "A separate tokens table");
+    assert_eq!(state["nudges"][0]["target"], serde_json::json!({"agent": "dev"}));
+    let artifact = &state["artifacts"][0];
+    assert_eq!((artifact["associated_task"].as_str(), artifact["version"].as_u64()), (Some("T-1"), Some(1)));
+    assert!(artifact["checksum"].as_str().unwrap().starts_with("sha256:"), "an artifact is kept by reference with its checksum");
+
+    let context = json(&workmem(db, &["context", "auth", "T-2", "--json"]));
+    assert_eq!(context["dependencies"][0]["result"]["summary"], "tokens table with user_id and refresh_token");
+    let candidates = json(&workmem(db, &["candidates", "auth", "--json"]));
+    let kinds: Vec<&str> = candidates.as_array().unwrap().iter().map(|c| c["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["decision", "decision", "insight", "pattern"]);
+    let contributions = json(&workmem(db, &["show", "auth", "contributions", "--json"]));
+    assert_eq!(contributions.as_array().unwrap().iter().map(|c| c["agent_id"].as_str().unwrap()).collect::<Vec<_>>(), ["dev"]);
+}
+
+#[test]
+fn the_spec_002_example_runs_on_sqlite() {
+    worked_example(&scratch("example").join("boards.sqlite3").display().to_string());
+}
+
+#[test]
+fn the_spec_002_example_runs_on_postgres() {
+    if let Some(server) = common::postgres::Server::start() {
+        worked_example(&server.database("example"));
+    }
+}
+
+/// What a script gets: JSON for every outcome, a stable error code, the current revision on a
+/// conflict, and nothing changed by a command that failed.
+#[test]
+fn errors_are_json_a_script_can_act_on() {
+    let db = scratch("errors").join("boards.sqlite3").display().to_string();
+    let created = json(&workmem(&db, &["create", "b", "--name", "n", "--goal", "g", "--json"]));
+    assert_eq!(created, serde_json::json!({"ok": true, "board": "b", "revision": 0}));
+    let added = json(&workmem(&db, &["task", "add", "b", "first", "--json"]));
+    assert_eq!((added["revision"].as_u64(), added["event"]["op"]["op"].as_str()), (Some(1), Some("add_task")));
+
+    let error = |out: Output| -> Value {
+        assert_eq!(out.status.code(), Some(1));
+        json(&out)["error"].clone()
+    };
+    let conflict = error(workmem(&db, &["task", "add", "b", "second", "--expect", "0", "--json"]));
+    assert_eq!((conflict["kind"].as_str(), conflict["current_revision"].as_u64()), (Some("conflict"), Some(1)));
+    let cycle = error(workmem(&db, &["task", "depend", "b", "T-1", "--on", "T-1", "--json"]));
+    assert_eq!((cycle["kind"].as_str(), cycle["message"].as_str()), (Some("refused"), Some("that dependency would close a cycle: T-1 -> T-1")));
+    let illegal = error(workmem(&db, &["status", "b", "T-1", "completed", "--json"]));
+    assert_eq!(illegal["message"], "completing a task takes --summary: what was done");
+    assert_eq!(error(workmem(&db, &["ready", "nope", "--json"]))["kind"], "no_board");
+    assert_eq!(error(workmem(&db, &["create", "b", "--name", "n", "--goal", "g", "--json"]))["kind"], "exists");
+
+    // A token acts as its agent, on its board only.
+    workmem(&db, &["create", "other", "--name", "n", "--goal", "g"]);
+    let token = json(&workmem(&db, &["grant", "b", "dev", "--json"]))["token"].as_str().unwrap().to_string();
+    let started = json(&workmem(&db, &["status", "b", "T-1", "in_progress", "--token", &token, "--json"]));
+    assert_eq!(started["event"]["actor"], "dev");
+    assert_eq!(error(workmem(&db, &["ready", "other", "--token", &token, "--json"]))["kind"], "forbidden");
+    assert_eq!(error(workmem(&db, &["ready", "b", "--token", "wmb_0", "--json"]))["kind"], "forbidden");
+
+    let state = json(&workmem(&db, &["show", "b", "state", "--json"]));
+    assert_eq!(state["revision"], 2, "only the two commands that succeeded wrote");
+    let feed = workmem(&db, &["watch", "b", "--after", "0", "--count", "2"]);
+    let lines: Vec<Value> = String::from_utf8_lossy(&feed.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.iter().map(|e| e["revision"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
+}

@@ -1,0 +1,296 @@
+//! Spec 002's boards stored (workmem-store's `board`): one suite, run against SQLite and a
+//! real PostgreSQL server. Compare-and-swap on the revision, the event log that rebuilds the
+//! board, snapshots and compaction, restarts, migrations, leases, retention, tokens, the
+//! change feed, and 16 concurrent writers that lose nothing.
+
+mod common;
+
+use common::postgres::Server;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+use workmem_runtime::board::*;
+use workmem_store::board::{Boards, Config, Error};
+
+/// Where a case's board database lives: a fresh SQLite file or a fresh PostgreSQL database.
+trait Target: Sync {
+    fn fresh(&self, case: &str) -> String;
+}
+
+struct Sqlite(std::path::PathBuf);
+
+impl Target for Sqlite {
+    fn fresh(&self, case: &str) -> String {
+        self.0.join(format!("{case}.sqlite3")).display().to_string()
+    }
+}
+
+impl Target for Server {
+    fn fresh(&self, case: &str) -> String {
+        self.database(case)
+    }
+}
+
+fn open(db: &str, config: Config) -> Boards {
+    Boards::open(db, common::runtime(), config).unwrap_or_else(|e| panic!("open {db}: {e}"))
+}
+
+fn task(title: &str, deps: &[&str]) -> Op {
+    Op::AddTask(NewTask { title: title.into(), description: String::new(), depends_on: deps.iter().map(|d| d.to_string()).collect(), needs_review: false })
+}
+
+fn set(task: &str, status: TaskStatus) -> Op {
+    Op::SetStatus(StatusChange { task: task.into(), status })
+}
+
+fn new_board(boards: &mut Boards, id: &str) {
+    boards.create(id, "Implement auth", "Add JWT authentication to the API", &["No breaking changes".into()], &[]).unwrap();
+}
+
+type Case = fn(&dyn Target);
+
+fn suite(target: &dyn Target) {
+    let cases: [(&str, Case); 7] = [
+        ("compare_and_swap", compare_and_swap),
+        ("log_snapshots_restart", log_snapshots_restart),
+        ("migrations", migrations),
+        ("leases_and_retention", leases_and_retention),
+        ("tokens", tokens),
+        ("change_feed", change_feed),
+        ("sixteen_writers", sixteen_writers),
+    ];
+    for (name, case) in cases {
+        eprintln!("case {name}");
+        case(target);
+    }
+}
+
+#[test]
+fn sqlite() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("boards-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    suite(&Sqlite(dir.clone()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn postgres() {
+    if let Some(server) = Server::start() {
+        suite(&server);
+    }
+}
+
+/// A stale revision is a conflict carrying the current one; a refused op is the engine's
+/// sentence; neither writes anything.
+fn compare_and_swap(target: &dyn Target) {
+    let db = target.fresh("cas");
+    let mut boards = open(&db, Config::default());
+    new_board(&mut boards, "auth");
+    assert!(matches!(boards.create("auth", "n", "g", &[], &[]), Err(Error::Exists(id)) if id == "auth"));
+    let refused = boards.create("empty", "n", " ", &[], &[]).unwrap_err();
+    assert_eq!((refused.code(), refused.to_string()), ("refused", "goal is empty; it is required".to_string()));
+
+    let first = boards.apply("auth", Some(0), "orchestrator", &task("Design token schema", &[])).unwrap();
+    assert_eq!(first.revision, 1);
+    assert!(first.event.contains("\"op\":\"add_task\""));
+    let stale = boards.apply("auth", Some(0), "dev", &task("late", &[])).unwrap_err();
+    assert!(matches!(stale, Error::Conflict { expected: 0, current: 1, .. }), "{stale:?}");
+    assert_eq!(stale.to_string(), "board auth is at revision 1, not 0: another writer came first; read it again and retry");
+    let illegal = boards.apply("auth", None, "dev", &set("T-1", TaskStatus::Completed)).unwrap_err();
+    assert_eq!((illegal.code(), illegal.to_string()), ("refused", "task T-1 cannot go from pending to completed".to_string()));
+    assert_eq!(boards.revision("auth").unwrap(), 1, "neither the conflict nor the refusal wrote");
+    assert_eq!(boards.events("auth", 0, 100).unwrap().len(), 1);
+
+    // Another connection sees the write at once, and its own writes are seen here.
+    let mut other = open(&db, Config::default());
+    assert!(other.view("auth", &View::Ready).unwrap().contains("Design token schema"));
+    other.apply("auth", Some(1), "orchestrator", &task("Token service", &["T-1"])).unwrap();
+    let blocked: serde_json::Value = serde_json::from_str(&boards.view("auth", &View::Blocked).unwrap()).unwrap();
+    assert_eq!(blocked[0]["id"], "T-2");
+    assert!(matches!(boards.view("nope", &View::Ready), Err(Error::NoBoard(_))));
+    assert!(matches!(boards.view("auth", &View::ContextForTask("T-9".into())), Err(Error::Refused { .. })));
+}
+
+/// The log rebuilds the board; snapshots bound what a load replays; compaction keeps the
+/// board whole; a restarted process resumes where the last left off.
+fn log_snapshots_restart(target: &dyn Target) {
+    let db = target.fresh("log");
+    let config = Config { snapshot_every: 4, ..Config::default() };
+    let mut boards = open(&db, config.clone());
+    new_board(&mut boards, "auth");
+    for i in 0..9 {
+        boards.apply("auth", None, "orchestrator", &task(&format!("task {i}"), &[])).unwrap();
+    }
+    boards.apply("auth", None, "dev", &set("T-1", TaskStatus::InProgress)).unwrap();
+    let state = boards.state("auth").unwrap();
+    assert_eq!(boards.rebuild("auth").unwrap(), state, "the event log rebuilds the board");
+    drop(boards);
+
+    let mut restarted = open(&db, config);
+    assert_eq!(restarted.state("auth").unwrap(), state, "a restart loads the latest snapshot and the events after it");
+    assert_eq!(restarted.compact("auth").unwrap(), 8, "revisions 1-8 are in the snapshot at 8");
+    assert_eq!(restarted.events("auth", 0, 100).unwrap().iter().map(|e| e.revision).collect::<Vec<_>>(), vec![9, 10]);
+    assert_eq!(restarted.rebuild("auth").unwrap(), state);
+    restarted.apply("auth", Some(10), "dev", &Op::Heartbeat("T-1".into())).unwrap();
+    assert_eq!(open(&db, Config::default()).revision("auth").unwrap(), 11);
+}
+
+/// A new database is migrated to the current version; one from a newer workmem is refused.
+fn migrations(target: &dyn Target) {
+    let db = target.fresh("migrations");
+    drop(open(&db, Config::default()));
+    drop(open(&db, Config::default()));
+    let mut raw = raw(&db);
+    raw("INSERT INTO workmem_schema (version) VALUES (99)");
+    let Err(e) = Boards::open(&db, common::runtime(), Config::default()) else { panic!("a newer schema opened") };
+    assert_eq!(
+        e.to_string(),
+        format!("the board database is at schema version 99, newer than this workmem's {}: upgrade workmem", workmem_store::board::SCHEMA_VERSION)
+    );
+}
+
+/// Runs SQL on the database directly, as an operator (or another program) would.
+fn raw(db: &str) -> impl FnMut(&str) {
+    enum Conn {
+        Sqlite(rusqlite::Connection),
+        Pg(Box<postgres::Client>),
+    }
+    let mut conn = if db.starts_with("postgres://") {
+        Conn::Pg(Box::new(postgres::Client::connect(db, postgres::NoTls).unwrap()))
+    } else {
+        Conn::Sqlite(rusqlite::Connection::open(db).unwrap())
+    };
+    move |sql| match &mut conn {
+        Conn::Sqlite(c) => c.execute_batch(sql).unwrap(),
+        Conn::Pg(c) => c.batch_execute(sql).unwrap(),
+    }
+}
+
+/// A dead worker's claim expires and the orchestrator reclaims it; an archived board is
+/// deleted once past retention.
+fn leases_and_retention(target: &dyn Target) {
+    let db = target.fresh("leases");
+    let mut boards = open(&db, Config { lease: Duration::ZERO, retention: Duration::ZERO, ..Config::default() });
+    new_board(&mut boards, "auth");
+    boards.apply("auth", None, "orchestrator", &task("a", &[])).unwrap();
+    boards.apply("auth", None, "orchestrator", &task("b", &[])).unwrap();
+    boards.apply("auth", None, "orchestrator", &Op::Assign(Assignment { task: "T-1".into(), agent: "dev".into() })).unwrap();
+    boards.apply("auth", None, "dev", &set("T-1", TaskStatus::InProgress)).unwrap();
+    new_board(&mut boards, "old");
+    boards.apply("old", None, "orchestrator", &Op::Close(BoardStatus::Completed)).unwrap();
+    boards.apply("old", None, "orchestrator", &Op::Archive).unwrap();
+    assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), Vec::<String>::new(), "heard from this second");
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), vec!["T-1"]);
+    let ready: serde_json::Value = serde_json::from_str(&boards.view("auth", &View::Ready).unwrap()).unwrap();
+    assert_eq!(ready.as_array().unwrap().len(), 2, "the reclaimed task is ready again");
+
+    assert_eq!(boards.collect_garbage().unwrap(), vec!["old"]);
+    assert_eq!(boards.list().unwrap().iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), vec!["auth"]);
+    assert!(matches!(boards.revision("old"), Err(Error::NoBoard(_))));
+    assert!(boards.events("old", 0, 10).is_err());
+}
+
+/// A token opens the board it was granted for, and no other.
+fn tokens(target: &dyn Target) {
+    let db = target.fresh("tokens");
+    let mut boards = open(&db, Config::default());
+    new_board(&mut boards, "auth");
+    new_board(&mut boards, "billing");
+    let token = boards.grant("auth", "dev").unwrap();
+    assert!(token.starts_with("wmb_") && token.len() == 68);
+    assert_eq!(boards.authorize(&token, "auth").unwrap(), "dev");
+    assert!(matches!(boards.authorize(&token, "billing"), Err(Error::Forbidden(b)) if b == "billing"));
+    assert!(matches!(boards.authorize("wmb_guess", "auth"), Err(Error::Forbidden(_))));
+    assert!(matches!(boards.grant("nope", "dev"), Err(Error::NoBoard(_))));
+}
+
+/// A follower gets the events after its revision as they are written (NOTIFY on
+/// PostgreSQL, polling on SQLite).
+fn change_feed(target: &dyn Target) {
+    let db = target.fresh("feed");
+    let mut boards = open(&db, Config::default());
+    new_board(&mut boards, "auth");
+    boards.apply("auth", None, "orchestrator", &task("a", &[])).unwrap();
+    assert!(boards.follow("auth", 1, Duration::from_millis(200)).unwrap().is_empty(), "nothing new: waits, then returns none");
+    let writer_db = db.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        open(&writer_db, Config::default()).apply("auth", None, "dev", &set("T-1", TaskStatus::InProgress)).unwrap();
+    });
+    let started = Instant::now();
+    let events = boards.follow("auth", 1, Duration::from_secs(20)).unwrap();
+    writer.join().unwrap();
+    assert_eq!(events.iter().map(|e| (e.revision, e.actor.as_str())).collect::<Vec<_>>(), vec![(2, "dev")]);
+    assert!(started.elapsed() < Duration::from_secs(10), "the follower woke on the write");
+}
+
+/// 16 writers × 500 mutations on one board, every other one a compare-and-swap against
+/// the revision the writer last saw: every acknowledged mutation is in the log and on the
+/// board exactly once, every conflict was reported (and wrote nothing), and the log
+/// rebuilds the board.
+fn sixteen_writers(target: &dyn Target) {
+    const WRITERS: usize = 16;
+    const EACH: usize = 500;
+    let db = target.fresh("writers");
+    new_board(&mut open(&db, Config::default()), "auth");
+    let started = Instant::now();
+    let results: Vec<(Vec<(u64, String)>, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..WRITERS)
+            .map(|w| {
+                let db = db.clone();
+                s.spawn(move || {
+                    let mut boards = open(&db, Config::default());
+                    let mut seen = boards.revision("auth").unwrap();
+                    let (mut acked, mut conflicts) = (Vec::new(), 0);
+                    for n in 0..EACH {
+                        let title = format!("w{w}-{n}");
+                        loop {
+                            let expected = (n % 2 == 1).then_some(seen);
+                            match boards.apply("auth", expected, &format!("writer-{w}"), &task(&title, &[])) {
+                                Ok(event) => {
+                                    seen = event.revision;
+                                    acked.push((event.revision, title.clone()));
+                                    break;
+                                }
+                                Err(Error::Conflict { expected: e, current, .. }) => {
+                                    assert!(current > e, "a conflict names a newer revision");
+                                    conflicts += 1;
+                                    seen = current;
+                                }
+                                Err(e) => panic!("writer {w}: {e}"),
+                            }
+                        }
+                    }
+                    (acked, conflicts)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let elapsed = started.elapsed();
+    let mut boards = open(&db, Config::default());
+    let acked: BTreeSet<(u64, String)> = results.iter().flat_map(|(a, _)| a.iter().cloned()).collect();
+    let conflicts: usize = results.iter().map(|(_, c)| c).sum();
+    assert_eq!(acked.len(), WRITERS * EACH);
+    assert_eq!(boards.revision("auth").unwrap(), (WRITERS * EACH) as u64, "one revision per acknowledged mutation, none for a conflict");
+    let events = boards.events("auth", 0, u64::MAX >> 1).unwrap();
+    let logged: BTreeSet<(u64, String)> = events
+        .iter()
+        .map(|e| {
+            let event: serde_json::Value = serde_json::from_str(&e.event).unwrap();
+            (e.revision, event["op"]["title"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(logged, acked, "the log holds exactly the acknowledged mutations");
+    let tasks: serde_json::Value = serde_json::from_str(&boards.view("auth", &View::Tasks).unwrap()).unwrap();
+    let titles: BTreeSet<&str> = tasks.as_array().unwrap().iter().map(|t| t["title"].as_str().unwrap()).collect();
+    assert_eq!(titles, acked.iter().map(|(_, t)| t.as_str()).collect(), "each acknowledged task is on the board once");
+    assert!(conflicts > 0, "compare-and-swaps raced, so some must have conflicted");
+    assert_eq!(boards.rebuild("auth").unwrap(), boards.state("auth").unwrap());
+    eprintln!(
+        "{} writers x {EACH}: {} mutations in {elapsed:.2?} ({:.0}/s), {conflicts} conflicts reported and retried, 0 lost",
+        WRITERS,
+        WRITERS * EACH,
+        (WRITERS * EACH) as f64 / elapsed.as_secs_f64()
+    );
+}

@@ -1,0 +1,98 @@
+//! A real PostgreSQL server for tests: Debian's binaries, a fresh cluster in a temporary
+//! directory, listening on a free loopback port, stopped when dropped. Under CI a missing
+//! PostgreSQL fails the test; elsewhere the test says it skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Server {
+    dir: PathBuf,
+    bin: PathBuf,
+    pub url: String,
+}
+
+/// Where Debian puts the server binaries (`/usr/lib/postgresql/<major>/bin`), or PATH.
+fn bin_dir() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql").into_iter().flatten().flatten().map(|e| e.path().join("bin")).collect();
+    dirs.sort();
+    dirs.into_iter().rev().find(|d| d.join("initdb").exists()).or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path).find(|d| d.join("initdb").exists())
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// PostgreSQL refuses to run as root; as root the server runs as the `postgres` user.
+fn as_server_user(program: &Path) -> Command {
+    if rustix::process::geteuid().is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    }
+}
+
+fn run(mut c: Command, what: &str) {
+    let out = c.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(out.status.success(), "{what} failed:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+impl Server {
+    /// Starts a server, or `None` (with a note on stderr) where PostgreSQL is not installed
+    /// and this is not CI.
+    pub fn start() -> Option<Server> {
+        let Some(bin) = bin_dir() else {
+            assert!(std::env::var_os("CI").is_none(), "PostgreSQL is not installed (CI installs Debian's postgresql package)");
+            eprintln!("SKIPPED: PostgreSQL is not installed here (apt-get install postgresql); CI runs these tests");
+            return None;
+        };
+        let dir = std::env::temp_dir().join(format!("workmem-pg-{}-{}", std::process::id(), free_port()));
+        std::fs::create_dir_all(&dir).unwrap();
+        if rustix::process::geteuid().is_root() {
+            run(
+                {
+                    let mut c = Command::new("chown");
+                    c.arg("postgres:").arg(&dir);
+                    c
+                },
+                "chown",
+            );
+        }
+        let data = dir.join("data");
+        let mut initdb = as_server_user(&bin.join("initdb"));
+        initdb.arg("-D").arg(&data).args(["-U", "workmem", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);
+        run(initdb, "initdb");
+        let port = free_port();
+        let mut pg_ctl = as_server_user(&bin.join("pg_ctl"));
+        pg_ctl
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.join("log"))
+            .args(["-w", "-t", "60", "-o"])
+            .arg(format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=64", dir.display()))
+            .arg("start");
+        run(pg_ctl, "pg_ctl start");
+        Some(Server { dir, bin, url: format!("postgres://workmem@127.0.0.1:{port}/postgres") })
+    }
+
+    /// A new, empty database on this server, as a URL.
+    pub fn database(&self, name: &str) -> String {
+        let mut client = postgres::Client::connect(&self.url, postgres::NoTls).expect("connect to the test server");
+        client.batch_execute(&format!("CREATE DATABASE {name}")).expect("create a test database");
+        self.url.replace("/postgres", &format!("/{name}"))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let mut stop = as_server_user(&self.bin.join("pg_ctl"));
+        stop.arg("-D").arg(self.dir.join("data")).args(["-m", "immediate", "-w", "stop"]);
+        let _ = stop.output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
