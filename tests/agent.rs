@@ -236,3 +236,69 @@ fn a_tool_call_without_arguments_is_answered() {
     assert_eq!(result["tool_call_id"], "call_1");
     assert!(result["content"].as_str().unwrap().contains("overview.md"), "{result}");
 }
+
+/// A worker on a shared board (spec 002 §4): each request carries its task's brief, nudges
+/// for it included, after the history (so the prefix stays cached) and before context_meta;
+/// the board tools are offered and move the task; a refused op goes back to the model.
+#[test]
+fn a_worker_on_a_board_gets_its_brief_and_board_tools() {
+    let ws = Workspace::new("worker");
+    let db = ws.root.join("boards.sqlite3").display().to_string();
+    let board = |args: &[&str]| {
+        let mut all = vec!["board", "--db", db.as_str()];
+        all.extend_from_slice(args);
+        let out = ws.cmd(None, &all).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    board(&["create", "auth", "--name", "Auth", "--goal", "Build auth system for the API", "--constraint", "No breaking changes"]);
+    board(&["task", "add", "auth", "Design token schema"]);
+    board(&["assign", "auth", "T-1", "dev"]);
+    board(&["--as", "human", "nudge", "auth", "Don't modify user table, use separate token table", "--to", "dev", "--priority", "high"]);
+    board(&["--as", "human", "nudge", "auth", "For QA only", "--to", "qa"]);
+
+    let server = Server::start(vec![
+        Reply::call(&[("board_status", json!({"status": "in_progress"}))]),
+        Reply::call(&[("board_status", json!({"status": "completed"}))]),
+        Reply::call(&[
+            ("board_discover", json!({"content": "User table has no refresh_token column", "type": "constraint"})),
+            ("board_status", json!({"status": "completed", "summary": "tokens table", "next_steps": ["token service"]})),
+        ]),
+        Reply::say("Done: a separate tokens table."),
+    ]);
+    let args = ["agent", "--session", "s", "Design the token schema", "--no-stream", "--retries", "0", "--board", "auth", "--board-task", "T-1"];
+    let out = ws.cmd(Some(&server.url), &args).args(["--board-db", &db, "--agent-name", "dev"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let requests: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();
+    assert_eq!(requests.len(), 4);
+    let names: Vec<&str> = requests[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"board_status") && names.contains(&"update_memory"), "{names:?}");
+    for (i, request) in requests.iter().enumerate() {
+        let messages = request["messages"].as_array().unwrap();
+        let brief = messages[messages.len() - 2]["content"].as_str().unwrap();
+        assert!(brief.starts_with("<task_board board=\"auth\" agent=\"dev\">\nGoal: Build auth system for the API\n"), "request {i}: {brief}");
+        assert!(brief.contains("Don't modify user table") && !brief.contains("For QA only"), "request {i}: the nudges for dev only");
+        let status = ["(assigned)", "(in_progress)", "(in_progress)", "(completed)"][i];
+        assert!(brief.contains(status), "request {i}: {brief}");
+        assert!(messages[messages.len() - 1]["content"].as_str().unwrap().starts_with("<context_meta>"));
+    }
+    // Everything before the brief is the previous request's messages, unchanged: the prefix stays cached.
+    let (first, second) = (requests[0]["messages"].as_array().unwrap(), requests[1]["messages"].as_array().unwrap());
+    assert_eq!(first[..first.len() - 2], second[..first.len() - 2]);
+
+    let tool_results: Vec<String> = std::fs::read_to_string(ws.session.join("messages.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| match serde_json::from_str::<LogRecord>(l).unwrap().entry {
+            Entry::Message(m) if m.role == "tool" => Some(m.content),
+            _ => None,
+        })
+        .collect();
+    assert!(tool_results[1].starts_with("error: completing your task needs a summary"), "{tool_results:?}");
+    let state: Value = serde_json::from_str(&board(&["show", "auth", "state", "--json"])).unwrap();
+    let t1 = &state["tasks"][0];
+    assert_eq!((t1["status"].as_str(), t1["assigned_to"].as_str(), t1["result"]["summary"].as_str()), (Some("completed"), Some("dev"), Some("tokens table")));
+    assert_eq!(state["discoveries"][0]["discovered_by"], "dev");
+    assert!(t1["heartbeat_at"].is_string(), "the loop renewed the claim while it worked");
+}

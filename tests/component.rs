@@ -278,3 +278,68 @@ fn the_board_runs_in_the_component_as_natively() {
     assert!(refused.is_some_and(|why| why.starts_with("not a serialized board")));
     assert_eq!(runtime.create_board("b", "n", "", &[], &[], NOW).unwrap().err(), Some(BoardError::Empty("goal".into())));
 }
+
+/// The board conformance case (tests/data/board/): the ops every runtime applies, through
+/// the component, with the events, state and views they must all produce, and the refusals
+/// word for word.
+#[test]
+fn the_board_conformance_case() {
+    use serde_json::Value;
+    use workmem_runtime::board::View;
+    let dir = common::root().join("tests/data/board");
+    let runtime = common::runtime();
+    let created: Value = serde_json::from_str(&common::read(&dir.join("board.json"))).unwrap();
+    let strings = |v: &Value| v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let mut board = runtime
+        .create_board(
+            created["id"].as_str().unwrap(),
+            created["name"].as_str().unwrap(),
+            created["goal"].as_str().unwrap(),
+            &strings(&created["constraints"]),
+            &strings(&created["memory_core_refs"]),
+            created["now"].as_str().unwrap(),
+        )
+        .unwrap()
+        .unwrap();
+    let (mut events, mut failures) = (String::new(), Vec::new());
+    for (n, line) in common::read(&dir.join("ops.jsonl")).lines().enumerate() {
+        let line: Value = serde_json::from_str(line).unwrap();
+        let op = serde_json::to_string(&line["op"]).unwrap();
+        let before = board.save().unwrap();
+        match (board.apply_json(line["actor"].as_str().unwrap(), line["at"].as_str().unwrap(), &op).unwrap(), line["refused"].as_str()) {
+            (Ok(applied), None) => events.push_str(&format!("{}\n", applied.event)),
+            (Err(e), Some(expected)) => {
+                assert_eq!(board.describe(&e).unwrap(), expected, "ops.jsonl line {}", n + 1);
+                assert_eq!(board.save().unwrap(), before, "a refused op changed the board");
+            }
+            (outcome, expected) => panic!("ops.jsonl line {}: {outcome:?}, expected refusal {expected:?}", n + 1),
+        }
+    }
+    common::golden(&dir.join("events.jsonl"), &events, &mut failures);
+    common::golden(&dir.join("state.json"), &board.save().unwrap(), &mut failures);
+    let mut views = serde_json::Map::new();
+    for (name, arg) in [
+        ("ready", ""),
+        ("blocked", ""),
+        ("in_progress", ""),
+        ("stale", "2026-11-23T12:00:00Z"),
+        ("context_for_task", "T-2"),
+        ("contributions", ""),
+        ("candidates", ""),
+    ] {
+        let view = match name {
+            "ready" => View::Ready,
+            "blocked" => View::Blocked,
+            "in_progress" => View::InProgress,
+            "stale" => View::Stale(arg.into()),
+            "context_for_task" => View::ContextForTask(arg.into()),
+            "contributions" => View::Contributions,
+            _ => View::Candidates,
+        };
+        let key = if arg.is_empty() { name.to_string() } else { format!("{name}:{arg}") };
+        views.insert(key, serde_json::from_str(&board.view(&view).unwrap().unwrap()).unwrap());
+    }
+    views.insert("brief:T-2".into(), board.brief("T-2").unwrap().unwrap().into());
+    common::golden(&dir.join("views.json"), &serde_json::to_string_pretty(&views).unwrap(), &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -152,3 +152,32 @@ export interface ContextStats {
 export function assemble(request: ContextRequest): ChatMessage[];
 export function contextMeta(stats: ContextStats): string;
 export function overviewMaintained(overview: string): boolean;
+
+/** An op the board refused, in the engine's words; nothing was applied. */
+export class BoardError extends Error {
+  /** The rule: 'unknown-task', 'unknown-decision', 'empty', 'illegal-transition', 'waiting', 'cycle', 'closed', 'needs-review', 'too-large', 'claimed', 'invalid-op'. */
+  kind: string;
+  /** The engine's value for it (a task ID, the cycle, the transition, ...). */
+  detail: unknown;
+}
+
+/** An op as the event log records it, e.g. `{ op: 'add_task', title: 'x', description: '', depends_on: [], needs_review: false }`. */
+export type BoardOp = { op: string; [field: string]: unknown };
+
+export type BoardView =
+  | 'tasks' | 'ready' | 'blocked' | 'in-progress' | 'needs-review' | 'failed' | 'stranded'
+  | 'decisions' | 'discoveries' | 'artifacts' | 'nudges' | 'contributions' | 'candidates'
+  | 'stale' | 'context-for-task';
+
+/** Spec 002's shared task board, kept inside the engine. */
+export class Board {
+  static create(options: { id: string; name: string; goal: string; constraints?: string[]; memoryCoreRefs?: string[]; at?: string }): Board;
+  static load(state: string): Board;
+  save(): string;
+  readonly revision: number;
+  apply(actor: string, op: BoardOp | string, options?: { at?: string }): { revision: number; event: string };
+  replay(event: string | object): number;
+  /** The view's records as the engine serializes them (snake_case keys). */
+  view(name: BoardView, arg?: string): any;
+  brief(task: string): string;
+}

@@ -1,7 +1,7 @@
 // workmem for JavaScript: the engine component (transpiled by jco into gen/). A Memory lives
 // inside the engine; an apply carries the DSL in and the outcome out. Refused input is thrown
 // as a WorkmemError that carries the diagnostics (1-based line and column).
-import { context, history, memory as engine } from './gen/workmem.js';
+import { board as boards, context, history, memory as engine } from './gen/workmem.js';
 
 /**
  * An update the engine refused (`diagnostics` says where and why), or a compaction it refused
@@ -226,3 +226,85 @@ export function contextMeta({ messagesInHistory = 0, workingMemorySize = 0, roun
 
 /** Whether overview.md holds content beyond the template; until then 'auto' keeps the whole history. */
 export const overviewMaintained = (overview) => context.overviewMaintained(overview);
+
+/**
+ * An op the board refused (`kind` names the rule: 'unknown-task', 'illegal-transition',
+ * 'cycle', 'empty', 'too-large', 'claimed', 'invalid-op', ...; `detail` is the engine's value),
+ * in the engine's words. Nothing was applied.
+ */
+export class BoardError extends Error {
+  constructor(error) {
+    super(boards.describe(error));
+    this.name = 'BoardError';
+    this.kind = error.tag;
+    this.detail = error.val;
+  }
+}
+
+const refused = (error) => new BoardError(error);
+
+/**
+ * Spec 002's shared task board, kept inside the engine. It changes only through `apply`,
+ * which checks an op against the rules and applies all of it or nothing; keep the `event`
+ * each apply returns in an append-only log, and `replay` rebuilds the board from it.
+ */
+export class Board {
+  #inner;
+
+  constructor(inner) {
+    this.#inner = inner;
+  }
+
+  /** A new, active board at revision 0. */
+  static create({ id, name, goal, constraints = [], memoryCoreRefs = [], at = now() }) {
+    return new Board(unwrap(() => boards.Board.create(id, name, goal, constraints, memoryCoreRefs, at), refused));
+  }
+
+  /** A board from its serialized form (`save`, from any runtime). */
+  static load(state) {
+    return new Board(unwrap(() => boards.Board.load(state), (why) => new WorkmemError(String(why))));
+  }
+
+  /** The serialized board: the same bytes from every runtime. */
+  save() {
+    return this.#inner.save();
+  }
+
+  /** How many ops were applied since creation: what a writer compares and swaps on. */
+  get revision() {
+    return Number(this.#inner.revision());
+  }
+
+  /**
+   * Applies `op` (as the event log records it: `{ op: 'add_task', title, description,
+   * depends_on, needs_review }`, ...) by `actor`. Returns the new revision and the event to
+   * log; throws BoardError, changing nothing, when the op breaks a rule.
+   */
+  apply(actor, op, { at = now() } = {}) {
+    const text = typeof op === 'string' ? op : JSON.stringify(op);
+    const applied = unwrap(() => this.#inner.applyJson(actor, at, text), refused);
+    return { revision: Number(applied.revision), event: applied.event };
+  }
+
+  /** Applies the board's next event from its log; returns the new revision. */
+  replay(event) {
+    const text = typeof event === 'string' ? event : JSON.stringify(event);
+    return Number(unwrap(() => this.#inner.replay(text), (e) => (e.tag === 'refused' ? refused(e.val) : new WorkmemError(e.tag === 'out-of-order' ? `the board's next event is revision ${e.val}` : `not a board event: ${e.val}`))));
+  }
+
+  /**
+   * A view, parsed: 'tasks', 'ready', 'blocked', 'in-progress', 'needs-review', 'failed',
+   * 'stranded', 'decisions', 'discoveries', 'artifacts', 'nudges', 'contributions',
+   * 'candidates', 'stale' (arg: a time) or 'context-for-task' (arg: a task ID).
+   */
+  view(name, arg) {
+    const tag = name.replaceAll('_', '-');
+    const v = tag === 'stale' || tag === 'context-for-task' ? { tag, val: arg } : { tag };
+    return JSON.parse(unwrap(() => this.#inner.view(v), refused));
+  }
+
+  /** A task's context as a worker's LLM reads it (markdown). */
+  brief(task) {
+    return unwrap(() => this.#inner.brief(task), refused);
+  }
+}

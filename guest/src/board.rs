@@ -9,12 +9,14 @@
 mod events;
 mod graph;
 pub mod limits;
+mod render;
 mod views;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 pub use events::{Event, ReplayError};
+pub use render::View;
 pub use views::{Candidate, Contribution, TaskContext};
 
 /// What a board's serialized form says it is.
@@ -66,7 +68,7 @@ impl TaskStatus {
 }
 
 /// A unit variant's name as it is serialized (`in_progress`), for messages.
-fn name(value: &impl Serialize) -> String {
+pub(crate) fn name(value: &impl Serialize) -> String {
     serde_json::to_value(value).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()
 }
 
@@ -358,6 +360,8 @@ pub enum BoardError {
         by: String,
         since: String,
     },
+    /// An op given as JSON that is not one.
+    InvalidOp(String),
 }
 
 impl fmt::Display for BoardError {
@@ -373,6 +377,7 @@ impl fmt::Display for BoardError {
             BoardError::NeedsReview(why) => f.write_str(why),
             BoardError::TooLarge { field, limit } => write!(f, "{field} is over the board's limit of {limit}"),
             BoardError::Claimed { task, by, since } => write!(f, "task {task} is claimed by {by} (last heard from at {since})"),
+            BoardError::InvalidOp(why) => write!(f, "not a board op: {why}"),
         }
     }
 }

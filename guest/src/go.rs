@@ -49,6 +49,11 @@ impl<T> Table<T> {
 thread_local! {
     static MEMORIES: RefCell<Table<crate::Memory>> = const { RefCell::new(Table::new()) };
     static RUNS: RefCell<Table<crate::UpdateRun>> = const { RefCell::new(Table::new()) };
+    static BOARDS: RefCell<Table<crate::board::Board>> = const { RefCell::new(Table::new()) };
+}
+
+fn with_board<T>(handle: u32, f: impl FnOnce(&mut crate::board::Board) -> T) -> T {
+    BOARDS.with_borrow_mut(|t| f(t.get(handle)))
 }
 
 fn with_memory<T>(handle: u32, f: impl FnOnce(&mut crate::Memory) -> T) -> T {
@@ -130,6 +135,46 @@ fn empty_applied() -> Applied {
 }
 
 impl Guest for Component {
+    fn board_create(id: String, name: String, goal: String, constraints: Vec<String>, memory_core_refs: Vec<String>, now: String) -> Result<u32, String> {
+        let board = crate::board::Board::new(&id, &name, &goal, constraints, memory_core_refs, &now).map_err(|e| e.to_string())?;
+        Ok(BOARDS.with_borrow_mut(|t| t.insert(board)))
+    }
+
+    fn board_load(state: String) -> Result<u32, String> {
+        let board = crate::board::Board::load(&state)?;
+        Ok(BOARDS.with_borrow_mut(|t| t.insert(board)))
+    }
+
+    fn board_drop(board: u32) -> Result<(), String> {
+        if BOARDS.with_borrow_mut(|t| t.remove(board)) { Ok(()) } else { Err(format!("board handle {board} names nothing")) }
+    }
+
+    fn board_save(board: u32) -> String {
+        with_board(board, |b| b.save())
+    }
+
+    fn board_revision(board: u32) -> Result<u32, String> {
+        with_board(board, |b| u32::try_from(b.revision).map_err(|_| "the revision is past 2^32".to_string()))
+    }
+
+    fn board_apply(board: u32, actor: String, now: String, op: String) -> Result<BoardApplied, String> {
+        let event = with_board(board, |b| b.apply_json(&actor, &now, &op)).map_err(|e| e.to_string())?;
+        Ok(BoardApplied { revision: seq32(event.revision), event: event.to_json() })
+    }
+
+    fn board_replay(board: u32, event: String) -> Result<u32, String> {
+        with_board(board, |b| b.replay(&event).map(|()| seq32(b.revision))).map_err(|e| e.to_string())
+    }
+
+    fn board_view(board: u32, name: String, arg: String) -> Result<String, String> {
+        let view = crate::board::View::named(&name, &arg).ok_or_else(|| format!("no board view named {name:?}"))?;
+        with_board(board, |b| b.render(&view)).map_err(|e| e.to_string())
+    }
+
+    fn board_brief(board: u32, task: String) -> Result<String, String> {
+        with_board(board, |b| b.brief(&task)).map_err(|e| e.to_string())
+    }
+
     fn parse(text: String) -> ParseOutcome {
         parse_outcome(crate::parse(&text))
     }

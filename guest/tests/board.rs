@@ -3,7 +3,7 @@
 //! changes nothing, and the board rebuilds from its ops.
 
 use workmem_guest::board::{
-    ArtifactType, Board, BoardError, BoardStatus, DiscoveryType, NudgeTarget, Op, Priority, ReplayError, ReviewStatus, TaskStatus, limits,
+    ArtifactType, Board, BoardError, BoardStatus, DiscoveryType, NudgeTarget, Op, Priority, ReplayError, ReviewStatus, TaskStatus, View, limits,
 };
 
 const NOW: &str = "2026-11-23T10:00:00Z";
@@ -173,6 +173,17 @@ fn a_worker_gets_its_tasks_context_and_its_nudges() {
     assert_eq!(cx.artifacts.iter().map(|a| (a.id.as_str(), a.version)).collect::<Vec<_>>(), vec![("A-1", 1), ("A-2", 2)]);
     assert_eq!(cx.nudges.iter().map(|n| n.id.as_str()).collect::<Vec<_>>(), vec!["N-1", "N-4"]);
     assert_eq!(b.context_for_task("T-7").unwrap_err(), BoardError::UnknownTask("T-7".into()));
+
+    let brief = b.brief(&c).unwrap();
+    assert!(brief.starts_with("Goal: Add JWT authentication to the API\nConstraint: No breaking changes\n\n## Your task T-2: service (assigned)\n"), "{brief}");
+    assert!(brief.contains("\n## Decisions\n- D-1 Which JWT library?: jose, because modern, typed\n"), "{brief}");
+    assert!(brief.contains("- A-2 schema/tokens.sql v2 (sha256:2): token table, v2\n"), "{brief}");
+    assert!(
+        brief.ends_with(
+            "## Nudges\n- N-1 from human (high priority): use a separate token table\n- N-4 from human (high priority): use a separate token table\n"
+        ),
+        "{brief}"
+    );
 }
 
 #[test]
@@ -361,4 +372,24 @@ fn every_size_a_writer_controls_is_capped_by_name() {
     );
     assert_eq!(BoardError::TooLarge { field: "title".into(), limit: limits::MAX_TEXT }.to_string(), "title is over the board's limit of 16384");
     assert_eq!(Board::new("b", "n", &long, vec![], vec![], NOW).unwrap_err(), BoardError::TooLarge { field: "goal".into(), limit: limits::MAX_TEXT });
+}
+
+#[test]
+fn ops_come_in_as_the_logs_json_and_views_go_out_by_name() {
+    let mut b = board();
+    let event = b.apply_json("orchestrator", NOW, r#"{"op": "add_task", "title": "a", "description": "", "depends_on": [], "needs_review": false}"#).unwrap();
+    assert_eq!(event.op, Op::AddTask { title: "a".into(), description: String::new(), depends_on: vec![], needs_review: false });
+    let refused = b.apply_json("orchestrator", NOW, r#"{"op": "add_task", "title": 7}"#).unwrap_err();
+    assert!(matches!(&refused, BoardError::InvalidOp(why) if why.contains("invalid type")), "{refused:?}");
+    assert!(refused.to_string().starts_with("not a board op: "));
+    assert_eq!(b.apply_json("x", NOW, &"x".repeat(limits::MAX_OP_JSON + 1)), Err(BoardError::TooLarge { field: "op".into(), limit: limits::MAX_OP_JSON }));
+    assert_eq!(b.revision, 1, "only the valid op applied");
+
+    let view = |name: &str, arg: &str| b.render(&View::named(name, arg).unwrap());
+    assert_eq!(view("context-for-task", "T-1").unwrap(), serde_json::to_string(&b.context_for_task("T-1").unwrap()).unwrap());
+    assert_eq!(view("ready", "").unwrap(), serde_json::to_string(&b.ready()).unwrap());
+    assert_eq!(view("context_for_task", "T-9"), Err(BoardError::UnknownTask("T-9".into())));
+    assert_eq!(View::named("everything", ""), None);
+    assert_eq!(Board::load(&b.save()).unwrap(), b);
+    assert!(Board::load("{}").unwrap_err().starts_with("not a serialized board"));
 }

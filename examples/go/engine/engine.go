@@ -217,6 +217,11 @@ type ContextStats struct {
 	CompactionNotice     string
 }
 
+type BoardApplied struct {
+	Revision uint32
+	Event    string
+}
+
 func NewEngineGoFactory(
 	ctx context.Context,
 ) (*EngineGoFactory, error) {
@@ -5660,4 +5665,736 @@ func (i *EngineGoInstance) ContextOverviewMaintained(
 		err8 = errors.New("invalid variant discriminant for expected")
 	}
 	return value8, err8
+}
+
+func (i *EngineGoInstance) BoardCreate(
+	ctx context.Context,
+	id string,
+	name string,
+	goal string,
+	constraints []string,
+	memoryCoreRefs []string,
+	now string,
+) (uint32, error) {
+	arg0 := id
+	arg1 := name
+	arg2 := goal
+	arg3 := constraints
+	arg4 := memoryCoreRefs
+	arg5 := now
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg0, memory0, realloc0)
+	if err0 != nil {
+		var default0 uint32
+		return default0, err0
+	}
+	memory1 := i.module.Memory()
+	realloc1 := i.module.ExportedFunction("cabi_realloc")
+	ptr1, len1, err1 := writeString(ctx, arg1, memory1, realloc1)
+	if err1 != nil {
+		var default1 uint32
+		return default1, err1
+	}
+	memory2 := i.module.Memory()
+	realloc2 := i.module.ExportedFunction("cabi_realloc")
+	ptr2, len2, err2 := writeString(ctx, arg2, memory2, realloc2)
+	if err2 != nil {
+		var default2 uint32
+		return default2, err2
+	}
+	vec4 := arg3
+	len4 := uint64(len(vec4))
+	result4, err4 := i.module.ExportedFunction("cabi_realloc").Call(ctx, 0, 0, 4, len4*8)
+	if err4 != nil {
+		var default4 uint32
+		return default4, err4
+	}
+	ptr4 := result4[0]
+	for idx := uint64(0); idx < len4; idx++ {
+		e := vec4[idx]
+		base := uint32(ptr4 + uint64(idx)*uint64(8))
+		memory3 := i.module.Memory()
+		realloc3 := i.module.ExportedFunction("cabi_realloc")
+		ptr3, len3, err3 := writeString(ctx, e, memory3, realloc3)
+		if err3 != nil {
+			var default3 uint32
+			return default3, err3
+		}
+		i.module.Memory().WriteUint32Le(base+4, uint32(len3))
+		i.module.Memory().WriteUint32Le(base+0, uint32(ptr3))
+	}
+	vec6 := arg4
+	len6 := uint64(len(vec6))
+	result6, err6 := i.module.ExportedFunction("cabi_realloc").Call(ctx, 0, 0, 4, len6*8)
+	if err6 != nil {
+		var default6 uint32
+		return default6, err6
+	}
+	ptr6 := result6[0]
+	for idx := uint64(0); idx < len6; idx++ {
+		e := vec6[idx]
+		base := uint32(ptr6 + uint64(idx)*uint64(8))
+		memory5 := i.module.Memory()
+		realloc5 := i.module.ExportedFunction("cabi_realloc")
+		ptr5, len5, err5 := writeString(ctx, e, memory5, realloc5)
+		if err5 != nil {
+			var default5 uint32
+			return default5, err5
+		}
+		i.module.Memory().WriteUint32Le(base+4, uint32(len5))
+		i.module.Memory().WriteUint32Le(base+0, uint32(ptr5))
+	}
+	memory7 := i.module.Memory()
+	realloc7 := i.module.ExportedFunction("cabi_realloc")
+	ptr7, len7, err7 := writeString(ctx, arg5, memory7, realloc7)
+	if err7 != nil {
+		var default7 uint32
+		return default7, err7
+	}
+	raw8, err8 := i.module.ExportedFunction("board-create").Call(ctx, uint64(ptr0), uint64(len0), uint64(ptr1), uint64(len1), uint64(ptr2), uint64(len2), uint64(ptr4), uint64(len4), uint64(ptr6), uint64(len6), uint64(ptr7), uint64(len7))
+	if err8 != nil {
+		var default8 uint32
+		return default8, err8
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-create").Call(ctx, raw8...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results8 := raw8[0]
+	value9, ok9 := i.module.Memory().ReadByte(uint32(results8 + 0))
+	if !ok9 {
+		var default9 uint32
+		return default9, errors.New("failed to read byte from memory")
+	}
+	var value15 uint32
+	var err15 error
+	switch value9 {
+	case 0:
+		value10, ok10 := i.module.Memory().ReadUint32Le(uint32(results8 + 4))
+		if !ok10 {
+			var default10 uint32
+			return default10, errors.New("failed to read i32 from memory")
+		}
+		result11 := uint32(value10)
+		value15 = result11
+	case 1:
+		ptr12, ok12 := i.module.Memory().ReadUint32Le(uint32(results8 + 4))
+		if !ok12 {
+			var default12 uint32
+			return default12, errors.New("failed to read pointer from memory")
+		}
+		len13, ok13 := i.module.Memory().ReadUint32Le(uint32(results8 + 8))
+		if !ok13 {
+			var default13 uint32
+			return default13, errors.New("failed to read length from memory")
+		}
+		buf14, ok14 := i.module.Memory().Read(ptr12, len13)
+		if !ok14 {
+			var default14 uint32
+			return default14, errors.New("failed to read bytes from memory")
+		}
+		str14 := string(buf14)
+		err15 = errors.New(str14)
+	default:
+		err15 = errors.New("invalid variant discriminant for expected")
+	}
+	return value15, err15
+}
+
+func (i *EngineGoInstance) BoardLoad(
+	ctx context.Context,
+	state string,
+) (uint32, error) {
+	arg0 := state
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg0, memory0, realloc0)
+	if err0 != nil {
+		var default0 uint32
+		return default0, err0
+	}
+	raw1, err1 := i.module.ExportedFunction("board-load").Call(ctx, uint64(ptr0), uint64(len0))
+	if err1 != nil {
+		var default1 uint32
+		return default1, err1
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-load").Call(ctx, raw1...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results1 := raw1[0]
+	value2, ok2 := i.module.Memory().ReadByte(uint32(results1 + 0))
+	if !ok2 {
+		var default2 uint32
+		return default2, errors.New("failed to read byte from memory")
+	}
+	var value8 uint32
+	var err8 error
+	switch value2 {
+	case 0:
+		value3, ok3 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+		if !ok3 {
+			var default3 uint32
+			return default3, errors.New("failed to read i32 from memory")
+		}
+		result4 := uint32(value3)
+		value8 = result4
+	case 1:
+		ptr5, ok5 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+		if !ok5 {
+			var default5 uint32
+			return default5, errors.New("failed to read pointer from memory")
+		}
+		len6, ok6 := i.module.Memory().ReadUint32Le(uint32(results1 + 8))
+		if !ok6 {
+			var default6 uint32
+			return default6, errors.New("failed to read length from memory")
+		}
+		buf7, ok7 := i.module.Memory().Read(ptr5, len6)
+		if !ok7 {
+			var default7 uint32
+			return default7, errors.New("failed to read bytes from memory")
+		}
+		str7 := string(buf7)
+		err8 = errors.New(str7)
+	default:
+		err8 = errors.New("invalid variant discriminant for expected")
+	}
+	return value8, err8
+}
+
+func (i *EngineGoInstance) BoardDrop(
+	ctx context.Context,
+	board uint32,
+) error {
+	arg0 := board
+	raw0, err0 := i.module.ExportedFunction("board-drop").Call(ctx, uint64(arg0))
+	if err0 != nil {
+		return err0
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-drop").Call(ctx, raw0...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results0 := raw0[0]
+	value1, ok1 := i.module.Memory().ReadByte(uint32(results0 + 0))
+	if !ok1 {
+		return errors.New("failed to read byte from memory")
+	}
+	var err5 error
+	switch value1 {
+	case 0:
+	case 1:
+		ptr2, ok2 := i.module.Memory().ReadUint32Le(uint32(results0 + 4))
+		if !ok2 {
+			return errors.New("failed to read pointer from memory")
+		}
+		len3, ok3 := i.module.Memory().ReadUint32Le(uint32(results0 + 8))
+		if !ok3 {
+			return errors.New("failed to read length from memory")
+		}
+		buf4, ok4 := i.module.Memory().Read(ptr2, len3)
+		if !ok4 {
+			return errors.New("failed to read bytes from memory")
+		}
+		str4 := string(buf4)
+		err5 = errors.New(str4)
+	default:
+		err5 = errors.New("invalid variant discriminant for expected")
+	}
+	return err5
+}
+
+func (i *EngineGoInstance) BoardSave(
+	ctx context.Context,
+	board uint32,
+) string {
+	arg0 := board
+	raw0, err0 := i.module.ExportedFunction("board-save").Call(ctx, uint64(arg0))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err0 != nil {
+		panic(err0)
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-save").Call(ctx, raw0...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results0 := raw0[0]
+	ptr1, ok1 := i.module.Memory().ReadUint32Le(uint32(results0 + 0))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok1 {
+		panic(errors.New("failed to read pointer from memory"))
+	}
+	len2, ok2 := i.module.Memory().ReadUint32Le(uint32(results0 + 4))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok2 {
+		panic(errors.New("failed to read length from memory"))
+	}
+	buf3, ok3 := i.module.Memory().Read(ptr1, len2)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok3 {
+		panic(errors.New("failed to read bytes from memory"))
+	}
+	str3 := string(buf3)
+	return str3
+}
+
+func (i *EngineGoInstance) BoardRevision(
+	ctx context.Context,
+	board uint32,
+) (uint32, error) {
+	arg0 := board
+	raw0, err0 := i.module.ExportedFunction("board-revision").Call(ctx, uint64(arg0))
+	if err0 != nil {
+		var default0 uint32
+		return default0, err0
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-revision").Call(ctx, raw0...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results0 := raw0[0]
+	value1, ok1 := i.module.Memory().ReadByte(uint32(results0 + 0))
+	if !ok1 {
+		var default1 uint32
+		return default1, errors.New("failed to read byte from memory")
+	}
+	var value7 uint32
+	var err7 error
+	switch value1 {
+	case 0:
+		value2, ok2 := i.module.Memory().ReadUint32Le(uint32(results0 + 4))
+		if !ok2 {
+			var default2 uint32
+			return default2, errors.New("failed to read i32 from memory")
+		}
+		result3 := uint32(value2)
+		value7 = result3
+	case 1:
+		ptr4, ok4 := i.module.Memory().ReadUint32Le(uint32(results0 + 4))
+		if !ok4 {
+			var default4 uint32
+			return default4, errors.New("failed to read pointer from memory")
+		}
+		len5, ok5 := i.module.Memory().ReadUint32Le(uint32(results0 + 8))
+		if !ok5 {
+			var default5 uint32
+			return default5, errors.New("failed to read length from memory")
+		}
+		buf6, ok6 := i.module.Memory().Read(ptr4, len5)
+		if !ok6 {
+			var default6 uint32
+			return default6, errors.New("failed to read bytes from memory")
+		}
+		str6 := string(buf6)
+		err7 = errors.New(str6)
+	default:
+		err7 = errors.New("invalid variant discriminant for expected")
+	}
+	return value7, err7
+}
+
+func (i *EngineGoInstance) BoardApply(
+	ctx context.Context,
+	board uint32,
+	actor string,
+	now string,
+	op string,
+) (BoardApplied, error) {
+	arg0 := board
+	arg1 := actor
+	arg2 := now
+	arg3 := op
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg1, memory0, realloc0)
+	if err0 != nil {
+		var default0 BoardApplied
+		return default0, err0
+	}
+	memory1 := i.module.Memory()
+	realloc1 := i.module.ExportedFunction("cabi_realloc")
+	ptr1, len1, err1 := writeString(ctx, arg2, memory1, realloc1)
+	if err1 != nil {
+		var default1 BoardApplied
+		return default1, err1
+	}
+	memory2 := i.module.Memory()
+	realloc2 := i.module.ExportedFunction("cabi_realloc")
+	ptr2, len2, err2 := writeString(ctx, arg3, memory2, realloc2)
+	if err2 != nil {
+		var default2 BoardApplied
+		return default2, err2
+	}
+	raw3, err3 := i.module.ExportedFunction("board-apply").Call(ctx, uint64(arg0), uint64(ptr0), uint64(len0), uint64(ptr1), uint64(len1), uint64(ptr2), uint64(len2))
+	if err3 != nil {
+		var default3 BoardApplied
+		return default3, err3
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-apply").Call(ctx, raw3...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results3 := raw3[0]
+	value4, ok4 := i.module.Memory().ReadByte(uint32(results3 + 0))
+	if !ok4 {
+		var default4 BoardApplied
+		return default4, errors.New("failed to read byte from memory")
+	}
+	var value14 BoardApplied
+	var err14 error
+	switch value4 {
+	case 0:
+		value5, ok5 := i.module.Memory().ReadUint32Le(uint32(results3 + 4))
+		if !ok5 {
+			var default5 BoardApplied
+			return default5, errors.New("failed to read i32 from memory")
+		}
+		result6 := uint32(value5)
+		ptr7, ok7 := i.module.Memory().ReadUint32Le(uint32(results3 + 8))
+		if !ok7 {
+			var default7 BoardApplied
+			return default7, errors.New("failed to read pointer from memory")
+		}
+		len8, ok8 := i.module.Memory().ReadUint32Le(uint32(results3 + 12))
+		if !ok8 {
+			var default8 BoardApplied
+			return default8, errors.New("failed to read length from memory")
+		}
+		buf9, ok9 := i.module.Memory().Read(ptr7, len8)
+		if !ok9 {
+			var default9 BoardApplied
+			return default9, errors.New("failed to read bytes from memory")
+		}
+		str9 := string(buf9)
+		value10 := BoardApplied{
+			Revision: result6,
+			Event:    str9,
+		}
+		value14 = value10
+	case 1:
+		ptr11, ok11 := i.module.Memory().ReadUint32Le(uint32(results3 + 4))
+		if !ok11 {
+			var default11 BoardApplied
+			return default11, errors.New("failed to read pointer from memory")
+		}
+		len12, ok12 := i.module.Memory().ReadUint32Le(uint32(results3 + 8))
+		if !ok12 {
+			var default12 BoardApplied
+			return default12, errors.New("failed to read length from memory")
+		}
+		buf13, ok13 := i.module.Memory().Read(ptr11, len12)
+		if !ok13 {
+			var default13 BoardApplied
+			return default13, errors.New("failed to read bytes from memory")
+		}
+		str13 := string(buf13)
+		err14 = errors.New(str13)
+	default:
+		err14 = errors.New("invalid variant discriminant for expected")
+	}
+	return value14, err14
+}
+
+func (i *EngineGoInstance) BoardReplay(
+	ctx context.Context,
+	board uint32,
+	event string,
+) (uint32, error) {
+	arg0 := board
+	arg1 := event
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg1, memory0, realloc0)
+	if err0 != nil {
+		var default0 uint32
+		return default0, err0
+	}
+	raw1, err1 := i.module.ExportedFunction("board-replay").Call(ctx, uint64(arg0), uint64(ptr0), uint64(len0))
+	if err1 != nil {
+		var default1 uint32
+		return default1, err1
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-replay").Call(ctx, raw1...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results1 := raw1[0]
+	value2, ok2 := i.module.Memory().ReadByte(uint32(results1 + 0))
+	if !ok2 {
+		var default2 uint32
+		return default2, errors.New("failed to read byte from memory")
+	}
+	var value8 uint32
+	var err8 error
+	switch value2 {
+	case 0:
+		value3, ok3 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+		if !ok3 {
+			var default3 uint32
+			return default3, errors.New("failed to read i32 from memory")
+		}
+		result4 := uint32(value3)
+		value8 = result4
+	case 1:
+		ptr5, ok5 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+		if !ok5 {
+			var default5 uint32
+			return default5, errors.New("failed to read pointer from memory")
+		}
+		len6, ok6 := i.module.Memory().ReadUint32Le(uint32(results1 + 8))
+		if !ok6 {
+			var default6 uint32
+			return default6, errors.New("failed to read length from memory")
+		}
+		buf7, ok7 := i.module.Memory().Read(ptr5, len6)
+		if !ok7 {
+			var default7 uint32
+			return default7, errors.New("failed to read bytes from memory")
+		}
+		str7 := string(buf7)
+		err8 = errors.New(str7)
+	default:
+		err8 = errors.New("invalid variant discriminant for expected")
+	}
+	return value8, err8
+}
+
+func (i *EngineGoInstance) BoardView(
+	ctx context.Context,
+	board uint32,
+	name string,
+	arg string,
+) (string, error) {
+	arg0 := board
+	arg1 := name
+	arg2 := arg
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg1, memory0, realloc0)
+	if err0 != nil {
+		var default0 string
+		return default0, err0
+	}
+	memory1 := i.module.Memory()
+	realloc1 := i.module.ExportedFunction("cabi_realloc")
+	ptr1, len1, err1 := writeString(ctx, arg2, memory1, realloc1)
+	if err1 != nil {
+		var default1 string
+		return default1, err1
+	}
+	raw2, err2 := i.module.ExportedFunction("board-view").Call(ctx, uint64(arg0), uint64(ptr0), uint64(len0), uint64(ptr1), uint64(len1))
+	if err2 != nil {
+		var default2 string
+		return default2, err2
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-view").Call(ctx, raw2...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results2 := raw2[0]
+	value3, ok3 := i.module.Memory().ReadByte(uint32(results2 + 0))
+	if !ok3 {
+		var default3 string
+		return default3, errors.New("failed to read byte from memory")
+	}
+	var value10 string
+	var err10 error
+	switch value3 {
+	case 0:
+		ptr4, ok4 := i.module.Memory().ReadUint32Le(uint32(results2 + 4))
+		if !ok4 {
+			var default4 string
+			return default4, errors.New("failed to read pointer from memory")
+		}
+		len5, ok5 := i.module.Memory().ReadUint32Le(uint32(results2 + 8))
+		if !ok5 {
+			var default5 string
+			return default5, errors.New("failed to read length from memory")
+		}
+		buf6, ok6 := i.module.Memory().Read(ptr4, len5)
+		if !ok6 {
+			var default6 string
+			return default6, errors.New("failed to read bytes from memory")
+		}
+		str6 := string(buf6)
+		value10 = str6
+	case 1:
+		ptr7, ok7 := i.module.Memory().ReadUint32Le(uint32(results2 + 4))
+		if !ok7 {
+			var default7 string
+			return default7, errors.New("failed to read pointer from memory")
+		}
+		len8, ok8 := i.module.Memory().ReadUint32Le(uint32(results2 + 8))
+		if !ok8 {
+			var default8 string
+			return default8, errors.New("failed to read length from memory")
+		}
+		buf9, ok9 := i.module.Memory().Read(ptr7, len8)
+		if !ok9 {
+			var default9 string
+			return default9, errors.New("failed to read bytes from memory")
+		}
+		str9 := string(buf9)
+		err10 = errors.New(str9)
+	default:
+		err10 = errors.New("invalid variant discriminant for expected")
+	}
+	return value10, err10
+}
+
+func (i *EngineGoInstance) BoardBrief(
+	ctx context.Context,
+	board uint32,
+	task string,
+) (string, error) {
+	arg0 := board
+	arg1 := task
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg1, memory0, realloc0)
+	if err0 != nil {
+		var default0 string
+		return default0, err0
+	}
+	raw1, err1 := i.module.ExportedFunction("board-brief").Call(ctx, uint64(arg0), uint64(ptr0), uint64(len0))
+	if err1 != nil {
+		var default1 string
+		return default1, err1
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_board-brief").Call(ctx, raw1...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results1 := raw1[0]
+	value2, ok2 := i.module.Memory().ReadByte(uint32(results1 + 0))
+	if !ok2 {
+		var default2 string
+		return default2, errors.New("failed to read byte from memory")
+	}
+	var value9 string
+	var err9 error
+	switch value2 {
+	case 0:
+		ptr3, ok3 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+		if !ok3 {
+			var default3 string
+			return default3, errors.New("failed to read pointer from memory")
+		}
+		len4, ok4 := i.module.Memory().ReadUint32Le(uint32(results1 + 8))
+		if !ok4 {
+			var default4 string
+			return default4, errors.New("failed to read length from memory")
+		}
+		buf5, ok5 := i.module.Memory().Read(ptr3, len4)
+		if !ok5 {
+			var default5 string
+			return default5, errors.New("failed to read bytes from memory")
+		}
+		str5 := string(buf5)
+		value9 = str5
+	case 1:
+		ptr6, ok6 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+		if !ok6 {
+			var default6 string
+			return default6, errors.New("failed to read pointer from memory")
+		}
+		len7, ok7 := i.module.Memory().ReadUint32Le(uint32(results1 + 8))
+		if !ok7 {
+			var default7 string
+			return default7, errors.New("failed to read length from memory")
+		}
+		buf8, ok8 := i.module.Memory().Read(ptr6, len7)
+		if !ok8 {
+			var default8 string
+			return default8, errors.New("failed to read bytes from memory")
+		}
+		str8 := string(buf8)
+		err9 = errors.New(str8)
+	default:
+		err9 = errors.New("invalid variant discriminant for expected")
+	}
+	return value9, err9
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import inspect
 import os
 import math
@@ -29,7 +30,7 @@ import wasmtime
 from wasmtime.component import Component, Func, Linker, Record, ResourceAny, Variant
 
 __all__ = [
-    "Applied", "ArchiveOp", "Archival", "ChatMessage", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
+    "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "ChatMessage", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
     "Diagnostic", "Engine", "Entry",
     "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Progress", "Replacement", "Snapshot",
     "Session", "SessionError", "ToolCall", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
@@ -39,6 +40,7 @@ __all__ = [
 PACKAGE = "workmem:memory/memory@0.2.0"
 HISTORY = "workmem:memory/history@0.2.0"
 CONTEXT = "workmem:memory/context@0.2.0"
+BOARD = "workmem:memory/board@0.2.0"
 
 
 @dataclass(frozen=True)
@@ -421,7 +423,10 @@ class Engine:
                                            "[method]memory.update-prompt", "[constructor]update-run",
                                            "[method]update-run.request", "[method]update-run.answer")),
                                 (HISTORY, ("compact", "fallback", "replay")),
-                                (CONTEXT, ("assemble", "context-meta", "overview-maintained"))):
+                                (CONTEXT, ("assemble", "context-meta", "overview-maintained")),
+                                (BOARD, ("describe", "[static]board.create", "[static]board.load", "[method]board.save",
+                                         "[method]board.revision", "[method]board.apply-json", "[method]board.replay",
+                                         "[method]board.view", "[method]board.brief"))):
             interface = instance.get_export_index(self._store, exported)
             for name in names:
                 index = instance.get_export_index(self._store, name, interface)
@@ -553,6 +558,116 @@ class Engine:
         """Whether overview.md holds content beyond the template; until then "auto" keeps the
         whole history in the request."""
         return bool(self._call("overview-maintained", overview))
+
+
+    # --- the shared board (spec 002) --------------------------------------------------------
+
+    def new_board(self, id: str, name: str, goal: str, constraints: typing.Sequence[str] = (),
+                  memory_core_refs: typing.Sequence[str] = (), at: Optional[str] = None) -> "Board":
+        """A new, active board at revision 0; raises BoardError for an empty or oversized field."""
+        made = self._call("[static]board.create", id, name, goal, list(constraints), list(memory_core_refs), at or now())
+        if hasattr(made, "tag"):
+            raise BoardError(self, made)
+        return Board(self, made)
+
+    def load_board(self, state: str) -> "Board":
+        """A board from its serialized form (`save()`, from any runtime)."""
+        loaded = self._call("[static]board.load", state)
+        if isinstance(loaded, str):
+            raise WorkmemError(loaded)
+        return Board(self, loaded)
+
+
+class BoardError(WorkmemError):
+    """An op the board refused, in the engine's words; nothing was applied. `kind` names the
+    rule ("unknown-task", "illegal-transition", "cycle", "empty", "too-large", "claimed",
+    "invalid-op", ...)."""
+
+    def __init__(self, engine: Engine, error: Any):
+        super().__init__(str(engine._call("describe", error)))
+        self.kind: str = error.tag
+
+
+@dataclass
+class BoardApplied:
+    """What an applied op made: the board's new revision and the event its log keeps (JSON)."""
+    revision: int
+    event: str
+
+
+_BOARD_VIEWS = ("tasks", "ready", "blocked", "in-progress", "needs-review", "failed", "stranded", "decisions",
+                "discoveries", "artifacts", "nudges", "contributions", "candidates", "stale", "context-for-task")
+
+
+class Board:
+    """Spec 002's shared task board, kept inside an `Engine`'s instance. It changes only through
+    `apply`, which checks an op against the rules and applies all of it or nothing; keep each
+    returned `event` in an append-only log, and `replay` rebuilds the board from it."""
+
+    def __init__(self, engine: Engine, handle: ResourceAny):
+        self._engine = engine
+        self._handle = handle
+        self._generation = engine.generation
+
+    def _call(self, name: str, *args: Any) -> Any:
+        if self._generation != self._engine.generation:
+            raise WorkmemError("this board's engine instance trapped, so the board is gone; load it again")
+        return self._engine._call(name, self._handle, *args)
+
+    def save(self) -> str:
+        """The serialized board: the same bytes from every runtime."""
+        return str(self._call("[method]board.save"))
+
+    @property
+    def revision(self) -> int:
+        """How many ops were applied since creation: what a writer compares and swaps on."""
+        return int(self._call("[method]board.revision"))
+
+    def apply(self, actor: str, op: typing.Union[typing.Mapping[str, Any], str], at: Optional[str] = None) -> BoardApplied:
+        """Applies `op` (as the event log records it, e.g. {"op": "add_task", "title": ...,
+        "description": "", "depends_on": [], "needs_review": False}) by `actor`; raises
+        BoardError, changing nothing, when it breaks a rule."""
+        text = op if isinstance(op, str) else json.dumps(op, separators=(",", ":"))
+        out = self._call("[method]board.apply-json", actor, at or now(), text)
+        if hasattr(out, "tag"):
+            raise BoardError(self._engine, out)
+        return BoardApplied(revision=int(getattr(out, "revision")), event=str(getattr(out, "event")))
+
+    def replay(self, event: str) -> int:
+        """Applies the board's next event from its log; returns the new revision."""
+        out = self._call("[method]board.replay", event)
+        # wasmtime-py tells ok from err only by a wrapper here (both can be integers), and gives
+        # replay-error's cases, which differ in type, as their bare payloads.
+        if not hasattr(out, "tag"):
+            return int(out)
+        if out.tag == "ok":
+            return int(out.payload)
+        why = out.payload
+        if isinstance(why, int):
+            raise WorkmemError(f"the board's next event is revision {why}")
+        if isinstance(why, str):
+            raise WorkmemError(f"not a board event: {why}")
+        raise BoardError(self._engine, why)
+
+    def view(self, name: str, arg: Optional[str] = None) -> Any:
+        """A view, parsed from the engine's JSON: one of "tasks", "ready", "blocked",
+        "in-progress", "needs-review", "failed", "stranded", "decisions", "discoveries",
+        "artifacts", "nudges", "contributions", "candidates", "stale" (arg: a time) or
+        "context-for-task" (arg: a task ID)."""
+        tag = name.replace("_", "-")
+        if tag not in _BOARD_VIEWS:
+            raise ValueError(f"a board view is one of {_BOARD_VIEWS}, not {name!r}")
+        out = self._call("[method]board.view", Variant(tag, arg if tag in ("stale", "context-for-task") else None))
+        if hasattr(out, "tag"):
+            raise BoardError(self._engine, out)
+        return json.loads(out)
+
+    def brief(self, task: str) -> str:
+        """A task's context as a worker's LLM reads it (markdown)."""
+        out = self._call("[method]board.brief", task)
+        if hasattr(out, "tag"):
+            raise BoardError(self._engine, out)
+        return str(out)
 
 
 class Memory:

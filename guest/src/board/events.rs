@@ -1,4 +1,4 @@
-//! The event log's record: one applied op with who applied it, when, and the revision it
+//! A board's serialized form, and the event log's record: one applied op with who applied it, when, and the revision it
 //! made. The engine writes it and the engine reads it back, so a log written by one runtime
 //! replays in every other; replaying a board's events in order onto its creation rebuilds it.
 
@@ -45,6 +45,20 @@ impl Event {
 }
 
 impl Board {
+    /// A board from its serialized form ([`Board::save`]).
+    pub fn load(state: &str) -> Result<Board, String> {
+        let board: Board = serde_json::from_str(state).map_err(|e| format!("not a serialized board: {e}"))?;
+        if board.format != super::FORMAT {
+            return Err(format!("not a serialized board: its format is {:?}, not {:?}", board.format, super::FORMAT));
+        }
+        Ok(board)
+    }
+
+    /// The serialized board: the snapshot the store keeps, the same bytes from every runtime.
+    pub fn save(&self) -> String {
+        serde_json::to_string(self).expect("a board serializes")
+    }
+
     /// Applies an event from the log: the one with the next revision, exactly as recorded.
     pub fn replay(&mut self, text: &str) -> Result<(), ReplayError> {
         let event: Event = serde_json::from_str(text).map_err(|e| ReplayError::Malformed(e.to_string()))?;

@@ -8,6 +8,8 @@ use super::{BoardError, NudgeTarget, Op};
 pub const MAX_TEXT: usize = 16 * 1024;
 /// Entries in any one list field (dependencies, alternatives, affected tasks).
 pub const MAX_LIST: usize = 256;
+/// Bytes of an op given as JSON: room for every field at its limit, and no more.
+pub const MAX_OP_JSON: usize = 1 << 20;
 /// Records of each kind on one board (tasks, decisions, discoveries, artifacts, nudges).
 pub const MAX_RECORDS: usize = 100_000;
 

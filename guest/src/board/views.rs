@@ -140,6 +140,67 @@ impl Board {
         })
     }
 
+    /// The context of task `id` as a worker's LLM reads it (markdown): the goal and
+    /// constraints, the task, what its dependencies produced, and the decisions, discoveries,
+    /// artifacts and nudges that concern it, newest nudges last.
+    pub fn brief(&self, id: &str) -> Result<String, super::BoardError> {
+        use std::fmt::Write;
+        let cx = self.context_for_task(id)?;
+        let mut out = format!("Goal: {}\n", cx.goal);
+        for c in &cx.constraints {
+            let _ = writeln!(out, "Constraint: {c}");
+        }
+        let t = &cx.task;
+        let _ = write!(out, "\n## Your task {}: {} ({})\n", t.id, t.title, super::name(&t.status));
+        if !t.description.is_empty() {
+            let _ = writeln!(out, "{}", t.description);
+        }
+        if t.needs_review {
+            out.push_str("It goes to review when you complete it.\n");
+        }
+        if let Some(comments) = t.review_comments.as_deref().filter(|_| t.status == TaskStatus::InProgress) {
+            let _ = writeln!(out, "Reviewer asked for rework: {comments}");
+        }
+        let mut section = |title: &str, lines: Vec<String>| {
+            if !lines.is_empty() {
+                let _ = write!(out, "\n## {title}\n");
+                for line in lines {
+                    let _ = writeln!(out, "- {line}");
+                }
+            }
+        };
+        section(
+            "Dependencies",
+            cx.dependencies
+                .iter()
+                .map(|d| match &d.result {
+                    Some(r) => format!("{} {} ({}): {}", d.id, d.title, super::name(&d.status), r.summary),
+                    None => format!("{} {} ({})", d.id, d.title, super::name(&d.status)),
+                })
+                .collect(),
+        );
+        section(
+            "Decisions",
+            cx.decisions
+                .iter()
+                .map(|d| {
+                    let why = if d.rationale.is_empty() { String::new() } else { format!(", because {}", d.rationale) };
+                    format!("{} {}: {}{why}{}", d.id, d.question, d.choice, if d.reversible { "" } else { " (irreversible)" })
+                })
+                .collect(),
+        );
+        section("Discoveries", cx.discoveries.iter().map(|d| format!("{} ({}): {}", d.id, super::name(&d.kind), d.content)).collect());
+        section("Artifacts", cx.artifacts.iter().map(|a| format!("{} {} v{} ({}): {}", a.id, a.path, a.version, a.checksum, a.description)).collect());
+        section(
+            "Nudges",
+            cx.nudges
+                .iter()
+                .map(|n| format!("{} from {}{}: {}", n.id, n.by, if n.priority == super::Priority::High { " (high priority)" } else { "" }, n.message))
+                .collect(),
+        );
+        Ok(out)
+    }
+
     /// Who did what, by agent (in order of their IDs): derived from the records, never kept.
     pub fn contributions(&self) -> Vec<Contribution> {
         let mut by: BTreeMap<String, Contribution> = BTreeMap::new();

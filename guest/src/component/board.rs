@@ -169,32 +169,29 @@ fn error(e: b::BoardError) -> wit::BoardError {
         b::BoardError::NeedsReview(why) => wit::BoardError::NeedsReview(why),
         b::BoardError::TooLarge { field, limit } => wit::BoardError::TooLarge(wit::Limit { field, limit: limit as u64 }),
         b::BoardError::Claimed { task, by, since } => wit::BoardError::Claimed(wit::Claim { task, by, since }),
+        b::BoardError::InvalidOp(why) => wit::BoardError::InvalidOp(why),
     }
 }
 
-fn json(value: &impl serde::Serialize) -> String {
-    serde_json::to_string(value).expect("board records serialize")
-}
-
-fn view(board: &b::Board, v: wit::View) -> Result<String, b::BoardError> {
+fn view(v: wit::View) -> b::View {
     use wit::View as V;
-    Ok(match v {
-        V::Tasks => json(&board.tasks),
-        V::Ready => json(&board.ready()),
-        V::Blocked => json(&board.blocked()),
-        V::InProgress => json(&board.in_progress()),
-        V::NeedsReview => json(&board.needs_review()),
-        V::Failed => json(&board.failed()),
-        V::Stranded => json(&board.stranded().into_iter().map(|(task, causes)| serde_json::json!({ "task": task, "causes": causes })).collect::<Vec<_>>()),
-        V::Stale(before) => json(&board.stale(&before)),
-        V::ContextForTask(task) => json(&board.context_for_task(&task)?),
-        V::Contributions => json(&board.contributions()),
-        V::Candidates => json(&board.candidates()),
-        V::Decisions => json(&board.decisions),
-        V::Discoveries => json(&board.discoveries),
-        V::Artifacts => json(&board.artifacts),
-        V::Nudges => json(&board.nudges),
-    })
+    match v {
+        V::Tasks => b::View::Tasks,
+        V::Ready => b::View::Ready,
+        V::Blocked => b::View::Blocked,
+        V::InProgress => b::View::InProgress,
+        V::NeedsReview => b::View::NeedsReview,
+        V::Failed => b::View::Failed,
+        V::Stranded => b::View::Stranded,
+        V::Stale(before) => b::View::Stale(before),
+        V::ContextForTask(task) => b::View::ContextForTask(task),
+        V::Contributions => b::View::Contributions,
+        V::Candidates => b::View::Candidates,
+        V::Decisions => b::View::Decisions,
+        V::Discoveries => b::View::Discoveries,
+        V::Artifacts => b::View::Artifacts,
+        V::Nudges => b::View::Nudges,
+    }
 }
 
 fn to_error(e: wit::BoardError) -> b::BoardError {
@@ -210,6 +207,7 @@ fn to_error(e: wit::BoardError) -> b::BoardError {
         E::NeedsReview(why) => b::BoardError::NeedsReview(why),
         E::TooLarge(l) => b::BoardError::TooLarge { field: l.field, limit: usize::try_from(l.limit).unwrap_or(usize::MAX) },
         E::Claimed(c) => b::BoardError::Claimed { task: c.task, by: c.by, since: c.since },
+        E::InvalidOp(why) => b::BoardError::InvalidOp(why),
     }
 }
 
@@ -235,19 +233,20 @@ impl wit::GuestBoard for BoardResource {
     }
 
     fn load(state: String) -> Result<wit::Board, String> {
-        let board: b::Board = serde_json::from_str(&state).map_err(|e| format!("not a serialized board: {e}"))?;
-        if board.format != b::FORMAT {
-            return Err(format!("not a serialized board: its format is {:?}, not {:?}", board.format, b::FORMAT));
-        }
-        Ok(wit::Board::new(BoardResource(RefCell::new(board))))
+        Ok(wit::Board::new(BoardResource(RefCell::new(b::Board::load(&state)?))))
     }
 
     fn save(&self) -> String {
-        serde_json::to_string(&*self.0.borrow()).expect("a board serializes")
+        self.0.borrow().save()
     }
 
     fn apply(&self, actor: String, now: String, o: wit::Op) -> Result<wit::Applied, wit::BoardError> {
         let event = self.0.borrow_mut().apply(&actor, &now, &op(o)).map_err(error)?;
+        Ok(wit::Applied { revision: event.revision, event: event.to_json() })
+    }
+
+    fn apply_json(&self, actor: String, now: String, o: String) -> Result<wit::Applied, wit::BoardError> {
+        let event = self.0.borrow_mut().apply_json(&actor, &now, &o).map_err(error)?;
         Ok(wit::Applied { revision: event.revision, event: event.to_json() })
     }
 
@@ -301,7 +300,11 @@ impl wit::GuestBoard for BoardResource {
         tasks(self.0.borrow().stale(&stale_before))
     }
 
+    fn brief(&self, task: String) -> Result<String, wit::BoardError> {
+        self.0.borrow().brief(&task).map_err(error)
+    }
+
     fn view(&self, v: wit::View) -> Result<String, wit::BoardError> {
-        view(&self.0.borrow(), v).map_err(error)
+        self.0.borrow().render(&view(v)).map_err(error)
     }
 }

@@ -50,7 +50,7 @@ impl Options {
             compact_goal: tokens_max / 2,
             keep_recent: 5,
             auto_compact: false,
-            tools: crate::tools::openai_tools(),
+            tools: crate::tools::openai_tools(false),
             pinned: Vec::new(),
         }
     }
@@ -146,6 +146,13 @@ fn counted(entries: Vec<(u64, workmem_store::Message)>, tokenizer: &Tokenizer) -
 }
 
 pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options) -> Result<Built> {
+    build_with(session, engine, tokenizer, options, None)
+}
+
+/// [`build`], with a block that goes after the history and before context_meta: what changes
+/// between requests of one turn without the history changing (a worker's board brief), so
+/// the cached prefix stays as it was.
+pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options, tail: Option<String>) -> Result<Built> {
     let kept = session.view()?;
     let last_compaction = kept.last_compaction;
     let view = counted(crate::window::window(kept.entries, crate::window::max_bytes()?), tokenizer);
@@ -164,6 +171,7 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
         detail_path: DETAIL_PATH.to_string(),
     };
     let mut messages: Vec<Message> = engine.assemble_context(&request)?.into_iter().map(from_engine).collect();
+    messages.extend(tail.map(|text| Message::new("system", text)));
     // Counted locally, then moved by what the provider last reported for a request of ours.
     let counted = i64::from(tokenizer.count_chat(&messages) + tokenizer.count_tools(&options.tools)) + meta.token_correction;
     // The line that tells the model of a compaction goes on the first request after it.

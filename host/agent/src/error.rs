@@ -9,6 +9,8 @@ pub enum Error {
     Engine(#[from] workmem_runtime::Error),
     #[error(transparent)]
     Store(#[from] workmem_store::Error),
+    #[error(transparent)]
+    Board(#[from] workmem_store::board::Error),
     #[error("the LLM call failed")]
     Llm(#[from] workmem_llm::LlmError),
     /// The DSL has errors; nothing was applied.

@@ -1,4 +1,5 @@
-//! The agent side of workmem: it puts the engine, a session store and a model together.
+//! The agent side of workmem: it puts the engine, a session store and a model together
+//! (and, for a worker on a shared board, the board: [`board`]).
 //! [`apply`] is the one commit path for an update, [`context`] builds each request,
 //! [`compact`] keeps it bounded (spec 003), [`window`] bounds what of a history crosses into
 //! the engine, [`update`] drives spec 000's memory update inside the
@@ -6,6 +7,7 @@
 //! agent loop over them.
 
 pub mod apply;
+pub mod board;
 pub mod compact;
 pub mod context;
 mod error;

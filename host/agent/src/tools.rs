@@ -5,6 +5,9 @@
 use crate::error::Result;
 use serde_json::{Map, Value, json};
 use workmem_llm::{Client, Tokenizer};
+use workmem_runtime::board::{
+    ArtifactType, Completion, DiscoveryType, NewArtifact, NewDecision, NewDiscovery, NewNudge, NudgeTarget, Op, Priority, StatusChange, TaskStatus,
+};
 use workmem_runtime::history::{Strategy, Target};
 use workmem_runtime::{Runtime, Severity};
 use workmem_store::{MEMORY_DIR, PathError, Session};
@@ -16,6 +19,8 @@ pub struct ToolContext<'a> {
     pub tokenizer: &'a Tokenizer,
     /// For `compact_history`'s summarize strategy; without it only archive works.
     pub llm: Option<&'a Client>,
+    /// The board and task of a worker; the `board_*` tools need it.
+    pub board: Option<&'a mut crate::board::Worker>,
 }
 
 /// A tool's answer to the model. `ok` is false when it was refused or failed; the text then
@@ -53,6 +58,8 @@ pub struct Tool {
     /// Whether compaction leaves this tool's outputs alone: short answers about the memory
     /// itself. What a read returns can be read again, so reads may be compacted.
     pub never_compact: bool,
+    /// Offered only to a worker on a shared board.
+    pub board: bool,
     handler: Handler,
 }
 
@@ -74,6 +81,12 @@ const TARGET: &str = r#"{"type": "string", "enum": ["conversation", "tools", "al
 const STRATEGY: &str = r#"{"type": "string", "enum": ["summarize", "archive"], "description": "summarize creates a summary, archive moves the originals to a detail file (default)"}"#;
 const KEEP_RECENT: &str = r#"{"type": "integer", "minimum": 0, "description": "recent turns kept whole (default 5)"}"#;
 const ARCHIVE_TO: &str = r#"{"type": "string", "description": "where the archive or summary goes (default: an auto-named file under working-memory/detail/)"}"#;
+const STATUS: &str = r#"{"type": "string", "enum": ["in_progress", "blocked", "failed", "completed"], "description": "completed needs a summary; a task that needs review goes to review"}"#;
+const LIST: &str = r#"{"type": "array", "items": {"type": "string"}}"#;
+const DISCOVERY: &str = r#"{"type": "string", "enum": ["constraint", "opportunity", "risk", "insight"]}"#;
+const ARTIFACT: &str = r#"{"type": "string", "enum": ["file", "code", "document", "config", "test"]}"#;
+const TO: &str = r#"{"type": "string", "description": "orchestrator (the default), all, or an agent's name"}"#;
+const BOOL: &str = r#"{"type": "boolean"}"#;
 const SEQ: &str = r#"{"type": "string", "description": "a message's sequence number, e.g. \"17\", or a range, e.g. \"12-20\""}"#;
 
 /// Every tool, in the order they are offered.
@@ -83,6 +96,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Read a working-memory file, e.g. working-memory/detail/notes.md.",
         arguments: &[("path", PATH, true)],
         never_compact: false,
+        board: false,
         handler: |cx, args| Ok(cx.session.memory_files().read(args.str("path")).into()),
     },
     Tool {
@@ -90,6 +104,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Replace a working-memory file: working-memory/overview.md (injected into every request), or files under working-memory/detail/ and working-memory/archive/ (read on demand).",
         arguments: &[("path", PATH, true), ("content", TEXT, true)],
         never_compact: true,
+        board: false,
         handler: |cx, args| {
             let (path, content) = (args.str("path"), args.str("content"));
             let written: ToolOutput = cx.session.memory_files().write(path, content).map(|()| format!("wrote {} bytes to {path}", content.len())).into();
@@ -104,6 +119,7 @@ pub const TOOLS: &[Tool] = &[
         description: "List the files under a working-memory folder.",
         arguments: &[("path", PATH, false)],
         never_compact: true,
+        board: false,
         handler: |cx, args| Ok(cx.session.memory_files().list(args.opt_str("path").unwrap_or(MEMORY_DIR)).map(|names| names.join("\n")).into()),
     },
     Tool {
@@ -111,6 +127,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
         never_compact: true,
+        board: false,
         handler: |cx, args| match crate::apply::apply(cx.runtime, cx.session, args.str("dsl")) {
             Ok(applied) => Ok(ToolOutput { ok: true, text: format!("applied:\n{}", applied.diff) }),
             Err(crate::Error::InvalidDsl(diagnostics)) => {
@@ -132,6 +149,7 @@ Nothing is lost: every compacted message can be read back with read_history. Use
 and the token status; update working-memory/overview.md afterwards.",
         arguments: &[("target", TARGET, true), ("strategy", STRATEGY, false), ("keep_recent", KEEP_RECENT, false), ("archive_to", ARCHIVE_TO, false)],
         never_compact: true,
+        board: false,
         handler: |cx, args| {
             let target = match args.str("target") {
                 "conversation" => Target::Conversation,
@@ -160,6 +178,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Read back messages of this session by sequence number, as they were before any compaction (compacted messages say their numbers).",
         arguments: &[("seq", SEQ, true)],
         never_compact: false,
+        board: false,
         handler: |cx, args| {
             Ok(match crate::compact::read_history(cx.session, args.str("seq")) {
                 Ok(text) => ToolOutput { ok: true, text },
@@ -167,11 +186,143 @@ and the token status; update working-memory/overview.md afterwards.",
             })
         },
     },
+    Tool {
+        name: "board_context",
+        description: "Read your task's context on the shared board again: goal, constraints, dependencies and their results, decisions, discoveries, artifacts and the nudges for you (every request carries it too).",
+        arguments: &[],
+        never_compact: false,
+        board: true,
+        handler: |cx, _| {
+            let worker = cx.board.as_deref_mut().expect("checked by call");
+            Ok(ToolOutput { ok: true, text: worker.brief()? })
+        },
+    },
+    Tool {
+        name: "board_status",
+        description: "Move your task on the shared board: in_progress when you start, blocked or failed when you cannot go on, completed with a summary when done.",
+        arguments: &[("status", STATUS, true), ("summary", TEXT, false), ("next_steps", LIST, false)],
+        never_compact: true,
+        board: true,
+        handler: |cx, args| {
+            on_board(cx, |w| {
+                let task = w.task.clone();
+                Ok(match args.str("status") {
+                    "completed" => {
+                        let summary = args.opt_str("summary").ok_or("completing your task needs a summary of what was done")?;
+                        Op::Complete(Completion { task, summary: summary.into(), next_steps: args.strings("next_steps") })
+                    }
+                    "in_progress" => Op::SetStatus(StatusChange { task, status: TaskStatus::InProgress }),
+                    "blocked" => Op::SetStatus(StatusChange { task, status: TaskStatus::Blocked }),
+                    _ => Op::SetStatus(StatusChange { task, status: TaskStatus::Failed }),
+                })
+            })
+        },
+    },
+    Tool {
+        name: "board_decide",
+        description: "Record a decision on the shared board, with the alternatives you weighed and why, so other agents build on it.",
+        arguments: &[("question", TEXT, true), ("choice", TEXT, true), ("rationale", TEXT, true), ("alternatives", LIST, false), ("irreversible", BOOL, false)],
+        never_compact: true,
+        board: true,
+        handler: |cx, args| {
+            on_board(cx, |w| {
+                Ok(Op::Decide(NewDecision {
+                    question: args.str("question").into(),
+                    choice: args.str("choice").into(),
+                    alternatives: args.strings("alternatives"),
+                    rationale: args.str("rationale").into(),
+                    affects_tasks: vec![w.task.clone()],
+                    reversible: !args.opt_bool("irreversible").unwrap_or(false),
+                }))
+            })
+        },
+    },
+    Tool {
+        name: "board_discover",
+        description: "Record something you found that other agents should know: a constraint, an opportunity, a risk, or an insight worth keeping in a memory core.",
+        arguments: &[("content", TEXT, true), ("type", DISCOVERY, true), ("promote_to_core", TEXT, false)],
+        never_compact: true,
+        board: true,
+        handler: |cx, args| {
+            on_board(cx, |w| {
+                let kind = match args.str("type") {
+                    "constraint" => DiscoveryType::Constraint,
+                    "opportunity" => DiscoveryType::Opportunity,
+                    "risk" => DiscoveryType::Risk,
+                    _ => DiscoveryType::Insight,
+                };
+                Ok(Op::Discover(NewDiscovery {
+                    content: args.str("content").into(),
+                    kind,
+                    affects_tasks: vec![w.task.clone()],
+                    promote_to_core: args.opt_str("promote_to_core").map(String::from),
+                }))
+            })
+        },
+    },
+    Tool {
+        name: "board_artifact",
+        description: "Record an artifact your task produced, by reference: its path and checksum (sha256:<hex>), never its content.",
+        arguments: &[("path", TEXT, true), ("checksum", TEXT, true), ("type", ARTIFACT, true), ("description", TEXT, false)],
+        never_compact: true,
+        board: true,
+        handler: |cx, args| {
+            on_board(cx, |w| {
+                let kind = match args.str("type") {
+                    "code" => ArtifactType::Code,
+                    "document" => ArtifactType::Document,
+                    "config" => ArtifactType::Config,
+                    "test" => ArtifactType::Test,
+                    _ => ArtifactType::File,
+                };
+                Ok(Op::Artifact(NewArtifact {
+                    kind,
+                    path: args.str("path").into(),
+                    description: args.opt_str("description").unwrap_or_default().into(),
+                    task: w.task.clone(),
+                    checksum: args.str("checksum").into(),
+                }))
+            })
+        },
+    },
+    Tool {
+        name: "board_nudge",
+        description: "Send a message on the shared board: to the orchestrator (say what you need), to everyone, or to another agent.",
+        arguments: &[("message", TEXT, true), ("to", TO, false)],
+        never_compact: true,
+        board: true,
+        handler: |cx, args| {
+            on_board(cx, |_| {
+                let target = match args.opt_str("to").unwrap_or("orchestrator") {
+                    "orchestrator" => NudgeTarget::Orchestrator,
+                    "all" => NudgeTarget::All,
+                    agent => NudgeTarget::Agent(agent.into()),
+                };
+                Ok(Op::Nudge(NewNudge { target, message: args.str("message").into(), priority: Priority::Normal }))
+            })
+        },
+    },
 ];
 
-/// The registry as Chat Completions' `tools` array.
-pub fn openai_tools() -> Value {
-    TOOLS.iter().map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters()}})).collect()
+/// The registry as Chat Completions' `tools` array; the `board_*` tools only for a worker on
+/// a board.
+pub fn openai_tools(worker: bool) -> Value {
+    TOOLS
+        .iter()
+        .filter(|t| worker || !t.board)
+        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters()}}))
+        .collect()
+}
+
+/// A worker's op through the board, or a refusal when there is no board.
+fn on_board(cx: &mut ToolContext, op: impl FnOnce(&crate::board::Worker) -> std::result::Result<Op, String>) -> Result<ToolOutput> {
+    let Some(worker) = cx.board.as_deref_mut() else {
+        return Ok(ToolOutput::refused("error: this agent works on no board"));
+    };
+    match op(worker) {
+        Ok(op) => worker.apply(&op),
+        Err(why) => Ok(ToolOutput::refused(format!("error: {why}"))),
+    }
 }
 
 /// Runs the tool `name` with the JSON text the model wrote as its arguments.
@@ -197,13 +348,21 @@ pub fn call(cx: &mut ToolContext, name: &str, arguments: &str) -> Result<ToolOut
                 return Ok(ToolOutput::refused(format!("error: {name}'s {arg:?} must be one of {}", schema["enum"])));
             }
             (Some(v), Some("integer")) if v.as_u64().is_some_and(|n| n <= u64::from(u32::MAX)) => {}
+            (Some(Value::Bool(_)), Some("boolean")) => {}
+            (Some(Value::Array(items)), Some("array")) if items.iter().all(Value::is_string) => {}
             (_, kind) => {
-                return Ok(ToolOutput::refused(format!(
-                    "error: {name} needs a{} argument {arg:?}",
-                    if kind == Some("integer") { " non-negative integer" } else { " string" }
-                )));
+                let what = match kind {
+                    Some("integer") => " non-negative integer",
+                    Some("boolean") => " boolean",
+                    Some("array") => "n array of strings as",
+                    _ => " string",
+                };
+                return Ok(ToolOutput::refused(format!("error: {name} needs a{what} argument {arg:?}")));
             }
         }
+    }
+    if tool.board && cx.board.is_none() {
+        return Ok(ToolOutput::refused(format!("error: {name} is for a worker on a board, and this agent works on none")));
     }
     (tool.handler)(cx, &args)
 }
@@ -221,6 +380,14 @@ impl Args {
 
     fn opt_str(&self, name: &str) -> Option<&str> {
         self.map.get(name).and_then(Value::as_str)
+    }
+
+    fn strings(&self, name: &str) -> Vec<String> {
+        self.map.get(name).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect()).unwrap_or_default()
+    }
+
+    fn opt_bool(&self, name: &str) -> Option<bool> {
+        self.map.get(name).and_then(Value::as_bool)
     }
 
     fn opt_u32(&self, name: &str) -> Option<u32> {

@@ -4,6 +4,7 @@
 //! The LLM keeps its memory either as free-form files (`write_file`) or through the DSL
 //! (`update_memory`); both are checked by the host before anything is written.
 
+use crate::board::Worker;
 use crate::error::{Error, Result};
 use crate::tools::{self, ToolContext};
 use crate::{compact, context};
@@ -35,17 +36,42 @@ pub enum Event {
 
 /// One user turn. Returns the model's answer.
 pub fn turn(session: &Session, runtime: &Runtime, llm: &Client, options: &Options, task: &str, on_event: &mut dyn FnMut(&Event)) -> Result<String> {
+    turn_on(session, runtime, llm, options, None, task, on_event)
+}
+
+/// One user turn of a worker on a shared board: every request carries its task's brief (after
+/// the history), each step renews its claim, and the `board_*` tools are offered.
+pub fn turn_on(
+    session: &Session,
+    runtime: &Runtime,
+    llm: &Client,
+    options: &Options,
+    mut board: Option<&mut Worker>,
+    task: &str,
+    on_event: &mut dyn FnMut(&Event),
+) -> Result<String> {
     let mut engine = runtime.instance()?;
     let tokenizer = Tokenizer::for_model(&options.context.model);
-    let offered = &options.context.tools;
+    let mut context_options = options.context.clone();
+    if board.is_some() {
+        context_options.tools = tools::openai_tools(true);
+    }
+    let offered = &context_options.tools;
     session.append_message(Message::new("user", task))?;
     for _ in 0..options.max_steps {
-        let mut built = context::build(session, &mut engine, &tokenizer, &options.context)?;
+        let brief = match board.as_deref_mut() {
+            Some(worker) => {
+                worker.heartbeat()?;
+                Some(worker.brief()?)
+            }
+            None => None,
+        };
+        let mut built = context::build_with(session, &mut engine, &tokenizer, &context_options, brief.clone())?;
         // Checked before every request, not once a turn: a tool loop is one long turn.
         for _ in 0..MAX_COMPACTIONS {
-            let Some(done) = compact::before_request(session, runtime, &tokenizer, built.tokens, &options.context)? else { break };
+            let Some(done) = compact::before_request(session, runtime, &tokenizer, built.tokens, &context_options)? else { break };
             on_event(&Event::Compacted(done));
-            built = context::build(session, &mut engine, &tokenizer, &options.context)?;
+            built = context::build_with(session, &mut engine, &tokenizer, &context_options, brief.clone())?;
         }
         let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
         let sent = i64::from(tokenizer.count_chat(&built.messages) + tokenizer.count_tools(offered));
@@ -64,7 +90,11 @@ pub fn turn(session: &Session, runtime: &Runtime, llm: &Client, options: &Option
             return Ok(reply.text);
         }
         for call in calls {
-            let out = tools::call(&mut ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm) }, &call.name, &call.arguments)?;
+            let out = tools::call(
+                &mut ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm), board: board.as_deref_mut() },
+                &call.name,
+                &call.arguments,
+            )?;
             on_event(&Event::Tool { name: call.name, arguments: call.arguments, ok: out.ok, result: out.text.clone() });
             session.append_message(Message { tool_call_id: Some(call.id), ..Message::new("tool", out.text) })?;
         }

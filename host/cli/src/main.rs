@@ -108,6 +108,8 @@ enum Command {
         max_steps: u32,
         #[command(flatten)]
         llm: LlmArgs,
+        #[command(flatten)]
+        board: WorkerArgs,
     },
     /// Print the exact request the next LLM call would send: the OpenAI message array, with
     /// working memory injected and context_meta last
@@ -324,6 +326,36 @@ impl ContextArgs {
             o.system_prompt = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         }
         Ok(o)
+    }
+}
+
+/// A worker on a shared board (spec 002).
+#[derive(clap::Args)]
+struct WorkerArgs {
+    /// Work on a task of this board: its context and nudges ride on every request, the board tools are offered
+    #[arg(long, value_name = "BOARD", requires = "board_task")]
+    board: Option<String>,
+    /// The board's task this agent works on, T-<n>
+    #[arg(long, value_name = "TASK", requires = "board")]
+    board_task: Option<String>,
+    /// The board database: a SQLite file or a postgres:// URL (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
+    #[arg(long, value_name = "PATH|URL")]
+    board_db: Option<String>,
+    /// Who this agent is on the board (default: $WORKMEM_AGENT, else worker)
+    #[arg(long, value_name = "AGENT")]
+    agent_name: Option<String>,
+}
+
+impl WorkerArgs {
+    fn worker(self, runtime: &Runtime) -> Result<Option<workmem_agent::board::Worker>> {
+        let (Some(board), Some(task)) = (self.board, self.board_task) else { return Ok(None) };
+        let db = match self.board_db {
+            Some(db) => db,
+            None => workmem_store::board::default_db()?,
+        };
+        let boards = workmem_store::board::Boards::open(&db, runtime.clone(), Default::default())?;
+        let agent = self.agent_name.or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "worker".into());
+        Ok(Some(workmem_agent::board::Worker { boards, board, task, agent }))
     }
 }
 
@@ -554,11 +586,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report::updated(&r, json);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Agent { session, task, context, max_steps, llm } => {
+        Command::Agent { session, task, context, max_steps, llm, board } => {
             let s = ctx.session(&session)?;
             let options = workmem_agent::turn::Options { context: context.options()?, max_steps };
             let llm = llm.client(&options.context.model)?;
-            workmem_agent::turn::turn(&s, &ctx.runtime, &llm, &options, &task, &mut |event| match event {
+            let mut worker = board.worker(&ctx.runtime)?;
+            workmem_agent::turn::turn_on(&s, &ctx.runtime, &llm, &options, worker.as_mut(), &task, &mut |event| match event {
                 workmem_agent::turn::Event::Tool { name, arguments, ok, result } => {
                     let mark = if *ok { "→" } else { "✗" };
                     let first = result.lines().next().unwrap_or_default();

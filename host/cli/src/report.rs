@@ -122,6 +122,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Update(UpdateError::Model(_)) | A::Llm(_)) => ("model", None),
         Some(A::Update(UpdateError::Store(_)) | A::Store(_) | A::BadState { .. }) => ("store", None),
         Some(A::Engine(_)) => ("engine", None),
+        Some(A::Board(b)) => (b.code(), None),
         Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
         Some(A::Setting { .. }) => ("config", None),
         Some(A::Compact(_)) => ("compaction_refused", None),

@@ -45,6 +45,11 @@ impl Board {
         self.call(|b, s, h| b.workmem_memory_board().board().call_apply(s, h, actor, now, op))
     }
 
+    /// [`Board::apply`] with the op as JSON, in the form the event log records it.
+    pub fn apply_json(&mut self, actor: &str, now: &str, op: &str) -> Result<std::result::Result<Applied, BoardError>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_apply_json(s, h, actor, now, op))
+    }
+
     /// Applies the board's next event from its log; the inner `Ok` is the new revision.
     pub fn replay(&mut self, event: &str) -> Result<std::result::Result<u64, ReplayError>> {
         self.call(|b, s, h| b.workmem_memory_board().board().call_replay(s, h, event))
@@ -93,6 +98,11 @@ impl Board {
 
     pub fn stale(&mut self, stale_before: &str) -> Result<Vec<Task>> {
         self.call(|b, s, h| b.workmem_memory_board().board().call_stale(s, h, stale_before))
+    }
+
+    /// Task `task`'s context as a worker's LLM reads it (markdown).
+    pub fn brief(&mut self, task: &str) -> Result<std::result::Result<String, BoardError>> {
+        self.call(|b, s, h| b.workmem_memory_board().board().call_brief(s, h, task))
     }
 
     /// A view as JSON, in the engine's serialized form.

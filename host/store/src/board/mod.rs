@@ -233,6 +233,15 @@ impl Boards {
         Ok(json)
     }
 
+    /// Task `task`'s context as a worker's LLM reads it (markdown).
+    pub fn brief(&mut self, id: &str, task: &str) -> Result<String> {
+        let (_, text) = self.read(id, |b| match b.brief(task)? {
+            Ok(text) => Ok(text),
+            Err(error) => Err(refused(b, error)?),
+        })?;
+        Ok(text)
+    }
+
     /// The board's serialized state (the engine's form).
     pub fn state(&mut self, id: &str) -> Result<String> {
         Ok(self.read(id, |b| Ok(b.save()?))?.1)
