@@ -19,7 +19,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions
+.PHONY: test test-rust test-js test-python test-go test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board
 
 test: test-rust test-js test-python test-go test-packages test-readme fuzz
 
@@ -130,6 +130,11 @@ bench-runtimes: component go-bindings-check examples/js/node_modules/.installed 
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
 	cd examples/js && npm run build
 	$(PYTHON) examples/bench_runtimes.py
+
+# Issue 11's benchmark: board mutations on SQLite and a real PostgreSQL (1 and 16 writers)
+# against hand-written SQL, and `ready` on 10,000 tasks.
+bench-board:
+	cargo bench -q -p workmem --bench board
 
 # Issue 8's benchmark: the 40 trajectories replayed under five context policies (one table,
 # the chart of tokens per request), then the compaction timings.

@@ -42,7 +42,8 @@ say "4. A human nudges the dev agent"
 wm --as human nudge "$board" "Don't modify user table, use separate token table" --to dev --priority high
 
 say "5. The dev agent sees the nudge in its context and changes course"
-wm --as dev context "$board" T-1 | grep -q "use separate token table"
+context=$(wm --as dev context "$board" T-1)
+grep -q "use separate token table" <<< "$context"
 wm --as dev decide "$board" --question "Where do refresh tokens live?" \
   --choice "A separate tokens table" --alternative "Add a refresh_token column to users" \
   --rationale "The user table stays as it is (human nudge); tokens rotate without touching users" --affects T-1

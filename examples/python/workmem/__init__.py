@@ -599,10 +599,10 @@ _BOARD_VIEWS = ("tasks", "ready", "blocked", "in-progress", "needs-review", "fai
                 "discoveries", "artifacts", "nudges", "contributions", "candidates", "stale", "context-for-task")
 
 
-class Board:
-    """Spec 002's shared task board, kept inside an `Engine`'s instance. It changes only through
-    `apply`, which checks an op against the rules and applies all of it or nothing; keep each
-    returned `event` in an append-only log, and `replay` rebuilds the board from it."""
+class _Resident:
+    """A resource living in an `Engine`'s instance: gone with the instance if it traps."""
+
+    _what = "resource"
 
     def __init__(self, engine: Engine, handle: ResourceAny):
         self._engine = engine
@@ -611,8 +611,16 @@ class Board:
 
     def _call(self, name: str, *args: Any) -> Any:
         if self._generation != self._engine.generation:
-            raise WorkmemError("this board's engine instance trapped, so the board is gone; load it again")
+            raise WorkmemError(f"this {self._what}'s engine instance trapped, so the {self._what} is gone; load it again")
         return self._engine._call(name, self._handle, *args)
+
+
+class Board(_Resident):
+    """Spec 002's shared task board, kept inside an `Engine`'s instance. It changes only through
+    `apply`, which checks an op against the rules and applies all of it or nothing; keep each
+    returned `event` in an append-only log, and `replay` rebuilds the board from it."""
+
+    _what = "board"
 
     def save(self) -> str:
         """The serialized board: the same bytes from every runtime."""
@@ -670,18 +678,10 @@ class Board:
         return str(out)
 
 
-class Memory:
+class Memory(_Resident):
     """A working memory kept inside an `Engine`'s instance."""
 
-    def __init__(self, engine: Engine, handle: ResourceAny):
-        self._engine = engine
-        self._handle = handle
-        self._generation = engine.generation
-
-    def _call(self, name: str, *args: Any) -> Any:
-        if self._generation != self._engine.generation:
-            raise WorkmemError("this memory's engine instance trapped, so the memory is gone; load it again")
-        return self._engine._call(name, self._handle, *args)
+    _what = "memory"
 
     def save(self) -> str:
         """state.json: the engine's serialized form, the same bytes from every runtime."""

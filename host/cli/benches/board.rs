@@ -26,20 +26,23 @@ fn agent(w: usize) -> String {
     format!("writer-{w}")
 }
 
-/// A board with one task claimed by each writer.
-fn setup(db: &str) {
+/// Which board and task writer `w` heartbeats: its own task on one shared board, or, with
+/// `per_writer`, the task of a board of its own.
+fn target(w: usize, per_writer: bool) -> (String, String) {
+    if per_writer { (format!("bench-{w}"), "T-1".into()) } else { ("bench".into(), format!("T-{}", w + 1)) }
+}
+
+/// The boards and tasks `target` names, each task claimed by its writer.
+fn setup(db: &str, per_writer: bool) {
     let mut boards = Boards::open(db, runtime(), Config::default()).unwrap();
-    boards.create("bench", "bench", "measure", &[], &[]).unwrap();
     for w in 0..WRITERS {
-        boards
-            .apply(
-                "bench",
-                None,
-                "orchestrator",
-                &Op::AddTask(NewTask { title: format!("task {w}"), description: String::new(), depends_on: vec![], needs_review: false }),
-            )
-            .unwrap();
-        boards.apply("bench", None, "orchestrator", &Op::Assign(Assignment { task: format!("T-{}", w + 1), agent: agent(w) })).unwrap();
+        let (board, task) = target(w, per_writer);
+        if w == 0 || per_writer {
+            boards.create(&board, "bench", "measure", &[], &[]).unwrap();
+        }
+        let new_task = NewTask { title: format!("task {w}"), description: String::new(), depends_on: vec![], needs_review: false };
+        boards.apply(&board, None, "orchestrator", &Op::AddTask(new_task)).unwrap();
+        boards.apply(&board, None, "orchestrator", &Op::Assign(Assignment { task, agent: agent(w) })).unwrap();
     }
 }
 
@@ -47,7 +50,7 @@ fn setup(db: &str) {
 /// heartbeating its own task `MUTATIONS / writers` times: with `cas`, a compare-and-swap on
 /// the revision it last saw (retrying conflicts, which are counted); without, checked by the
 /// engine under the board's lock (what a worker moving its own task needs).
-fn workmem(db: &str, writers: usize, cas: bool) -> (f64, usize) {
+fn workmem(db: &str, writers: usize, cas: bool, per_writer: bool) -> (f64, usize) {
     let each = MUTATIONS / writers;
     let mut boards: Vec<Boards> = (0..writers).map(|_| Boards::open(db, runtime(), Config::default()).unwrap()).collect();
     let started = Instant::now();
@@ -57,12 +60,13 @@ fn workmem(db: &str, writers: usize, cas: bool) -> (f64, usize) {
             .enumerate()
             .map(|(w, b)| {
                 s.spawn(move || {
-                    let mut seen = b.revision("bench").unwrap();
+                    let (board, task) = target(w, per_writer);
+                    let mut seen = b.revision(&board).unwrap();
                     let mut conflicts = 0;
-                    let op = Op::Heartbeat(format!("T-{}", w + 1));
+                    let op = Op::Heartbeat(task);
                     for _ in 0..each {
                         loop {
-                            match b.apply("bench", cas.then_some(seen), &agent(w), &op) {
+                            match b.apply(&board, cas.then_some(seen), &agent(w), &op) {
                                 Ok(e) => {
                                     seen = e.revision;
                                     break;
@@ -183,17 +187,21 @@ fn main() {
             _ => server.as_ref().unwrap().database(&format!("b{n}")),
         }
     };
-    println!("board mutations: {MUTATIONS} heartbeats on one board; hand-written = one UPDATE with a revision check per task row");
-    println!("{:<9} {:>7} {:<14} {:>11} {:>10} {:>16} {:>8}", "backend", "writers", "revision", "workmem /s", "conflicts", "hand-written /s", "ratio");
+    println!("board mutations: {MUTATIONS} heartbeats; hand-written = one UPDATE with a revision check per task row");
+    println!(
+        "{:<9} {:>7} {:<8} {:<14} {:>11} {:>10} {:>16} {:>8}",
+        "backend", "writers", "boards", "revision", "workmem /s", "conflicts", "hand-written /s", "ratio"
+    );
     let kinds: &[&str] = if server.is_some() { &["sqlite", "postgres"] } else { &["sqlite"] };
     for kind in kinds {
-        for (writers, cas) in [(1, true), (WRITERS, false), (WRITERS, true)] {
+        for (writers, cas, per_writer) in [(1, true, false), (WRITERS, false, false), (WRITERS, true, false), (WRITERS, true, true)] {
             let db = fresh(kind);
-            setup(&db);
-            let (ours, conflicts) = workmem(&db, writers, cas);
+            setup(&db, per_writer);
+            let (ours, conflicts) = workmem(&db, writers, cas, per_writer);
             let theirs = baseline(&fresh(kind), writers);
             let how = if cas { "compare-swap" } else { "engine-checked" };
-            println!("{kind:<9} {writers:>7} {how:<14} {ours:>11.0} {conflicts:>10} {theirs:>16.0} {:>7.2}x", theirs / ours);
+            let boards = if per_writer { "one each" } else { "one" };
+            println!("{kind:<9} {writers:>7} {boards:<8} {how:<14} {ours:>11.0} {conflicts:>10} {theirs:>16.0} {:>7.2}x", theirs / ours);
         }
     }
     for kind in kinds {

@@ -77,6 +77,9 @@ pub struct Head {
     pub archived_at: Option<String>,
 }
 
+/// Boards kept resident in engine instances by one [`Boards`], at most.
+pub const MAX_RESIDENT: usize = 64;
+
 /// The boards in one database, with the ones in use kept resident in engine instances.
 pub struct Boards {
     db: Box<dyn Sql>,
@@ -392,6 +395,13 @@ fn bring_up_to<'a>(
             let row = rows.into_iter().next().ok_or_else(|| Error::NoBoard(id.into()))?;
             let mut row = row.into_iter();
             let (from, state) = (rev(&row.next().unwrap_or(Value::Null))?, row.next().unwrap_or(Value::Null).text()?);
+            if resident.len() >= MAX_RESIDENT {
+                // Each resident board holds an engine instance: bound them, whatever a caller
+                // names. The one dropped is loaded again from its snapshot when next used.
+                if let Some(other) = resident.keys().find(|k| *k != id).cloned() {
+                    resident.remove(&other);
+                }
+            }
             resident.insert(id.into(), load(runtime, id, from, &state)?);
             sql::events_between(db, id, from, current)?
         }

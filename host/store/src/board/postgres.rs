@@ -11,6 +11,7 @@ pub struct Postgres {
     client: Client,
     prepared: HashMap<String, Statement>,
     listening: bool,
+    mutation_prepared: bool,
 }
 
 /// Where board writers NOTIFY (payload: `<board> <revision>`).
@@ -22,7 +23,26 @@ impl Postgres {
     pub fn connect(url: &str) -> Result<Self> {
         let mut client = Client::connect(url, NoTls).map_err(|source| Error::Open { target: redact(url), source: source.into() })?;
         client.batch_execute("SET standard_conforming_strings = on").map_err(db)?;
-        Ok(Postgres { client, prepared: HashMap::new(), listening: false })
+        Ok(Postgres { client, prepared: HashMap::new(), listening: false, mutation_prepared: false })
+    }
+
+    /// The statements of a mutation, prepared on the server once per connection, so a
+    /// mutation's round trips carry no planning (after the schema exists: on first use).
+    fn prepare_mutation(&mut self) -> Result<()> {
+        if !self.mutation_prepared {
+            self.client
+                .batch_execute(&format!(
+                    "PREPARE workmem_head(text) AS SELECT revision FROM boards WHERE id = $1 FOR UPDATE; \
+                     PREPARE workmem_events(text, bigint) AS SELECT revision, event FROM board_events WHERE board = $1 AND revision > $2 ORDER BY revision; \
+                     PREPARE workmem_append(text, bigint, text, text, text, text) AS \
+                       WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ($1, $2, $3, $4, $5)), \
+                       h AS (UPDATE boards SET revision = $2, updated_at = $4 WHERE id = $1) \
+                       SELECT pg_notify('{CHANNEL}', $6)"
+                ))
+                .map_err(db)?;
+            self.mutation_prepared = true;
+        }
+        Ok(())
     }
 
     fn statement(&mut self, sql: &str) -> Result<Statement> {
@@ -99,14 +119,9 @@ impl Sql for Postgres {
     // trip in between is time no other writer of that board can use: so each half is one
     // simple-protocol round trip (values as quoted literals) instead of three or four.
     fn lock_head(&mut self, board: &str, after: u64) -> Result<Option<Locked>> {
+        self.prepare_mutation()?;
         let b = literal(board)?;
-        let messages = self
-            .client
-            .simple_query(&format!(
-                "BEGIN; SELECT revision FROM boards WHERE id = {b} FOR UPDATE; \
-                 SELECT revision, event FROM board_events WHERE board = {b} AND revision > {after} ORDER BY revision"
-            ))
-            .map_err(db)?;
+        let messages = self.client.simple_query(&format!("BEGIN; EXECUTE workmem_head({b}); EXECUTE workmem_events({b}, {after})")).map_err(db)?;
         let (mut head, mut events) = (None, Vec::new());
         for m in messages {
             let SimpleQueryMessage::Row(row) = m else { continue };
@@ -131,16 +146,24 @@ impl Sql for Postgres {
             Some(state) => format!(", s AS (INSERT INTO board_snapshots (board, revision, state) VALUES ({b}, {r}, {}))", literal(state)?),
             None => String::new(),
         };
-        self.client
-            .simple_query(&format!(
-                "WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ({b}, {r}, {}, {at}, {})), \
+        let (actor, event, payload) = (literal(a.actor)?, literal(a.event)?, literal(&format!("{} {r}", a.board))?);
+        // The common case (no status change, no snapshot) runs a statement planned once.
+        let write = if status.is_empty() && snapshot.is_empty() {
+            format!("EXECUTE workmem_append({b}, {r}, {actor}, {at}, {event}, {payload})")
+        } else {
+            format!(
+                "WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ({b}, {r}, {actor}, {at}, {event})), \
                  h AS (UPDATE boards SET revision = {r}, updated_at = {at}{status} WHERE id = {b}){snapshot} \
-                 SELECT pg_notify('{CHANNEL}', {}); COMMIT",
-                literal(a.actor)?,
-                literal(a.event)?,
-                literal(&format!("{} {r}", a.board))?,
-            ))
-            .map_err(db)?;
+                 SELECT pg_notify('{CHANNEL}', {payload})"
+            )
+        };
+        // The head's lock is released at commit; waiting for the WAL flush while holding it
+        // would keep every other writer of the board waiting too. So the commit does not wait
+        // (`synchronous_commit = off`), and the mutation is acknowledged only after a second,
+        // durable commit behind it has been flushed, which flushes this one first: durable
+        // when acknowledged, with the flushes of concurrent writers grouped.
+        self.client.simple_query(&format!("SET LOCAL synchronous_commit = off; {write}; COMMIT")).map_err(db)?;
+        self.client.simple_query("SELECT txid_current()").map_err(db)?;
         Ok(())
     }
 
