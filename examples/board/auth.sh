@@ -7,10 +7,19 @@
 #   examples/board/auth.sh                 # on a fresh SQLite file in a temporary directory
 #   WORKMEM_BOARD_DB=postgres://... examples/board/auth.sh
 #
-# $WORKMEM is the workmem binary (default: workmem on PATH).
+# $WORKMEM is the workmem binary (default: workmem on PATH, else this checkout's, built now).
 set -euo pipefail
 
-workmem=${WORKMEM:-workmem}
+workmem=${WORKMEM:-}
+if [ -z "$workmem" ]; then
+  if command -v workmem > /dev/null; then
+    workmem=workmem
+  else
+    root=$(cd "$(dirname "$0")/../.." && pwd)
+    cargo build -q --manifest-path "$root/Cargo.toml" -p workmem
+    workmem=${CARGO_TARGET_DIR:-$root/target}/debug/workmem
+  fi
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export WORKMEM_BOARD_DB=${WORKMEM_BOARD_DB:-$work/boards.sqlite3}

@@ -21,7 +21,7 @@ pub use error::{Error, Result};
 pub use postgres::redact;
 pub use schema::VERSION as SCHEMA_VERSION;
 
-use sql::{Param, Sql, Value, rev};
+use sql::{Sql, Value, bigint, rev};
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 use workmem_runtime::Runtime;
@@ -93,10 +93,6 @@ struct Resident {
     revision: u64,
 }
 
-fn int(v: u64) -> Param<'static> {
-    Param::Int(v as i64)
-}
-
 fn status_name(s: BoardStatus) -> &'static str {
     match s {
         BoardStatus::Active => "active",
@@ -121,10 +117,6 @@ impl Boards {
         };
         schema::migrate(db.as_mut())?;
         Ok(Boards { db, runtime, config, resident: HashMap::new() })
-    }
-
-    pub fn config(&self) -> &Config {
-        &self.config
     }
 
     /// Creates an active board at revision 0. Errors: it exists, or the engine refuses a field.
@@ -255,7 +247,7 @@ impl Boards {
         self.revision(id)?;
         let rows = self.db.query(
             "SELECT revision, actor, at, event FROM board_events WHERE board = $1 AND revision > $2 ORDER BY revision LIMIT $3",
-            &[id.into(), int(after), int(limit)],
+            &[id.into(), bigint(after), bigint(limit)],
         )?;
         rows.into_iter()
             .map(|r| {
@@ -324,8 +316,8 @@ impl Boards {
                 return Err(Error::NoBoard(id.into()));
             };
             let latest = rev(&latest)?;
-            db.execute("DELETE FROM board_snapshots WHERE board = $1 AND revision < $2", &[id.into(), int(latest)])?;
-            db.execute("DELETE FROM board_events WHERE board = $1 AND revision <= $2", &[id.into(), int(latest)])
+            db.execute("DELETE FROM board_snapshots WHERE board = $1 AND revision < $2", &[id.into(), bigint(latest)])?;
+            db.execute("DELETE FROM board_events WHERE board = $1 AND revision <= $2", &[id.into(), bigint(latest)])
         })
     }
 
@@ -390,7 +382,7 @@ fn bring_up_to<'a>(
         _ => {
             let rows = db.query(
                 "SELECT revision, state FROM board_snapshots WHERE board = $1 AND revision <= $2 ORDER BY revision DESC LIMIT 1",
-                &[id.into(), int(current)],
+                &[id.into(), bigint(current)],
             )?;
             let row = rows.into_iter().next().ok_or_else(|| Error::NoBoard(id.into()))?;
             let mut row = row.into_iter();

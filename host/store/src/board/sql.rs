@@ -110,7 +110,7 @@ pub trait Sql: Send {
     /// Ends a mutation: appends its event, advances the head, writes a snapshot when one is
     /// due, notifies followers where the database can, and commits.
     fn append_commit(&mut self, a: &Append<'_>) -> Result<()> {
-        let revision = Param::Int(a.revision as i64);
+        let revision = bigint(a.revision);
         self.execute(
             "INSERT INTO board_events (board, revision, actor, at, event) VALUES ($1, $2, $3, $4, $5)",
             &[a.board.into(), revision, a.actor.into(), a.at.into(), a.event.into()],
@@ -154,6 +154,11 @@ pub struct Append<'a> {
     pub snapshot: Option<&'a str>,
 }
 
+/// A revision or count as SQL's BIGINT; past its range (a limit of "all"), its maximum.
+pub fn bigint(v: u64) -> Param<'static> {
+    Param::Int(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
 pub fn rev(v: &Value) -> Result<u64> {
     u64::try_from(v.int()?).map_err(|_| Error::Schema("a negative revision".into()))
 }
@@ -162,7 +167,7 @@ pub fn rev(v: &Value) -> Result<u64> {
 pub fn events_between(db: &mut (impl Sql + ?Sized), board: &str, after: u64, until: u64) -> Result<Vec<(u64, String)>> {
     let rows = db.query(
         "SELECT revision, event FROM board_events WHERE board = $1 AND revision > $2 AND revision <= $3 ORDER BY revision",
-        &[board.into(), Param::Int(after as i64), Param::Int(i64::try_from(until).unwrap_or(i64::MAX))],
+        &[board.into(), bigint(after), bigint(until)],
     )?;
     rows.into_iter()
         .map(|row| {
