@@ -106,9 +106,24 @@ fn errors_are_json_a_script_can_act_on() {
     assert_eq!(error(workmem(&db, &["ready", "other", "--token", &token, "--json"]))["kind"], "forbidden");
     assert_eq!(error(workmem(&db, &["ready", "b", "--token", "wmb_0", "--json"]))["kind"], "forbidden");
 
+    // An artifact by reference: the CLI takes the file's SHA-256, streamed.
+    let file = scratch("artifact").join("tokens.sql");
+    std::fs::write(&file, "CREATE TABLE tokens ();\n".repeat(10_000)).unwrap();
+    let recorded = json(&workmem(&db, &["artifact", "b", file.to_str().unwrap(), "--task", "T-1", "--json"]));
+    let expected = {
+        use sha2::Digest;
+        sha2::Sha256::digest(std::fs::read(&file).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    assert_eq!(recorded["event"]["op"]["checksum"], format!("sha256:{expected}"));
+    let missing = error(workmem(&db, &["artifact", "b", "/nonexistent/x", "--task", "T-1", "--json"]));
+    assert!(missing["message"].as_str().unwrap().starts_with("reading /nonexistent/x for its checksum"), "{missing}");
+
     let state = json(&workmem(&db, &["show", "b", "state", "--json"]));
-    assert_eq!(state["revision"], 2, "only the two commands that succeeded wrote");
+    assert_eq!(state["revision"], 3, "only the three commands that succeeded wrote");
     let feed = workmem(&db, &["watch", "b", "--after", "0", "--count", "2"]);
     let lines: Vec<Value> = String::from_utf8_lossy(&feed.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.iter().map(|e| e["revision"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2]);
+    let unreachable = error(workmem("postgres://u:secret@127.0.0.1:1/db", &["ready", "b", "--json"]));
+    assert_eq!(unreachable["kind"], "open");
+    assert!(!unreachable["message"].as_str().unwrap().contains("secret"), "a password never shows: {unreachable}");
 }

@@ -375,11 +375,19 @@ fn task_status(s: Status) -> TaskStatus {
     }
 }
 
-/// The SHA-256 of the file at `path`, as `sha256:<hex>`.
+/// The SHA-256 of the file at `path`, as `sha256:<hex>`, read in a stream (any size).
 fn checksum(path: &str) -> Result<String> {
     use sha2::{Digest, Sha256};
-    let bytes = std::fs::read(path).with_context(|| format!("reading {path} for its checksum (or give --checksum)"))?;
-    Ok(format!("sha256:{}", Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()))
+    let why = || format!("reading {path} for its checksum (or give --checksum)");
+    let (mut file, mut hasher, mut buf) = (std::fs::File::open(path).with_context(why)?, Sha256::new(), vec![0u8; 64 * 1024]);
+    loop {
+        let n = std::io::Read::read(&mut file, &mut buf).with_context(why)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(format!("sha256:{}", hasher.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()))
 }
 
 /// What a mutation does: the board and the op.

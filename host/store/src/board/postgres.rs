@@ -14,6 +14,9 @@ pub struct Postgres {
     mutation_prepared: bool,
 }
 
+/// How long a connection may take unless the URL says (`connect_timeout`).
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Where board writers NOTIFY (payload: `<board> <revision>`).
 pub const CHANNEL: &str = "workmem_boards";
 
@@ -21,7 +24,14 @@ static NULL: Option<&str> = None;
 
 impl Postgres {
     pub fn connect(url: &str) -> Result<Self> {
-        let mut client = Client::connect(url, NoTls).map_err(|source| Error::Open { target: redact(url), source: source.into() })?;
+        let open = |source: postgres::Error| Error::Open { target: redact(url), source: source.into() };
+        let mut config: postgres::Config = url.parse().map_err(open)?;
+        // An unreachable server is an error in seconds, not after the system's TCP timeout;
+        // the URL's own `connect_timeout` wins.
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        let mut client = config.connect(NoTls).map_err(open)?;
         client.batch_execute("SET standard_conforming_strings = on").map_err(db)?;
         Ok(Postgres { client, prepared: HashMap::new(), listening: false, mutation_prepared: false })
     }
