@@ -14,7 +14,16 @@ fn component_imports_nothing() {
     let ty = component.component_type();
     let mut exports: Vec<_> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
     exports.sort();
-    assert_eq!(exports, ["workmem:memory/board@0.2.0", "workmem:memory/context@0.2.0", "workmem:memory/history@0.2.0", "workmem:memory/memory@0.2.0"]);
+    assert_eq!(
+        exports,
+        [
+            "workmem:memory/board@0.2.0",
+            "workmem:memory/context@0.2.0",
+            "workmem:memory/document@0.2.0",
+            "workmem:memory/history@0.2.0",
+            "workmem:memory/memory@0.2.0"
+        ]
+    );
     // What a host sees: nothing to provide (no function, no instance, no WASI). An empty
     // linker instantiates it.
     let imports: Vec<_> = ty.imports(&engine).map(|(name, _)| name.to_string()).collect();
@@ -341,5 +350,67 @@ fn the_board_conformance_case() {
     }
     views.insert("brief:T-2".into(), board.brief("T-2").unwrap().unwrap().into());
     common::golden(&dir.join("views.json"), &serde_json::to_string_pretty(&views).unwrap(), &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Spec 004's document rules and sections through the component, as the engine has them
+/// natively: each refusal's sentence, and a section replaced.
+#[test]
+fn the_document_rules_run_in_the_component_as_natively() {
+    use workmem_guest::document as native;
+    let mut engine = common::runtime().instance().unwrap();
+    for bytes in [&b"# Facts\n- ok\n"[..], b" \n", b"a\xff", "bell \u{7}".as_bytes(), "x\u{FFFF}".as_bytes(), &[b'a'; 100]] {
+        let expected = native::validate(bytes, 64).map(drop).map_err(|e| e.to_string());
+        let got = engine.validate_document(bytes, 64).unwrap().map_err(|e| engine.describe_document_error(&e).unwrap());
+        assert_eq!(got, expected, "{bytes:?}");
+    }
+    let text = engine.document_template().unwrap();
+    assert_eq!(text, native::template());
+    let replaced = engine.replace_document_section(&text, "progress", "- shipped").unwrap();
+    assert_eq!(engine.document_section(&replaced, "Progress").unwrap().as_deref(), Some("- shipped\n\n"));
+    assert_eq!(engine.document_sections(&replaced).unwrap().len(), 8);
+}
+
+/// The document conformance case (tests/data/document/): what every runtime must say of
+/// each text, and the sections and replacements it must produce.
+#[test]
+fn the_document_conformance_case() {
+    use serde_json::{Value, json};
+    let dir = common::root().join("tests/data/document");
+    let cases: Value = serde_json::from_str(&common::read(&dir.join("cases.json"))).unwrap();
+    let mut engine = common::runtime().instance().unwrap();
+    let limit = cases["limit"].as_u64().unwrap();
+    let validate: Vec<Value> = cases["validate"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|case| {
+            let bytes = match case["text"].as_str() {
+                Some(text) => text.as_bytes().to_vec(),
+                None => (0..case["hex"].as_str().unwrap().len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&case["hex"].as_str().unwrap()[i..i + 2], 16).unwrap())
+                    .collect(),
+            };
+            match engine.validate_document(&bytes, limit).unwrap() {
+                Ok(()) => Value::Null,
+                Err(e) => engine.describe_document_error(&e).unwrap().into(),
+            }
+        })
+        .collect();
+    let documents: Vec<&str> = cases["documents"].as_array().unwrap().iter().map(|d| d.as_str().unwrap()).collect();
+    let sections: Vec<Value> = documents.iter().map(|d| engine.document_sections(d).unwrap().into_iter().map(|s| json!([s.name, s.line])).collect()).collect();
+    let replace: Vec<Value> = cases["replace"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let text = documents[r["document"].as_u64().unwrap() as usize];
+            engine.replace_document_section(text, r["name"].as_str().unwrap(), r["body"].as_str().unwrap()).unwrap().into()
+        })
+        .collect();
+    let expected = json!({"validate": validate, "sections": sections, "replace": replace});
+    let mut failures = Vec::new();
+    common::golden(&dir.join("expected.json"), &serde_json::to_string_pretty(&expected).unwrap(), &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -181,3 +181,25 @@ export class Board {
   view(name: BoardView, arg?: string): any;
   brief(task: string): string;
 }
+
+/** A text refused as a context document, in the engine's words. */
+export class DocumentError extends Error {
+  kind: 'empty' | 'too-large' | 'invalid-utf8' | 'control-character' | 'noncharacter';
+  line?: number;
+  column?: number;
+}
+
+export interface DocumentSection {
+  name: string;
+  body: string;
+  line: number;
+}
+
+/** Spec 004's single context document: validation and sections. */
+export const contextDocument: {
+  validate(text: string | Uint8Array, maxBytes: number): void;
+  sections(text: string): DocumentSection[];
+  section(text: string, name: string): string | undefined;
+  replaceSection(text: string, name: string, body: string): string;
+  template(): string;
+};

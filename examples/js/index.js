@@ -1,7 +1,7 @@
 // workmem for JavaScript: the engine component (transpiled by jco into gen/). A Memory lives
 // inside the engine; an apply carries the DSL in and the outcome out. Refused input is thrown
 // as a WorkmemError that carries the diagnostics (1-based line and column).
-import { board as boards, context, history, memory as engine } from './gen/workmem.js';
+import { board as boards, context, document as documents, history, memory as engine } from './gen/workmem.js';
 
 /**
  * An update the engine refused (`diagnostics` says where and why), or a compaction it refused
@@ -308,3 +308,38 @@ export class Board {
     return unwrap(() => this.#inner.brief(task), refused);
   }
 }
+
+/**
+ * A text refused as a context document (spec 004), in the engine's words, with its line and
+ * column where the rule has one. `kind`: 'empty', 'too-large', 'invalid-utf8',
+ * 'control-character' or 'noncharacter'.
+ */
+export class DocumentError extends Error {
+  constructor(error) {
+    super(documents.describe(error));
+    this.name = 'DocumentError';
+    this.kind = error.tag;
+    this.line = error.val?.line;
+    this.column = error.val?.column;
+  }
+}
+
+/**
+ * Spec 004's single context document: the rules a store applies before keeping a version, and
+ * its sections (`# Name` headings), to read or replace one without rewriting the rest.
+ */
+export const contextDocument = {
+  /** Throws DocumentError unless `text` (a string or UTF-8 bytes) is a valid document of at most `maxBytes`. */
+  validate(text, maxBytes) {
+    const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
+    unwrap(() => documents.validate(bytes, BigInt(maxBytes)), (e) => new DocumentError(e));
+  },
+  /** The sections in order: `{ name, body, line }`; text before the first heading has an empty name. */
+  sections: (text) => documents.sections(text),
+  /** The body of section `name` (any case), or undefined. */
+  section: (text, name) => documents.getSection(text, name),
+  /** The document with section `name`'s body replaced, every other byte as it was. */
+  replaceSection: (text, name, body) => documents.replaceSection(text, name, body),
+  /** A new document with spec 004's eight sections. */
+  template: () => documents.template(),
+};

@@ -13,6 +13,7 @@ wit_bindgen::generate!({ world: "agent", path: "../wit" });
 #[cfg(feature = "agent")]
 mod agent;
 mod board;
+mod document;
 
 use crate::history;
 use crate::memory::Wants;

@@ -135,6 +135,27 @@ fn empty_applied() -> Applied {
 }
 
 impl Guest for Component {
+    fn document_validate(text: Vec<u32>, max_bytes: u32) -> Result<(), String> {
+        let bytes: Vec<u8> = text.into_iter().map(|b| u8::try_from(b).map_err(|_| format!("{b} is not a byte"))).collect::<Result<_, _>>()?;
+        crate::document::validate(&bytes, u64::from(max_bytes)).map(drop).map_err(|e| e.to_string())
+    }
+
+    fn document_sections(text: String) -> Vec<DocumentSection> {
+        crate::document::sections(&text).into_iter().map(|s| DocumentSection { name: s.name, body: s.body, line: s.line }).collect()
+    }
+
+    fn document_get_section(text: String, name: String) -> Result<String, String> {
+        crate::document::section(&text, &name).ok_or_else(|| format!("the document has no section {name:?}"))
+    }
+
+    fn document_replace_section(text: String, name: String, body: String) -> String {
+        crate::document::replace_section(&text, &name, &body)
+    }
+
+    fn document_template() -> String {
+        crate::document::template()
+    }
+
     fn board_create(id: String, name: String, goal: String, constraints: Vec<String>, memory_core_refs: Vec<String>, now: String) -> Result<u32, String> {
         let board = crate::board::Board::new(&id, &name, &goal, constraints, memory_core_refs, &now).map_err(|e| e.to_string())?;
         Ok(BOARDS.with_borrow_mut(|t| t.insert(board)))

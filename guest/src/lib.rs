@@ -4,6 +4,7 @@
 
 pub mod board;
 mod context;
+pub mod document;
 pub mod history;
 mod lines;
 mod memory;

@@ -222,6 +222,12 @@ type BoardApplied struct {
 	Event    string
 }
 
+type DocumentSection struct {
+	Name string
+	Body string
+	Line uint32
+}
+
 func NewEngineGoFactory(
 	ctx context.Context,
 ) (*EngineGoFactory, error) {
@@ -6397,4 +6403,362 @@ func (i *EngineGoInstance) BoardBrief(
 		err9 = errors.New("invalid variant discriminant for expected")
 	}
 	return value9, err9
+}
+
+func (i *EngineGoInstance) DocumentValidate(
+	ctx context.Context,
+	text []uint32,
+	maxBytes uint32,
+) error {
+	arg0 := text
+	arg1 := maxBytes
+	vec0 := arg0
+	len0 := uint64(len(vec0))
+	result0, err0 := i.module.ExportedFunction("cabi_realloc").Call(ctx, 0, 0, 4, len0*4)
+	if err0 != nil {
+		return err0
+	}
+	ptr0 := result0[0]
+	for idx := uint64(0); idx < len0; idx++ {
+		e := vec0[idx]
+		base := uint32(ptr0 + uint64(idx)*uint64(4))
+		i.module.Memory().WriteUint32Le(base+0, e)
+	}
+	raw1, err1 := i.module.ExportedFunction("document-validate").Call(ctx, uint64(ptr0), uint64(len0), uint64(arg1))
+	if err1 != nil {
+		return err1
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_document-validate").Call(ctx, raw1...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results1 := raw1[0]
+	value2, ok2 := i.module.Memory().ReadByte(uint32(results1 + 0))
+	if !ok2 {
+		return errors.New("failed to read byte from memory")
+	}
+	var err6 error
+	switch value2 {
+	case 0:
+	case 1:
+		ptr3, ok3 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+		if !ok3 {
+			return errors.New("failed to read pointer from memory")
+		}
+		len4, ok4 := i.module.Memory().ReadUint32Le(uint32(results1 + 8))
+		if !ok4 {
+			return errors.New("failed to read length from memory")
+		}
+		buf5, ok5 := i.module.Memory().Read(ptr3, len4)
+		if !ok5 {
+			return errors.New("failed to read bytes from memory")
+		}
+		str5 := string(buf5)
+		err6 = errors.New(str5)
+	default:
+		err6 = errors.New("invalid variant discriminant for expected")
+	}
+	return err6
+}
+
+func (i *EngineGoInstance) DocumentSections(
+	ctx context.Context,
+	text string,
+) []DocumentSection {
+	arg0 := text
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg0, memory0, realloc0)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err0 != nil {
+		panic(err0)
+	}
+	raw1, err1 := i.module.ExportedFunction("document-sections").Call(ctx, uint64(ptr0), uint64(len0))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err1 != nil {
+		panic(err1)
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_document-sections").Call(ctx, raw1...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results1 := raw1[0]
+	ptr2, ok2 := i.module.Memory().ReadUint32Le(uint32(results1 + 0))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok2 {
+		panic(errors.New("failed to read pointer from memory"))
+	}
+	len3, ok3 := i.module.Memory().ReadUint32Le(uint32(results1 + 4))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok3 {
+		panic(errors.New("failed to read length from memory"))
+	}
+	base13 := ptr2
+	len13 := len3
+	result13 := make([]DocumentSection, len13)
+	for idx13 := uint32(0); idx13 < len13; idx13++ {
+		base := base13 + idx13*20
+		ptr4, ok4 := i.module.Memory().ReadUint32Le(uint32(base + 0))
+		// The return type doesn't contain an error so we panic if one is encountered
+		if !ok4 {
+			panic(errors.New("failed to read pointer from memory"))
+		}
+		len5, ok5 := i.module.Memory().ReadUint32Le(uint32(base + 4))
+		// The return type doesn't contain an error so we panic if one is encountered
+		if !ok5 {
+			panic(errors.New("failed to read length from memory"))
+		}
+		buf6, ok6 := i.module.Memory().Read(ptr4, len5)
+		// The return type doesn't contain an error so we panic if one is encountered
+		if !ok6 {
+			panic(errors.New("failed to read bytes from memory"))
+		}
+		str6 := string(buf6)
+		ptr7, ok7 := i.module.Memory().ReadUint32Le(uint32(base + 8))
+		// The return type doesn't contain an error so we panic if one is encountered
+		if !ok7 {
+			panic(errors.New("failed to read pointer from memory"))
+		}
+		len8, ok8 := i.module.Memory().ReadUint32Le(uint32(base + 12))
+		// The return type doesn't contain an error so we panic if one is encountered
+		if !ok8 {
+			panic(errors.New("failed to read length from memory"))
+		}
+		buf9, ok9 := i.module.Memory().Read(ptr7, len8)
+		// The return type doesn't contain an error so we panic if one is encountered
+		if !ok9 {
+			panic(errors.New("failed to read bytes from memory"))
+		}
+		str9 := string(buf9)
+		value10, ok10 := i.module.Memory().ReadUint32Le(uint32(base + 16))
+		// The return type doesn't contain an error so we panic if one is encountered
+		if !ok10 {
+			panic(errors.New("failed to read i32 from memory"))
+		}
+		result11 := uint32(value10)
+		value12 := DocumentSection{
+			Name: str6,
+			Body: str9,
+			Line: result11,
+		}
+		result13[idx13] = value12
+	}
+	return result13
+}
+
+func (i *EngineGoInstance) DocumentGetSection(
+	ctx context.Context,
+	text string,
+	name string,
+) (string, error) {
+	arg0 := text
+	arg1 := name
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg0, memory0, realloc0)
+	if err0 != nil {
+		var default0 string
+		return default0, err0
+	}
+	memory1 := i.module.Memory()
+	realloc1 := i.module.ExportedFunction("cabi_realloc")
+	ptr1, len1, err1 := writeString(ctx, arg1, memory1, realloc1)
+	if err1 != nil {
+		var default1 string
+		return default1, err1
+	}
+	raw2, err2 := i.module.ExportedFunction("document-get-section").Call(ctx, uint64(ptr0), uint64(len0), uint64(ptr1), uint64(len1))
+	if err2 != nil {
+		var default2 string
+		return default2, err2
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_document-get-section").Call(ctx, raw2...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results2 := raw2[0]
+	value3, ok3 := i.module.Memory().ReadByte(uint32(results2 + 0))
+	if !ok3 {
+		var default3 string
+		return default3, errors.New("failed to read byte from memory")
+	}
+	var value10 string
+	var err10 error
+	switch value3 {
+	case 0:
+		ptr4, ok4 := i.module.Memory().ReadUint32Le(uint32(results2 + 4))
+		if !ok4 {
+			var default4 string
+			return default4, errors.New("failed to read pointer from memory")
+		}
+		len5, ok5 := i.module.Memory().ReadUint32Le(uint32(results2 + 8))
+		if !ok5 {
+			var default5 string
+			return default5, errors.New("failed to read length from memory")
+		}
+		buf6, ok6 := i.module.Memory().Read(ptr4, len5)
+		if !ok6 {
+			var default6 string
+			return default6, errors.New("failed to read bytes from memory")
+		}
+		str6 := string(buf6)
+		value10 = str6
+	case 1:
+		ptr7, ok7 := i.module.Memory().ReadUint32Le(uint32(results2 + 4))
+		if !ok7 {
+			var default7 string
+			return default7, errors.New("failed to read pointer from memory")
+		}
+		len8, ok8 := i.module.Memory().ReadUint32Le(uint32(results2 + 8))
+		if !ok8 {
+			var default8 string
+			return default8, errors.New("failed to read length from memory")
+		}
+		buf9, ok9 := i.module.Memory().Read(ptr7, len8)
+		if !ok9 {
+			var default9 string
+			return default9, errors.New("failed to read bytes from memory")
+		}
+		str9 := string(buf9)
+		err10 = errors.New(str9)
+	default:
+		err10 = errors.New("invalid variant discriminant for expected")
+	}
+	return value10, err10
+}
+
+func (i *EngineGoInstance) DocumentReplaceSection(
+	ctx context.Context,
+	text string,
+	name string,
+	body string,
+) string {
+	arg0 := text
+	arg1 := name
+	arg2 := body
+	memory0 := i.module.Memory()
+	realloc0 := i.module.ExportedFunction("cabi_realloc")
+	ptr0, len0, err0 := writeString(ctx, arg0, memory0, realloc0)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err0 != nil {
+		panic(err0)
+	}
+	memory1 := i.module.Memory()
+	realloc1 := i.module.ExportedFunction("cabi_realloc")
+	ptr1, len1, err1 := writeString(ctx, arg1, memory1, realloc1)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err1 != nil {
+		panic(err1)
+	}
+	memory2 := i.module.Memory()
+	realloc2 := i.module.ExportedFunction("cabi_realloc")
+	ptr2, len2, err2 := writeString(ctx, arg2, memory2, realloc2)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err2 != nil {
+		panic(err2)
+	}
+	raw3, err3 := i.module.ExportedFunction("document-replace-section").Call(ctx, uint64(ptr0), uint64(len0), uint64(ptr1), uint64(len1), uint64(ptr2), uint64(len2))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err3 != nil {
+		panic(err3)
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_document-replace-section").Call(ctx, raw3...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results3 := raw3[0]
+	ptr4, ok4 := i.module.Memory().ReadUint32Le(uint32(results3 + 0))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok4 {
+		panic(errors.New("failed to read pointer from memory"))
+	}
+	len5, ok5 := i.module.Memory().ReadUint32Le(uint32(results3 + 4))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok5 {
+		panic(errors.New("failed to read length from memory"))
+	}
+	buf6, ok6 := i.module.Memory().Read(ptr4, len5)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok6 {
+		panic(errors.New("failed to read bytes from memory"))
+	}
+	str6 := string(buf6)
+	return str6
+}
+
+func (i *EngineGoInstance) DocumentTemplate(
+	ctx context.Context,
+) string {
+	raw0, err0 := i.module.ExportedFunction("document-template").Call(ctx)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if err0 != nil {
+		panic(err0)
+	}
+
+	// The cleanup via `cabi_post_*` cleans up the memory in the guest. By
+	// deferring this, we ensure that no memory is corrupted before the function
+	// is done accessing it.
+	defer func() {
+		if _, err := i.module.ExportedFunction("cabi_post_document-template").Call(ctx, raw0...); err != nil {
+			// If we get an error during cleanup, something really bad is
+			// going on, so we panic. Also, you can't return the error from
+			// the `defer`
+			panic(errors.New("failed to cleanup"))
+		}
+	}()
+
+	results0 := raw0[0]
+	ptr1, ok1 := i.module.Memory().ReadUint32Le(uint32(results0 + 0))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok1 {
+		panic(errors.New("failed to read pointer from memory"))
+	}
+	len2, ok2 := i.module.Memory().ReadUint32Le(uint32(results0 + 4))
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok2 {
+		panic(errors.New("failed to read length from memory"))
+	}
+	buf3, ok3 := i.module.Memory().Read(ptr1, len2)
+	// The return type doesn't contain an error so we panic if one is encountered
+	if !ok3 {
+		panic(errors.New("failed to read bytes from memory"))
+	}
+	str3 := string(buf3)
+	return str3
 }

@@ -30,7 +30,7 @@ import wasmtime
 from wasmtime.component import Component, Func, Linker, Record, ResourceAny, Variant
 
 __all__ = [
-    "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "ChatMessage", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
+    "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "ChatMessage", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
     "Diagnostic", "Engine", "Entry",
     "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Progress", "Replacement", "Snapshot",
     "Session", "SessionError", "ToolCall", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
@@ -41,6 +41,7 @@ PACKAGE = "workmem:memory/memory@0.2.0"
 HISTORY = "workmem:memory/history@0.2.0"
 CONTEXT = "workmem:memory/context@0.2.0"
 BOARD = "workmem:memory/board@0.2.0"
+DOCUMENT = "workmem:memory/document@0.2.0"
 
 
 @dataclass(frozen=True)
@@ -424,16 +425,18 @@ class Engine:
                                            "[method]update-run.request", "[method]update-run.answer")),
                                 (HISTORY, ("compact", "fallback", "replay")),
                                 (CONTEXT, ("assemble", "context-meta", "overview-maintained")),
-                                (BOARD, ("describe", "[static]board.create", "[static]board.load", "[method]board.save",
+                                (BOARD, ("[static]board.create", "[static]board.load", "[method]board.save",
                                          "[method]board.revision", "[method]board.apply-json", "[method]board.replay",
-                                         "[method]board.view", "[method]board.brief"))):
+                                         "[method]board.view", "[method]board.brief")),
+                                (DOCUMENT, ("validate", "sections", "get-section", "replace-section", "template"))):
             interface = instance.get_export_index(self._store, exported)
-            for name in names:
+            # Two interfaces export a `describe`: each is kept as `<interface>.describe`.
+            for name in names + ("describe",) * (exported in (BOARD, DOCUMENT)):
                 index = instance.get_export_index(self._store, name, interface)
                 assert index is not None, f"the component does not export {name}"
                 func = instance.get_func(self._store, index)
                 assert func is not None, f"the component's {name} is not a function"
-                self._funcs[name] = func
+                self._funcs[f"{exported.split('/')[1].split('@')[0]}.describe" if name == "describe" else name] = func
         self.generation = getattr(self, "generation", 0) + 1
 
     def _call(self, name: str, *args: Any) -> Any:
@@ -570,6 +573,34 @@ class Engine:
             raise BoardError(self, made)
         return Board(self, made)
 
+    # --- the context document (spec 004) -----------------------------------------------------
+
+    def validate_document(self, text: Union[str, bytes], max_bytes: int) -> None:
+        """Raises DocumentError unless `text` (str, or UTF-8 bytes) is a context document of
+        at most `max_bytes`: non-empty, valid UTF-8, no control characters but tab and
+        newline, no Unicode noncharacters."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        error = self._call("validate", data, max_bytes)
+        if error is not None:
+            raise DocumentError(self, error)
+
+    def document_sections(self, text: str) -> List["DocumentSection"]:
+        """The sections in order; text before the first heading has an empty name."""
+        return _from_wit(self._call("sections", text), List[DocumentSection])
+
+    def document_section(self, text: str, name: str) -> Optional[str]:
+        """The body of section `name` (any case), or None."""
+        body = self._call("get-section", text, name)
+        return None if body is None else str(body)
+
+    def replace_document_section(self, text: str, name: str, body: str) -> str:
+        """The document with section `name`'s body replaced, every other byte as it was."""
+        return str(self._call("replace-section", text, name, body))
+
+    def document_template(self) -> str:
+        """A new document with spec 004's eight sections."""
+        return str(self._call("template"))
+
     def load_board(self, state: str) -> "Board":
         """A board from its serialized form (`save()`, from any runtime)."""
         loaded = self._call("[static]board.load", state)
@@ -584,8 +615,26 @@ class BoardError(WorkmemError):
     "invalid-op", ...)."""
 
     def __init__(self, engine: Engine, error: Any):
-        super().__init__(str(engine._call("describe", error)))
+        super().__init__(str(engine._call("board.describe", error)))
         self.kind: str = error.tag
+
+
+@dataclass
+class DocumentSection:
+    """One section of a context document: its heading's name, its body, its heading's line."""
+    name: str
+    body: str
+    line: int
+
+
+class DocumentError(WorkmemError):
+    """A text refused as a context document, in the engine's words (with line:column where the
+    rule has one). `kind`: "empty", "too-large", "invalid-utf8", "control-character" or
+    "noncharacter"."""
+
+    def __init__(self, engine: Engine, error: Any):
+        super().__init__(str(engine._call("document.describe", error)))
+        self.kind: str = getattr(error, "tag", "empty")
 
 
 @dataclass

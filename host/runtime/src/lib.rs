@@ -23,6 +23,7 @@
 mod agent;
 pub mod board;
 mod cache;
+pub mod document;
 mod error;
 mod instance;
 mod memory;
