@@ -1,5 +1,6 @@
-//! `workmem board` as a user runs it: spec 002's worked example (examples/board/auth.sh) end
-//! to end on SQLite and on a real PostgreSQL, and the JSON a script gets, errors included.
+//! `workmem board` and `workmem doc` as a user runs them: spec 002's worked example
+//! (examples/board/auth.sh) end to end on SQLite and on a real PostgreSQL, spec 004's
+//! documents, and the JSON a script gets, errors included.
 
 mod common;
 
@@ -126,4 +127,44 @@ fn errors_are_json_a_script_can_act_on() {
     let unreachable = error(workmem("postgres://u:secret@127.0.0.1:1/db", &["ready", "b", "--json"]));
     assert_eq!(unreachable["kind"], "open");
     assert!(!unreachable["message"].as_str().unwrap().contains("secret"), "a password never shows: {unreachable}");
+}
+
+/// `workmem doc`: a document put from standard input, a section replaced as a new version,
+/// versions, search, and refusals that store nothing.
+#[test]
+fn documents_from_the_cli() {
+    let db = scratch("doc").join("boards.sqlite3").display().to_string();
+    let doc = |args: &[&str], input: &str| -> Output {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_workmem"))
+            .arg("doc")
+            .args(args)
+            .args(["--db", &db])
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let template = String::from_utf8(doc(&["template"], "").stdout).unwrap();
+    let put = json(&doc(&["put", "acme", "assistant", "--as", "agent-1", "--json"], &template));
+    assert_eq!((put["version"]["version"].as_u64(), put["version"]["actor_id"].as_str()), (Some(1), Some("agent-1")));
+    let set = json(&doc(&["set-section", "acme", "assistant", "progress", "--json"], "- shipped auth hotfix\n"));
+    assert_eq!(set["version"]["version"], 2);
+    let progress = doc(&["get", "acme", "assistant", "--section", "Progress"], "");
+    assert_eq!(String::from_utf8(progress.stdout).unwrap(), "- shipped auth hotfix\n\n");
+    assert_eq!(json(&doc(&["get", "acme", "assistant", "--version", "1", "--json"], ""))["text"], template.trim_end().to_string() + "\n");
+
+    let refused = doc(&["put", "acme", "assistant", "--json"], "bell \u{7}");
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(json(&refused)["error"]["message"], "1:6: control character U+0007; only tab and newline are allowed");
+    let stale = json(&doc(&["put", "acme", "assistant", "--expect", "1", "--json"], "# Facts\n- late\n"));
+    assert_eq!((stale["error"]["kind"].as_str(), stale["error"]["current_version"].as_u64()), (Some("conflict"), Some(2)));
+    let versions = json(&doc(&["versions", "acme", "assistant", "--json"], ""));
+    assert_eq!(versions.as_array().unwrap().iter().map(|v| v["version"].as_u64().unwrap()).collect::<Vec<_>>(), [2, 1], "the refusals stored nothing");
+    let hits = json(&doc(&["search", "acme", "hotfix", "--json"], ""));
+    assert_eq!(hits[0]["memory_id"], "assistant");
 }

@@ -5,6 +5,7 @@
 mod board;
 mod chart;
 mod demo;
+mod doc;
 
 mod replay;
 mod report;
@@ -39,6 +40,8 @@ enum Command {
     Session(SessionCommand),
     /// A shared task board for an orchestrator and its workers (spec 002), on SQLite or PostgreSQL
     Board(board::BoardArgs),
+    /// Context documents (spec 004): one versioned text per memory, on SQLite or PostgreSQL
+    Doc(doc::DocArgs),
     /// Parse a DSL update and report what it would do
     Parse {
         /// DSL file, or - for standard input (the default)
@@ -499,6 +502,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.json;
     match cli.command {
         Command::Board(args) => board::run(ctx.runtime, args, json),
+        Command::Doc(args) => doc::run(ctx.runtime, args, json),
         Command::Demo => demo::run(&ctx.runtime, &ctx.sessions),
         Command::Session(SessionCommand::New { id }) => {
             let template = ctx.runtime.instance()?.overview_template()?;
@@ -804,6 +808,12 @@ const DEFAULT_MAX_INPUT_BYTES: u64 = 16 << 20;
 /// The input text and the name diagnostics should call it by. Input past the cap is
 /// refused before it is all read.
 fn read_input(file: Option<&PathBuf>) -> Result<(String, String)> {
+    let (name, bytes) = read_bytes(file)?;
+    utf8(name, bytes)
+}
+
+/// [`read_input`]'s bytes, before any check of their encoding.
+fn read_bytes(file: Option<&PathBuf>) -> Result<(String, Vec<u8>)> {
     let cap = match std::env::var(MAX_INPUT_ENV) {
         Ok(v) => v.parse::<u64>().map_err(|_| anyhow::anyhow!("${MAX_INPUT_ENV} is {v:?}: it takes a number of bytes"))?,
         Err(_) => DEFAULT_MAX_INPUT_BYTES,
@@ -817,5 +827,5 @@ fn read_input(file: Option<&PathBuf>) -> Result<(String, String)> {
     if bytes.len() as u64 > cap {
         return Err(TooLarge { name, cap }.into());
     }
-    utf8(name, bytes)
+    Ok((name, bytes))
 }

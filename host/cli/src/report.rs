@@ -144,8 +144,10 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         if let Some(ds) = diagnostics {
             error["diagnostics"] = json::diagnostics(ds);
         }
-        if let Some(workmem_store::board::Error::Conflict { current, .. }) = e.downcast_ref() {
-            error["current_revision"] = (*current).into();
+        match e.downcast_ref() {
+            Some(workmem_store::board::Error::Conflict { current, .. }) => error["current_revision"] = (*current).into(),
+            Some(workmem_store::board::Error::VersionConflict { current, .. }) => error["current_version"] = (*current).into(),
+            _ => {}
         }
         if let Some(bad) = e.downcast_ref::<crate::NotUtf8>() {
             error["diagnostics"] = json::diagnostics(std::slice::from_ref(&bad.diagnostic));

@@ -2,7 +2,8 @@ use workmem_runtime::board::BoardError;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What went wrong with a board; [`Error::code`] is the stable name a script matches on.
+/// What went wrong with a board or a context document (they share a database);
+/// [`Error::code`] is the stable name a script matches on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("could not open the board database {target}")]
@@ -27,6 +28,16 @@ pub enum Error {
     Log { board: String, revision: u64, why: String },
     #[error("this token does not grant access to board {0}")]
     Forbidden(String),
+    #[error("no context document for memory {memory} in vault {vault}")]
+    NoDocument { vault: String, memory: String },
+    #[error("no version {version} of memory {memory} in vault {vault} (it may be past retention)")]
+    NoVersion { vault: String, memory: String, version: u64 },
+    /// A put based on a version that is no longer the latest: nothing was stored.
+    #[error("memory {memory} in vault {vault} is at version {current}, not {expected}: another put came first; get it again and retry")]
+    VersionConflict { vault: String, memory: String, expected: u64, current: u64 },
+    /// The engine refused the text as a context document; its sentence names the rule.
+    #[error("{0}")]
+    InvalidDocument(String),
     #[error(transparent)]
     Engine(#[from] workmem_runtime::Error),
 }
@@ -44,6 +55,10 @@ impl Error {
             Error::Refused { .. } => "refused",
             Error::Log { .. } => "log",
             Error::Forbidden(_) => "forbidden",
+            Error::NoDocument { .. } => "no_document",
+            Error::NoVersion { .. } => "no_version",
+            Error::VersionConflict { .. } => "conflict",
+            Error::InvalidDocument(_) => "invalid_document",
             Error::Engine(_) => "engine",
         }
     }

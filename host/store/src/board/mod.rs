@@ -14,7 +14,7 @@ mod access;
 mod error;
 mod postgres;
 mod schema;
-mod sql;
+pub(crate) mod sql;
 mod sqlite;
 
 pub use error::{Error, Result};
@@ -110,13 +110,7 @@ impl Boards {
     /// Opens (creating and migrating as needed) the database at `target`: a `postgres://`
     /// or `postgresql://` URL, or a SQLite file path.
     pub fn open(target: &str, runtime: Runtime, config: Config) -> Result<Self> {
-        let mut db: Box<dyn Sql> = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-            Box::new(postgres::Postgres::connect(target)?)
-        } else {
-            Box::new(sqlite::Sqlite::open(std::path::Path::new(target))?)
-        };
-        schema::migrate(db.as_mut())?;
-        Ok(Boards { db, runtime, config, resident: HashMap::new() })
+        Ok(Boards { db: connect(target)?, runtime, config, resident: HashMap::new() })
     }
 
     /// Creates an active board at revision 0. Errors: it exists, or the engine refuses a field.
@@ -357,6 +351,18 @@ impl Boards {
             })
             .collect()
     }
+}
+
+/// The database at `target` (a `postgres://` or `postgresql://` URL, or a SQLite file path),
+/// migrated to the current schema: boards and context documents share it.
+pub(crate) fn connect(target: &str) -> Result<Box<dyn Sql>> {
+    let mut db: Box<dyn Sql> = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        Box::new(postgres::Postgres::connect(target)?)
+    } else {
+        Box::new(sqlite::Sqlite::open(std::path::Path::new(target))?)
+    };
+    schema::migrate(db.as_mut())?;
+    Ok(db)
 }
 
 /// The engine's refusal as an [`Error`], worded by the engine.

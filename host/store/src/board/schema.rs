@@ -1,12 +1,16 @@
-//! The board tables and their migrations, in SQL both backends read. A database records the
+//! The tables of boards and context documents and their migrations, in SQL both backends
+//! read where they can (a migration is one text for both, or one for each). A database records the
 //! migrations applied to it; opening one applies the rest, and one made by a newer workmem
 //! is refused rather than guessed at.
 
 use super::sql::{self, Kind, Sql};
 use super::{Error, Result};
 
-/// Each entry is one version: applied in order, once, in one transaction.
-const MIGRATIONS: &[&str] = &[
+/// Each entry is one version, as SQLite and as PostgreSQL read it: applied in order, once,
+/// in one transaction.
+const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES]];
+
+const BOARDS: &str =
     // 1: boards (the head: revision and status), their append-only event logs, snapshots
     // of their state every so many revisions, and the agent tokens granted to each.
     "CREATE TABLE boards (
@@ -37,8 +41,41 @@ const MIGRATIONS: &[&str] = &[
         agent TEXT NOT NULL,
         PRIMARY KEY (token_sha256, board)
     );
-    CREATE INDEX boards_archived ON boards (archived_at);",
-];
+    CREATE INDEX boards_archived ON boards (archived_at);";
+
+// 2: spec 004's context documents, a version per put, with the index on recent snapshots the
+// spec names (what get-latest reads), and the latest version of each kept for full-text search.
+const DOCUMENTS_SQLITE: &str = "CREATE TABLE memory_contexts (
+        vault_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        actor_id TEXT NOT NULL,
+        context TEXT NOT NULL,
+        creation_time TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        PRIMARY KEY (vault_id, memory_id, context_id)
+    );
+    CREATE INDEX memory_contexts_recent_idx ON memory_contexts (vault_id, memory_id, creation_time DESC);
+    CREATE VIRTUAL TABLE memory_contexts_search USING fts5 (vault_id UNINDEXED, memory_id UNINDEXED, context);";
+
+const DOCUMENTS_POSTGRES: &str = "CREATE TABLE memory_contexts (
+        vault_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        actor_id TEXT NOT NULL,
+        context TEXT NOT NULL,
+        creation_time TIMESTAMPTZ NOT NULL DEFAULT now(),
+        version BIGINT NOT NULL,
+        PRIMARY KEY (vault_id, memory_id, context_id)
+    );
+    CREATE INDEX memory_contexts_recent_idx ON memory_contexts (vault_id, memory_id, creation_time DESC);
+    CREATE TABLE memory_contexts_search (
+        vault_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        context TEXT NOT NULL,
+        PRIMARY KEY (vault_id, memory_id)
+    );
+    CREATE INDEX memory_contexts_search_idx ON memory_contexts_search USING GIN (to_tsvector('simple', context));";
 
 /// The schema version this workmem writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -58,8 +95,8 @@ pub fn migrate(db: &mut dyn Sql) -> Result<i64> {
         if found > VERSION {
             return Err(Error::NewerSchema { found, known: VERSION });
         }
-        for (version, migration) in (found + 1..).zip(&MIGRATIONS[found as usize..]) {
-            db.batch(migration)?;
+        for (version, [sqlite, postgres]) in (found + 1..).zip(&MIGRATIONS[found as usize..]) {
+            db.batch(if db.kind() == Kind::Postgres { postgres } else { sqlite })?;
             db.execute("INSERT INTO workmem_schema (version) VALUES ($1)", &[version.into()])?;
         }
         Ok(found)

@@ -1,0 +1,200 @@
+//! Spec 004's context documents stored (workmem-store's `documents`): one suite, run against
+//! SQLite and a real PostgreSQL. Versions, get-latest through the recent-snapshot index
+//! (EXPLAIN), puts based on a stale version refused, every validation rule refused by name
+//! with nothing stored, retention, full-text search over the latest, read-after-write across
+//! connections, and 16 concurrent writers losing nothing.
+
+mod common;
+
+use common::postgres::Server;
+use std::collections::BTreeSet;
+use workmem_store::board::Error;
+use workmem_store::documents::{Config, Documents};
+
+trait Target: Sync {
+    fn fresh(&self, case: &str) -> String;
+}
+
+struct Sqlite(std::path::PathBuf);
+
+impl Target for Sqlite {
+    fn fresh(&self, case: &str) -> String {
+        self.0.join(format!("{case}.sqlite3")).display().to_string()
+    }
+}
+
+impl Target for Server {
+    fn fresh(&self, case: &str) -> String {
+        self.database(case)
+    }
+}
+
+fn open(db: &str, config: Config) -> Documents {
+    Documents::open(db, common::runtime(), config).unwrap_or_else(|e| panic!("open {db}: {e}"))
+}
+
+const DOC: &str = "# Description\nAcme's assistant.\n\n# Facts\n- CEO = Bob (2025-07-05)\n";
+
+type Case = fn(&dyn Target);
+
+fn suite(target: &dyn Target) {
+    let cases: [(&str, Case); 6] = [
+        ("versions", versions),
+        ("refusals", refusals),
+        ("retention", retention),
+        ("search", search),
+        ("latest_uses_the_index", latest_uses_the_index),
+        ("sixteen_writers", sixteen_writers),
+    ];
+    for (name, case) in cases {
+        eprintln!("case {name}");
+        case(target);
+    }
+}
+
+#[test]
+fn sqlite() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("documents-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    suite(&Sqlite(dir.clone()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn postgres() {
+    if let Some(server) = Server::start() {
+        suite(&server);
+    }
+}
+
+/// Every put a version; the latest, any kept one, and the list; another connection reads
+/// what this one wrote at once; a put based on a stale version stores nothing.
+fn versions(target: &dyn Target) {
+    let db = target.fresh("versions");
+    let mut docs = open(&db, Config::default());
+    assert!(matches!(docs.latest("acme", "assistant"), Err(Error::NoDocument { .. })));
+    let first = docs.put("acme", "assistant", "agent-1", DOC.as_bytes(), Some(0)).unwrap();
+    assert_eq!((first.version, first.context_id.as_str()), (1, "1"));
+    let mut other = open(&db, Config::default());
+    assert_eq!(other.latest("acme", "assistant").unwrap().context, DOC, "read-after-write across connections");
+    let second = other.put("acme", "assistant", "agent-2", format!("{DOC}- CTO = Ann\n").as_bytes(), Some(1)).unwrap();
+    assert!(second.creation_time > first.creation_time);
+    let stale = docs.put("acme", "assistant", "agent-1", b"# Facts\n- lost\n", Some(1)).unwrap_err();
+    assert!(matches!(stale, Error::VersionConflict { expected: 1, current: 2, .. }), "{stale:?}");
+    assert_eq!(stale.code(), "conflict");
+    let latest = docs.latest("acme", "assistant").unwrap();
+    assert_eq!((latest.version, latest.actor_id.as_str()), (2, "agent-2"), "the conflict stored nothing");
+    assert_eq!(docs.get("acme", "assistant", 1).unwrap().context, DOC);
+    let listed = docs.versions("acme", "assistant").unwrap();
+    assert_eq!(listed.iter().map(|v| v.version).collect::<Vec<_>>(), [2, 1]);
+    assert!(listed.iter().all(|v| v.context.is_empty()));
+    assert!(matches!(docs.get("acme", "assistant", 9), Err(Error::NoVersion { version: 9, .. })));
+    assert!(matches!(docs.latest("other-vault", "assistant"), Err(Error::NoDocument { .. })), "vaults are apart");
+}
+
+/// Each rule's refusal in the engine's words, and nothing stored.
+fn refusals(target: &dyn Target) {
+    let db = target.fresh("refusals");
+    let mut docs = open(&db, Config { max_bytes: 64, ..Config::default() });
+    docs.put("v", "m", "a", b"# Facts\n- ok\n", None).unwrap();
+    let cases: [(&[u8], &str); 6] = [
+        (b" \n\t", "the document is empty"),
+        (&[b'x'; 65], "the document is 65 bytes, over the limit of 64"),
+        (b"ok\n\xff", "2:1: the document is not valid UTF-8"),
+        (b"bell \x07", "1:6: control character U+0007; only tab and newline are allowed"),
+        (b"crlf\r\n", "1:5: control character U+000D; only tab and newline are allowed"),
+        ("x\u{FFFE}".as_bytes(), "1:2: U+FFFE is a Unicode noncharacter"),
+    ];
+    for (bytes, sentence) in cases {
+        let refused = docs.put("v", "m", "a", bytes, None).unwrap_err();
+        assert_eq!((refused.code(), refused.to_string()), ("invalid_document", sentence.to_string()));
+    }
+    assert!(docs.put(" ", "m", "a", b"# Facts\n", None).is_err(), "an empty vault ID");
+    assert_eq!(docs.versions("v", "m").unwrap().len(), 1, "no refusal stored anything");
+}
+
+/// Past `keep_versions`, the oldest go.
+fn retention(target: &dyn Target) {
+    let db = target.fresh("retention");
+    let mut docs = open(&db, Config { keep_versions: 3, ..Config::default() });
+    for n in 1..=5 {
+        docs.put("v", "m", "a", format!("# Progress\n- step {n}\n").as_bytes(), None).unwrap();
+    }
+    assert_eq!(docs.versions("v", "m").unwrap().iter().map(|v| v.version).collect::<Vec<_>>(), [5, 4, 3]);
+    assert!(matches!(docs.get("v", "m", 2), Err(Error::NoVersion { .. })));
+    assert_eq!(docs.latest("v", "m").unwrap().context, "# Progress\n- step 5\n");
+}
+
+/// The latest text of each memory is searchable; an older version's words are not.
+fn search(target: &dyn Target) {
+    let db = target.fresh("search");
+    let mut docs = open(&db, Config::default());
+    docs.put("acme", "assistant", "a", b"# Facts\n- the deploy key rotates monthly\n", None).unwrap();
+    docs.put("acme", "assistant", "a", b"# Facts\n- the deploy key rotates weekly\n", None).unwrap();
+    docs.put("acme", "billing", "a", b"# Facts\n- invoices go out monthly\n", None).unwrap();
+    docs.put("other", "assistant", "a", b"# Facts\n- monthly, but another vault\n", None).unwrap();
+    let ids = |hits: Vec<workmem_store::documents::Hit>| hits.into_iter().map(|h| h.memory_id).collect::<Vec<_>>();
+    assert_eq!(ids(docs.search("acme", "monthly", 10).unwrap()), ["billing"]);
+    assert_eq!(ids(docs.search("acme", "Deploy WEEKLY", 10).unwrap()), ["assistant"]);
+    assert_eq!(ids(docs.search("acme", "\"key\" rotates* -(", 10).unwrap()), ["assistant"], "what a user types is words, never query syntax");
+    assert!(docs.search("acme", "  ", 10).unwrap().is_empty());
+}
+
+/// Get-latest reads through the spec's recent-snapshot index, not a scan (the original
+/// implementation forgot the index).
+fn latest_uses_the_index(target: &dyn Target) {
+    let db = target.fresh("explain");
+    let mut docs = open(&db, Config { keep_versions: 1000, ..Config::default() });
+    for memory in 0..20 {
+        for n in 0..25 {
+            docs.put("v", &format!("m{memory}"), "a", format!("# Progress\n- {n}\n").as_bytes(), None).unwrap();
+        }
+    }
+    if db.starts_with("postgres://") {
+        let mut client = postgres::Client::connect(&db, postgres::NoTls).unwrap();
+        client.batch_execute("ANALYZE memory_contexts").unwrap();
+    }
+    let plan = docs.explain_latest("v", "m7").unwrap();
+    assert!(plan.contains("memory_contexts_recent_idx"), "get-latest does not use the recent-snapshot index:\n{plan}");
+    assert_eq!(docs.latest("v", "m7").unwrap().version, 25);
+}
+
+/// 16 writers × 20 puts to one memory, each based on the version it last saw (conflicts
+/// retried): every acknowledged version is stored once, numbered without a gap.
+fn sixteen_writers(target: &dyn Target) {
+    let db = target.fresh("writers");
+    let results: Vec<(Vec<u64>, usize)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..16)
+            .map(|w| {
+                let db = db.clone();
+                s.spawn(move || {
+                    let mut docs = open(&db, Config { keep_versions: 10_000, ..Config::default() });
+                    let (mut acked, mut conflicts, mut seen) = (Vec::new(), 0, 0);
+                    for n in 0..20 {
+                        loop {
+                            match docs.put("v", "m", &format!("writer-{w}"), format!("# Progress\n- {w}/{n}\n").as_bytes(), Some(seen)) {
+                                Ok(v) => {
+                                    acked.push(v.version);
+                                    seen = v.version;
+                                    break;
+                                }
+                                Err(Error::VersionConflict { current, .. }) => {
+                                    conflicts += 1;
+                                    seen = current;
+                                }
+                                Err(e) => panic!("{e}"),
+                            }
+                        }
+                    }
+                    (acked, conflicts)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let acked: BTreeSet<u64> = results.iter().flat_map(|(a, _)| a.iter().copied()).collect();
+    assert_eq!(acked, (1..=320).collect::<BTreeSet<_>>(), "every acknowledged put is a version, none twice");
+    let mut docs = open(&db, Config::default());
+    assert_eq!(docs.versions("v", "m").unwrap().len(), 320);
+    assert!(results.iter().map(|(_, c)| c).sum::<usize>() > 0, "the writers raced");
+}
