@@ -19,7 +19,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board
+.PHONY: test test-rust test-js test-python test-go test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
 
 test: test-rust test-js test-python test-go test-packages test-readme fuzz
 
@@ -135,6 +135,10 @@ bench-runtimes: component go-bindings-check examples/js/node_modules/.installed 
 # against hand-written SQL, and `ready` on 10,000 tasks.
 bench-board:
 	cargo bench -q -p workmem --bench board
+
+# Issue 12's benchmark: context document put and get-latest at 100,000 stored snapshots.
+bench-documents:
+	cargo bench -q -p workmem --bench documents
 
 # Issue 8's benchmark: the 40 trajectories replayed under five context policies (one table,
 # the chart of tokens per request), then the compaction timings.
