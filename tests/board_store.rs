@@ -6,29 +6,11 @@
 mod common;
 
 use common::postgres::Server;
+use common::suite::{Case, SqliteFiles, Target, suite};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use workmem_runtime::board::*;
 use workmem_store::board::{Boards, Config, Error};
-
-/// Where a case's board database lives: a fresh SQLite file or a fresh PostgreSQL database.
-trait Target: Sync {
-    fn fresh(&self, case: &str) -> String;
-}
-
-struct Sqlite(std::path::PathBuf);
-
-impl Target for Sqlite {
-    fn fresh(&self, case: &str) -> String {
-        self.0.join(format!("{case}.sqlite3")).display().to_string()
-    }
-}
-
-impl Target for Server {
-    fn fresh(&self, case: &str) -> String {
-        self.database(case)
-    }
-}
 
 fn open(db: &str, config: Config) -> Boards {
     Boards::open(db, common::runtime(), config).unwrap_or_else(|e| panic!("open {db}: {e}"))
@@ -46,36 +28,25 @@ fn new_board(boards: &mut Boards, id: &str) {
     boards.create(id, "Implement auth", "Add JWT authentication to the API", &["No breaking changes".into()], &[]).unwrap();
 }
 
-type Case = fn(&dyn Target);
-
-fn suite(target: &dyn Target) {
-    let cases: [(&str, Case); 7] = [
-        ("compare_and_swap", compare_and_swap),
-        ("log_snapshots_restart", log_snapshots_restart),
-        ("migrations", migrations),
-        ("leases_and_retention", leases_and_retention),
-        ("tokens", tokens),
-        ("change_feed", change_feed),
-        ("sixteen_writers", sixteen_writers),
-    ];
-    for (name, case) in cases {
-        eprintln!("case {name}");
-        case(target);
-    }
-}
+const CASES: [(&str, Case); 7] = [
+    ("compare_and_swap", compare_and_swap),
+    ("log_snapshots_restart", log_snapshots_restart),
+    ("migrations", migrations),
+    ("leases_and_retention", leases_and_retention),
+    ("tokens", tokens),
+    ("change_feed", change_feed),
+    ("sixteen_writers", sixteen_writers),
+];
 
 #[test]
 fn sqlite() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("boards-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    suite(&Sqlite(dir.clone()));
-    std::fs::remove_dir_all(dir).unwrap();
+    suite(&SqliteFiles::new("boards"), &CASES);
 }
 
 #[test]
 fn postgres() {
     if let Some(server) = Server::start() {
-        suite(&server);
+        suite(&server, &CASES);
     }
 }
 

@@ -7,27 +7,10 @@
 mod common;
 
 use common::postgres::Server;
+use common::suite::{Case, SqliteFiles, Target, suite};
 use std::collections::BTreeSet;
 use workmem_store::board::Error;
 use workmem_store::documents::{Config, Documents};
-
-trait Target: Sync {
-    fn fresh(&self, case: &str) -> String;
-}
-
-struct Sqlite(std::path::PathBuf);
-
-impl Target for Sqlite {
-    fn fresh(&self, case: &str) -> String {
-        self.0.join(format!("{case}.sqlite3")).display().to_string()
-    }
-}
-
-impl Target for Server {
-    fn fresh(&self, case: &str) -> String {
-        self.database(case)
-    }
-}
 
 fn open(db: &str, config: Config) -> Documents {
     Documents::open(db, common::runtime(), config).unwrap_or_else(|e| panic!("open {db}: {e}"))
@@ -35,35 +18,24 @@ fn open(db: &str, config: Config) -> Documents {
 
 const DOC: &str = "# Description\nAcme's assistant.\n\n# Facts\n- CEO = Bob (2025-07-05)\n";
 
-type Case = fn(&dyn Target);
-
-fn suite(target: &dyn Target) {
-    let cases: [(&str, Case); 6] = [
-        ("versions", versions),
-        ("refusals", refusals),
-        ("retention", retention),
-        ("search", search),
-        ("latest_uses_the_index", latest_uses_the_index),
-        ("sixteen_writers", sixteen_writers),
-    ];
-    for (name, case) in cases {
-        eprintln!("case {name}");
-        case(target);
-    }
-}
+const CASES: [(&str, Case); 6] = [
+    ("versions", versions),
+    ("refusals", refusals),
+    ("retention", retention),
+    ("search", search),
+    ("latest_uses_the_index", latest_uses_the_index),
+    ("sixteen_writers", sixteen_writers),
+];
 
 #[test]
 fn sqlite() {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("documents-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    suite(&Sqlite(dir.clone()));
-    std::fs::remove_dir_all(dir).unwrap();
+    suite(&SqliteFiles::new("documents"), &CASES);
 }
 
 #[test]
 fn postgres() {
     if let Some(server) = Server::start() {
-        suite(&server);
+        suite(&server, &CASES);
     }
 }
 
