@@ -362,6 +362,8 @@ pub enum BoardError {
     },
     /// An op given as JSON that is not one.
     InvalidOp(String),
+    /// `close` with a status a board does not end in (only completed or cancelled).
+    NotAnEnding(BoardStatus),
 }
 
 impl fmt::Display for BoardError {
@@ -378,6 +380,7 @@ impl fmt::Display for BoardError {
             BoardError::TooLarge { field, limit } => write!(f, "{field} is over the board's limit of {limit}"),
             BoardError::Claimed { task, by, since } => write!(f, "task {task} is claimed by {by} (last heard from at {since})"),
             BoardError::InvalidOp(why) => write!(f, "not a board op: {why}"),
+            BoardError::NotAnEnding(status) => write!(f, "a board closes as completed or cancelled, not {}", name(status)),
         }
     }
 }
@@ -666,7 +669,7 @@ impl Board {
             }
             Op::Close { status } => {
                 if !matches!(status, BoardStatus::Completed | BoardStatus::Cancelled) {
-                    return Err(BoardError::Closed(*status));
+                    return Err(BoardError::NotAnEnding(*status));
                 }
                 self.status = *status;
             }

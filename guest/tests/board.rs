@@ -250,7 +250,8 @@ fn contributions_and_learning_candidates_come_from_the_records() {
 fn a_closed_board_takes_only_archiving_and_an_archived_one_nothing() {
     let mut b = board();
     add(&mut b, "a", &[], false);
-    refused(&mut b, Op::Close { status: BoardStatus::Archived }, BoardError::Closed(BoardStatus::Archived));
+    refused(&mut b, Op::Close { status: BoardStatus::Archived }, BoardError::NotAnEnding(BoardStatus::Archived));
+    assert_eq!(BoardError::NotAnEnding(BoardStatus::Active).to_string(), "a board closes as completed or cancelled, not active");
     b.apply("orchestrator", NOW, &Op::Close { status: BoardStatus::Completed }).unwrap();
     refused(
         &mut b,

@@ -170,6 +170,7 @@ fn error(e: b::BoardError) -> wit::BoardError {
         b::BoardError::TooLarge { field, limit } => wit::BoardError::TooLarge(wit::Limit { field, limit: limit as u64 }),
         b::BoardError::Claimed { task, by, since } => wit::BoardError::Claimed(wit::Claim { task, by, since }),
         b::BoardError::InvalidOp(why) => wit::BoardError::InvalidOp(why),
+        b::BoardError::NotAnEnding(status) => wit::BoardError::NotAnEnding(board_status(status)),
     }
 }
 
@@ -208,6 +209,7 @@ fn to_error(e: wit::BoardError) -> b::BoardError {
         E::TooLarge(l) => b::BoardError::TooLarge { field: l.field, limit: usize::try_from(l.limit).unwrap_or(usize::MAX) },
         E::Claimed(c) => b::BoardError::Claimed { task: c.task, by: c.by, since: c.since },
         E::InvalidOp(why) => b::BoardError::InvalidOp(why),
+        E::NotAnEnding(status) => b::BoardError::NotAnEnding(to_board_status(status)),
     }
 }
 
