@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use workmem_runtime::board::*;
 use workmem_store::board::{Boards, Config, Error};
+use workmem_store::db::{Grants, Scope};
 
 fn open(db: &str, config: Config) -> Boards {
     Boards::open(db, common::runtime(), config).unwrap_or_else(|e| panic!("open {db}: {e}"))
@@ -115,7 +116,7 @@ fn migrations(target: &dyn Target) {
     let Err(e) = Boards::open(&db, common::runtime(), Config::default()) else { panic!("a newer schema opened") };
     assert_eq!(
         e.to_string(),
-        format!("the board database is at schema version 99, newer than this workmem's {}: upgrade workmem", workmem_store::board::SCHEMA_VERSION)
+        format!("the board database is at schema version 99, newer than this workmem's {}: upgrade workmem", workmem_store::db::SCHEMA_VERSION)
     );
 }
 
@@ -137,7 +138,7 @@ fn raw(db: &str) -> impl FnMut(&str) {
 }
 
 /// A dead worker's claim expires and the orchestrator reclaims it; an archived board is
-/// deleted once past retention.
+/// deleted once past retention, with its grants.
 fn leases_and_retention(target: &dyn Target) {
     let db = target.fresh("leases");
     let mut boards = open(&db, Config { lease: Duration::ZERO, retention: Duration::ZERO, ..Config::default() });
@@ -149,6 +150,8 @@ fn leases_and_retention(target: &dyn Target) {
     new_board(&mut boards, "old");
     boards.apply("old", None, "orchestrator", &Op::Close(BoardStatus::Completed)).unwrap();
     boards.apply("old", None, "orchestrator", &Op::Archive).unwrap();
+    let mut grants = Grants::open(&db).unwrap();
+    let token = grants.grant(Scope::Board("old"), "dev").unwrap();
     assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), Vec::<String>::new(), "heard from this second");
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), vec!["T-1"]);
@@ -156,23 +159,33 @@ fn leases_and_retention(target: &dyn Target) {
     assert_eq!(ready.as_array().unwrap().len(), 2, "the reclaimed task is ready again");
 
     assert_eq!(boards.collect_garbage().unwrap(), vec!["old"]);
+    assert!(matches!(grants.authorize(&token, Scope::Board("old")), Err(Error::Forbidden(_))), "the board's grants went with it");
     assert_eq!(boards.list().unwrap().iter().map(|h| h.id.as_str()).collect::<Vec<_>>(), vec!["auth"]);
     assert!(matches!(boards.revision("old"), Err(Error::NoBoard(_))));
     assert!(boards.events("old", 0, 10).is_err());
 }
 
-/// A token opens the board it was granted for, and no other.
+/// A token opens the scope it was granted for, and no other: not another board, nor a vault
+/// or session of the same name.
 fn tokens(target: &dyn Target) {
     let db = target.fresh("tokens");
     let mut boards = open(&db, Config::default());
     new_board(&mut boards, "auth");
     new_board(&mut boards, "billing");
-    let token = boards.grant("auth", "dev").unwrap();
-    assert!(token.starts_with("wmb_") && token.len() == 68);
-    assert_eq!(boards.authorize(&token, "auth").unwrap(), "dev");
-    assert!(matches!(boards.authorize(&token, "billing"), Err(Error::Forbidden(b)) if b == "billing"));
-    assert!(matches!(boards.authorize("wmb_guess", "auth"), Err(Error::Forbidden(_))));
-    assert!(matches!(boards.grant("nope", "dev"), Err(Error::NoBoard(_))));
+    let mut grants = Grants::open(&db).unwrap();
+    let token = grants.grant(Scope::Board("auth"), "dev").unwrap();
+    assert!(token.starts_with("wm_") && token.len() == 67);
+    assert_eq!(grants.authorize(&token, Scope::Board("auth")).unwrap(), "dev");
+    let other = grants.authorize(&token, Scope::Board("billing")).unwrap_err();
+    assert!(matches!(&other, Error::Forbidden(b) if b == "board billing"), "{other:?}");
+    assert_eq!(other.to_string(), "this token does not grant access to board billing");
+    assert!(matches!(grants.authorize(&token, Scope::Vault("auth")), Err(Error::Forbidden(_))));
+    assert!(matches!(grants.authorize(&token, Scope::Session("auth")), Err(Error::Forbidden(_))));
+    assert!(matches!(grants.authorize("wm_guess", Scope::Board("auth")), Err(Error::Forbidden(_))));
+    assert!(matches!(grants.grant(Scope::Board("nope"), "dev"), Err(Error::NoBoard(_))));
+    let vault = grants.grant(Scope::Vault("acme"), "dev").unwrap();
+    assert_eq!(grants.authorize(&vault, Scope::Vault("acme")).unwrap(), "dev", "a vault is granted before its first put");
+    assert!(matches!(grants.authorize(&vault, Scope::Vault("acme2")), Err(Error::Forbidden(_))));
 }
 
 /// A follower gets the events after its revision as they are written (NOTIFY on

@@ -10,6 +10,7 @@ use std::time::Duration;
 use workmem_runtime::Runtime;
 use workmem_runtime::board::*;
 use workmem_store::board::{Boards, Config};
+use workmem_store::db::{Grants, Scope};
 
 use crate::report::print_json;
 
@@ -521,7 +522,7 @@ fn tasks_table(json: &str) -> Result<()> {
 pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode> {
     let db = match args.db {
         Some(db) => db,
-        None => workmem_store::board::default_db()?,
+        None => workmem_store::db::default_db()?,
     };
     let mut config = Config::default();
     match &args.command {
@@ -532,7 +533,7 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
     let mut boards = Boards::open(&db, runtime, config)?;
     let token = args.token.or_else(|| std::env::var("WORKMEM_BOARD_TOKEN").ok());
     let actor = match (&token, board_of(&args.command)) {
-        (Some(token), Some(board)) => boards.authorize(token, board)?,
+        (Some(token), Some(board)) => Grants::open(&db)?.authorize(token, Scope::Board(board))?,
         (Some(_), None) => bail!("a token is for one board; this command spans the database"),
         (None, _) => args.actor.or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "orchestrator".into()),
     };
@@ -556,7 +557,7 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
             if as_json {
                 print_json(&json!({"ok": true, "board": board, "revision": 0}));
             } else {
-                println!("created board {board} in {}", workmem_store::board::redact(&db));
+                println!("created board {board} in {}", workmem_store::db::redact(&db));
             }
         }
         BoardCommand::Reclaim { board, .. } => {
@@ -652,14 +653,7 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
                 }
             }
         }
-        BoardCommand::Grant { board, agent } => {
-            let token = boards.grant(&board, &agent)?;
-            if as_json {
-                print_json(&json!({"ok": true, "board": board, "agent": agent, "token": token}));
-            } else {
-                println!("{token}");
-            }
-        }
+        BoardCommand::Grant { board, agent } => return crate::grant(&db, Scope::Board(&board), &agent, as_json),
         BoardCommand::Compact { board } => {
             let gone = boards.compact(&board)?;
             if as_json {

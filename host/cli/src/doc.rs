@@ -7,6 +7,7 @@ use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use workmem_runtime::Runtime;
+use workmem_store::db::Scope;
 use workmem_store::documents::{Config, Documents};
 
 use crate::report::print_json;
@@ -89,17 +90,31 @@ enum DocCommand {
     },
     /// Print a new document with spec 004's sections
     Template,
+    /// Issue a token that lets AGENT read and write the vault's documents over HTTP (workmem serve)
+    Grant {
+        /// The vault
+        vault: String,
+        /// The agent the token acts as
+        agent: String,
+    },
 }
 
 pub fn run(runtime: Runtime, args: DocArgs, as_json: bool) -> Result<ExitCode> {
     let open = |config: Config| -> Result<Documents> {
         let db = match &args.db {
             Some(db) => db.clone(),
-            None => workmem_store::board::default_db()?,
+            None => workmem_store::db::default_db()?,
         };
         Ok(Documents::open(&db, runtime.clone(), config)?)
     };
     match args.command {
+        DocCommand::Grant { vault, agent } => {
+            let db = match &args.db {
+                Some(db) => db.clone(),
+                None => workmem_store::db::default_db()?,
+            };
+            return crate::grant(&db, Scope::Vault(&vault), &agent, as_json);
+        }
         DocCommand::Template => println!("{}", runtime.instance()?.document_template()?.trim_end()),
         DocCommand::Put { vault, memory, file, expect, actor, max_bytes, keep_versions } => {
             let (_, bytes) = crate::read_bytes(file.as_ref())?;

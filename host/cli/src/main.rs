@@ -9,6 +9,7 @@ mod doc;
 
 mod replay;
 mod report;
+mod serve;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -16,6 +17,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use workmem_runtime::{Options, Runtime};
+use workmem_store::db::{Grants, Scope};
 use workmem_store::{Session, Sessions};
 
 #[derive(Parser)]
@@ -42,6 +44,8 @@ enum Command {
     Board(board::BoardArgs),
     /// Context documents (spec 004): one versioned text per memory, on SQLite or PostgreSQL
     Doc(doc::DocArgs),
+    /// Serve context documents, boards and session memory over HTTP (bearer tokens from `grant`)
+    Serve(serve::ServeArgs),
     /// Parse a DSL update and report what it would do
     Parse {
         /// DSL file, or - for standard input (the default)
@@ -354,7 +358,7 @@ impl WorkerArgs {
         let (Some(board), Some(task)) = (self.board, self.board_task) else { return Ok(None) };
         let db = match self.board_db {
             Some(db) => db,
-            None => workmem_store::board::default_db()?,
+            None => workmem_store::db::default_db()?,
         };
         let boards = workmem_store::board::Boards::open(&db, runtime.clone(), Default::default())?;
         let agent = self.agent_name.or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "worker".into());
@@ -412,6 +416,16 @@ enum SessionCommand {
         /// The session: its ID (found from any directory when it is unique) or its directory
         session: String,
     },
+    /// Issue a token that lets AGENT read and update this session's memory over HTTP (workmem serve)
+    Grant {
+        /// The session's ID
+        session: String,
+        /// The agent the token acts as
+        agent: String,
+        /// The server's database, where grants are kept (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
+        #[arg(long, value_name = "PATH|URL")]
+        db: Option<String>,
+    },
 }
 
 #[cfg(test)]
@@ -466,6 +480,23 @@ fn die_on_closed_pipe() {
 struct Ctx {
     runtime: Runtime,
     sessions: Sessions,
+    sessions_root: PathBuf,
+}
+
+/// Issues a token for `scope` (`workmem board|doc|session grant`) and prints it.
+pub(crate) fn grant(db: &str, scope: Scope<'_>, agent: &str, as_json: bool) -> Result<ExitCode> {
+    let token = Grants::open(db)?.grant(scope, agent)?;
+    if as_json {
+        let (kind, id) = match scope {
+            Scope::Board(id) => ("board", id),
+            Scope::Vault(id) => ("vault", id),
+            Scope::Session(id) => ("session", id),
+        };
+        report::print_json(&serde_json::json!({"ok": true, kind: id, "agent": agent, "token": token}));
+    } else {
+        println!("{token}");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 impl Ctx {
@@ -476,7 +507,7 @@ impl Ctx {
             Some(d) => d.clone(),
             None => workmem_store::session::root_dir()?,
         };
-        Ok(Ctx { runtime, sessions: Sessions::new(&root, &cwd) })
+        Ok(Ctx { runtime, sessions: Sessions::new(&root, &cwd), sessions_root: root })
     }
 
     fn session(&self, spec: &str) -> Result<Session> {
@@ -503,6 +534,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Board(args) => board::run(ctx.runtime, args, json),
         Command::Doc(args) => doc::run(ctx.runtime, args, json),
+        Command::Serve(args) => serve::run(ctx.runtime, ctx.sessions_root, args, json),
         Command::Demo => demo::run(&ctx.runtime, &ctx.sessions),
         Command::Session(SessionCommand::New { id }) => {
             let template = ctx.runtime.instance()?.overview_template()?;
@@ -534,6 +566,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let snapshot = ctx.memory(&s)?.snapshot()?;
             report::session(&s, &snapshot, json)?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Session(SessionCommand::Grant { session, agent, db }) => {
+            let id = ctx.sessions.find(&session)?.dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(session);
+            let db = match db {
+                Some(db) => db,
+                None => workmem_store::db::default_db()?,
+            };
+            grant(&db, Scope::Session(&id), &agent, json)
         }
         Command::Parse { file } => {
             let (name, text) = read_input(file.as_ref())?;

@@ -127,7 +127,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Setting { .. }) => ("config", None),
         Some(A::Compact(_)) => ("compaction_refused", None),
         None if e.downcast_ref::<crate::NotUtf8>().is_some() || e.downcast_ref::<crate::TooLarge>().is_some() => ("invalid_input", None),
-        None if let Some(b) = e.downcast_ref::<workmem_store::board::Error>() => (b.code(), None),
+        None if let Some(b) = e.downcast_ref::<workmem_store::db::Error>() => (b.code(), None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
         None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
         None if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
@@ -145,8 +145,8 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
             error["diagnostics"] = json::diagnostics(ds);
         }
         match e.downcast_ref() {
-            Some(workmem_store::board::Error::Conflict { current, .. }) => error["current_revision"] = (*current).into(),
-            Some(workmem_store::board::Error::VersionConflict { current, .. }) => error["current_version"] = (*current).into(),
+            Some(workmem_store::db::Error::Conflict { current, .. }) => error["current_revision"] = (*current).into(),
+            Some(workmem_store::db::Error::VersionConflict { current, .. }) => error["current_version"] = (*current).into(),
             _ => {}
         }
         if let Some(bad) = e.downcast_ref::<crate::NotUtf8>() {

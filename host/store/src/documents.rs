@@ -5,8 +5,10 @@
 //! search, SQLite FTS5). The engine decides what a document is (`document.validate`); a put
 //! it refuses, or one based on a version that is no longer the latest, stores nothing.
 
-use crate::board::sql::{self, Kind, Sql, Value, bigint, rev};
-use crate::board::{Error, Result, connect};
+pub use crate::db::{Error, Result};
+
+use crate::db::connect;
+use crate::db::sql::{self, Kind, Sql, Value, bigint, rev};
 use std::time::{Duration, SystemTime};
 use workmem_runtime::Runtime;
 

@@ -5,6 +5,7 @@
 
 pub mod board;
 pub mod confine;
+pub mod db;
 pub mod documents;
 mod error;
 pub mod fsio;

@@ -161,7 +161,13 @@ impl Sessions {
         if spec.contains(std::path::MAIN_SEPARATOR) || spec == "." || spec == ".." {
             return Session::open(Path::new(spec));
         }
-        let id = checked_id(spec)?;
+        self.find(spec)
+    }
+
+    /// A session named by ID only (never a path: what a remote caller names): under this
+    /// directory's sessions, else under any directory's when exactly one has that ID.
+    pub fn find(&self, id: &str) -> Result<Session> {
+        let id = checked_id(id)?;
         let here = self.dir.join(id);
         if here.exists() {
             return Session::open(&here);

@@ -10,34 +10,14 @@
 //! op to the board kept resident in an engine instance, and appends the event. Snapshot plus
 //! the events after it is the board, so it survives restarts and rebuilds from its log.
 
-mod access;
-mod error;
-mod postgres;
-mod schema;
-pub(crate) mod sql;
-mod sqlite;
+pub use crate::db::{Error, Result};
 
-pub use error::{Error, Result};
-pub use postgres::redact;
-pub use schema::VERSION as SCHEMA_VERSION;
-
-use sql::{Sql, Value, bigint, rev};
+use crate::db::sql::{self, Sql, Value, bigint, rev};
+use crate::db::{Scope, connect, grants};
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 use workmem_runtime::Runtime;
 use workmem_runtime::board::{Board, BoardStatus, Op, View};
-
-/// `$WORKMEM_BOARD_DB`: the database the CLI uses when `--db` is not given.
-pub const DB_ENV: &str = "WORKMEM_BOARD_DB";
-
-/// The embedded default: `$WORKMEM_BOARD_DB`, else `~/.ai/workmem/boards.sqlite3`.
-pub fn default_db() -> crate::Result<String> {
-    if let Some(db) = std::env::var_os(DB_ENV) {
-        return Ok(db.to_string_lossy().into_owned());
-    }
-    let home = std::env::var_os("HOME").ok_or(crate::Error::NoHome(DB_ENV))?;
-    Ok(std::path::Path::new(&home).join(".ai/workmem/boards.sqlite3").display().to_string())
-}
 
 /// How boards are kept.
 #[derive(Debug, Clone)]
@@ -139,6 +119,16 @@ impl Boards {
     /// Applies `op` by `actor`, now. With `expected`, only if the board is still at that
     /// revision ([`Error::Conflict`] otherwise). Returns the stored event.
     pub fn apply(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &Op) -> Result<Event> {
+        self.apply_input(id, expected, actor, Input::Op(op))
+    }
+
+    /// [`Boards::apply`] with the op in the log's JSON (`{"op": "add_task", ...}`), as an
+    /// API client sends it; the engine parses it (`invalid-op` when it is not an op).
+    pub fn apply_json(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &str) -> Result<Event> {
+        self.apply_input(id, expected, actor, Input::Json(op))
+    }
+
+    fn apply_input(&mut self, id: &str, expected: Option<u64>, actor: &str, op: Input<'_>) -> Result<Event> {
         let now = crate::now();
         // Not resident: no events wanted, the board loads from its latest snapshot.
         let after = self.resident.get(id).map_or(i64::MAX as u64, |r| r.revision);
@@ -159,20 +149,33 @@ impl Boards {
     /// The rest of [`Boards::apply`], with the head locked at `current` and the events the
     /// resident board lacks in hand; commits on success.
     #[allow(clippy::too_many_arguments)]
-    fn apply_locked(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &Op, now: &str, current: u64, events: Vec<(u64, String)>) -> Result<Event> {
+    fn apply_locked(
+        &mut self,
+        id: &str,
+        expected: Option<u64>,
+        actor: &str,
+        op: Input<'_>,
+        now: &str,
+        current: u64,
+        events: Vec<(u64, String)>,
+    ) -> Result<Event> {
         if let Some(expected) = expected.filter(|e| *e != current) {
             return Err(Error::Conflict { board: id.into(), expected, current });
         }
         let Boards { db, runtime, resident, config } = self;
         let r = bring_up_to(db.as_mut(), runtime, resident, id, current, events)?;
-        let applied = match r.board.apply(actor, now, op)? {
+        let applied = match op {
+            Input::Op(op) => r.board.apply(actor, now, op)?,
+            Input::Json(op) => r.board.apply_json(actor, now, op)?,
+        };
+        let applied = match applied {
             Ok(applied) => applied,
             Err(error) => return Err(refused(&mut r.board, error)?),
         };
         r.revision = applied.revision;
         let status = match op {
-            Op::Close(_) | Op::Archive => Some(status_name(r.board.status()?)),
-            _ => None,
+            Input::Op(Op::Close(_) | Op::Archive) | Input::Json(_) => Some(status_name(r.board.status()?)),
+            Input::Op(_) => None,
         };
         let snapshot = if applied.revision % config.snapshot_every.max(1) == 0 { Some(r.board.save()?) } else { None };
         db.append_commit(&sql::Append {
@@ -185,6 +188,12 @@ impl Boards {
             snapshot: snapshot.as_deref(),
         })?;
         Ok(Event { revision: applied.revision, actor: actor.into(), at: now.into(), event: applied.event })
+    }
+
+    /// The board's head: revision, status and times.
+    pub fn head(&mut self, id: &str) -> Result<Head> {
+        let rows = self.db.query("SELECT id, revision, status, created_at, updated_at, archived_at FROM boards WHERE id = $1", &[id.into()])?;
+        rows.into_iter().next().map(head).ok_or_else(|| Error::NoBoard(id.into()))?
     }
 
     /// The board's current revision.
@@ -324,6 +333,7 @@ impl Boards {
             let ids = rows.into_iter().map(|r| r.into_iter().next().unwrap_or(Value::Null).text()).collect::<Result<Vec<_>>>()?;
             for id in &ids {
                 db.execute("DELETE FROM boards WHERE id = $1", &[id.as_str().into()])?;
+                grants::revoke_all(db, Scope::Board(id))?;
             }
             Ok(ids)
         })?;
@@ -336,33 +346,28 @@ impl Boards {
     /// Every board's head, by ID.
     pub fn list(&mut self) -> Result<Vec<Head>> {
         let rows = self.db.query("SELECT id, revision, status, created_at, updated_at, archived_at FROM boards ORDER BY id", &[])?;
-        rows.into_iter()
-            .map(|r| {
-                let mut r = r.into_iter();
-                let mut next = || r.next().unwrap_or(Value::Null);
-                Ok(Head {
-                    id: next().text()?,
-                    revision: rev(&next())?,
-                    status: next().text()?,
-                    created_at: next().text()?,
-                    updated_at: next().text()?,
-                    archived_at: next().opt_text()?,
-                })
-            })
-            .collect()
+        rows.into_iter().map(head).collect()
     }
 }
 
-/// The database at `target` (a `postgres://` or `postgresql://` URL, or a SQLite file path),
-/// migrated to the current schema: boards and context documents share it.
-pub(crate) fn connect(target: &str) -> Result<Box<dyn Sql>> {
-    let mut db: Box<dyn Sql> = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-        Box::new(postgres::Postgres::connect(target)?)
-    } else {
-        Box::new(sqlite::Sqlite::open(std::path::Path::new(target))?)
-    };
-    schema::migrate(db.as_mut())?;
-    Ok(db)
+/// An op as a caller gives it: typed, or in the log's JSON.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Op(&'a Op),
+    Json(&'a str),
+}
+
+fn head(row: Vec<Value>) -> Result<Head> {
+    let mut r = row.into_iter();
+    let mut next = || r.next().unwrap_or(Value::Null);
+    Ok(Head {
+        id: next().text()?,
+        revision: rev(&next())?,
+        status: next().text()?,
+        created_at: next().text()?,
+        updated_at: next().text()?,
+        archived_at: next().opt_text()?,
+    })
 }
 
 /// The engine's refusal as an [`Error`], worded by the engine.

@@ -1,4 +1,4 @@
-//! The tables of boards and context documents and their migrations, in SQL both backends
+//! The tables of boards, context documents and grants, and their migrations, in SQL both backends
 //! read where they can (a migration is one text for both, or one for each). A database records the
 //! migrations applied to it; opening one applies the rest, and one made by a newer workmem
 //! is refused rather than guessed at.
@@ -8,7 +8,7 @@ use super::{Error, Result};
 
 /// Each entry is one version, as SQLite and as PostgreSQL read it: applied in order, once,
 /// in one transaction.
-const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES]];
+const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS]];
 
 const BOARDS: &str =
     // 1: boards (the head: revision and status), their append-only event logs, snapshots
@@ -76,6 +76,17 @@ const DOCUMENTS_POSTGRES: &str = "CREATE TABLE memory_contexts (
         PRIMARY KEY (vault_id, memory_id)
     );
     CREATE INDEX memory_contexts_search_idx ON memory_contexts_search USING GIN (to_tsvector('simple', context));";
+
+// 3: grants for any scope (a board, a vault, a session) in one table, the board grants of
+// version 1 carried over.
+const GRANTS: &str = "CREATE TABLE grants (
+        token_sha256 TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        PRIMARY KEY (token_sha256, scope)
+    );
+    INSERT INTO grants (token_sha256, scope, agent) SELECT token_sha256, 'board:' || board, agent FROM board_grants;
+    DROP TABLE board_grants;";
 
 /// The schema version this workmem writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

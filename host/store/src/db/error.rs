@@ -26,7 +26,8 @@ pub enum Error {
     Refused { error: BoardError, message: String },
     #[error("board {board}'s event log does not replay at revision {revision}: {why}")]
     Log { board: String, revision: u64, why: String },
-    #[error("this token does not grant access to board {0}")]
+    /// The token was not granted this scope (named as "board B" or "vault V").
+    #[error("this token does not grant access to {0}")]
     Forbidden(String),
     #[error("no context document for memory {memory} in vault {vault}")]
     NoDocument { vault: String, memory: String },

@@ -1,0 +1,181 @@
+//! Spec 002's boards: the head, ops in the log's JSON (`?expect=REVISION` to refuse a stale
+//! write), views by name, a task's brief, and the change feed (waiting up to a bound for
+//! the next event). Routes need a token for the board; ops are the token's agent's.
+
+use crate::error::ApiError;
+use crate::request;
+use crate::{App, State};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use workmem_runtime::board::View;
+use workmem_store::board::Event;
+use workmem_store::db::Scope;
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/boards/{board}", get(head))
+        .route("/v1/boards/{board}/ops", post(apply))
+        .route("/v1/boards/{board}/views/{view}", get(view))
+        .route("/v1/boards/{board}/tasks/{task}/brief", get(brief))
+        .route("/v1/boards/{board}/events", get(events))
+}
+
+/// The longest a change-feed request waits for an event (`wait_ms`): a waiting request
+/// holds one of the server's slots.
+const MAX_WAIT: Duration = Duration::from_secs(10);
+/// Events per change-feed response, at most.
+const MAX_EVENTS: u64 = 1000;
+
+#[derive(Deserialize)]
+struct Expect {
+    expect: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ViewQuery {
+    task: Option<String>,
+    before: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Feed {
+    after: Option<u64>,
+    limit: Option<u64>,
+    wait_ms: Option<u64>,
+}
+
+type Board = Result<Path<String>, PathRejection>;
+
+/// An event as the API returns it: the engine's record as JSON, not as text.
+fn event(e: Event) -> Value {
+    let record: Value = serde_json::from_str(&e.event).unwrap_or(Value::String(e.event));
+    json!({"revision": e.revision, "actor": e.actor, "at": e.at, "event": record})
+}
+
+async fn head(axum::extract::State(app): State, p: Board, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let board = request::path(p)?;
+    let head = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Board(&board))?;
+            Ok(s.boards.head(&board)?)
+        })
+        .await?;
+    Ok(Json(head).into_response())
+}
+
+async fn apply(
+    axum::extract::State(app): State,
+    p: Board,
+    q: Result<Query<Expect>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let board = request::path(p)?;
+    let expect = request::query(q)?.expect;
+    let op = request::json(&headers, body, app.max_body_bytes)?;
+    let applied = app
+        .slots
+        .run(move |s| {
+            let agent = s.grants.authorize(&token, Scope::Board(&board))?;
+            let e = s.boards.apply_json(&board, expect, &agent, &op)?;
+            Ok(json!({"board": board, "revision": e.revision, "event": event(e)["event"]}))
+        })
+        .await?;
+    Ok(Json(applied).into_response())
+}
+
+fn named_view(name: &str, q: ViewQuery) -> Result<View, ApiError> {
+    let needs = |what: &str, v: Option<String>| v.ok_or_else(|| ApiError::bad_request(format!("the {name} view needs ?{what}=")));
+    Ok(match name {
+        "tasks" => View::Tasks,
+        "ready" => View::Ready,
+        "blocked" => View::Blocked,
+        "in-progress" => View::InProgress,
+        "needs-review" => View::NeedsReview,
+        "failed" => View::Failed,
+        "stranded" => View::Stranded,
+        "stale" => View::Stale(needs("before", q.before)?),
+        "context-for-task" => View::ContextForTask(needs("task", q.task)?),
+        "contributions" => View::Contributions,
+        "candidates" => View::Candidates,
+        "decisions" => View::Decisions,
+        "discoveries" => View::Discoveries,
+        "artifacts" => View::Artifacts,
+        "nudges" => View::Nudges,
+        other => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "no_view",
+                format!(
+                    "no view {other:?}: tasks, ready, blocked, in-progress, needs-review, failed, stranded, stale, context-for-task, contributions, candidates, decisions, discoveries, artifacts, nudges"
+                ),
+            ));
+        }
+    })
+}
+
+async fn view(
+    axum::extract::State(app): State,
+    p: Result<Path<(String, String)>, PathRejection>,
+    q: Result<Query<ViewQuery>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (board, name) = request::path(p)?;
+    let v = named_view(&name, request::query(q)?)?;
+    let rendered = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Board(&board))?;
+            Ok(s.boards.view(&board, &v)?)
+        })
+        .await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], rendered).into_response())
+}
+
+async fn brief(axum::extract::State(app): State, p: Result<Path<(String, String)>, PathRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (board, task) = request::path(p)?;
+    let text = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Board(&board))?;
+            Ok(s.boards.brief(&board, &task)?)
+        })
+        .await?;
+    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], text).into_response())
+}
+
+async fn events(axum::extract::State(app): State, p: Board, q: Result<Query<Feed>, QueryRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let board = request::path(p)?;
+    let Feed { after, limit, wait_ms } = request::query(q)?;
+    let (after, limit, wait) = (after.unwrap_or(0), limit.unwrap_or(100), Duration::from_millis(wait_ms.unwrap_or(0)));
+    if limit == 0 || limit > MAX_EVENTS {
+        return Err(ApiError::bad_request(format!("limit is {limit}; it must be 1 to {MAX_EVENTS}")));
+    }
+    if wait > MAX_WAIT {
+        return Err(ApiError::bad_request(format!("wait_ms is {}; a request waits at most {} ms", wait.as_millis(), MAX_WAIT.as_millis())));
+    }
+    let events = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Board(&board))?;
+            let events = if wait.is_zero() { s.boards.events(&board, after, limit)? } else { s.boards.follow(&board, after, wait)? };
+            Ok(events.into_iter().take(limit as usize).map(event).collect::<Vec<_>>())
+        })
+        .await?;
+    Ok(Json(events).into_response())
+}

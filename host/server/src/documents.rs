@@ -1,0 +1,181 @@
+//! Spec 004's context documents: PutContext (a new version per put, `?expect=N` to refuse a
+//! lost update), GetLatestContext, older versions, one section read or replaced, and
+//! full-text search over a vault's latest documents. Routes need a token for the vault.
+
+use crate::error::ApiError;
+use crate::request;
+use crate::{App, State};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::json;
+use std::sync::Arc;
+use workmem_store::db::Scope;
+use workmem_store::documents::Version;
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/vaults/{vault}/memories/{memory}/context", get(latest).put(put))
+        .route("/v1/vaults/{vault}/memories/{memory}/context/sections/{section}", get(section).put(set_section))
+        .route("/v1/vaults/{vault}/memories/{memory}/versions", get(versions))
+        .route("/v1/vaults/{vault}/memories/{memory}/versions/{version}", get(version))
+        .route("/v1/vaults/{vault}/search", get(search))
+}
+
+#[derive(Deserialize)]
+struct Expect {
+    /// Store only if the latest version is still this one (0: none yet).
+    expect: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    q: String,
+    limit: Option<u64>,
+}
+
+/// Search results per request, at most.
+const MAX_HITS: u64 = 100;
+
+type Memory = Result<Path<(String, String)>, PathRejection>;
+
+async fn put(
+    axum::extract::State(app): State,
+    p: Memory,
+    q: Result<Query<Expect>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (vault, memory) = request::path(p)?;
+    let expect = request::query(q)?.expect;
+    let text = request::text(&headers, body, app.max_body_bytes)?;
+    let stored = app
+        .slots
+        .run(move |s| {
+            let agent = s.grants.authorize(&token, Scope::Vault(&vault))?;
+            Ok(s.documents.put(&vault, &memory, &agent, &text, expect)?)
+        })
+        .await?;
+    Ok(created(stored))
+}
+
+/// A put's answer: the version stored, without the text the caller just sent.
+fn created(stored: Version) -> Response {
+    (StatusCode::CREATED, Json(Version { context: String::new(), ..stored })).into_response()
+}
+
+async fn latest(axum::extract::State(app): State, p: Memory, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (vault, memory) = request::path(p)?;
+    let found = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Vault(&vault))?;
+            Ok(s.documents.latest(&vault, &memory)?)
+        })
+        .await?;
+    Ok(Json(found).into_response())
+}
+
+async fn versions(axum::extract::State(app): State, p: Memory, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (vault, memory) = request::path(p)?;
+    let listed = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Vault(&vault))?;
+            Ok(s.documents.versions(&vault, &memory)?)
+        })
+        .await?;
+    Ok(Json(listed).into_response())
+}
+
+async fn version(axum::extract::State(app): State, p: Result<Path<(String, String, String)>, PathRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (vault, memory, n) = request::path(p)?;
+    let n: u64 = n.parse().map_err(|_| ApiError::bad_request(format!("{n:?} is not a version number")))?;
+    let found = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Vault(&vault))?;
+            Ok(s.documents.get(&vault, &memory, n)?)
+        })
+        .await?;
+    Ok(Json(found).into_response())
+}
+
+async fn section(axum::extract::State(app): State, p: Result<Path<(String, String, String)>, PathRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (vault, memory, name) = request::path(p)?;
+    let runtime = app.slots.runtime().clone();
+    let body = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Vault(&vault))?;
+            let latest = s.documents.latest(&vault, &memory)?;
+            match runtime.instance()?.document_section(&latest.context, &name)? {
+                Some(body) => Ok(json!({"version": latest.version, "section": name, "body": body})),
+                None => Err(ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    "no_section",
+                    format!("version {} of memory {memory} in vault {vault} has no section {name:?}", latest.version),
+                )),
+            }
+        })
+        .await?;
+    Ok(Json(body).into_response())
+}
+
+async fn set_section(
+    axum::extract::State(app): State,
+    p: Result<Path<(String, String, String)>, PathRejection>,
+    q: Result<Query<Expect>, QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let (vault, memory, name) = request::path(p)?;
+    let expect = request::query(q)?.expect;
+    let body = String::from_utf8(request::text(&headers, body, app.max_body_bytes)?).map_err(|_| ApiError::bad_request("the section's body is not UTF-8"))?;
+    let runtime = app.slots.runtime().clone();
+    let stored = app
+        .slots
+        .run(move |s| {
+            let agent = s.grants.authorize(&token, Scope::Vault(&vault))?;
+            let latest = s.documents.latest(&vault, &memory)?;
+            let text = runtime.instance()?.replace_document_section(&latest.context, &name, &body)?;
+            // Based on the version read (or the one the caller names): a put in between is a conflict.
+            Ok(s.documents.put(&vault, &memory, &agent, text.as_bytes(), Some(expect.unwrap_or(latest.version)))?)
+        })
+        .await?;
+    Ok(created(stored))
+}
+
+async fn search(
+    axum::extract::State(app): State,
+    p: Result<Path<String>, PathRejection>,
+    q: Result<Query<SearchQuery>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let vault = request::path(p)?;
+    let SearchQuery { q, limit } = request::query(q)?;
+    let limit = limit.unwrap_or(10);
+    if limit > MAX_HITS {
+        return Err(ApiError::bad_request(format!("limit is {limit}; at most {MAX_HITS} hits are returned per search")));
+    }
+    let hits = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Vault(&vault))?;
+            Ok(s.documents.search(&vault, &q, limit)?)
+        })
+        .await?;
+    Ok(Json(hits).into_response())
+}

@@ -1,0 +1,111 @@
+//! Every failure as the API answers it: an HTTP status and `{"error": {"code", "message"}}`,
+//! the code stable for scripts to match on and the message a sentence for people. Some
+//! carry more (`current_version`, `current_revision`, `diagnostics`).
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+use workmem_store::db;
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+    /// Fields beside `code` and `message` in the error object.
+    pub extra: Map<String, Value>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError { status, code, message: message.into(), extra: Map::new() }
+    }
+
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.extra.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
+    }
+
+    /// A failure of the server, not of the request: the handle that met it is not reused.
+    pub fn is_internal(&self) -> bool {
+        self.status.is_server_error()
+    }
+}
+
+impl From<db::Error> for ApiError {
+    fn from(e: db::Error) -> Self {
+        use db::Error as E;
+        let status = match &e {
+            E::NoBoard(_) | E::NoDocument { .. } | E::NoVersion { .. } => StatusCode::NOT_FOUND,
+            E::Exists(_) | E::Conflict { .. } | E::VersionConflict { .. } => StatusCode::CONFLICT,
+            E::Refused { .. } | E::InvalidDocument(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            E::Forbidden(_) => StatusCode::FORBIDDEN,
+            E::Open { .. } | E::Db(_) | E::Schema(_) | E::NewerSchema { .. } | E::Log { .. } | E::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        let error = ApiError::new(status, e.code(), sentence(&e));
+        match e {
+            E::Conflict { current, .. } => error.with("current_revision", current),
+            E::VersionConflict { current, .. } => error.with("current_version", current),
+            _ => error,
+        }
+    }
+}
+
+impl From<workmem_store::Error> for ApiError {
+    fn from(e: workmem_store::Error) -> Self {
+        use workmem_store::Error as E;
+        let (status, code) = match &e {
+            E::NotASession { .. } => (StatusCode::NOT_FOUND, "no_session"),
+            E::BadId(_) => (StatusCode::BAD_REQUEST, "bad_request"),
+            E::Ambiguous { .. } => (StatusCode::CONFLICT, "ambiguous_session"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "session_store"),
+        };
+        ApiError::new(status, code, sentence(&e))
+    }
+}
+
+impl From<workmem_agent::Error> for ApiError {
+    fn from(e: workmem_agent::Error) -> Self {
+        match e {
+            workmem_agent::Error::Store(e) => e.into(),
+            workmem_agent::Error::Board(e) => e.into(),
+            other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", sentence(&other)),
+        }
+    }
+}
+
+impl From<workmem_runtime::Error> for ApiError {
+    fn from(e: workmem_runtime::Error) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", sentence(&e))
+    }
+}
+
+/// The error and its sources, as one line.
+fn sentence(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut error = Map::new();
+        error.insert("code".into(), self.code.into());
+        error.insert("message".into(), self.message.into());
+        error.extend(self.extra);
+        let mut response = (self.status, axum::Json(json!({ "error": error }))).into_response();
+        if self.status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}

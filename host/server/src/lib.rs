@@ -1,0 +1,102 @@
+//! `workmem serve`: context documents (spec 004), boards (spec 002) and session memory
+//! (specs 000 and 001) over HTTP. Every route under `/v1` takes a bearer token granted for
+//! the vault, board or session it names (`workmem doc grant`, `workmem board grant`,
+//! `workmem session grant`) and acts as the token's agent; the OpenAPI document is at
+//! [`OPENAPI_PATH`]. The store calls block, so they run on tokio's blocking threads in a
+//! bounded number of slots ([`slots::Slots`]).
+
+mod boards;
+mod documents;
+mod error;
+mod request;
+mod sessions;
+mod slots;
+
+pub use error::ApiError;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use std::path::PathBuf;
+use std::sync::Arc;
+use workmem_runtime::Runtime;
+use workmem_store::documents::Config as DocumentConfig;
+
+/// The OpenAPI 3.1 document of this API, served as is.
+pub const OPENAPI: &str = include_str!("../openapi.json");
+/// Where the server serves [`OPENAPI`].
+pub const OPENAPI_PATH: &str = "/openapi.json";
+
+/// What `workmem serve` is given.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The database: a SQLite file or a postgres:// URL.
+    pub db: String,
+    /// The sessions root (`$WORKMEM_SESSIONS_DIR`, else `~/.ai/sessions`).
+    pub sessions: PathBuf,
+    /// Requests served at once; each holds a database connection per store and an engine
+    /// instance while it runs.
+    pub slots: usize,
+    /// The largest request body read, in bytes (`--max-body-bytes`).
+    pub max_body_bytes: usize,
+    /// How context documents are kept (their size cap and retention).
+    pub documents: DocumentConfig,
+}
+
+/// What every handler shares.
+pub(crate) struct App {
+    slots: Arc<slots::Slots>,
+    sessions: PathBuf,
+    max_body_bytes: usize,
+}
+
+pub(crate) type State = axum::extract::State<Arc<App>>;
+
+/// The API's routes over the database and sessions `config` names: opens the database
+/// (migrating it) before it returns, so a bad `--db` fails here.
+pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
+    let slots = slots::Slots::new(&config.db, runtime, config.documents.clone(), config.slots)?;
+    let app = Arc::new(App { slots: Arc::new(slots), sessions: config.sessions.clone(), max_body_bytes: config.max_body_bytes });
+    Ok(Router::new()
+        .route(OPENAPI_PATH, axum::routing::get(openapi))
+        .merge(documents::routes())
+        .merge(boards::routes())
+        .merge(sessions::routes())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        // The limit is checked again where a body is read, so its error names the setting.
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .with_state(app))
+}
+
+/// Serves `router` on `listener` until Ctrl-C or SIGTERM, finishing the requests in flight.
+pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
+    axum::serve(listener, router).with_graceful_shutdown(shutdown()).await
+}
+
+async fn shutdown() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! { _ = interrupt => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+async fn openapi() -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", format!("no route {}: see {OPENAPI_PATH}", uri.path()))
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", format!("{} does not take {method}: see {OPENAPI_PATH}", uri.path()))
+}

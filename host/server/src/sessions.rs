@@ -1,0 +1,93 @@
+//! A session's working memory (specs 000 and 001): read it (the overview an LLM is shown,
+//! and the engine's state), apply a DSL update to it (refused with line:column diagnostics,
+//! nothing written), and read its update log. Routes need a token for the session, named
+//! by ID (never by path).
+
+use crate::error::ApiError;
+use crate::request;
+use crate::{App, State};
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::Path;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use workmem_agent::json as report;
+use workmem_store::db::Scope;
+use workmem_store::{Session, Sessions};
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/v1/sessions/{session}/memory", get(memory))
+        .route("/v1/sessions/{session}/updates", post(update))
+        .route("/v1/sessions/{session}/log", get(log))
+}
+
+fn open(app: &App, id: &str) -> Result<Session, ApiError> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| app.sessions.clone());
+    Ok(Sessions::new(&app.sessions, &cwd).find(id)?)
+}
+
+type Id = Result<Path<String>, PathRejection>;
+
+async fn memory(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let id = request::path(p)?;
+    let runtime = app.slots.runtime().clone();
+    let app2 = app.clone();
+    let body = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Session(&id))?;
+            let session = open(&app2, &id)?;
+            let locked = session.lock()?;
+            let state = workmem_agent::apply::load(&runtime, &session, &locked)?.save()?;
+            let state: Value = serde_json::from_str(&state)
+                .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", format!("the engine's state is not JSON: {e}")))?;
+            Ok(json!({"session": id, "overview": session.overview()?, "memory": state}))
+        })
+        .await?;
+    Ok(Json(body).into_response())
+}
+
+async fn update(axum::extract::State(app): State, p: Id, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let id = request::path(p)?;
+    let text = String::from_utf8(request::text(&headers, body, app.max_body_bytes)?).map_err(|_| ApiError::bad_request("the update is not UTF-8"))?;
+    let runtime = app.slots.runtime().clone();
+    let app2 = app.clone();
+    let applied = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Session(&id))?;
+            let session = open(&app2, &id)?;
+            match workmem_agent::apply::apply(&runtime, &session, &text) {
+                Ok(applied) => Ok(report::applied(&applied)),
+                Err(workmem_agent::Error::InvalidDsl(ds)) => {
+                    let diagnostics = report::rejected(&ds)["diagnostics"].take();
+                    let message = workmem_agent::Error::InvalidDsl(ds).to_string();
+                    Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_dsl", message).with("diagnostics", diagnostics))
+                }
+                Err(e) => Err(e.into()),
+            }
+        })
+        .await?;
+    Ok(Json(applied).into_response())
+}
+
+async fn log(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let id = request::path(p)?;
+    let app2 = app.clone();
+    let entries = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Session(&id))?;
+            Ok(open(&app2, &id)?.log()?)
+        })
+        .await?;
+    Ok(Json(entries).into_response())
+}

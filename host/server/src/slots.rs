@@ -1,0 +1,77 @@
+//! The database handles the server works with, in a fixed number of slots: each request
+//! takes one, runs its blocking store calls on tokio's blocking threads, and gives it back.
+//! The slot count bounds both the database connections and the engine instances in use.
+
+use crate::error::ApiError;
+use axum::http::StatusCode;
+use std::sync::{Arc, Mutex};
+use tokio::sync::Semaphore;
+use workmem_runtime::Runtime;
+use workmem_store::board::{self, Boards};
+use workmem_store::db::Grants;
+use workmem_store::documents::{self, Documents};
+
+/// One slot's handles: a connection each for boards, documents and grants.
+pub struct Stores {
+    pub boards: Boards,
+    pub documents: Documents,
+    pub grants: Grants,
+}
+
+impl Stores {
+    fn open(db: &str, runtime: &Runtime, documents: &documents::Config) -> Result<Self, ApiError> {
+        Ok(Stores {
+            boards: Boards::open(db, runtime.clone(), board::Config::default())?,
+            documents: Documents::open(db, runtime.clone(), documents.clone())?,
+            grants: Grants::open(db)?,
+        })
+    }
+}
+
+pub struct Slots {
+    db: String,
+    runtime: Runtime,
+    documents: documents::Config,
+    idle: Mutex<Vec<Stores>>,
+    permits: Arc<Semaphore>,
+}
+
+impl Slots {
+    /// Opens one slot now, so a database that cannot be opened fails the start.
+    pub fn new(db: &str, runtime: Runtime, documents: documents::Config, count: usize) -> Result<Self, ApiError> {
+        let first = Stores::open(db, &runtime, &documents)?;
+        Ok(Slots { db: db.into(), runtime, documents, idle: Mutex::new(vec![first]), permits: Arc::new(Semaphore::new(count.max(1))) })
+    }
+
+    /// Runs `f` with a slot's stores on a blocking thread. A slot whose call failed inside
+    /// the server (a lost connection, a trapped engine) is dropped, and a new one opened
+    /// when next needed.
+    pub async fn run<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&mut Stores) -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"))?;
+        let slots = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let idle = slots.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
+            let mut stores = match idle {
+                Some(s) => s,
+                None => Stores::open(&slots.db, &slots.runtime, &slots.documents)?,
+            };
+            let result = f(&mut stores);
+            if !matches!(&result, Err(e) if e.is_internal()) {
+                slots.idle.lock().unwrap_or_else(|p| p.into_inner()).push(stores);
+            }
+            result
+        })
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("the request's worker failed: {e}")))?
+    }
+
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+}

@@ -1,0 +1,384 @@
+//! `workmem serve` as a client meets it: the real binary on a loopback port, over SQLite and a
+//! real PostgreSQL. Documents put (text and JSON string) and read back, tokens scoped to one
+//! vault, board or session, every kind of bad input refused with a 4xx and a JSON error while
+//! nothing stored changes, boards and session memory worked over HTTP, the OpenAPI document
+//! matching the routes, and a bounded load of 16 concurrent clients.
+
+mod common;
+
+use common::postgres::Server;
+use common::suite::{Case, SqliteFiles, Target, suite};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CASES: [(&str, Case); 6] = [
+    ("documents", documents),
+    ("tokens", tokens),
+    ("bad_input", bad_input),
+    ("boards_and_sessions", boards_and_sessions),
+    ("openapi_matches_the_routes", openapi_matches_the_routes),
+    ("sixteen_clients", sixteen_clients),
+];
+
+#[test]
+fn sqlite() {
+    suite(&SqliteFiles::new("server"), &CASES);
+}
+
+#[test]
+fn postgres() {
+    if let Some(server) = Server::start() {
+        suite(&server, &CASES);
+    }
+}
+
+const DOC: &str = "# Description\nAcme's assistant.\n\n# Facts\n- CEO = Bob (2025-07-05)\n";
+
+/// A `workmem serve` child on a free loopback port, killed when dropped.
+struct Serve {
+    child: Child,
+    url: String,
+    db: String,
+    sessions: PathBuf,
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("server-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn workmem(db: &str, sessions: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
+    cmd.env("WORKMEM_BOARD_DB", db).env("WORKMEM_SESSIONS_DIR", sessions).env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"));
+    cmd
+}
+
+impl Serve {
+    fn start(target: &dyn Target, case: &str, extra: &[&str]) -> Serve {
+        let db = target.fresh(case);
+        let sessions = scratch(case).join("sessions");
+        let mut child = workmem(&db, &sessions).args(["serve", "--listen", "127.0.0.1:0", "--json"]).args(extra).stdout(Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let started: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: the server's first line was {line:?}"));
+        Serve { child, url: started["listening"].as_str().unwrap().to_string(), db, sessions }
+    }
+
+    /// A token from the CLI, as an operator issues it.
+    fn grant(&self, what: &[&str]) -> String {
+        let out = workmem(&self.db, &self.sessions).args(what).arg("--json").output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_string()
+    }
+
+    fn cli(&self, args: &[&str]) {
+        let out = workmem(&self.db, &self.sessions).args(args).output().unwrap();
+        assert!(out.status.success(), "workmem {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One request's answer: status, content type and body.
+struct Reply {
+    status: u16,
+    content_type: String,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// The error's code, checking the error is the documented JSON with a sentence.
+    fn error(&self) -> String {
+        assert!(self.content_type.starts_with("application/json"), "an error is JSON, not {}", self.content_type);
+        let e = &self.json()["error"];
+        assert!(e["message"].as_str().is_some_and(|m| m.len() > 10), "an error says what went wrong: {e}");
+        e["code"].as_str().unwrap().to_string()
+    }
+}
+
+fn http() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(60))).build().into()
+}
+
+fn call(agent: &ureq::Agent, method: &str, url: &str, token: Option<&str>, content_type: Option<&str>, body: Option<&[u8]>) -> Reply {
+    let mut request = ureq::http::Request::builder().method(method).uri(url);
+    if let Some(t) = token {
+        request = request.header("Authorization", format!("Bearer {t}"));
+    }
+    if let Some(c) = content_type {
+        request = request.header("Content-Type", c);
+    }
+    let response = match body {
+        Some(b) => agent.run(request.body(b.to_vec()).unwrap()),
+        None => agent.run(request.body(()).unwrap()),
+    }
+    .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let status = response.status().as_u16();
+    let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    let body = response.into_body().with_config().limit(64 << 20).read_to_vec().unwrap();
+    Reply { status, content_type, body }
+}
+
+fn get(s: &Serve, path: &str, token: &str) -> Reply {
+    call(&http(), "GET", &format!("{}{path}", s.url), Some(token), None, None)
+}
+
+fn put(s: &Serve, path: &str, token: &str, content_type: &str, body: &[u8]) -> Reply {
+    call(&http(), "PUT", &format!("{}{path}", s.url), Some(token), Some(content_type), Some(body))
+}
+
+const CONTEXT: &str = "/v1/vaults/acme/memories/assistant/context";
+
+/// The README's curl session: put as text and as a JSON string, get the latest, list and
+/// read versions, read and replace a section, search; a put on a stale version stores nothing.
+fn documents(target: &dyn Target) {
+    let s = Serve::start(target, "documents", &[]);
+    let token = s.grant(&["doc", "grant", "acme", "alice"]);
+    let first = put(&s, CONTEXT, &token, "text/plain; charset=utf-8", DOC.as_bytes());
+    assert_eq!(first.status, 201, "{}", String::from_utf8_lossy(&first.body));
+    let first = first.json();
+    assert_eq!((first["version"].as_u64(), first["actor_id"].as_str(), first.get("context")), (Some(1), Some("alice"), None));
+    let latest = get(&s, CONTEXT, &token).json();
+    assert_eq!(latest["context"], DOC, "read after write");
+    let second = format!("{DOC}- CTO = Ann\n");
+    let reply = put(&s, &format!("{CONTEXT}?expect=1"), &token, "application/json", json!(second).to_string().as_bytes());
+    assert_eq!(reply.status, 201);
+    let stale = put(&s, &format!("{CONTEXT}?expect=1"), &token, "text/plain", b"# Facts\n- lost\n");
+    assert_eq!((stale.status, stale.error(), stale.json()["error"]["current_version"].as_u64()), (409, "conflict".into(), Some(2)));
+    assert_eq!(get(&s, CONTEXT, &token).json()["context"], second.as_str(), "the conflict stored nothing");
+    let versions = get(&s, "/v1/vaults/acme/memories/assistant/versions", &token).json();
+    assert_eq!(versions.as_array().unwrap().iter().map(|v| v["version"].as_u64().unwrap()).collect::<Vec<_>>(), [2, 1]);
+    assert_eq!(get(&s, "/v1/vaults/acme/memories/assistant/versions/1", &token).json()["context"], DOC);
+    assert_eq!(get(&s, "/v1/vaults/acme/memories/assistant/versions/9", &token).error(), "no_version");
+    let facts = get(&s, &format!("{CONTEXT}/sections/Facts"), &token).json();
+    assert_eq!(facts["body"], "- CEO = Bob (2025-07-05)\n- CTO = Ann\n");
+    let replaced = put(&s, &format!("{CONTEXT}/sections/Facts"), &token, "text/plain", b"- CEO = Carol (2026-01-01)\n");
+    assert_eq!((replaced.status, replaced.json()["version"].as_u64()), (201, Some(3)));
+    let latest = get(&s, CONTEXT, &token).json();
+    assert!(latest["context"].as_str().unwrap().starts_with("# Description\nAcme's assistant.\n") && latest["context"].as_str().unwrap().contains("Carol"));
+    assert_eq!(get(&s, &format!("{CONTEXT}/sections/Timeline"), &token).error(), "no_section");
+    let hits = get(&s, "/v1/vaults/acme/search?q=carol", &token).json();
+    assert_eq!(hits[0]["memory_id"], "assistant");
+    assert_eq!(get(&s, "/v1/vaults/acme/search?q=bob", &token).json(), json!([]), "search reads the latest only");
+    assert_eq!(get(&s, "/v1/vaults/acme/memories/nobody/context", &token).error(), "no_document");
+}
+
+/// No token, no access; a token opens the one vault, board or session it was granted.
+fn tokens(target: &dyn Target) {
+    let s = Serve::start(target, "tokens", &[]);
+    let acme = s.grant(&["doc", "grant", "acme", "alice"]);
+    let globex = s.grant(&["doc", "grant", "globex", "bob"]);
+    assert_eq!(put(&s, CONTEXT, &acme, "text/plain", DOC.as_bytes()).status, 201);
+    let none = call(&http(), "GET", &format!("{}{CONTEXT}", s.url), None, None, None);
+    assert_eq!((none.status, none.error()), (401, "unauthorized".into()));
+    for (token, why) in [(&globex, "another vault's token"), (&"wm_0000".to_string(), "a made-up token")] {
+        let reply = get(&s, CONTEXT, token);
+        assert_eq!((reply.status, reply.error()), (403, "forbidden".into()), "{why}");
+        let reply = put(&s, CONTEXT, token, "text/plain", b"# Facts\n- taken over\n");
+        assert_eq!(reply.status, 403, "{why}");
+        assert_eq!(get(&s, "/v1/vaults/acme/search?q=acme", token).status, 403, "{why}");
+    }
+    assert_eq!(get(&s, "/v1/vaults/globex/memories/assistant/context", &acme).status, 403);
+    assert_eq!(get(&s, CONTEXT, &acme).json()["version"], 1, "nothing the other tokens tried was stored");
+    // A board's token opens that board only, not a vault or session of the same name.
+    s.cli(&["board", "create", "acme", "--name", "Acme", "--goal", "Ship"]);
+    s.cli(&["board", "create", "other", "--name", "Other", "--goal", "Ship"]);
+    let board = s.grant(&["board", "grant", "acme", "dev"]);
+    assert_eq!(get(&s, "/v1/boards/acme", &board).json()["revision"], 0);
+    assert_eq!(get(&s, "/v1/boards/other", &board).status, 403);
+    assert_eq!(get(&s, CONTEXT, &board).status, 403);
+    assert_eq!(get(&s, "/v1/boards/acme", &acme).status, 403, "a vault's token opens no board");
+    assert_eq!(get(&s, "/v1/sessions/acme/memory", &board).status, 403);
+}
+
+/// Each kind of bad input gets a 4xx and a JSON error that names what was wrong, and
+/// nothing stored changes.
+fn bad_input(target: &dyn Target) {
+    let s = Serve::start(target, "bad_input", &["--max-body-bytes", "65536", "--max-document-bytes", "1024"]);
+    let token = s.grant(&["doc", "grant", "acme", "alice"]);
+    assert_eq!(put(&s, CONTEXT, &token, "text/plain", DOC.as_bytes()).status, 201);
+    let big = format!("# Facts\n{}", "- a fact\n".repeat(200));
+    // (what, content type, body, status, code, what the message says)
+    type Bad<'a> = (&'a str, &'a str, &'a [u8], u16, &'a str, &'a str);
+    let cases: [Bad; 10] = [
+        ("malformed JSON", "application/json", b"{\"unterminated", 400, "bad_request", "not JSON"),
+        ("JSON that is not a string", "application/json", b"{\"text\": \"hi\"}", 400, "bad_request", "one string"),
+        ("a form", "application/x-www-form-urlencoded", b"text=hi", 415, "unsupported_media_type", "text/plain or application/json"),
+        ("an empty document", "text/plain", b"", 422, "invalid_document", "empty"),
+        ("invalid UTF-8", "text/plain", b"# Facts\n- caf\xe9\n", 422, "invalid_document", "UTF-8"),
+        ("a control character", "text/plain", b"# Facts\n- bell \x07\n", 422, "invalid_document", "control character"),
+        ("a control character in JSON", "application/json", b"\"# Facts\\n- nul \\u0000\"", 422, "invalid_document", "control character"),
+        ("a noncharacter", "text/plain", "# Facts\n- \u{FFFE}\n".as_bytes(), 422, "invalid_document", "noncharacter"),
+        ("a document over --max-document-bytes", "text/plain", big.as_bytes(), 422, "invalid_document", "1024"),
+        ("a body over --max-body-bytes", "text/plain", &[b'a'; 70_000], 413, "payload_too_large", "--max-body-bytes"),
+    ];
+    for (what, content_type, body, status, code, says) in cases {
+        let reply = put(&s, CONTEXT, &token, content_type, body);
+        assert_eq!((reply.status, reply.error()), (status, code.to_string()), "{what}");
+        let message = reply.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.contains(says), "{what}: {message:?} should say {says:?}");
+        assert_eq!(get(&s, CONTEXT, &token).json()["version"], 1, "{what} stored nothing");
+    }
+    let location = put(&s, CONTEXT, &token, "text/plain", b"# Facts\n- ok\n- bell \x07\n").json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(location.starts_with("3:8:"), "a refusal says where, line:column: {location}");
+    for (path, code) in [
+        ("/v1/vaults/acme/memories/assistant/versions/one", "bad_request"),
+        ("/v1/vaults/acme/search?q=x&limit=1000", "bad_request"),
+        ("/v1/vaults/acme/search?q=x&limit=-1", "bad_request"),
+        ("/v1/vaults/acme/search", "bad_request"),
+        ("/v1/nothing/here", "not_found"),
+    ] {
+        let reply = get(&s, path, &token);
+        assert_eq!((reply.status / 100, reply.error()), (4, code.to_string()), "{path}");
+    }
+    let delete = call(&http(), "DELETE", &format!("{}{CONTEXT}", s.url), Some(&token), None, None);
+    assert_eq!((delete.status, delete.error()), (405, "method_not_allowed".into()));
+    assert_eq!(get(&s, "/v1/vaults/acme/memories/assistant/versions", &token).json().as_array().unwrap().len(), 1, "one version, as before");
+}
+
+/// A board worked over HTTP as its agent (ops, a stale revision refused, views, a brief,
+/// the change feed), and a session's memory read and updated (a DSL error refused with
+/// line:column diagnostics, nothing written).
+fn boards_and_sessions(target: &dyn Target) {
+    let s = Serve::start(target, "boards_and_sessions", &[]);
+    s.cli(&["board", "create", "auth", "--name", "Auth", "--goal", "Build auth"]);
+    let token = s.grant(&["board", "grant", "auth", "orchestrator"]);
+    let op = |body: Value, expect: &str| {
+        call(&http(), "POST", &format!("{}/v1/boards/auth/ops{expect}", s.url), Some(&token), Some("application/json"), Some(body.to_string().as_bytes()))
+    };
+    let added = op(json!({"op": "add_task", "title": "Design token schema", "description": "", "depends_on": [], "needs_review": false}), "?expect=0");
+    assert_eq!(added.status, 200, "{}", String::from_utf8_lossy(&added.body));
+    assert_eq!((added.json()["revision"].as_u64(), added.json()["event"]["actor"].as_str()), (Some(1), Some("orchestrator")));
+    let stale = op(json!({"op": "add_task", "title": "Lost", "description": "", "depends_on": [], "needs_review": false}), "?expect=0");
+    assert_eq!((stale.status, stale.error(), stale.json()["error"]["current_revision"].as_u64()), (409, "conflict".into(), Some(1)));
+    let refused = op(json!({"op": "add_task", "title": "Later", "description": "", "depends_on": ["T-9"], "needs_review": false}), "");
+    assert_eq!((refused.status, refused.error()), (422, "refused".into()));
+    assert_eq!(op(json!({"op": "no_such_op"}), "").status, 422);
+    let ready = get(&s, "/v1/boards/auth/views/ready", &token).json();
+    assert_eq!(ready[0]["title"], "Design token schema");
+    assert_eq!(get(&s, "/v1/boards/auth/views/context-for-task", &token).error(), "bad_request");
+    assert_eq!(get(&s, "/v1/boards/auth/views/everything", &token).error(), "no_view");
+    let brief = get(&s, "/v1/boards/auth/tasks/T-1/brief", &token);
+    assert!(brief.content_type.starts_with("text/markdown") && String::from_utf8_lossy(&brief.body).contains("Design token schema"));
+    let feed = get(&s, "/v1/boards/auth/events?after=0", &token).json();
+    assert_eq!(feed.as_array().unwrap().len(), 1, "the refused ops left no event");
+    let waited = Instant::now();
+    assert_eq!(get(&s, "/v1/boards/auth/events?after=1&wait_ms=300", &token).json(), json!([]));
+    assert!(waited.elapsed() >= Duration::from_millis(250), "the feed waited for an event");
+    assert_eq!(get(&s, "/v1/boards/auth", &token).json()["revision"], 1);
+
+    s.cli(&["session", "new", "--id", "alpha"]);
+    let token = s.grant(&["session", "grant", "alpha", "agent-1"]);
+    let post = |dsl: &str| call(&http(), "POST", &format!("{}/v1/sessions/alpha/updates", s.url), Some(&token), Some("text/plain"), Some(dsl.as_bytes()));
+    let applied = post("KEY_LEARNINGS:\n  ADD:\n    - because the API said so: tokens are scoped\n");
+    assert_eq!(applied.status, 200, "{}", String::from_utf8_lossy(&applied.body));
+    assert!(applied.json()["diff"].as_str().unwrap().contains("+ KL-1 tokens are scoped"));
+    let rejected = post("KEY_LEARNINGS:\n  ADD:\n    - no because\nBOGUS:\n");
+    assert_eq!((rejected.status, rejected.error()), (422, "invalid_dsl".into()));
+    let d = &rejected.json()["error"]["diagnostics"][0];
+    assert!(d["line"].as_u64().is_some() && d["column"].as_u64().is_some(), "{d}");
+    let memory = get(&s, "/v1/sessions/alpha/memory", &token).json();
+    assert!(memory["overview"].as_str().unwrap().contains("tokens are scoped"));
+    assert_eq!(memory["memory"]["learnings"].as_array().unwrap().len(), 1, "the refused update wrote nothing");
+    assert_eq!(get(&s, "/v1/sessions/alpha/log", &token).json().as_array().unwrap().len(), 1);
+    assert_eq!(get(&s, "/v1/sessions/..%2Fetc/memory", &token).status / 100, 4, "a session is named by ID, never a path");
+}
+
+/// Every route the OpenAPI document names is one the server answers (401 without a
+/// token, not 404 or 405), and the document is what `/openapi.json` serves.
+fn openapi_matches_the_routes(target: &dyn Target) {
+    let s = Serve::start(target, "openapi", &[]);
+    let served = call(&http(), "GET", &format!("{}/openapi.json", s.url), None, None, None).json();
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(common::root().join("host/server/openapi.json")).unwrap()).unwrap();
+    assert_eq!(served, file);
+    let mut checked = 0;
+    for (path, item) in served["paths"].as_object().unwrap() {
+        if path == "/openapi.json" {
+            continue;
+        }
+        let concrete = path.split('/').map(|seg| if seg.starts_with('{') { "x" } else { seg }).collect::<Vec<_>>().join("/");
+        for method in item.as_object().unwrap().keys().filter(|k| *k != "parameters") {
+            let reply = call(&http(), &method.to_uppercase(), &format!("{}{concrete}", s.url), None, None, None);
+            assert_eq!((reply.status, reply.error()), (401, "unauthorized".into()), "{method} {path}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 15, "the document names every route");
+}
+
+/// 16 clients at once, each putting to its memory and reading the latest back (bounded in
+/// time), and all of them racing puts on one shared memory with ?expect: every read sees
+/// the write before it, and no update to the shared memory is lost.
+fn sixteen_clients(target: &dyn Target) {
+    let s = Serve::start(target, "load", &[]);
+    let token = s.grant(&["doc", "grant", "load", "client"]);
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let (url, token) = (s.url.as_str(), token.as_str());
+    let results: Vec<(Vec<Duration>, Vec<Duration>, u64)> = std::thread::scope(|scope| {
+        let clients: Vec<_> = (0..16)
+            .map(|c| {
+                scope.spawn(move || {
+                    let agent = http();
+                    let (mut puts, mut gets, mut shared) = (Vec::new(), Vec::new(), 0);
+                    let mine = format!("{url}/v1/vaults/load/memories/client-{c}/context");
+                    for i in 0..40 {
+                        if Instant::now() > deadline && i >= 5 {
+                            break;
+                        }
+                        let text = format!("# Progress\n- client {c} step {i}\n");
+                        let t = Instant::now();
+                        let reply = call(&agent, "PUT", &mine, Some(token), Some("text/plain"), Some(text.as_bytes()));
+                        puts.push(t.elapsed());
+                        assert_eq!(reply.status, 201, "{}", String::from_utf8_lossy(&reply.body));
+                        let t = Instant::now();
+                        let latest = call(&agent, "GET", &mine, Some(token), None, None).json();
+                        gets.push(t.elapsed());
+                        assert_eq!(latest["context"], text.as_str(), "read after write");
+                    }
+                    // The shared memory: read, put on that version, retry on a conflict.
+                    let shared_url = format!("{url}/v1/vaults/load/memories/shared/context");
+                    for i in 0..5 {
+                        loop {
+                            let current = call(&agent, "GET", &shared_url, Some(token), None, None);
+                            let version = if current.status == 404 { 0 } else { current.json()["version"].as_u64().unwrap() };
+                            let text = format!("# Progress\n- client {c} update {i}\n");
+                            let reply = call(&agent, "PUT", &format!("{shared_url}?expect={version}"), Some(token), Some("text/plain"), Some(text.as_bytes()));
+                            match reply.status {
+                                201 => break,
+                                409 => continue,
+                                other => panic!("{other}: {}", String::from_utf8_lossy(&reply.body)),
+                            }
+                        }
+                        shared += 1;
+                    }
+                    (puts, gets, shared)
+                })
+            })
+            .collect();
+        clients.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    let shared: u64 = results.iter().map(|r| r.2).sum();
+    let agent = http();
+    let latest = call(&agent, "GET", &format!("{url}/v1/vaults/load/memories/shared/context"), Some(token), None, None).json();
+    assert_eq!(latest["version"].as_u64(), Some(shared), "every acknowledged put to the shared memory is a version: none lost");
+    let p99 = |mut v: Vec<Duration>| {
+        v.sort();
+        v[(v.len() * 99 / 100).min(v.len() - 1)]
+    };
+    let (puts, gets): (Vec<_>, Vec<_>) = (results.iter().flat_map(|r| r.0.clone()).collect(), results.iter().flat_map(|r| r.1.clone()).collect());
+    eprintln!("16 clients: {} puts (p99 {:?}), {} get-latest (p99 {:?}), {shared} shared puts", puts.len(), p99(puts.clone()), gets.len(), p99(gets));
+}
