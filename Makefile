@@ -19,9 +19,9 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
+.PHONY: test test-rust test-js test-python test-go test-http test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
 
-test: test-rust test-js test-python test-go test-packages test-readme fuzz
+test: test-rust test-js test-python test-go test-http test-packages test-readme fuzz
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
@@ -56,14 +56,20 @@ examples/js/node_modules/.installed: examples/js/package-lock.json
 test-js: component examples/js/node_modules/.installed
 	cd examples/js && npm run build && npm run typecheck && npm test && node example.js > /dev/null
 
-$(VENV)/.installed: examples/python/pyproject.toml
+$(VENV)/.installed: examples/python/pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'examples/python[test]' mypy==2.4.1 build==1.3.0
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'examples/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5
 	touch $@
 
 test-python: component $(VENV)/.installed
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
 	cd examples/python && $(PYTHON) -m mypy --strict workmem && $(PYTHON) -m pytest -q && $(PYTHON) example.py > /dev/null
+
+# The HTTP API fuzzed from its own OpenAPI document (tests/http/run.sh): any 5xx or any
+# answer the document does not describe fails.
+test-http: $(VENV)/.installed
+	cargo build -q
+	SCHEMATHESIS=$(VENV)/bin/schemathesis tests/http/run.sh
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the

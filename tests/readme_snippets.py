@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Runs the README's "Use it from" snippets as written, each from its runtime's folder, and
-checks the Rust one is the example `make test` runs. Part of `make test`."""
+checks the Rust one is the example `make test` runs; and its curl session against
+`workmem serve`, in a fresh home. Part of `make test`."""
 
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,8 +49,38 @@ def main() -> int:
         js.unlink(missing_ok=True)
         shutil.rmtree(py.parent, ignore_errors=True)
         shutil.rmtree(go, ignore_errors=True)
-    print(f"{len(runs) + 1} README snippets ran as written")
+    if not curl_session(readme):
+        return 1
+    print(f"{len(runs) + 2} README snippets ran as written")
     return 0
+
+
+def curl_session(readme: str) -> bool:
+    """The "Over HTTP" session, in bash as a user's shell runs it, with a home of its own
+    (so the embedded default database is a new one) and the debug build on PATH."""
+    section = readme.split("### Over HTTP (`workmem serve`)", 1)[1].split("\n## ", 1)[0]
+    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    home = Path(tempfile.mkdtemp())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKMEM_")}
+    env.update(HOME=str(home), PATH=f"{ROOT / 'target' / 'debug'}:{env['PATH']}")
+    # Its own process group, so a server the script leaves behind (it failed before `kill`)
+    # goes with it.
+    shell = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = shell.communicate(timeout=120)
+    finally:
+        try:
+            os.killpg(shell.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(home, ignore_errors=True)
+    out = subprocess.CompletedProcess(shell.args, shell.returncode, stdout, stderr)
+    # The put's answer (version 1, by the token's agent), then the get's, with the text.
+    ok = out.returncode == 0 and '"version":1,"actor_id":"alice"' in out.stdout and '"context":"# Facts\\n- CEO = Bob' in out.stdout
+    if not ok:
+        print(f"README curl session failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
+    return ok
 
 
 if __name__ == "__main__":

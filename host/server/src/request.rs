@@ -37,12 +37,12 @@ fn media_type(headers: &HeaderMap) -> Option<String> {
     Some(value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
 }
 
-/// A text body's bytes as sent (the engine checks they are UTF-8): `text/plain` (also
-/// `text/markdown`, or no content type at all), or `application/json` holding one string.
+/// A text body's bytes as sent (the engine checks they are UTF-8): `text/plain` (or no
+/// content type at all), or `application/json` holding one string.
 pub fn text(headers: &HeaderMap, body: Result<Bytes, BytesRejection>, max: usize) -> Result<Vec<u8>, ApiError> {
     let body = bytes(body, max)?;
     match media_type(headers).as_deref() {
-        None | Some("text/plain" | "text/markdown") => Ok(body.to_vec()),
+        None | Some("text/plain") => Ok(body.to_vec()),
         Some("application/json") => match serde_json::from_slice::<serde_json::Value>(&body) {
             Ok(serde_json::Value::String(s)) => Ok(s.into_bytes()),
             Ok(_) => Err(ApiError::bad_request("a JSON body here must be one string: the document's text")),
