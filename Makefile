@@ -19,9 +19,9 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-http test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
+.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-mcp test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
 
-test: test-rust test-js test-python test-go test-http test-packages test-readme fuzz
+test: test-rust test-js test-python test-go test-http test-mcp test-packages test-readme fuzz
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
@@ -58,7 +58,7 @@ test-js: component examples/js/node_modules/.installed
 
 $(VENV)/.installed: examples/python/pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'examples/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'examples/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0
 	touch $@
 
 test-python: component $(VENV)/.installed
@@ -70,6 +70,11 @@ test-python: component $(VENV)/.installed
 test-http: $(VENV)/.installed
 	cargo build -q
 	SCHEMATHESIS=$(VENV)/bin/schemathesis tests/http/run.sh
+
+# `workmem mcp` through the official MCP client from PyPI: every tool listed and called.
+test-mcp: $(VENV)/.installed
+	cargo build -q
+	WORKMEM=target/debug/workmem $(PYTHON) tests/mcp/client.py
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the

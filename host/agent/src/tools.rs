@@ -21,6 +21,15 @@ pub struct ToolContext<'a> {
     pub llm: Option<&'a Client>,
     /// The board and task of a worker; the `board_*` tools need it.
     pub board: Option<&'a mut crate::board::Worker>,
+    /// Context documents and who writes them; the `context_*` tools need them.
+    pub documents: Option<&'a mut DocumentAccess>,
+}
+
+/// Spec 004's context documents as the `context_*` tools reach them.
+pub struct DocumentAccess {
+    pub documents: workmem_store::documents::Documents,
+    /// The actor each put records.
+    pub actor: String,
 }
 
 /// A tool's answer to the model. `ok` is false when it was refused or failed; the text then
@@ -47,6 +56,17 @@ impl From<std::result::Result<String, PathError>> for ToolOutput {
     }
 }
 
+/// What a tool works on beyond the session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// The session alone: offered everywhere.
+    Session,
+    /// A worker's board and task ([`ToolContext::board`]).
+    Board,
+    /// Context documents ([`ToolContext::documents`]): offered by the MCP server.
+    Documents,
+}
+
 type Handler = fn(&mut ToolContext, &Args) -> Result<ToolOutput>;
 
 /// One LLM-callable tool.
@@ -58,8 +78,8 @@ pub struct Tool {
     /// Whether compaction leaves this tool's outputs alone: short answers about the memory
     /// itself. What a read returns can be read again, so reads may be compacted.
     pub never_compact: bool,
-    /// Offered only to a worker on a shared board.
-    pub board: bool,
+    /// What must be there for it to be offered.
+    pub needs: Needs,
     handler: Handler,
 }
 
@@ -82,6 +102,7 @@ const STRATEGY: &str = r#"{"type": "string", "enum": ["summarize", "archive"], "
 const KEEP_RECENT: &str = r#"{"type": "integer", "minimum": 0, "description": "recent turns kept whole (default 5)"}"#;
 const ARCHIVE_TO: &str = r#"{"type": "string", "description": "where the archive or summary goes (default: an auto-named file under working-memory/detail/)"}"#;
 const STATUS: &str = r#"{"type": "string", "enum": ["in_progress", "blocked", "failed", "completed"], "description": "completed needs a summary; a task that needs review goes to review"}"#;
+const EXPECT: &str = r#"{"type": "integer", "minimum": 0, "description": "the version your text is based on (0: the memory has none yet)"}"#;
 const LIST: &str = r#"{"type": "array", "items": {"type": "string"}}"#;
 const DISCOVERY: &str = r#"{"type": "string", "enum": ["constraint", "opportunity", "risk", "insight"]}"#;
 const ARTIFACT: &str = r#"{"type": "string", "enum": ["file", "code", "document", "config", "test"]}"#;
@@ -96,7 +117,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Read a working-memory file, e.g. working-memory/detail/notes.md.",
         arguments: &[("path", PATH, true)],
         never_compact: false,
-        board: false,
+        needs: Needs::Session,
         handler: |cx, args| Ok(cx.session.memory_files().read(args.str("path")).into()),
     },
     Tool {
@@ -104,7 +125,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Replace a working-memory file: working-memory/overview.md (injected into every request), or files under working-memory/detail/ and working-memory/archive/ (read on demand).",
         arguments: &[("path", PATH, true), ("content", TEXT, true)],
         never_compact: true,
-        board: false,
+        needs: Needs::Session,
         handler: |cx, args| {
             let (path, content) = (args.str("path"), args.str("content"));
             let written: ToolOutput = cx.session.memory_files().write(path, content).map(|()| format!("wrote {} bytes to {path}", content.len())).into();
@@ -119,7 +140,7 @@ pub const TOOLS: &[Tool] = &[
         description: "List the files under a working-memory folder.",
         arguments: &[("path", PATH, false)],
         never_compact: true,
-        board: false,
+        needs: Needs::Session,
         handler: |cx, args| Ok(cx.session.memory_files().list(args.opt_str("path").unwrap_or(MEMORY_DIR)).map(|names| names.join("\n")).into()),
     },
     Tool {
@@ -127,7 +148,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
         never_compact: true,
-        board: false,
+        needs: Needs::Session,
         handler: |cx, args| match crate::apply::apply(cx.runtime, cx.session, args.str("dsl")) {
             Ok(applied) => Ok(ToolOutput { ok: true, text: format!("applied:\n{}", applied.diff) }),
             Err(crate::Error::InvalidDsl(diagnostics)) => {
@@ -149,7 +170,7 @@ Nothing is lost: every compacted message can be read back with read_history. Use
 and the token status; update working-memory/overview.md afterwards.",
         arguments: &[("target", TARGET, true), ("strategy", STRATEGY, false), ("keep_recent", KEEP_RECENT, false), ("archive_to", ARCHIVE_TO, false)],
         never_compact: true,
-        board: false,
+        needs: Needs::Session,
         handler: |cx, args| {
             let target = match args.str("target") {
                 "conversation" => Target::Conversation,
@@ -178,7 +199,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Read back messages of this session by sequence number, as they were before any compaction (compacted messages say their numbers).",
         arguments: &[("seq", SEQ, true)],
         never_compact: false,
-        board: false,
+        needs: Needs::Session,
         handler: |cx, args| {
             Ok(match crate::compact::read_history(cx.session, args.str("seq")) {
                 Ok(text) => ToolOutput { ok: true, text },
@@ -191,7 +212,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Read your task's context on the shared board again: goal, constraints, dependencies and their results, decisions, discoveries, artifacts and the nudges for you (every request carries it too).",
         arguments: &[],
         never_compact: false,
-        board: true,
+        needs: Needs::Board,
         handler: |cx, _| {
             let worker = cx.board.as_deref_mut().expect("checked by call");
             Ok(ToolOutput { ok: true, text: worker.brief()? })
@@ -202,7 +223,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Move your task on the shared board: in_progress when you start, blocked or failed when you cannot go on, completed with a summary when done.",
         arguments: &[("status", STATUS, true), ("summary", TEXT, false), ("next_steps", LIST, false)],
         never_compact: true,
-        board: true,
+        needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
                 let task = w.task.clone();
@@ -223,7 +244,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Record a decision on the shared board, with the alternatives you weighed and why, so other agents build on it.",
         arguments: &[("question", TEXT, true), ("choice", TEXT, true), ("rationale", TEXT, true), ("alternatives", LIST, false), ("irreversible", BOOL, false)],
         never_compact: true,
-        board: true,
+        needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
                 Ok(Op::Decide(NewDecision {
@@ -242,7 +263,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Record something you found that other agents should know: a constraint, an opportunity, a risk, or an insight worth keeping in a memory core.",
         arguments: &[("content", TEXT, true), ("type", DISCOVERY, true), ("promote_to_core", TEXT, false)],
         never_compact: true,
-        board: true,
+        needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
                 let kind = match args.str("type") {
@@ -265,7 +286,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Record an artifact your task produced, by reference: its path and checksum (sha256:<hex>), never its content.",
         arguments: &[("path", TEXT, true), ("checksum", TEXT, true), ("type", ARTIFACT, true), ("description", TEXT, false)],
         never_compact: true,
-        board: true,
+        needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
                 let kind = match args.str("type") {
@@ -290,7 +311,7 @@ and the token status; update working-memory/overview.md afterwards.",
         description: "Send a message on the shared board: to the orchestrator (say what you need), to everyone, or to another agent.",
         arguments: &[("message", TEXT, true), ("to", TO, false)],
         never_compact: true,
-        board: true,
+        needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |_| {
                 let target = match args.opt_str("to").unwrap_or("orchestrator") {
@@ -302,16 +323,62 @@ and the token status; update working-memory/overview.md afterwards.",
             })
         },
     },
+    Tool {
+        name: "context_get",
+        description: "Read the latest context document of a memory in a vault (spec 004), or one section of it (Description, Active Context, Progress, Patterns, Preferences, Facts, Timeline, Decisions). Answers with the version, then the text.",
+        arguments: &[("vault", TEXT, true), ("memory", TEXT, true), ("section", TEXT, false)],
+        never_compact: false,
+        needs: Needs::Documents,
+        handler: |cx, args| {
+            let access = cx.documents.as_deref_mut().expect("checked by call");
+            let latest = match access.documents.latest(args.str("vault"), args.str("memory")) {
+                Ok(v) => v,
+                Err(e) => return Ok(ToolOutput::refused(format!("error: {e}"))),
+            };
+            let text = match args.opt_str("section") {
+                None => latest.context,
+                Some(name) => match cx.runtime.instance()?.document_section(&latest.context, name)? {
+                    Some(body) => body,
+                    None => return Ok(ToolOutput::refused(format!("error: version {} has no section {name:?}", latest.version))),
+                },
+            };
+            Ok(ToolOutput { ok: true, text: format!("version {}\n{text}", latest.version) })
+        },
+    },
+    Tool {
+        name: "context_put",
+        description: "Store a new version of a memory's context document in a vault (spec 004). Pass expect (the version you read, 0 for none) to be refused if someone else wrote in between.",
+        arguments: &[("vault", TEXT, true), ("memory", TEXT, true), ("text", TEXT, true), ("expect", EXPECT, false)],
+        never_compact: true,
+        needs: Needs::Documents,
+        handler: |cx, args| {
+            let access = cx.documents.as_deref_mut().expect("checked by call");
+            let stored =
+                access.documents.put(args.str("vault"), args.str("memory"), &access.actor, args.str("text").as_bytes(), args.opt_u32("expect").map(u64::from));
+            Ok(match stored {
+                Ok(v) => ToolOutput { ok: true, text: format!("stored version {}", v.version) },
+                Err(e) if e.code() == "database" || e.code() == "engine" => return Err(e.into()),
+                Err(e) => ToolOutput::refused(format!("error: {e}")),
+            })
+        },
+    },
 ];
 
 /// The registry as Chat Completions' `tools` array; the `board_*` tools only for a worker on
 /// a board.
 pub fn openai_tools(worker: bool) -> Value {
-    TOOLS
-        .iter()
-        .filter(|t| worker || !t.board)
+    offered(worker, false)
         .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters()}}))
         .collect()
+}
+
+/// The tools offered where there is a board (`board`) and context documents (`documents`).
+pub fn offered(board: bool, documents: bool) -> impl Iterator<Item = &'static Tool> {
+    TOOLS.iter().filter(move |t| match t.needs {
+        Needs::Session => true,
+        Needs::Board => board,
+        Needs::Documents => documents,
+    })
 }
 
 /// A worker's op through the board, or a refusal when there is no board.
@@ -361,8 +428,11 @@ pub fn call(cx: &mut ToolContext, name: &str, arguments: &str) -> Result<ToolOut
             }
         }
     }
-    if tool.board && cx.board.is_none() {
+    if tool.needs == Needs::Board && cx.board.is_none() {
         return Ok(ToolOutput::refused(format!("error: {name} is for a worker on a board, and this agent works on none")));
+    }
+    if tool.needs == Needs::Documents && cx.documents.is_none() {
+        return Ok(ToolOutput::refused(format!("error: {name} needs context documents, and this agent has none")));
     }
     (tool.handler)(cx, &args)
 }

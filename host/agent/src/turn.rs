@@ -91,7 +91,7 @@ pub fn turn_on(
         }
         for call in calls {
             let out = tools::call(
-                &mut ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm), board: board.as_deref_mut() },
+                &mut ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm), board: board.as_deref_mut(), documents: None },
                 &call.name,
                 &call.arguments,
             )?;

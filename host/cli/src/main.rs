@@ -46,6 +46,14 @@ enum Command {
     Doc(doc::DocArgs),
     /// Serve context documents, boards and session memory over HTTP (bearer tokens from `grant`)
     Serve(serve::ServeArgs),
+    /// Serve a session's memory tools over MCP on stdin/stdout (the agent loop's tools, context documents, a board task's tools)
+    Mcp {
+        /// The session: its ID (found from any directory when it is unique) or its directory
+        #[arg(long, value_name = "ID|DIR")]
+        session: String,
+        #[command(flatten)]
+        worker: WorkerArgs,
+    },
     /// Parse a DSL update and report what it would do
     Parse {
         /// DSL file, or - for standard input (the default)
@@ -535,6 +543,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Board(args) => board::run(ctx.runtime, args, json),
         Command::Doc(args) => doc::run(ctx.runtime, args, json),
         Command::Serve(args) => serve::run(ctx.runtime, ctx.sessions_root, args, json),
+        Command::Mcp { session, worker } => {
+            let session = ctx.session(&session)?;
+            let db = match &worker.board_db {
+                Some(db) => db.clone(),
+                None => workmem_store::db::default_db()?,
+            };
+            let actor = worker.agent_name.clone().or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "mcp".into());
+            let documents = workmem_store::documents::Documents::open(&db, ctx.runtime.clone(), Default::default())?;
+            // compact_history's summaries use the model configured as for `workmem update`.
+            let config = workmem_llm::Config::load()?;
+            let tokenizer = workmem_llm::Tokenizer::for_model(&config.model);
+            let llm = Some(workmem_llm::Client::new(config));
+            let workspace = workmem_mcp::Workspace {
+                worker: worker.worker(&ctx.runtime)?,
+                session,
+                tokenizer,
+                runtime: ctx.runtime,
+                llm,
+                documents: Some(workmem_agent::tools::DocumentAccess { documents, actor }),
+            };
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the MCP server's runtime")?;
+            rt.block_on(workmem_mcp::Server::new(workspace).serve_stdio()).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Demo => demo::run(&ctx.runtime, &ctx.sessions),
         Command::Session(SessionCommand::New { id }) => {
             let template = ctx.runtime.instance()?.overview_template()?;
