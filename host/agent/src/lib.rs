@@ -18,4 +18,4 @@ pub mod turn;
 pub mod update;
 pub mod window;
 
-pub use error::{Error, Result};
+pub use error::{Error, Result, error_chain};

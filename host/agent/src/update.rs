@@ -3,6 +3,7 @@
 //! clock. Nothing else is reachable from inside.
 
 use crate::error::{Error, Result};
+use crate::error_chain;
 use workmem_llm::{Client, LlmError, Message};
 use workmem_runtime::{Capabilities, Runtime, UpdateReport, llm, session_store};
 use workmem_store::{Locked, Session};
@@ -49,16 +50,6 @@ impl Capabilities for Grants {
     fn now(&mut self) -> String {
         workmem_runtime::now()
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    text
 }
 
 /// Spec 000's memory-update step for `task`, run inside the component under the session's

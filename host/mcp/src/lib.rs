@@ -84,19 +84,8 @@ impl ServerHandler for Server {
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the tool's worker failed: {e}"), None))?
-        .map_err(|e| ErrorData::internal_error(sentence(&e), None))?;
+        .map_err(|e| ErrorData::internal_error(workmem_agent::error_chain(&e), None))?;
         let content = vec![ContentBlock::text(output.text)];
         Ok(if output.ok { CallToolResult::success(content) } else { CallToolResult::error(content) }.into())
     }
-}
-
-fn sentence(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }

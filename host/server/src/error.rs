@@ -46,7 +46,7 @@ impl From<db::Error> for ApiError {
             E::Forbidden(_) => StatusCode::FORBIDDEN,
             E::Open { .. } | E::Db(_) | E::Schema(_) | E::NewerSchema { .. } | E::Log { .. } | E::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        let error = ApiError::new(status, e.code(), sentence(&e));
+        let error = ApiError::new(status, e.code(), workmem_agent::error_chain(&e));
         match e {
             E::Conflict { current, .. } => error.with("current_revision", current),
             E::VersionConflict { current, .. } => error.with("current_version", current),
@@ -64,7 +64,7 @@ impl From<workmem_store::Error> for ApiError {
             E::Ambiguous { .. } => (StatusCode::CONFLICT, "ambiguous_session"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "session_store"),
         };
-        ApiError::new(status, code, sentence(&e))
+        ApiError::new(status, code, workmem_agent::error_chain(&e))
     }
 }
 
@@ -73,27 +73,15 @@ impl From<workmem_agent::Error> for ApiError {
         match e {
             workmem_agent::Error::Store(e) => e.into(),
             workmem_agent::Error::Board(e) => e.into(),
-            other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", sentence(&other)),
+            other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_agent::error_chain(&other)),
         }
     }
 }
 
 impl From<workmem_runtime::Error> for ApiError {
     fn from(e: workmem_runtime::Error) -> Self {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", sentence(&e))
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_agent::error_chain(&e))
     }
-}
-
-/// The error and its sources, as one line.
-fn sentence(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 impl IntoResponse for ApiError {
