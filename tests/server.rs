@@ -2,9 +2,11 @@
 //! real PostgreSQL. Documents put (text and JSON string) and read back, tokens scoped to one
 //! vault, board or session, every kind of bad input refused with a 4xx and a JSON error while
 //! nothing stored changes, boards and session memory worked over HTTP, the OpenAPI document
-//! matching the routes, and a bounded load of 16 concurrent clients.
+//! matching the routes, a bounded load of 16 concurrent clients, and the page for people
+//! (`workmem view`, and `/view` live) in headless Chromium.
 
 mod common;
+mod llm_server;
 
 use common::postgres::Server;
 use common::suite::{Case, SqliteFiles, Target, suite};
@@ -14,13 +16,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CASES: [(&str, Case); 6] = [
+const CASES: [(&str, Case); 7] = [
     ("documents", documents),
     ("tokens", tokens),
     ("bad_input", bad_input),
     ("boards_and_sessions", boards_and_sessions),
     ("openapi_matches_the_routes", openapi_matches_the_routes),
     ("sixteen_clients", sixteen_clients),
+    ("page_for_people", page_for_people),
 ];
 
 #[test]
@@ -61,7 +64,9 @@ fn workmem(db: &str, sessions: &Path) -> Command {
 impl Serve {
     fn start(target: &dyn Target, case: &str, extra: &[&str]) -> Serve {
         let db = target.fresh(case);
-        let sessions = scratch(case).join("sessions");
+        // The SQLite and PostgreSQL suites run at once: each case gets a directory per target.
+        let kind = if db.starts_with("postgres") { "postgres" } else { "sqlite" };
+        let sessions = scratch(&format!("{case}-{kind}")).join("sessions");
         let mut child = workmem(&db, &sessions).args(["serve", "--listen", "127.0.0.1:0", "--json"]).args(extra).stdout(Stdio::piped()).spawn().unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
@@ -317,7 +322,7 @@ fn openapi_matches_the_routes(target: &dyn Target) {
             checked += 1;
         }
     }
-    assert_eq!(checked, 15, "the document names every route");
+    assert_eq!(checked, 17, "the document names every route");
 }
 
 /// 16 clients at once, each putting to its memory and reading the latest back (bounded in
@@ -381,4 +386,121 @@ fn sixteen_clients(target: &dyn Target) {
     };
     let (puts, gets): (Vec<_>, Vec<_>) = (results.iter().flat_map(|r| r.0.clone()).collect(), results.iter().flat_map(|r| r.1.clone()).collect());
     eprintln!("16 clients: {} puts (p99 {:?}), {} get-latest (p99 {:?}), {shared} shared puts", puts.len(), p99(puts.clone()), gets.len(), p99(gets));
+}
+
+/// The page for people: a session an agent worked in (updates, a compaction, requests with
+/// their tokens) and a board with tasks in several states, written by `workmem view` and
+/// served live at `/view`, both rendered in headless Chromium: task names with their
+/// statuses, the memory's IDs, the diffs and the compaction are on the page, and a
+/// screenshot is taken of each.
+fn page_for_people(target: &dyn Target) {
+    let s = Serve::start(target, "page", &[]);
+    let dir = s.sessions.parent().unwrap().to_path_buf();
+    s.cli(&["session", "new", "--id", "p"]);
+    let dsl1 = "CURRENT_PROGRESS:\n  In Progress:\n    - Wiring the login endpoint\nKEY_LEARNINGS:\n  ADD:\n    - because the spec says so: tokens expire after 15 minutes\n    - because markup stays text: <script>alert(1)</script> shows as typed\n";
+    let dsl2 = "KEY_LEARNINGS:\n  ADD:\n    - because the tests showed it: the clock must be injected\n  ARCHIVE:\n    - KL-1 because it moved to the config\nVERBATIM_CONTEXT:\n  ADD:\n    - because it is the exact failure: failing test => assert expires_at < now\n";
+    let llm = llm_server::Server::start(vec![
+        llm_server::Reply::call(&[("update_memory", json!({"dsl": dsl1}))]),
+        llm_server::Reply::answer("Started on the endpoint."),
+        llm_server::Reply::call(&[("read_file", json!({"path": "working-memory/overview.md"}))]),
+        llm_server::Reply::answer(&"Read the overview and looked around at length. ".repeat(40)),
+        llm_server::Reply::call(&[("update_memory", json!({"dsl": dsl2}))]),
+        llm_server::Reply::answer("Found the clock problem."),
+        llm_server::Reply::answer("All green."),
+    ]);
+    let agent = |task: &str| {
+        let out = workmem(&s.db, &s.sessions)
+            .args(["agent", "--no-stream", "--session", "p", task])
+            .env("OPENAI_BASE_URL", &llm.url)
+            .env("OPENAI_API_KEY", "test-key")
+            .env("WORKMEM_MODEL", "test-model")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "workmem agent: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    agent("Add a login endpoint");
+    agent("Look around");
+    agent("Fix the expiry test");
+    s.cli(&["compact", "--session", "p", "--keep-recent", "1"]);
+    agent("Run the tests");
+
+    s.cli(&["board", "create", "auth", "--name", "Auth service", "--goal", "Ship login"]);
+    let board_token = s.grant(&["board", "grant", "auth", "orchestrator"]);
+    for op in [
+        json!({"op": "add_task", "title": "Design token schema", "description": "", "depends_on": [], "needs_review": false}),
+        json!({"op": "add_task", "title": "Write login endpoint", "description": "", "depends_on": ["T-1"], "needs_review": false}),
+        json!({"op": "add_task", "title": "Rate-limit login attempts", "description": "", "depends_on": ["T-2"], "needs_review": false}),
+        json!({"op": "add_task", "title": "Document the API", "description": "", "depends_on": ["T-1"], "needs_review": false}),
+        json!({"op": "assign", "task": "T-1", "agent": "worker-1"}),
+        json!({"op": "set_status", "task": "T-1", "status": "in_progress"}),
+        json!({"op": "complete", "task": "T-1", "summary": "schema done", "next_steps": []}),
+        json!({"op": "assign", "task": "T-2", "agent": "worker-2"}),
+        json!({"op": "set_status", "task": "T-2", "status": "in_progress"}),
+        json!({"op": "assign", "task": "T-4", "agent": "worker-3"}),
+        json!({"op": "set_status", "task": "T-4", "status": "blocked"}),
+    ] {
+        let r = call(&http(), "POST", &format!("{}/v1/boards/auth/ops", s.url), Some(&board_token), Some("application/json"), Some(op.to_string().as_bytes()));
+        assert_eq!(r.status, 200, "{op}: {}", String::from_utf8_lossy(&r.body));
+    }
+    let tasks = [
+        ("T-1", "Design token schema", "completed"),
+        ("T-2", "Write login endpoint", "in progress"),
+        ("T-3", "Rate-limit login attempts", "pending"),
+        ("T-4", "Document the API", "blocked"),
+    ];
+    let shows_everything = |html: &str, what: &str| {
+        for (id, title, status) in tasks {
+            let row = format!("<td><code>{id}</code></td><td>{title}</td><td><span class=\"status {}\">{status}</span></td>", status.replace(' ', "_"));
+            assert!(html.contains(&row), "{what}: task {id} with its status: {row}");
+            assert!(html.contains(&format!("data-task=\"{id}\"")), "{what}: {id} drawn in the graph");
+        }
+        assert_eq!(html.matches("class=\"edge\"").count(), 3, "{what}: one arrow per dependency");
+        for text in [
+            "KL-1",
+            "KL-2",
+            "VC-1",
+            "tokens expire after 15 minutes",
+            "assert expires_at &lt; now",
+            "class=\"archived\"",
+            "Update 2",
+            "<span class=\"add\">",
+            "by archive",
+            "In their place:",
+        ] {
+            assert!(html.contains(text), "{what}: {text:?} is on the page");
+        }
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; shows as typed") && !html.contains("<script>alert"), "{what}: a model's text is escaped");
+        // One bar per request the agent made (every reply is logged with its request's tokens).
+        assert_eq!(html.matches("class=\"bar\"").count(), 7, "{what}: tokens of each request");
+        assert_eq!(html.matches("<line class=\"compaction\"").count(), 1, "{what}: the compaction marked on the chart");
+    };
+
+    // The file `workmem view` writes, opened as a person would.
+    let file = dir.join("view.html");
+    let out = workmem(&s.db, &s.sessions).args(["view", "--session", "p", "--board", "auth", "--out"]).arg(&file).arg("--json").output().unwrap();
+    assert!(out.status.success(), "workmem view: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).unwrap()["ok"], true);
+    let url = format!("file://{}", file.display());
+    shows_everything(&common::chromium::dom(&url, &dir.join("chromium")), "workmem view");
+    let png = common::chromium::screenshot(&url, &dir.join("view.png"), 2400, &dir.join("chromium"));
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 20_000, "a screenshot with something drawn in it ({} bytes)", png.len());
+
+    // The same, live: /view fetches each part with its token from the fragment.
+    let session_token = s.grant(&["session", "grant", "p", "person"]);
+    let live = format!("{}/view#session=p&token={session_token}&board=auth&board_token={board_token}", s.url);
+    let dom = common::chromium::dom(&live, &dir.join("chromium"));
+    assert!(dom.contains("data-ready=\"true\""), "the live page ran: {dom}");
+    shows_everything(&dom, "/view");
+    let png = common::chromium::screenshot(&live, &dir.join("live.png"), 2400, &dir.join("chromium"));
+    assert!(png.len() > 20_000, "a screenshot of the live page ({} bytes)", png.len());
+    // A board's token does not open the session's page, nor a made-up one the board's.
+    assert_eq!(get(&s, "/v1/sessions/p/page", &board_token).error(), "forbidden");
+    let wrong = format!("{}/view#session=p&token=wm_0&board=auth&board_token=wm_0", s.url);
+    assert!(common::chromium::dom(&wrong, &dir.join("chromium")).contains("class=\"error\""), "a refused token is shown as an error");
+    if std::env::var_os("WORKMEM_KEEP_SCREENSHOTS").is_some() {
+        let keep = common::root().join("target/test-results");
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::copy(dir.join("view.png"), keep.join("view.png")).unwrap();
+        std::fs::copy(dir.join("live.png"), keep.join("live.png")).unwrap();
+    }
 }

@@ -1,6 +1,7 @@
 //! Helpers shared by the host's integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod chromium;
 pub mod postgres;
 pub mod suite;
 

@@ -10,7 +10,7 @@ use crate::tools::{self, ToolContext};
 use crate::{compact, context};
 use workmem_llm::{Client, Tokenizer};
 use workmem_runtime::Runtime;
-use workmem_store::{Message, Session, ToolCall};
+use workmem_store::{Message, Session, ToolCall, Usage};
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -84,7 +84,12 @@ pub fn turn_on(
         })?;
         let calls: Vec<ToolCall> =
             reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
-        session.append_message(Message { tool_calls: calls.clone(), ..Message::new("assistant", reply.text.clone()) })?;
+        let usage = Usage {
+            sent: u32::try_from(sent).unwrap_or(u32::MAX),
+            prompt_tokens: reply.usage.map(|u| u.prompt_tokens),
+            completion_tokens: reply.usage.map(|u| u.completion_tokens),
+        };
+        session.append_reply(Message { tool_calls: calls.clone(), ..Message::new("assistant", reply.text.clone()) }, usage)?;
         if calls.is_empty() {
             on_event(&Event::Answer(reply.text.clone()));
             return Ok(reply.text);

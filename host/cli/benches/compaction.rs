@@ -49,7 +49,7 @@ fn long_log(session: &Session, n: u64) {
         seq += 1;
         let role = if k % 2 == 0 { "user" } else { "assistant" };
         let message = Message::new(role, format!("message {k}: {}", "some words of an agent's work ".repeat(8)));
-        out.push_str(&serde_json::to_string(&LogRecord { seq, at: "2026-11-22T12:00:00Z".into(), entry: Entry::Message(message) }).unwrap());
+        out.push_str(&serde_json::to_string(&LogRecord { seq, at: "2026-11-22T12:00:00Z".into(), entry: Entry::Message(message), usage: None }).unwrap());
         out.push('\n');
         view.push(seq);
         if view.len() >= 200 {
@@ -68,7 +68,9 @@ fn long_log(session: &Session, n: u64) {
                 tokens_after: 0,
                 round: 0,
             };
-            out.push_str(&serde_json::to_string(&LogRecord { seq, at: "2026-11-22T12:00:00Z".into(), entry: Entry::Compaction(compaction) }).unwrap());
+            out.push_str(
+                &serde_json::to_string(&LogRecord { seq, at: "2026-11-22T12:00:00Z".into(), entry: Entry::Compaction(compaction), usage: None }).unwrap(),
+            );
             out.push('\n');
             view.insert(0, replaces[0]);
         }

@@ -10,6 +10,7 @@ mod doc;
 mod replay;
 mod report;
 mod serve;
+mod view;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -46,6 +47,9 @@ enum Command {
     Doc(doc::DocArgs),
     /// Serve context documents, boards and session memory over HTTP (bearer tokens from `grant`)
     Serve(serve::ServeArgs),
+    /// Write a page that shows a person a session's memory (IDs, updates as diffs, compactions,
+    /// tokens per request) and a board's task graph: one HTML file; `workmem serve` serves it live at /view
+    View(view::ViewArgs),
     /// Serve a session's memory tools over MCP on stdin/stdout (the agent loop's tools, context documents, a board task's tools)
     Mcp {
         /// The session: its ID (found from any directory when it is unique) or its directory
@@ -543,6 +547,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Board(args) => board::run(ctx.runtime, args, json),
         Command::Doc(args) => doc::run(ctx.runtime, args, json),
         Command::Serve(args) => serve::run(ctx.runtime, ctx.sessions_root, args, json),
+        Command::View(args) => view::run(&ctx, args, json),
         Command::Mcp { session, worker } => {
             let session = ctx.session(&session)?;
             let db = match &worker.board_db {

@@ -27,6 +27,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/boards/{board}/views/{view}", get(view))
         .route("/v1/boards/{board}/tasks/{task}/brief", get(brief))
         .route("/v1/boards/{board}/events", get(events))
+        .route("/v1/boards/{board}/page", get(page))
 }
 
 /// The longest a change-feed request waits for an event (`wait_ms`): a waiting request
@@ -178,4 +179,18 @@ async fn events(axum::extract::State(app): State, p: Board, q: Result<Query<Feed
         })
         .await?;
     Ok(Json(events).into_response())
+}
+
+async fn page(axum::extract::State(app): State, p: Board, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let board = request::path(p)?;
+    let title = format!("board {board}");
+    let sections = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Board(&board))?;
+            Ok(workmem_page::board(&mut s.boards, &board)?)
+        })
+        .await?;
+    Ok(crate::view::page(&title, &sections))
 }

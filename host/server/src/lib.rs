@@ -11,6 +11,7 @@ mod error;
 mod request;
 mod sessions;
 mod slots;
+mod view;
 
 pub use error::ApiError;
 
@@ -63,6 +64,7 @@ pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
         .merge(documents::routes())
         .merge(boards::routes())
         .merge(sessions::routes())
+        .merge(view::routes())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         // The limit is checked again where a body is read, so its error names the setting.

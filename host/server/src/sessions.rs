@@ -24,6 +24,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/sessions/{session}/memory", get(memory))
         .route("/v1/sessions/{session}/updates", post(update))
         .route("/v1/sessions/{session}/log", get(log))
+        .route("/v1/sessions/{session}/page", get(page))
 }
 
 fn open(app: &App, id: &str) -> Result<Session, ApiError> {
@@ -90,4 +91,20 @@ async fn log(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Res
         })
         .await?;
     Ok(Json(entries).into_response())
+}
+
+async fn page(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Result<Response, ApiError> {
+    let token = request::bearer(&headers)?;
+    let id = request::path(p)?;
+    let runtime = app.slots.runtime().clone();
+    let app2 = app.clone();
+    let title = format!("session {id}");
+    let sections = app
+        .slots
+        .run(move |s| {
+            s.grants.authorize(&token, Scope::Session(&id))?;
+            Ok(workmem_page::session(&runtime, &open(&app2, &id)?)?)
+        })
+        .await?;
+    Ok(crate::view::page(&title, &sections))
 }

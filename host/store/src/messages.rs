@@ -13,6 +13,27 @@ pub struct LogRecord {
     pub at: String,
     #[serde(flatten)]
     pub entry: Entry,
+    /// On a model's reply: the tokens of the request that got it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// The tokens of one LLM request: what we counted as sent, and what the provider reported
+/// (when it did). A session's requests, one per reply, are what its context cost over time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub sent: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u32>,
+}
+
+impl Usage {
+    /// The request's size: the provider's count when it gave one, else ours.
+    pub fn prompt(&self) -> u32 {
+        self.prompt_tokens.unwrap_or(self.sent)
+    }
 }
 
 /// What an entry records.

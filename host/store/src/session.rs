@@ -24,7 +24,7 @@ use crate::confine::MEMORY_DIR;
 use crate::confine::{Access, Confined, PathError};
 use crate::error::{Error, Result};
 use crate::fsio;
-use crate::messages::{Entry, LogRecord, Message, View};
+use crate::messages::{Entry, LogRecord, Message, Usage, View};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -407,18 +407,27 @@ impl Session {
     /// Appends one message to messages.jsonl, which is never rewritten, with the next
     /// sequence number (under the session's lock, so concurrent writers never share one).
     pub fn append_message(&self, message: Message) -> Result<LogRecord> {
-        self.with_lock(|locked| self.append(locked, Entry::Message(message)))
+        self.with_lock(|locked| self.append_with(locked, Entry::Message(message), None))
+    }
+
+    /// Appends a model's reply with what its request cost (see [`Usage`]).
+    pub fn append_reply(&self, message: Message, usage: Usage) -> Result<LogRecord> {
+        self.with_lock(|locked| self.append_with(locked, Entry::Message(message), Some(usage)))
     }
 
     /// Appends an entry under a lock the caller holds (a compaction is planned and logged
     /// under one lock, so no message slips in between).
-    pub fn append(&self, _: &Locked, entry: Entry) -> Result<LogRecord> {
+    pub fn append(&self, locked: &Locked, entry: Entry) -> Result<LogRecord> {
+        self.append_with(locked, entry, None)
+    }
+
+    fn append_with(&self, _: &Locked, entry: Entry, usage: Option<Usage>) -> Result<LogRecord> {
         let path = self.path(MESSAGES);
         let mut file = self.files.open(MESSAGES, Access::Append).map_err(self.err())?;
         // A record a crash cut short was never written: the next starts a line of its own.
         fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
         let seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(1, |r| r.seq + 1);
-        let record = LogRecord { seq, at: crate::now(), entry };
+        let record = LogRecord { seq, at: crate::now(), entry, usage };
         let mut line = serde_json::to_vec(&record).expect("a log record serializes");
         line.push(b'\n');
         fsio::append(&mut file, &line).map_err(Error::io(&path))?;

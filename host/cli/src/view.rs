@@ -1,0 +1,58 @@
+//! `workmem view`: the page for people (workmem-page) written to a file.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["session", "board"])))]
+pub struct ViewArgs {
+    /// The session: its ID (found from any directory when it is unique) or its directory
+    #[arg(long, value_name = "ID|DIR")]
+    session: Option<String>,
+    /// A board whose task graph the page draws
+    #[arg(long, value_name = "BOARD")]
+    board: Option<String>,
+    /// The board database: a SQLite file or a postgres:// URL (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
+    #[arg(long, value_name = "PATH|URL", requires = "board")]
+    board_db: Option<String>,
+    /// The HTML file to write (default: the session's ID, else the board's, with .html, here)
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> {
+    let mut sections = String::new();
+    let mut title = Vec::new();
+    let mut name = None;
+    if let Some(spec) = &args.session {
+        let session = ctx.session(spec)?;
+        sections.push_str(&workmem_page::session(&ctx.runtime, &session)?);
+        let id = session.meta()?.id;
+        title.push(format!("session {id}"));
+        name = Some(id);
+    }
+    if let Some(board) = &args.board {
+        let db = match &args.board_db {
+            Some(db) => db.clone(),
+            None => workmem_store::db::default_db()?,
+        };
+        let mut boards = workmem_store::board::Boards::open(&db, ctx.runtime.clone(), Default::default())?;
+        sections.push_str(&workmem_page::board(&mut boards, board)?);
+        title.push(format!("board {board}"));
+        name.get_or_insert_with(|| board.clone());
+    }
+    let out = match args.out {
+        Some(out) => out,
+        None => PathBuf::from(format!("{}.html", name.unwrap_or_default())),
+    };
+    let page = workmem_page::document(&title.join(", "), &sections, &workmem_store::now());
+    workmem_store::fsio::write_atomic(&out, page.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
+    if as_json {
+        crate::report::print_json(&serde_json::json!({"ok": true, "out": out, "bytes": page.len()}));
+    } else {
+        println!("{}", out.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,38 @@
+//! Debian's headless Chromium (`.ci/run` installs it; `$CHROMIUM` names another): a page's
+//! DOM after its scripts ran, and a screenshot of it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn chromium(profile: &Path) -> Command {
+    let exe = std::env::var_os("CHROMIUM").map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    assert!(exe.exists(), "{} is missing: install Debian's chromium (.ci/run does), or set $CHROMIUM", exe.display());
+    let mut c = Command::new(exe);
+    // Virtual time runs the page's scripts and fetches to completion before the DOM is read.
+    c.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ])
+    .arg("--virtual-time-budget=10000")
+    .arg(format!("--user-data-dir={}", profile.display()));
+    c
+}
+
+/// The DOM of `url` once it has loaded and its scripts have run.
+pub fn dom(url: &str, profile: &Path) -> String {
+    let out = chromium(profile).args(["--dump-dom", url]).output().unwrap();
+    assert!(out.status.success(), "chromium --dump-dom {url}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A PNG screenshot of `url` at 1280x`height`, written to `png`; returns its bytes.
+pub fn screenshot(url: &str, png: &Path, height: u32, profile: &Path) -> Vec<u8> {
+    let out = chromium(profile).arg(format!("--screenshot={}", png.display())).arg(format!("--window-size=1280,{height}")).arg(url).output().unwrap();
+    assert!(out.status.success(), "chromium --screenshot {url}: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read(png).unwrap()
+}
