@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CASES: [(&str, Case); 7] = [
+const CASES: [(&str, Case); 8] = [
     ("documents", documents),
     ("tokens", tokens),
     ("bad_input", bad_input),
@@ -24,6 +24,7 @@ const CASES: [(&str, Case); 7] = [
     ("openapi_matches_the_routes", openapi_matches_the_routes),
     ("sixteen_clients", sixteen_clients),
     ("page_for_people", page_for_people),
+    ("stops_cleanly", stops_cleanly),
 ];
 
 #[test]
@@ -386,6 +387,25 @@ fn sixteen_clients(target: &dyn Target) {
     };
     let (puts, gets): (Vec<_>, Vec<_>) = (results.iter().flat_map(|r| r.0.clone()).collect(), results.iter().flat_map(|r| r.1.clone()).collect());
     eprintln!("16 clients: {} puts (p99 {:?}), {} get-latest (p99 {:?}), {shared} shared puts", puts.len(), p99(puts.clone()), gets.len(), p99(gets));
+}
+
+/// SIGTERM ends the server with status 0 once the requests in flight are answered, its
+/// database connections closed (PostgreSQL's once aborted the process as they closed).
+fn stops_cleanly(target: &dyn Target) {
+    let mut s = Serve::start(target, "stops", &[]);
+    let token = s.grant(&["doc", "grant", "v", "a"]);
+    assert_eq!(put(&s, "/v1/vaults/v/memories/m/context", &token, "text/plain", DOC.as_bytes()).status, 201);
+    let pid = rustix::process::Pid::from_child(&s.child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the server is still running 20 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "workmem serve ended with {status} after SIGTERM");
 }
 
 /// The page for people: a session an agent worked in (updates, a compaction, requests with
