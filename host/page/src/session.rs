@@ -78,30 +78,39 @@ fn memory(s: &Snapshot, out: &mut String) {
         }
     }
     out.push_str("</section>");
-    let _ = write!(out, r#"<section id="learnings"><h2>Key Learnings</h2><table><tr><th>ID</th><th>Learning</th><th>Because</th><th>Added</th></tr>"#);
-    for l in &s.learnings {
-        let (class, note) = archived(l.archived.as_ref());
+    let learnings =
+        s.learnings.iter().map(|l| Row { id: &l.id, body: esc(&l.text).to_string(), reason: &l.reason, added_at: &l.added_at, archived: l.archived.as_ref() });
+    entries(out, "learnings", "Key Learnings", "Learning", learnings);
+    let verbatim = s.verbatim.iter().map(|v| Row {
+        id: &v.id,
+        body: format!("<b>{}</b><pre>{}</pre>", esc(&v.label), esc(&v.snippet)),
+        reason: &v.reason,
+        added_at: &v.added_at,
+        archived: v.archived.as_ref(),
+    });
+    entries(out, "verbatim", "Verbatim Context", "Snippet", verbatim);
+}
+
+/// A Key Learning or a Verbatim Context entry as a row; `body` is HTML already escaped.
+struct Row<'a> {
+    id: &'a str,
+    body: String,
+    reason: &'a str,
+    added_at: &'a str,
+    archived: Option<&'a workmem_runtime::Archival>,
+}
+
+fn entries<'a>(out: &mut String, section: &str, heading: &str, column: &str, rows: impl Iterator<Item = Row<'a>>) {
+    let _ = write!(out, r#"<section id="{section}"><h2>{heading}</h2><table><tr><th>ID</th><th>{column}</th><th>Because</th><th>Added</th></tr>"#);
+    for e in rows {
+        let (class, note) = archived(e.archived);
         let _ = write!(
             out,
-            r#"<tr id="{id}"{class}><td><code>{id}</code></td><td>{text}{note}</td><td>{reason}</td><td>{at}</td></tr>"#,
-            id = esc(&l.id),
-            text = esc(&l.text),
-            reason = esc(&l.reason),
-            at = esc(&l.added_at),
-        );
-    }
-    out.push_str("</table></section>");
-    let _ = write!(out, r#"<section id="verbatim"><h2>Verbatim Context</h2><table><tr><th>ID</th><th>Snippet</th><th>Because</th><th>Added</th></tr>"#);
-    for v in &s.verbatim {
-        let (class, note) = archived(v.archived.as_ref());
-        let _ = write!(
-            out,
-            r#"<tr id="{id}"{class}><td><code>{id}</code></td><td><b>{label}</b>{note}<pre>{snippet}</pre></td><td>{reason}</td><td>{at}</td></tr>"#,
-            id = esc(&v.id),
-            label = esc(&v.label),
-            snippet = esc(&v.snippet),
-            reason = esc(&v.reason),
-            at = esc(&v.added_at),
+            r#"<tr id="{id}"{class}><td><code>{id}</code></td><td>{body}{note}</td><td>{reason}</td><td>{at}</td></tr>"#,
+            id = esc(e.id),
+            body = e.body,
+            reason = esc(e.reason),
+            at = esc(e.added_at),
         );
     }
     out.push_str("</table></section>");

@@ -75,13 +75,3 @@ impl Slots {
         &self.runtime
     }
 }
-
-impl Drop for Slots {
-    /// A PostgreSQL connection closes by blocking on a runtime of its own, which tokio
-    /// forbids on the thread that drops the server's state at shutdown (a panic, then an
-    /// abort): the slots close on a thread of their own.
-    fn drop(&mut self) {
-        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|p| p.into_inner()));
-        let _ = std::thread::spawn(move || drop(idle)).join();
-    }
-}

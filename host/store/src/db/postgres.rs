@@ -8,10 +8,36 @@ use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 use std::collections::HashMap;
 
 pub struct Postgres {
-    client: Client,
+    client: Connection,
     prepared: HashMap<String, Statement>,
     listening: bool,
     mutation_prepared: bool,
+}
+
+/// A client that closes on a thread of its own. `postgres` closes a connection by blocking
+/// on a runtime of its own, which tokio forbids on a thread that runs tokio: an async host
+/// (the HTTP or MCP server) dropping its stores there panicked in the destructor and aborted.
+struct Connection(Option<Client>);
+
+impl std::ops::Deref for Connection {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        self.0.as_ref().expect("a connection is open until dropped")
+    }
+}
+
+impl std::ops::DerefMut for Connection {
+    fn deref_mut(&mut self) -> &mut Client {
+        self.0.as_mut().expect("a connection is open until dropped")
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Some(client) = self.0.take() {
+            let _ = std::thread::spawn(move || drop(client)).join();
+        }
+    }
 }
 
 /// How long a connection may take unless the URL says (`connect_timeout`).
@@ -33,7 +59,7 @@ impl Postgres {
         }
         let mut client = config.connect(NoTls).map_err(open)?;
         client.batch_execute("SET standard_conforming_strings = on").map_err(db)?;
-        Ok(Postgres { client, prepared: HashMap::new(), listening: false, mutation_prepared: false })
+        Ok(Postgres { client: Connection(Some(client)), prepared: HashMap::new(), listening: false, mutation_prepared: false })
     }
 
     /// The statements of a mutation, prepared on the server once per connection, so a
