@@ -105,6 +105,38 @@ def test_the_dataclasses_match_the_component_types():
             "Replacement", "ToolCall"} <= set(checked), checked
 
 
+def test_remembered_types_convert_as_wasmtime_py_does(engine):
+    """The wrapper reads each function's type once (workmem._typecache); a function that
+    reads it on every call, in a second instance, gives the same values."""
+    setup = "CURRENT_PROGRESS:\n  In Progress:\n    - one\nKEY_LEARNINGS:\n  ADD:\n    - because x: y\n"
+    update = "KEY_LEARNINGS:\n  ADD:\n    - because z: w\n  ARCHIVE:\n    - KL-1 because done\n    - KL-9 because unknown\n"
+    apply = engine._funcs["[method]memory.apply"]
+    assert apply.type(engine._store) is apply.type(engine._store)
+    fresh = wasmtime.Store(engine._engine)
+    fresh.set_epoch_deadline(1 << 40)
+    instance = wasmtime.component.Linker(engine._engine).instantiate(fresh, engine._component)
+    index = instance.get_export_index(fresh, workmem.PACKAGE)
+
+    def plain(name):
+        return instance.get_func(fresh, instance.get_export_index(fresh, name, index))
+
+    def raw_apply(memory, text, wants):
+        out = plain("[method]memory.apply")(fresh, memory, text, "2026-11-22T12:00:00Z", wants)
+        plain("[method]memory.apply").post_return(fresh)
+        return out
+
+    memory = plain("[constructor]memory")(fresh)
+    wants = wasmtime.component.Record()
+    wants.overview, wants.state = True, True
+    raw_apply(memory, setup, wants)
+    expected = raw_apply(memory, update, wants)
+    ours = engine.new_memory()
+    ours.apply(setup, "2026-11-22T12:00:00Z")
+    got = ours._call("[method]memory.apply", update, "2026-11-22T12:00:00Z", workmem._wants(True, True))
+    assert vars(got) == vars(expected)
+    assert vars(got)["warnings"] and vars(got)["archived"] == ["KL-1"]
+
+
 class _Model(BaseHTTPRequestHandler):
     """A loopback server speaking OpenAI's Chat Completions (non-streamed)."""
 

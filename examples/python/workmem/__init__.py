@@ -29,6 +29,8 @@ from typing import Any, Awaitable, Callable, List, Optional, Union
 import wasmtime
 from wasmtime.component import Component, Func, Linker, Record, ResourceAny, Variant
 
+from ._typecache import remember_type
+
 __all__ = [
     "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "ChatMessage", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
     "Diagnostic", "Engine", "Entry",
@@ -436,6 +438,7 @@ class Engine:
                 assert index is not None, f"the component does not export {name}"
                 func = instance.get_func(self._store, index)
                 assert func is not None, f"the component's {name} is not a function"
+                remember_type(func, self._store)
                 self._funcs[f"{exported.split('/')[1].split('@')[0]}.describe" if name == "describe" else name] = func
         self.generation = getattr(self, "generation", 0) + 1
 
