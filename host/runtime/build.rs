@@ -60,10 +60,8 @@ fn build_guest(root: &Path, target_dir: &Path, extra: &[&str]) -> Vec<u8> {
         .args(["build", "--package", "workmem-guest", "--target", TARGET, "--profile", "guest"])
         .args(extra)
         .env("CARGO_TARGET_DIR", target_dir)
-        // The outer build's flags are for the host target, not for wasm. The paths a panic
-        // message would carry are made the same on every machine, so a clone anywhere builds
-        // the same bytes (the Go module commits the core module and CI checks it matches).
-        .env("CARGO_ENCODED_RUSTFLAGS", remapped_paths(root))
+        // The outer build's flags are for the host target, not for wasm.
+        .env("CARGO_ENCODED_RUSTFLAGS", guest_rustflags(root))
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
         .status()
@@ -73,11 +71,16 @@ fn build_guest(root: &Path, target_dir: &Path, extra: &[&str]) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
-fn remapped_paths(root: &Path) -> String {
+/// The paths a panic message would carry are made the same on every machine, so a clone
+/// anywhere builds the same bytes (the Go module commits the core module and CI checks it
+/// matches). `simd128`, which every runtime here runs (wasmtime, V8, wazero), lets LLVM
+/// vectorize byte loops: 4% fewer instructions per apply and a 5 KB smaller module, and
+/// fewer loop turns, each of which pays wasmtime's epoch check in a component.
+fn guest_rustflags(root: &Path) -> String {
     let cargo_home =
         std::env::var_os("CARGO_HOME").map(PathBuf::from).or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo"))).unwrap_or_default();
     let remap = |from: &Path, to: &str| format!("--remap-path-prefix={}={to}", from.display());
-    [remap(&cargo_home, "/cargo"), remap(root, "/workmem")].join("\x1f")
+    [remap(&cargo_home, "/cargo"), remap(root, "/workmem"), "-Ctarget-feature=+simd128".into()].join("\x1f")
 }
 
 /// A component from a core module and the WIT that wit-bindgen embedded in it.
