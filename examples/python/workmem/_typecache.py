@@ -2,7 +2,7 @@
 
 wasmtime-py 50 reads a function's type back through the C API on every call, and every
 nested record's fields, list's element and variant's cases on every value it converts: for
-`memory.apply` that was about 60% of a call. A component's types never change, so `freeze`
+`memory.apply` that was about 60% of a call. A component's types never change, so `_freeze`
 gives a type object a subclass of its own class whose type queries remember their answer;
 conversion itself stays wasmtime-py's.
 """
