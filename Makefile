@@ -63,7 +63,7 @@ $(VENV)/.installed: examples/python/pyproject.toml Makefile
 
 test-python: component $(VENV)/.installed
 	cp $(COMPONENT) examples/python/workmem/workmem.wasm
-	cd examples/python && $(PYTHON) -m mypy --strict workmem && $(PYTHON) -m pytest -q && $(PYTHON) example.py > /dev/null
+	cd examples/python && $(PYTHON) -m mypy --strict workmem && $(PYTHON) -X faulthandler -m pytest -q && $(PYTHON) -X faulthandler example.py > /dev/null
 
 # The HTTP API fuzzed from its own OpenAPI document (tests/http/run.sh): any 5xx or any
 # answer the document does not describe fails.

@@ -4,10 +4,13 @@ component's WIT types, refusals as WorkmemError, and the memory update driven fr
 import asyncio
 import dataclasses
 import json
+import subprocess
+import sys
 import threading
 import typing
 import urllib.request
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 
 import pytest
 import wasmtime
@@ -55,6 +58,25 @@ def test_a_call_past_its_cpu_deadline_stops_and_the_engine_recovers():
         e.parse(big * 20)  # about 200 ms of parsing: four times the deadline
     assert e.parse("CURRENT_PROGRESS:\n  In Progress:\n    - again\n").ok
     assert Engine().parse(big).ok, "under the default deadline the same input parses"
+
+
+def test_engines_die_while_their_epoch_ticks():
+    # Ticking through the Python engine object crashed here within a few engines: its weak
+    # reference still answered while __del__ freed the pointer. A subprocess, so a crash is a
+    # failure and not the end of the test run; it also exits with the ticker running.
+    script = """
+import wasmtime
+from workmem import _epoch
+_epoch.TICK = 0.0
+for _ in range(100):
+    config = wasmtime.Config()
+    config.epoch_interruption = True
+    _epoch.tick(wasmtime.Engine(config))
+assert not _epoch._clones, "a clone outlived its engine"
+"""
+    package_root = Path(workmem.__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-X", "faulthandler", "-c", script], cwd=package_root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_a_trap_is_an_error_and_the_engine_recovers():

@@ -17,10 +17,7 @@ import inspect
 import os
 import math
 import sys
-import threading
-import time
 import typing
-import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +26,7 @@ from typing import Any, Awaitable, Callable, List, Optional, Union
 import wasmtime
 from wasmtime.component import Component, Func, Linker, Record, ResourceAny, Variant
 
+from . import _epoch
 from ._typecache import remember_type
 
 __all__ = [
@@ -373,17 +371,6 @@ def _wants(overview: bool, state: bool) -> Record:
     return record
 
 
-# How often a ticker advances an engine's epoch: how late past its deadline a call stops.
-_TICK = 0.005
-
-
-def _tick(engine: "weakref.ref[wasmtime.Engine]") -> None:
-    while (e := engine()) is not None:
-        e.increment_epoch()
-        del e
-        time.sleep(_TICK)
-
-
 class Engine:
     """One instance of the engine component. Not thread-safe: give each thread its own.
 
@@ -399,12 +386,12 @@ class Engine:
                  max_memory_bytes: int = 256 << 20, call_deadline: float = 10.0):
         self._max_memory_bytes = max_memory_bytes
         self._call_deadline = call_deadline
-        self._ticks = max(1, math.ceil(call_deadline / _TICK))
+        self._ticks = max(1, math.ceil(call_deadline / _epoch.TICK))
         if engine is None:
             config = wasmtime.Config()
             config.epoch_interruption = True
             engine = wasmtime.Engine(config)
-            threading.Thread(target=_tick, args=(weakref.ref(engine),), name="workmem-epoch", daemon=True).start()
+            _epoch.tick(engine)
         self._engine = engine
         if isinstance(component, Component):
             self._component = component

@@ -10,7 +10,7 @@ conversion itself stays wasmtime-py's.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, Set
+from typing import Any, Callable, Dict
 
 from wasmtime._store import Storelike
 from wasmtime.component import Func
@@ -21,7 +21,6 @@ _PROPERTIES = ("params", "result", "element", "fields", "elements", "cases", "pa
 _METHODS = ("_cases", "_tagged", "_is_bytes")
 
 _subclasses: Dict[type, type] = {}
-_frozen: Set[type] = set()
 
 
 def remember_type(func: Func, store: Storelike) -> None:
@@ -33,7 +32,7 @@ def remember_type(func: Func, store: Storelike) -> None:
 
 def _freeze(value: Any) -> Any:
     if isinstance(value, (ValType, FuncType)):
-        if type(value) not in _frozen:
+        if type(value) not in _subclasses.values():
             value.__class__ = _subclass(type(value))
         return value
     if isinstance(value, list):
@@ -58,7 +57,6 @@ def _subclass(cls: type) -> type:
             if callable(method):
                 namespace[name] = _remembered(name, method)
         sub = _subclasses[cls] = type(cls.__name__, (cls,), namespace)
-        _frozen.add(sub)
     return sub
 
 
