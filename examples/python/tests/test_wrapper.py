@@ -4,6 +4,7 @@ component's WIT types, refusals as WorkmemError, and the memory update driven fr
 import asyncio
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -58,6 +59,23 @@ def test_a_call_past_its_cpu_deadline_stops_and_the_engine_recovers():
         e.parse(big * 20)  # about 200 ms of parsing: four times the deadline
     assert e.parse("CURRENT_PROGRESS:\n  In Progress:\n    - again\n").ok
     assert Engine().parse(big).ok, "under the default deadline the same input parses"
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_child_keeps_the_call_deadline():
+    e = Engine(call_deadline=0.05)
+    big = "KEY_LEARNINGS:\n  ADD:\n" + "    - because it is long: a learning that takes a while to read\n" * 20_000
+    child = os.fork()
+    if child == 0:
+        try:
+            e.parse(big * 20)  # about 200 ms: past the deadline only if something ticks
+            os._exit(1)
+        except WorkmemError:
+            os._exit(0)
+        finally:
+            os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the child's call was not stopped at its deadline"
 
 
 def test_engines_die_while_their_epoch_ticks():
