@@ -52,23 +52,36 @@ def test_round_trip_ids_and_what_comes_back(engine):
         engine.load_memory('{"format": "other/1", "updates": 0}')
 
 
+# About 10 ms to parse; twenty times it, four times a deadline of 0.05 s.
+LONG = "KEY_LEARNINGS:\n  ADD:\n" + "    - because it is long: a learning that takes a while to read\n" * 20_000
+
+
 def test_a_call_past_its_cpu_deadline_stops_and_the_engine_recovers():
     e = Engine(call_deadline=0.05)
-    big = "KEY_LEARNINGS:\n  ADD:\n" + "    - because it is long: a learning that takes a while to read\n" * 20_000
     with pytest.raises(WorkmemError, match=r"ran past its CPU deadline of 0.05 s \(Engine\(call_deadline=\.\.\.\) raises it\)"):
-        e.parse(big * 20)  # about 200 ms of parsing: four times the deadline
+        e.parse(LONG * 20)  # about 200 ms of parsing: four times the deadline
     assert e.parse("CURRENT_PROGRESS:\n  In Progress:\n    - again\n").ok
-    assert Engine().parse(big).ok, "under the default deadline the same input parses"
+    assert Engine().parse(LONG).ok, "under the default deadline the same input parses"
+
+
+def test_an_engine_passed_in_keeps_the_call_deadline():
+    config = wasmtime.Config()
+    config.epoch_interruption = True
+    shared = wasmtime.Engine(config)
+    component = wasmtime.component.Component.from_file(shared, str(workmem._default_component()))
+    first, second = Engine(component, shared, call_deadline=0.05), Engine(component, shared, call_deadline=0.05)
+    for e in (first, second):
+        with pytest.raises(WorkmemError, match="CPU deadline"):
+            e.parse(LONG * 20)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
 def test_a_forked_child_keeps_the_call_deadline():
     e = Engine(call_deadline=0.05)
-    big = "KEY_LEARNINGS:\n  ADD:\n" + "    - because it is long: a learning that takes a while to read\n" * 20_000
     child = os.fork()
     if child == 0:
         try:
-            e.parse(big * 20)  # about 200 ms: past the deadline only if something ticks
+            e.parse(LONG * 20)  # about 200 ms: past the deadline only if something ticks
             os._exit(1)
         except WorkmemError:
             os._exit(0)
@@ -83,6 +96,7 @@ def test_engines_die_while_their_epoch_ticks():
     # reference still answered while __del__ freed the pointer. A subprocess, so a crash is a
     # failure and not the end of the test run; it also exits with the ticker running.
     script = """
+import time
 import wasmtime
 from workmem import _epoch
 _epoch.TICK = 0.0
@@ -90,6 +104,9 @@ for _ in range(100):
     config = wasmtime.Config()
     config.epoch_interruption = True
     _epoch.tick(wasmtime.Engine(config))
+deadline = time.monotonic() + 10
+while _epoch._clones and time.monotonic() < deadline:
+    time.sleep(0.01)
 assert not _epoch._clones, "a clone outlived its engine"
 """
     package_root = Path(workmem.__file__).resolve().parent.parent

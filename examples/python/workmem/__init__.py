@@ -378,7 +378,7 @@ class Engine:
     `wasmtime.Engine` and `Component` to share it. Each instance's linear memory is capped at
     `max_memory_bytes`, and each call at `call_deadline` seconds (the wasmtime host's 256 MiB and
     10 s by default; the deadline needs an engine made with epoch interruption, as the default
-    one is). A trap (an engine bug or a limit) is raised as WorkmemError, and the instance, with
+    one is, and this package advances the epoch of every engine it is given). A trap (an engine bug or a limit) is raised as WorkmemError, and the instance, with
     every memory in it, is replaced by a fresh one.
     """
 
@@ -391,7 +391,7 @@ class Engine:
             config = wasmtime.Config()
             config.epoch_interruption = True
             engine = wasmtime.Engine(config)
-            _epoch.tick(engine)
+        _epoch.tick(engine)
         self._engine = engine
         if isinstance(component, Component):
             self._component = component

@@ -4,20 +4,20 @@ The call deadline is a number of epoch ticks, so something has to tick. The thre
 own clone of each engine (an owned reference to the same wasmtime engine), never the Python
 `wasmtime.Engine`: that object's weak references still answer while its `__del__` is freeing
 the pointer (CPython clears them afterwards), and ticking through one then is a use after free
-that killed the interpreter with SIGSEGV. Once an engine's Python object is gone its clone is
-taken out, under the lock the thread ticks under, and deleted; the thread is stopped and joined
-at exit, so it is never inside the C API while the interpreter shuts down, and a forked child
-starts a thread of its own.
+that killed the interpreter with SIGSEGV. Once an engine's Python object is gone, the thread
+deletes its clone; it is stopped and joined at exit, so it is never inside the C API while the
+interpreter shuts down, and a forked child starts a thread of its own.
 """
 
 from __future__ import annotations
 
 import atexit
+import collections
 import itertools
 import os
 import threading
 import weakref
-from typing import Any, Dict, Optional
+from typing import Any, Deque, Dict, Optional
 
 import wasmtime
 from wasmtime import _ffi as ffi
@@ -27,17 +27,22 @@ TICK = 0.005
 
 _lock = threading.Lock()
 _clones: Dict[int, Any] = {}
+_ticking: "weakref.WeakSet[wasmtime.Engine]" = weakref.WeakSet()
 _keys = itertools.count()
+_gone: Deque[int] = collections.deque()
 _stop = threading.Event()
 _thread: Optional[threading.Thread] = None
 
 
 def tick(engine: wasmtime.Engine) -> None:
-    """Advances `engine`'s epoch every TICK seconds for as long as the object lives."""
-    clone = ffi.wasmtime_engine_clone(engine.ptr())
+    """Advances `engine`'s epoch every TICK seconds for as long as the object lives; an engine
+    already ticking is left as it is, so sharing one does not shorten its deadlines."""
     key = next(_keys)
     with _lock:
-        _clones[key] = clone
+        if engine in _ticking:
+            return
+        _ticking.add(engine)
+        _clones[key] = ffi.wasmtime_engine_clone(engine.ptr())
         if _thread is None:
             _start()
     weakref.finalize(engine, _forget, key)
@@ -52,15 +57,16 @@ def _start() -> None:
 def _run() -> None:
     while not _stop.wait(TICK):
         with _lock:
+            while _gone:
+                ffi.wasm_engine_delete(_clones.pop(_gone.popleft()))
             for clone in _clones.values():
                 ffi.wasmtime_engine_increment_epoch(clone)
 
 
 def _forget(key: int) -> None:
-    with _lock:
-        clone = _clones.pop(key, None)
-    if clone is not None:
-        ffi.wasm_engine_delete(clone)
+    # Only queued: this runs wherever the engine is collected, the garbage collector included,
+    # which can be inside a block that holds the lock.
+    _gone.append(key)
 
 
 @atexit.register
