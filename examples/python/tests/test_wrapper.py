@@ -80,20 +80,22 @@ def test_a_forked_child_keeps_the_call_deadline():
     e = Engine(call_deadline=0.05)
     child = os.fork()
     if child == 0:
+        code = 2
         try:
             e.parse(LONG * 20)  # about 200 ms: past the deadline only if something ticks
-            os._exit(1)
+            code = 1
         except WorkmemError:
-            os._exit(0)
+            code = 0
         finally:
-            os._exit(2)
+            os._exit(code)
     _, status = os.waitpid(child, 0)
     assert os.waitstatus_to_exitcode(status) == 0, "the child's call was not stopped at its deadline"
 
 
 def test_engines_die_while_their_epoch_ticks():
-    # Ticking through the Python engine object crashed here within a few engines: its weak
-    # reference still answered while __del__ freed the pointer. A subprocess, so a crash is a
+    # A ticker that went through the Python engine object (as this package's first one did)
+    # crashed here within a few engines: its weak reference answered while __del__ freed the
+    # pointer. A subprocess, so a crash is a
     # failure and not the end of the test run; it also exits with the ticker running.
     script = """
 import time

@@ -1,4 +1,4 @@
-"""One daemon thread that advances the epoch of every engine this package made.
+"""One daemon thread that advances the epoch of every engine an `Engine` runs on.
 
 The call deadline is a number of epoch ticks, so something has to tick. The thread ticks its
 own clone of each engine (an owned reference to the same wasmtime engine), never the Python
