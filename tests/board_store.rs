@@ -141,7 +141,11 @@ fn raw(db: &str) -> impl FnMut(&str) {
 /// deleted once past retention, with its grants.
 fn leases_and_retention(target: &dyn Target) {
     let db = target.fresh("leases");
-    let mut boards = open(&db, Config { lease: Duration::ZERO, retention: Duration::ZERO, ..Config::default() });
+    // Times are kept to the second, so a claim heard at t is stale once the clock passes
+    // floor(t) + lease + 1 s: with a zero lease the first check below failed whenever a second
+    // boundary fell between the heartbeat and it (seen on PostgreSQL in CI).
+    let lease = Duration::from_secs(2);
+    let mut boards = open(&db, Config { lease, retention: Duration::ZERO, ..Config::default() });
     new_board(&mut boards, "auth");
     boards.apply("auth", None, "orchestrator", &task("a", &[])).unwrap();
     boards.apply("auth", None, "orchestrator", &task("b", &[])).unwrap();
@@ -152,8 +156,8 @@ fn leases_and_retention(target: &dyn Target) {
     boards.apply("old", None, "orchestrator", &Op::Archive).unwrap();
     let mut grants = Grants::open(&db).unwrap();
     let token = grants.grant(Scope::Board("old"), "dev").unwrap();
-    assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), Vec::<String>::new(), "heard from this second");
-    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), Vec::<String>::new(), "heard within the lease");
+    std::thread::sleep(lease + Duration::from_secs(1));
     assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), vec!["T-1"]);
     let ready: serde_json::Value = serde_json::from_str(&boards.view("auth", &View::Ready).unwrap()).unwrap();
     assert_eq!(ready.as_array().unwrap().len(), 2, "the reclaimed task is ready again");
