@@ -19,7 +19,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-mcp test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
+.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
 
 test: test-rust test-js test-python test-go test-http test-mcp test-packages test-readme fuzz
 
