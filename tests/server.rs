@@ -2,7 +2,8 @@
 //! real PostgreSQL. Documents put (text and JSON string) and read back, tokens scoped to one
 //! vault, board or session, every kind of bad input refused with a 4xx and a JSON error while
 //! nothing stored changes, boards and session memory worked over HTTP, the OpenAPI document
-//! matching the routes, a bounded load of 16 concurrent clients, and the page for people
+//! matching the routes, followers of the change feed leaving the slots free, a bounded load
+//! of 16 concurrent clients, and the page for people
 //! (`workmem view`, and `/view` live) in headless Chromium.
 
 mod common;
@@ -16,11 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CASES: [(&str, Case); 8] = [
+const CASES: [(&str, Case); 9] = [
     ("documents", documents),
     ("tokens", tokens),
     ("bad_input", bad_input),
     ("boards_and_sessions", boards_and_sessions),
+    ("followers_hold_no_slot", followers_hold_no_slot),
     ("openapi_matches_the_routes", openapi_matches_the_routes),
     ("sixteen_clients", sixteen_clients),
     ("page_for_people", page_for_people),
@@ -302,6 +304,38 @@ fn boards_and_sessions(target: &dyn Target) {
     assert_eq!(memory["memory"]["learnings"].as_array().unwrap().len(), 1, "the refused update wrote nothing");
     assert_eq!(get(&s, "/v1/sessions/alpha/log", &token).json().as_array().unwrap().len(), 1);
     assert_eq!(get(&s, "/v1/sessions/..%2Fetc/memory", &token).status / 100, 4, "a session is named by ID, never a path");
+}
+
+/// Followers waiting on the change feed leave the server's one slot free: another request
+/// is served at once, and the write they wait for wakes them.
+fn followers_hold_no_slot(target: &dyn Target) {
+    let s = Serve::start(target, "followers", &["--slots", "1"]);
+    s.cli(&["board", "create", "auth", "--name", "Auth", "--goal", "Build auth"]);
+    let token = s.grant(&["board", "grant", "auth", "orchestrator"]);
+    let (s, token) = (&s, token.as_str());
+    std::thread::scope(|scope| {
+        let followers: Vec<_> = (0..3)
+            .map(|_| {
+                scope.spawn(move || {
+                    let started = Instant::now();
+                    let events = get(s, "/v1/boards/auth/events?after=0&wait_ms=8000", token).json();
+                    (events, started.elapsed())
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let head = Instant::now();
+        assert_eq!(get(s, "/v1/boards/auth", token).json()["revision"], 0);
+        assert!(head.elapsed() < Duration::from_secs(3), "the head waited {:?} behind the followers", head.elapsed());
+        let body = json!({"op": "add_task", "title": "Design token schema", "description": "", "depends_on": [], "needs_review": false}).to_string();
+        let added = call(&http(), "POST", &format!("{}/v1/boards/auth/ops", s.url), Some(token), Some("application/json"), Some(body.as_bytes()));
+        assert_eq!(added.status, 200, "{}", String::from_utf8_lossy(&added.body));
+        for follower in followers {
+            let (events, waited) = follower.join().unwrap();
+            assert_eq!(events[0]["revision"], 1, "{events}");
+            assert!(waited < Duration::from_secs(5), "a follower woke {waited:?} after it asked, not on the write");
+        }
+    });
 }
 
 /// Every route the OpenAPI document names is one the server answers (401 without a

@@ -30,8 +30,8 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/boards/{board}/page", get(page))
 }
 
-/// The longest a change-feed request waits for an event (`wait_ms`): a waiting request
-/// holds one of the server's slots.
+/// The longest a change-feed request waits for an event (`wait_ms`); it holds no slot
+/// while it waits (see `changes`).
 const MAX_WAIT: Duration = Duration::from_secs(10);
 /// Events per change-feed response, at most.
 const MAX_EVENTS: u64 = 1000;
@@ -170,15 +170,27 @@ async fn events(axum::extract::State(app): State, p: Board, q: Result<Query<Feed
     if wait > MAX_WAIT {
         return Err(ApiError::bad_request(format!("wait_ms is {}; a request waits at most {} ms", wait.as_millis(), MAX_WAIT.as_millis())));
     }
-    let events = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Board(&board))?;
-            let events = if wait.is_zero() { s.boards.events(&board, after, limit)? } else { s.boards.follow(&board, after, wait)? };
-            Ok(events.into_iter().take(limit as usize).map(event).collect::<Vec<_>>())
-        })
-        .await?;
-    Ok(Json(events).into_response())
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut changes = app.changes.clone();
+    loop {
+        // Marked seen before the read, so a change during it wakes the wait below at once.
+        changes.borrow_and_update();
+        let (token, board) = (token.clone(), board.clone());
+        let events = app
+            .slots
+            .run(move |s| {
+                s.grants.authorize(&token, Scope::Board(&board))?;
+                Ok(s.boards.events(&board, after, limit)?.into_iter().map(event).collect::<Vec<_>>())
+            })
+            .await?;
+        if !events.is_empty() || tokio::time::Instant::now() >= deadline {
+            return Ok(Json(events).into_response());
+        }
+        // Without its watcher (it cannot stop while the server runs) the wait runs out.
+        if let Ok(Err(_)) = tokio::time::timeout_at(deadline, changes.changed()).await {
+            tokio::time::sleep_until(deadline).await;
+        }
+    }
 }
 
 async fn page(axum::extract::State(app): State, p: Board, headers: HeaderMap) -> Result<Response, ApiError> {

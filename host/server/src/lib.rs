@@ -6,6 +6,7 @@
 //! bounded number of slots ([`slots::Slots`]).
 
 mod boards;
+mod changes;
 mod documents;
 mod error;
 mod request;
@@ -48,6 +49,8 @@ pub struct Config {
 /// What every handler shares.
 pub(crate) struct App {
     slots: Arc<slots::Slots>,
+    /// Changes whenever a board may have (the change feed's wake-ups).
+    changes: tokio::sync::watch::Receiver<u64>,
     sessions: PathBuf,
     max_body_bytes: usize,
 }
@@ -57,8 +60,9 @@ pub(crate) type State = axum::extract::State<Arc<App>>;
 /// The API's routes over the database and sessions `config` names: opens the database
 /// (migrating it) before it returns, so a bad `--db` fails here.
 pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
-    let slots = slots::Slots::new(&config.db, runtime, config.documents.clone(), config.slots)?;
-    let app = Arc::new(App { slots: Arc::new(slots), sessions: config.sessions.clone(), max_body_bytes: config.max_body_bytes });
+    let slots = slots::Slots::new(&config.db, runtime.clone(), config.documents.clone(), config.slots)?;
+    let changes = changes::watch(&config.db, runtime)?;
+    let app = Arc::new(App { slots: Arc::new(slots), changes, sessions: config.sessions.clone(), max_body_bytes: config.max_body_bytes });
     Ok(Router::new()
         .route(OPENAPI_PATH, axum::routing::get(openapi))
         .merge(documents::routes())

@@ -265,15 +265,21 @@ impl Boards {
     /// PostgreSQL wakes on NOTIFY, SQLite polls.
     pub fn follow(&mut self, id: &str, after: u64, timeout: Duration) -> Result<Vec<Event>> {
         let deadline = std::time::Instant::now() + timeout;
-        self.db.listen()?;
         loop {
             let events = self.events(id, after, 1000)?;
             let left = deadline.saturating_duration_since(std::time::Instant::now());
             if !events.is_empty() || left.is_zero() {
                 return Ok(events);
             }
-            self.db.wait_for_change(left)?;
+            self.wait_for_change(left)?;
         }
+    }
+
+    /// Waits until any board may have changed, or `timeout`: PostgreSQL wakes on NOTIFY,
+    /// SQLite, which cannot signal another connection, after a poll interval (100 ms).
+    pub fn wait_for_change(&mut self, timeout: Duration) -> Result<()> {
+        self.db.listen()?;
+        self.db.wait_for_change(timeout)
     }
 
     /// Rebuilds the board from its earliest kept snapshot and every event after it, without
