@@ -106,7 +106,8 @@ fn log_snapshots_restart(target: &dyn Target) {
     assert_eq!(open(&db, Config::default()).revision("auth").unwrap(), 11);
 }
 
-/// A new database is migrated to the current version; one from a newer workmem is refused.
+/// A new database is migrated to the current version, one from version 1 keeps its grants, and
+/// one from a newer workmem is refused.
 fn migrations(target: &dyn Target) {
     let db = target.fresh("migrations");
     drop(open(&db, Config::default()));
@@ -118,6 +119,26 @@ fn migrations(target: &dyn Target) {
         e.to_string(),
         format!("the board database is at schema version 99, newer than this workmem's {}: upgrade workmem", workmem_store::db::SCHEMA_VERSION)
     );
+
+    // A database as version 1 left it (boards and their own grants table, as released):
+    // its board tokens still open their board, and nothing else, once migrated.
+    let db = target.fresh("migrations_from_1");
+    crate::raw(&db)("CREATE TABLE workmem_schema (version BIGINT NOT NULL);
+        INSERT INTO workmem_schema (version) VALUES (1);
+        CREATE TABLE boards (id TEXT PRIMARY KEY, revision BIGINT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, archived_at TEXT);
+        CREATE TABLE board_events (board TEXT NOT NULL REFERENCES boards (id) ON DELETE CASCADE, revision BIGINT NOT NULL, actor TEXT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (board, revision));
+        CREATE TABLE board_snapshots (board TEXT NOT NULL REFERENCES boards (id) ON DELETE CASCADE, revision BIGINT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (board, revision));
+        CREATE TABLE board_grants (token_sha256 TEXT NOT NULL, board TEXT NOT NULL REFERENCES boards (id) ON DELETE CASCADE, agent TEXT NOT NULL, PRIMARY KEY (token_sha256, board));
+        CREATE INDEX boards_archived ON boards (archived_at);
+        INSERT INTO boards VALUES ('auth', 0, 'active', '2026-11-20T10:00:00Z', '2026-11-20T10:00:00Z', NULL);
+        INSERT INTO board_grants VALUES ('897c7bb7aa4d4d21dfc20e9467dc30ef916aed843220184a608b4dd00ae887d2', 'auth', 'worker-1');");
+    let mut grants = Grants::open(&db).unwrap();
+    assert_eq!(grants.authorize("wm_from_version_1", Scope::Board("auth")).unwrap(), "worker-1", "the version 1 grant (the SHA-256 of this token)");
+    assert!(
+        matches!(grants.authorize("wm_from_version_1", Scope::Vault("auth")), Err(workmem_store::db::Error::Forbidden(_))),
+        "a board's token opens only the board"
+    );
+    assert!(grants.grant(Scope::Board("auth"), "worker-2").is_ok(), "the migrated board is there to grant");
 }
 
 /// Runs SQL on the database directly, as an operator (or another program) would.
