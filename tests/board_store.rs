@@ -214,7 +214,8 @@ fn tokens(target: &dyn Target) {
 }
 
 /// A follower gets the events after its revision as they are written (NOTIFY on
-/// PostgreSQL, polling on SQLite).
+/// PostgreSQL, SQLite's data version polled), and a listener is woken by another
+/// connection's commit, and only by one.
 fn change_feed(target: &dyn Target) {
     let db = target.fresh("feed");
     let mut boards = open(&db, Config::default());
@@ -231,6 +232,16 @@ fn change_feed(target: &dyn Target) {
     writer.join().unwrap();
     assert_eq!(events.iter().map(|e| (e.revision, e.actor.as_str())).collect::<Vec<_>>(), vec![(2, "dev")]);
     assert!(started.elapsed() < Duration::from_secs(10), "the follower woke on the write");
+
+    // What a server's watcher waits on: woken by another connection's commit, and only then.
+    let mut watcher = open(&db, Config::default());
+    watcher.listen().unwrap();
+    assert!(!watcher.wait_for_change(Duration::from_millis(300)).unwrap(), "nothing was written: no wake");
+    open(&db, Config::default()).apply("auth", None, "dev", &Op::Heartbeat("T-1".into())).unwrap();
+    let started = Instant::now();
+    assert!(watcher.wait_for_change(Duration::from_secs(20)).unwrap(), "the commit woke the watcher");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(!watcher.wait_for_change(Duration::from_millis(300)).unwrap(), "one commit, one wake");
 }
 
 /// 16 writers × 500 mutations on one board, every other one a compare-and-swap against

@@ -11,13 +11,11 @@ use tokio::sync::watch;
 use workmem_runtime::Runtime;
 use workmem_store::board::{self, Boards};
 
-/// The longest the watcher waits before waking the waiting requests anyway (each then reads
-/// once more): how late a change the database did not signal is seen, and how soon the
-/// watcher stops once the server is gone.
+/// How often the watcher looks up from its wait to see whether the server is gone.
 const TICK: Duration = Duration::from_secs(1);
 
-/// Starts the watcher on `db`. Its receiver changes whenever a board may have; the watcher
-/// stops once every receiver is dropped.
+/// Starts the watcher on `db`. Its receiver changes whenever a board has; the watcher stops
+/// once every receiver is dropped.
 pub fn watch(db: &str, runtime: Runtime) -> Result<watch::Receiver<u64>, ApiError> {
     let (tx, rx) = watch::channel(0u64);
     let db = db.to_string();
@@ -26,18 +24,37 @@ pub fn watch(db: &str, runtime: Runtime) -> Result<watch::Receiver<u64>, ApiErro
         .spawn(move || {
             let mut boards: Option<Boards> = None;
             while !tx.is_closed() {
-                let waited = match &mut boards {
+                let woke = match boards.as_mut() {
                     Some(b) => b.wait_for_change(TICK),
-                    None => Boards::open(&db, runtime.clone(), board::Config::default()).map(|b| boards = Some(b)),
+                    // (Re)opened: what changed before it listened was not seen, so the waiters
+                    // read once more.
+                    None => listening(&db, &runtime).map(|b| {
+                        boards = Some(b);
+                        true
+                    }),
                 };
-                // A lost connection is opened again; meanwhile the waiters poll each tick.
-                if waited.is_err() {
-                    boards = None;
-                    std::thread::sleep(TICK);
+                match woke {
+                    Ok(true) => wake(&tx),
+                    Ok(false) => {}
+                    // A lost connection is opened again; meanwhile the waiters read each tick.
+                    Err(_) => {
+                        boards = None;
+                        wake(&tx);
+                        std::thread::sleep(TICK);
+                    }
                 }
-                tx.send_modify(|n| *n = n.wrapping_add(1));
             }
         })
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("starting the change-feed watcher: {e}")))?;
     Ok(rx)
+}
+
+fn listening(db: &str, runtime: &Runtime) -> Result<Boards, board::Error> {
+    let mut boards = Boards::open(db, runtime.clone(), board::Config::default())?;
+    boards.listen()?;
+    Ok(boards)
+}
+
+fn wake(tx: &watch::Sender<u64>) {
+    tx.send_modify(|n| *n = n.wrapping_add(1));
 }

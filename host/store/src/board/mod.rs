@@ -265,6 +265,7 @@ impl Boards {
     /// PostgreSQL wakes on NOTIFY, SQLite polls.
     pub fn follow(&mut self, id: &str, after: u64, timeout: Duration) -> Result<Vec<Event>> {
         let deadline = std::time::Instant::now() + timeout;
+        self.listen()?;
         loop {
             let events = self.events(id, after, 1000)?;
             let left = deadline.saturating_duration_since(std::time::Instant::now());
@@ -275,10 +276,16 @@ impl Boards {
         }
     }
 
-    /// Waits until any board may have changed, or `timeout`: PostgreSQL wakes on NOTIFY,
-    /// SQLite, which cannot signal another connection, after a poll interval (100 ms).
-    pub fn wait_for_change(&mut self, timeout: Duration) -> Result<()> {
-        self.db.listen()?;
+    /// Starts noticing changes to any board: one committed by another connection after
+    /// this wakes [`Boards::wait_for_change`].
+    pub fn listen(&mut self) -> Result<()> {
+        self.db.listen()
+    }
+
+    /// Waits until another connection has changed a board since [`Boards::listen`] or the
+    /// last wake, or `timeout`; says whether one did. PostgreSQL wakes on NOTIFY; SQLite,
+    /// which cannot signal another connection, polls its data version every 100 ms.
+    pub fn wait_for_change(&mut self, timeout: Duration) -> Result<bool> {
         self.db.wait_for_change(timeout)
     }
 

@@ -144,11 +144,14 @@ impl Sql for Postgres {
         Ok(())
     }
 
-    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<()> {
+    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<bool> {
         use postgres::fallible_iterator::FallibleIterator;
+        self.listen()?;
         let mut notifications = self.client.notifications();
-        notifications.timeout_iter(timeout).next().map_err(db)?;
-        Ok(())
+        let woke = notifications.timeout_iter(timeout).next().map_err(db)?.is_some();
+        // One wake for a burst of commits: the rest already queued are the same news.
+        while notifications.iter().next().map_err(db)?.is_some() {}
+        Ok(woke)
     }
 
     // A mutation holds its board's row lock from `lock_head` to the commit, and every round

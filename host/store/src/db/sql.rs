@@ -83,16 +83,13 @@ pub trait Sql: Send {
         })
     }
 
-    /// Subscribes this connection to board changes (PostgreSQL's LISTEN); SQLite polls.
-    fn listen(&mut self) -> Result<()> {
-        Ok(())
-    }
+    /// Starts noticing board changes: one committed by another connection after this wakes
+    /// [`Sql::wait_for_change`]. Idempotent.
+    fn listen(&mut self) -> Result<()>;
 
-    /// Waits until a board may have changed, or `timeout`.
-    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<()> {
-        std::thread::sleep(timeout.min(POLL));
-        Ok(())
-    }
+    /// Waits until another connection has changed a board since `listen` or the last wake,
+    /// or `timeout`; says whether one did.
+    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<bool>;
 
     /// Starts a mutation: a write transaction with the board's head locked. Returns its
     /// revision and the events after `after` (what the resident board lacks), or `None`
@@ -176,9 +173,6 @@ pub fn events_between(db: &mut (impl Sql + ?Sized), board: &str, after: u64, unt
         })
         .collect()
 }
-
-/// How often a follower polls a database that cannot notify.
-const POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Runs `f` in a write transaction: committed when it returns `Ok`, rolled back otherwise.
 pub fn write<T>(db: &mut dyn Sql, f: impl FnOnce(&mut dyn Sql) -> Result<T>) -> Result<T> {

@@ -4,12 +4,19 @@ use super::sql::{Kind, Param, Row, Sql, Value};
 use super::{Error, Result};
 use rusqlite::types::ValueRef;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-pub struct Sqlite(rusqlite::Connection);
+pub struct Sqlite {
+    conn: rusqlite::Connection,
+    /// The data version `listen` saw, or the last one a wait saw change.
+    seen: Option<i64>,
+}
 
 /// How long a writer waits for another's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often a follower polls for another connection's commit (SQLite cannot signal one).
+const POLL: Duration = Duration::from_millis(100);
 
 impl Sqlite {
     pub fn open(path: &Path) -> Result<Self> {
@@ -21,7 +28,12 @@ impl Sqlite {
         // WAL: readers see the last commit while a writer works. synchronous=FULL: an
         // acknowledged mutation survives a power cut, not only a crash.
         conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;").map_err(db)?;
-        Ok(Sqlite(conn))
+        Ok(Sqlite { conn, seen: None })
+    }
+
+    /// Changes whenever another connection commits to the database (in this process or not).
+    fn data_version(&self) -> Result<i64> {
+        self.conn.query_row("PRAGMA data_version", [], |r| r.get(0)).map_err(db)
     }
 }
 
@@ -50,17 +62,41 @@ impl Sql for Sqlite {
         Kind::Sqlite
     }
 
+    fn listen(&mut self) -> Result<()> {
+        if self.seen.is_none() {
+            self.seen = Some(self.data_version()?);
+        }
+        Ok(())
+    }
+
+    fn wait_for_change(&mut self, timeout: Duration) -> Result<bool> {
+        self.listen()?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let version = Some(self.data_version()?);
+            if version != self.seen {
+                self.seen = version;
+                return Ok(true);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            std::thread::sleep(left.min(POLL));
+        }
+    }
+
     fn batch(&mut self, sql: &str) -> Result<()> {
-        self.0.execute_batch(sql).map_err(db)
+        self.conn.execute_batch(sql).map_err(db)
     }
 
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
-        let mut stmt = self.0.prepare_cached(&sqlite_sql(sql)).map_err(db)?;
+        let mut stmt = self.conn.prepare_cached(&sqlite_sql(sql)).map_err(db)?;
         Ok(stmt.execute(rusqlite::params_from_iter(bind(params))).map_err(db)? as u64)
     }
 
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
-        let mut stmt = self.0.prepare_cached(&sqlite_sql(sql)).map_err(db)?;
+        let mut stmt = self.conn.prepare_cached(&sqlite_sql(sql)).map_err(db)?;
         let columns = stmt.column_count();
         let mut rows = stmt.query(rusqlite::params_from_iter(bind(params))).map_err(db)?;
         let mut out = Vec::new();
