@@ -14,7 +14,7 @@ use workmem_store::board::{self, Boards};
 /// How often the watcher looks up from its wait to see whether the server is gone.
 const TICK: Duration = Duration::from_secs(1);
 
-/// Starts the watcher on `db`. Its receiver changes whenever a board has; the watcher stops
+/// Starts the watcher on `db`. Its value is bumped whenever a board changes; the watcher stops
 /// once every receiver is dropped.
 pub fn watch(db: &str, runtime: Runtime) -> Result<watch::Receiver<u64>, ApiError> {
     let (tx, rx) = watch::channel(0u64);

@@ -49,7 +49,7 @@ pub struct Config {
 /// What every handler shares.
 pub(crate) struct App {
     slots: Arc<slots::Slots>,
-    /// Changes whenever a board may have (the change feed's wake-ups).
+    /// Bumped whenever a board changes: the change feed's wake-ups (see `changes`).
     changes: tokio::sync::watch::Receiver<u64>,
     sessions: PathBuf,
     max_body_bytes: usize,
