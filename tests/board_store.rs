@@ -233,15 +233,26 @@ fn change_feed(target: &dyn Target) {
     assert_eq!(events.iter().map(|e| (e.revision, e.actor.as_str())).collect::<Vec<_>>(), vec![(2, "dev")]);
     assert!(started.elapsed() < Duration::from_secs(10), "the follower woke on the write");
 
-    // What a server's watcher waits on: woken by another connection's commit, and only then.
+    // What a server's watcher waits on: woken by another connection's commit to a board, and
+    // only then, told which board.
+    new_board(&mut boards, "billing");
     let mut watcher = open(&db, Config::default());
     watcher.listen().unwrap();
-    assert!(!watcher.wait_for_change(Duration::from_millis(300)).unwrap(), "nothing was written: no wake");
-    open(&db, Config::default()).apply("auth", None, "dev", &Op::Heartbeat("T-1".into())).unwrap();
-    let started = Instant::now();
-    assert!(watcher.wait_for_change(Duration::from_secs(20)).unwrap(), "the commit woke the watcher");
-    assert!(started.elapsed() < Duration::from_secs(10));
-    assert!(!watcher.wait_for_change(Duration::from_millis(300)).unwrap(), "one commit, one wake");
+    let none = BTreeSet::new();
+    assert_eq!(watcher.wait_for_change(Duration::from_millis(300)).unwrap(), none, "nothing was written: no wake");
+    for (board, op) in [("auth", Op::Heartbeat("T-1".into())), ("billing", task("invoices", &[]))] {
+        open(&db, Config::default()).apply(board, None, "dev", &op).unwrap();
+        let started = Instant::now();
+        assert_eq!(
+            watcher.wait_for_change(Duration::from_secs(20)).unwrap(),
+            BTreeSet::from([board.to_string()]),
+            "the commit woke the watcher, naming its board"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(watcher.wait_for_change(Duration::from_millis(300)).unwrap(), none, "one commit, one wake");
+    }
+    Grants::open(&db).unwrap().grant(Scope::Vault("acme"), "dev").unwrap();
+    assert_eq!(watcher.wait_for_change(Duration::from_millis(500)).unwrap(), none, "a write that changes no board wakes nobody");
 }
 
 /// 16 writers × 500 mutations on one board, every other one a compare-and-swap against

@@ -171,7 +171,7 @@ async fn events(axum::extract::State(app): State, p: Board, q: Result<Query<Feed
         return Err(ApiError::bad_request(format!("wait_ms is {}; a request waits at most {} ms", wait.as_millis(), MAX_WAIT.as_millis())));
     }
     let deadline = tokio::time::Instant::now() + wait;
-    let mut changes = app.changes.clone();
+    let mut changes = app.changes.subscribe(&board);
     loop {
         // Marked seen before the read, so a change during it wakes the wait below at once.
         changes.borrow_and_update();

@@ -49,8 +49,8 @@ pub struct Config {
 /// What every handler shares.
 pub(crate) struct App {
     slots: Arc<slots::Slots>,
-    /// Bumped whenever a board changes: the change feed's wake-ups (see `changes`).
-    changes: tokio::sync::watch::Receiver<u64>,
+    /// The change feed's wake-ups, per board (see `changes`).
+    changes: Arc<changes::Changes>,
     sessions: PathBuf,
     max_body_bytes: usize,
 }
@@ -61,7 +61,7 @@ pub(crate) type State = axum::extract::State<Arc<App>>;
 /// (migrating it) before it returns, so a bad `--db` fails here.
 pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
     let slots = slots::Slots::new(&config.db, runtime.clone(), config.documents.clone(), config.slots)?;
-    let changes = changes::watch(&config.db, runtime)?;
+    let changes = changes::Changes::watch(&config.db, runtime)?;
     let app = Arc::new(App { slots: Arc::new(slots), changes, sessions: config.sessions.clone(), max_body_bytes: config.max_body_bytes });
     Ok(Router::new()
         .route(OPENAPI_PATH, axum::routing::get(openapi))

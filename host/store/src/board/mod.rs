@@ -12,9 +12,9 @@
 
 pub use crate::db::{Error, Result};
 
-use crate::db::sql::{self, Sql, Value, bigint, rev};
+use crate::db::sql::{self, Change, Sql, Value, bigint, rev};
 use crate::db::{Scope, connect, grants};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, SystemTime};
 use workmem_runtime::Runtime;
 use workmem_runtime::board::{Board, BoardStatus, Op, View};
@@ -66,6 +66,9 @@ pub struct Boards {
     runtime: Runtime,
     config: Config,
     resident: HashMap<String, Resident>,
+    /// Each board's revision when [`Boards::wait_for_change`] last looked, where the backend
+    /// cannot say which boards changed (SQLite): the difference is the answer.
+    revisions: Option<HashMap<String, u64>>,
 }
 
 struct Resident {
@@ -90,7 +93,7 @@ impl Boards {
     /// Opens (creating and migrating as needed) the database at `target`: a `postgres://`
     /// or `postgresql://` URL, or a SQLite file path.
     pub fn open(target: &str, runtime: Runtime, config: Config) -> Result<Self> {
-        Ok(Boards { db: connect(target)?, runtime, config, resident: HashMap::new() })
+        Ok(Boards { db: connect(target)?, runtime, config, resident: HashMap::new(), revisions: None })
     }
 
     /// Creates an active board at revision 0. Errors: it exists, or the engine refuses a field.
@@ -162,7 +165,7 @@ impl Boards {
         if let Some(expected) = expected.filter(|e| *e != current) {
             return Err(Error::Conflict { board: id.into(), expected, current });
         }
-        let Boards { db, runtime, resident, config } = self;
+        let Boards { db, runtime, resident, config, .. } = self;
         let r = bring_up_to(db.as_mut(), runtime, resident, id, current, events)?;
         let applied = match op {
             Input::Op(op) => r.board.apply(actor, now, op)?,
@@ -262,31 +265,71 @@ impl Boards {
     }
 
     /// The events after `after`, waiting up to `timeout` for one if there are none yet:
-    /// PostgreSQL wakes on NOTIFY, SQLite polls.
+    /// PostgreSQL wakes on NOTIFY, SQLite polls. Only a change to this board reads again.
     pub fn follow(&mut self, id: &str, after: u64, timeout: Duration) -> Result<Vec<Event>> {
         let deadline = std::time::Instant::now() + timeout;
         self.listen()?;
+        let mut changed = true;
         loop {
-            let events = self.events(id, after, 1000)?;
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if !events.is_empty() || left.is_zero() {
-                return Ok(events);
+            if changed {
+                let events = self.events(id, after, 1000)?;
+                if !events.is_empty() {
+                    return Ok(events);
+                }
             }
-            self.wait_for_change(left)?;
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Ok(Vec::new());
+            }
+            changed = self.wait_for_change(left)?.contains(id);
         }
     }
 
     /// Starts noticing changes to any board: one committed by another connection after
     /// this wakes [`Boards::wait_for_change`].
     pub fn listen(&mut self) -> Result<()> {
-        self.db.listen()
+        self.db.listen()?;
+        if self.revisions.is_none() {
+            self.changed_revisions()?;
+        }
+        Ok(())
     }
 
     /// Waits until another connection has changed a board since [`Boards::listen`] or the
-    /// last wake, or `timeout`; says whether one did. PostgreSQL wakes on NOTIFY; SQLite,
-    /// which cannot signal another connection, polls its data version every 100 ms.
-    pub fn wait_for_change(&mut self, timeout: Duration) -> Result<bool> {
-        self.db.wait_for_change(timeout)
+    /// last wake, or `timeout`; returns the boards that changed (none: the timeout).
+    /// PostgreSQL's NOTIFY names them; SQLite, which cannot signal another connection, polls
+    /// its data version every 100 ms, and on a change compares every board's revision with
+    /// the last look.
+    pub fn wait_for_change(&mut self, timeout: Duration) -> Result<BTreeSet<String>> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.db.wait_for_change(left)? {
+                Change::None => return Ok(BTreeSet::new()),
+                Change::Boards(boards) => return Ok(boards),
+                Change::Unknown => {
+                    // Read after the change was seen, so what it changed is in this read.
+                    let changed = self.changed_revisions()?;
+                    // Not a board's change (a document's, a grant's): wait on.
+                    if !changed.is_empty() || left.is_zero() {
+                        return Ok(changed);
+                    }
+                }
+            }
+        }
+    }
+
+    fn changed_revisions(&mut self) -> Result<BTreeSet<String>> {
+        let mut now = HashMap::new();
+        for row in self.db.query("SELECT id, revision FROM boards", &[])? {
+            let mut row = row.into_iter();
+            let (id, revision) = (row.next().unwrap_or(Value::Null).text()?, rev(&row.next().unwrap_or(Value::Null))?);
+            now.insert(id, revision);
+        }
+        let before = self.revisions.as_ref();
+        let changed = now.iter().filter(|(id, r)| before.and_then(|b| b.get(*id)) != Some(r)).map(|(id, _)| id.clone()).collect();
+        self.revisions = Some(now);
+        Ok(changed)
     }
 
     /// Rebuilds the board from its earliest kept snapshot and every event after it, without

@@ -1,11 +1,11 @@
 //! PostgreSQL, for boards shared across machines: row locks serialize the writers of one
 //! board, and NOTIFY tells followers a board changed.
 
-use super::sql::{Append, Kind, Locked, Param, Row, Sql, Value};
+use super::sql::{Append, Change, Kind, Locked, Param, Row, Sql, Value};
 use super::{Error, Result};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 pub struct Postgres {
     client: Connection,
@@ -144,14 +144,22 @@ impl Sql for Postgres {
         Ok(())
     }
 
-    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<bool> {
+    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<Change> {
         use postgres::fallible_iterator::FallibleIterator;
         self.listen()?;
         let mut notifications = self.client.notifications();
-        let woke = notifications.timeout_iter(timeout).next().map_err(db)?.is_some();
-        // One wake for a burst of commits: the rest already queued are the same news.
-        while notifications.iter().next().map_err(db)?.is_some() {}
-        Ok(woke)
+        let Some(first) = notifications.timeout_iter(timeout).next().map_err(db)? else {
+            return Ok(Change::None);
+        };
+        // One wake for a burst of commits: those already queued join this one.
+        let mut boards = BTreeSet::new();
+        let mut next = Some(first);
+        while let Some(n) = next {
+            // The payload is `<board> <revision>`, and a board's ID may hold spaces.
+            boards.insert(n.payload().rsplit_once(' ').map_or(n.payload(), |(board, _)| board).to_string());
+            next = notifications.iter().next().map_err(db)?;
+        }
+        Ok(Change::Boards(boards))
     }
 
     // A mutation holds its board's row lock from `lock_head` to the commit, and every round

@@ -3,11 +3,24 @@
 //! PostgreSQL differ only where this says so ([`Sql::kind`]).
 
 use super::{Error, Result};
+use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Sqlite,
     Postgres,
+}
+
+/// What a wait for a board change saw.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing before the timeout.
+    None,
+    /// These boards changed (PostgreSQL's notifications name them).
+    Boards(BTreeSet<String>),
+    /// Something in the database changed, and the backend cannot say what (SQLite's data
+    /// version): the caller finds out.
+    Unknown,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -88,8 +101,8 @@ pub trait Sql: Send {
     fn listen(&mut self) -> Result<()>;
 
     /// Waits until another connection has changed a board since `listen` or the last wake,
-    /// or `timeout`; says whether one did.
-    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<bool>;
+    /// or `timeout`; says which, where the backend can tell.
+    fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<Change>;
 
     /// Starts a mutation: a write transaction with the board's head locked. Returns its
     /// revision and the events after `after` (what the resident board lacks), or `None`

@@ -1,6 +1,6 @@
 //! The embedded default: one SQLite file, in WAL mode so readers never wait for the writer.
 
-use super::sql::{Kind, Param, Row, Sql, Value};
+use super::sql::{Change, Kind, Param, Row, Sql, Value};
 use super::{Error, Result};
 use rusqlite::types::ValueRef;
 use std::path::Path;
@@ -69,18 +69,18 @@ impl Sql for Sqlite {
         Ok(())
     }
 
-    fn wait_for_change(&mut self, timeout: Duration) -> Result<bool> {
+    fn wait_for_change(&mut self, timeout: Duration) -> Result<Change> {
         self.listen()?;
         let deadline = Instant::now() + timeout;
         loop {
             let version = Some(self.data_version()?);
             if version != self.seen {
                 self.seen = version;
-                return Ok(true);
+                return Ok(Change::Unknown);
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Ok(false);
+                return Ok(Change::None);
             }
             std::thread::sleep(left.min(POLL));
         }
