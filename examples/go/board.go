@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	engine "github.com/workmem/workmem/examples/go/engine"
 )
@@ -26,10 +27,36 @@ type BoardApplied struct {
 }
 
 // BoardError is an op the engine refused (an unknown task, an illegal transition, a cycle,
-// an empty or oversized field, ...), in the engine's words. Nothing was applied.
-type BoardError struct{ Message string }
+// an empty or oversized field, ...), in the engine's words. Nothing was applied. Kind names
+// the rule as the engine's board-error does ("unknown-task", "illegal-transition",
+// "waiting", "cycle", "closed", "needs-review", "too-large", "claimed", "invalid-op", ...),
+// for a program to act on; it is empty when the error is not a refusal (a board that does
+// not load, an event that is not the next one).
+type BoardError struct {
+	Kind    string
+	Message string
+}
 
 func (e *BoardError) Error() string { return e.Message }
+
+// boardError reads the engine's "<kind>: <sentence>" for a refusal (see wit/go.wit); any
+// other error is a sentence alone.
+func boardError(err error) *BoardError {
+	text := err.Error()
+	if kind, sentence, ok := strings.Cut(text, ": "); ok && isKind(kind) {
+		return &BoardError{Kind: kind, Message: sentence}
+	}
+	return &BoardError{Message: text}
+}
+
+func isKind(s string) bool {
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && r != '-' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 type handleOrErr struct {
 	h   uint32
@@ -45,7 +72,7 @@ func (e *Engine) board(ctx context.Context, f func(*engine.EngineGoInstance) (ui
 		return nil, err
 	}
 	if r.err != nil {
-		return nil, &BoardError{Message: r.err.Error()}
+		return nil, boardError(r.err)
 	}
 	return &Board{e, r.h, e.generation}, nil
 }
@@ -86,7 +113,7 @@ func onBoard[T any](ctx context.Context, b *Board, f func(*engine.EngineGoInstan
 		return zero, err
 	}
 	if r.err != nil {
-		return zero, &BoardError{Message: r.err.Error()}
+		return zero, boardError(r.err)
 	}
 	return r.v, nil
 }

@@ -41,8 +41,8 @@ func TestBoardConformance(t *testing.T) {
 	var events strings.Builder
 	for n, line := range strings.Split(strings.TrimSpace(string(read("ops.jsonl"))), "\n") {
 		var step struct {
-			Actor, At, Refused string
-			Op                 json.RawMessage
+			Actor, At, Refused, Kind string
+			Op                       json.RawMessage
 		}
 		if err := json.Unmarshal([]byte(line), &step); err != nil {
 			t.Fatal(err)
@@ -58,8 +58,8 @@ func TestBoardConformance(t *testing.T) {
 		case step.Refused == "" && err == nil:
 			events.WriteString(applied.Event + "\n")
 		case step.Refused != "" && errors.As(err, &refused):
-			if refused.Message != step.Refused {
-				t.Errorf("ops.jsonl line %d: refused with %q, want %q", n+1, refused.Message, step.Refused)
+			if refused.Message != step.Refused || refused.Kind != step.Kind {
+				t.Errorf("ops.jsonl line %d: refused with %q (%s), want %q (%s)", n+1, refused.Message, refused.Kind, step.Refused, step.Kind)
 			}
 			if after, _ := b.Save(ctx); after != before {
 				t.Errorf("ops.jsonl line %d: a refused op changed the board", n+1)
@@ -130,10 +130,15 @@ func TestBoardApplyTakesAnOpAsAMap(t *testing.T) {
 	}
 	_, err = b.Apply(ctx, "dev", Now(), Op{"op": "set_status", "task": "T-9", "status": "in_progress"})
 	var refused *BoardError
-	if !errors.As(err, &refused) || refused.Message != "no task T-9 on this board" {
+	if !errors.As(err, &refused) || refused.Message != "no task T-9 on this board" || refused.Kind != "unknown-task" {
 		t.Fatalf("%v", err)
 	}
-	if _, err := e.NewBoard(ctx, "b", "Board", " ", nil, nil, Now()); err == nil || err.Error() != "goal is empty; it is required" {
+	_, err = e.NewBoard(ctx, "b", "Board", " ", nil, nil, Now())
+	if !errors.As(err, &refused) || refused.Message != "goal is empty; it is required" || refused.Kind != "empty" {
 		t.Fatalf("%v", err)
+	}
+	_, err = e.LoadBoard(ctx, "{}")
+	if !errors.As(err, &refused) || refused.Kind != "" || !strings.HasPrefix(refused.Message, "not a serialized board: ") {
+		t.Fatalf("a board that does not load is not a refusal: %#v", err)
 	}
 }

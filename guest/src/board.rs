@@ -387,6 +387,27 @@ impl fmt::Display for BoardError {
 
 impl std::error::Error for BoardError {}
 
+impl BoardError {
+    /// The rule's name, as `board-error` in `wit/board.wit` names the case: what a runtime
+    /// without variants (Go) matches on. The conformance case checks every runtime agrees.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            BoardError::UnknownTask(_) => "unknown-task",
+            BoardError::UnknownDecision(_) => "unknown-decision",
+            BoardError::Empty(_) => "empty",
+            BoardError::IllegalTransition { .. } => "illegal-transition",
+            BoardError::Waiting { .. } => "waiting",
+            BoardError::Cycle(_) => "cycle",
+            BoardError::Closed(_) => "closed",
+            BoardError::NeedsReview(_) => "needs-review",
+            BoardError::TooLarge { .. } => "too-large",
+            BoardError::Claimed { .. } => "claimed",
+            BoardError::InvalidOp(_) => "invalid-op",
+            BoardError::NotAnEnding(_) => "not-an-ending",
+        }
+    }
+}
+
 fn required(value: &str, field: &'static str) -> Result<(), BoardError> {
     if value.trim().is_empty() { Err(BoardError::Empty(field.into())) } else { Ok(()) }
 }

@@ -56,6 +56,11 @@ fn with_board<T>(handle: u32, f: impl FnOnce(&mut crate::board::Board) -> T) -> 
     BOARDS.with_borrow_mut(|t| f(t.get(handle)))
 }
 
+/// A refusal as the flat world words it: `<kind>: <sentence>` (see `wit/go.wit`).
+fn refusal(e: &crate::board::BoardError) -> String {
+    format!("{}: {e}", e.kind())
+}
+
 fn with_memory<T>(handle: u32, f: impl FnOnce(&mut crate::Memory) -> T) -> T {
     MEMORIES.with_borrow_mut(|t| f(t.get(handle)))
 }
@@ -157,7 +162,7 @@ impl Guest for Component {
     }
 
     fn board_create(id: String, name: String, goal: String, constraints: Vec<String>, memory_core_refs: Vec<String>, now: String) -> Result<u32, String> {
-        let board = crate::board::Board::new(&id, &name, &goal, constraints, memory_core_refs, &now).map_err(|e| e.to_string())?;
+        let board = crate::board::Board::new(&id, &name, &goal, constraints, memory_core_refs, &now).map_err(|e| refusal(&e))?;
         Ok(BOARDS.with_borrow_mut(|t| t.insert(board)))
     }
 
@@ -179,21 +184,24 @@ impl Guest for Component {
     }
 
     fn board_apply(board: u32, actor: String, now: String, op: String) -> Result<BoardApplied, String> {
-        let event = with_board(board, |b| b.apply_json(&actor, &now, &op)).map_err(|e| e.to_string())?;
+        let event = with_board(board, |b| b.apply_json(&actor, &now, &op)).map_err(|e| refusal(&e))?;
         Ok(BoardApplied { revision: seq32(event.revision), event: event.to_json() })
     }
 
     fn board_replay(board: u32, event: String) -> Result<u32, String> {
-        with_board(board, |b| b.replay(&event).map(|()| seq32(b.revision))).map_err(|e| e.to_string())
+        with_board(board, |b| b.replay(&event).map(|()| seq32(b.revision))).map_err(|e| match &e {
+            crate::board::ReplayError::Refused(why) => format!("{}: {e}", why.kind()),
+            _ => e.to_string(),
+        })
     }
 
     fn board_view(board: u32, name: String, arg: String) -> Result<String, String> {
         let view = crate::board::View::named(&name, &arg).ok_or_else(|| format!("no board view named {name:?}"))?;
-        with_board(board, |b| b.render(&view)).map_err(|e| e.to_string())
+        with_board(board, |b| b.render(&view)).map_err(|e| refusal(&e))
     }
 
     fn board_brief(board: u32, task: String) -> Result<String, String> {
-        with_board(board, |b| b.brief(&task)).map_err(|e| e.to_string())
+        with_board(board, |b| b.brief(&task)).map_err(|e| refusal(&e))
     }
 
     fn parse(text: String) -> ParseOutcome {

@@ -19,7 +19,7 @@ test('the board conformance case', () => {
     if (step.refused === undefined) {
       events += board.apply(step.actor, step.op, { at: step.at }).event + '\n';
     } else {
-      assert.throws(() => board.apply(step.actor, step.op, { at: step.at }), (e) => e instanceof BoardError && e.message === step.refused, `ops.jsonl line ${n + 1}`);
+      assert.throws(() => board.apply(step.actor, step.op, { at: step.at }), (e) => e instanceof BoardError && e.message === step.refused && e.kind === step.kind, `ops.jsonl line ${n + 1}`);
       assert.equal(board.save(), before, 'a refused op changed the board');
     }
   });

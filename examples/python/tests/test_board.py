@@ -33,6 +33,7 @@ def test_the_board_conformance_case(engine: Engine) -> None:
         with pytest.raises(BoardError) as info:
             board.apply(step["actor"], step["op"], at=step["at"])
         assert str(info.value) == step["refused"], f"ops.jsonl line {n}"
+        assert info.value.kind == step["kind"], f"ops.jsonl line {n}"
         assert board.save() == before, "a refused op changed the board"
     assert events == _read("events.jsonl")
     assert board.save() == _read("state.json")
