@@ -39,19 +39,24 @@ type BoardError struct {
 
 func (e *BoardError) Error() string { return e.Message }
 
-// boardError reads the engine's "<kind>: <sentence>" for a refusal (see wit/go.wit); any
-// other error is a sentence alone.
 func boardError(err error) *BoardError {
+	kind, message := refusal(err)
+	return &BoardError{Kind: kind, Message: message}
+}
+
+// refusal reads the engine's "<kind>: <sentence>" for a refusal (see wit/go.wit); any other
+// error is a sentence alone.
+func refusal(err error) (kind, message string) {
 	text := err.Error()
 	if kind, sentence, ok := strings.Cut(text, ": "); ok && isKind(kind) {
-		return &BoardError{Kind: kind, Message: sentence}
+		return kind, sentence
 	}
-	return &BoardError{Message: text}
+	return "", text
 }
 
 func isKind(s string) bool {
 	for _, r := range s {
-		if (r < 'a' || r > 'z') && r != '-' {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
 			return false
 		}
 	}

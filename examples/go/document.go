@@ -14,8 +14,12 @@ import (
 type DocumentSection = engine.DocumentSection
 
 // DocumentError is a text the engine refused as a context document, in its words (with the
-// line:column where the rule has one).
-type DocumentError struct{ Message string }
+// line:column where the rule has one). Kind names the rule as the engine's document-error
+// does: "empty", "too-large", "invalid-utf8", "control-character" or "noncharacter".
+type DocumentError struct {
+	Kind    string
+	Message string
+}
 
 func (e *DocumentError) Error() string { return e.Message }
 
@@ -31,7 +35,8 @@ func (e *Engine) ValidateDocument(ctx context.Context, text []byte, maxBytes uin
 		return trap
 	}
 	if err != nil {
-		return &DocumentError{Message: err.Error()}
+		kind, message := refusal(err)
+		return &DocumentError{Kind: kind, Message: message}
 	}
 	return nil
 }

@@ -41,6 +41,20 @@ impl fmt::Display for DocumentError {
 
 impl std::error::Error for DocumentError {}
 
+impl DocumentError {
+    /// The rule's name, as `document-error` in `wit/document.wit` names the case: what a
+    /// runtime without variants (Go) matches on. The conformance case checks every runtime agrees.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DocumentError::Empty => "empty",
+            DocumentError::TooLarge { .. } => "too-large",
+            DocumentError::InvalidUtf8 { .. } => "invalid-utf8",
+            DocumentError::ControlCharacter { .. } => "control-character",
+            DocumentError::Noncharacter { .. } => "noncharacter",
+        }
+    }
+}
+
 fn noncharacter(c: char) -> bool {
     let c = c as u32;
     (0xFDD0..=0xFDEF).contains(&c) || c & 0xFFFE == 0xFFFE

@@ -142,7 +142,7 @@ fn empty_applied() -> Applied {
 impl Guest for Component {
     fn document_validate(text: Vec<u32>, max_bytes: u32) -> Result<(), String> {
         let bytes: Vec<u8> = text.into_iter().map(|b| u8::try_from(b).map_err(|_| format!("{b} is not a byte"))).collect::<Result<_, _>>()?;
-        crate::document::validate(&bytes, u64::from(max_bytes)).map(drop).map_err(|e| e.to_string())
+        crate::document::validate(&bytes, u64::from(max_bytes)).map(drop).map_err(|e| format!("{}: {e}", e.kind()))
     }
 
     fn document_sections(text: String) -> Vec<DocumentSection> {

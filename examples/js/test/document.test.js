@@ -15,7 +15,7 @@ test('the document conformance case', () => {
     if (want === null) {
       contextDocument.validate(input, cases.limit);
     } else {
-      assert.throws(() => contextDocument.validate(input, cases.limit), (e) => e instanceof DocumentError && e.message === want, `case ${n}`);
+      assert.throws(() => contextDocument.validate(input, cases.limit), (e) => e instanceof DocumentError && e.kind === want[0] && e.message === want[1], `case ${n}`);
     }
   });
   cases.documents.forEach((/** @type {string} */ d, /** @type {number} */ n) => {
