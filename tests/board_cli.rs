@@ -93,7 +93,10 @@ fn errors_are_json_a_script_can_act_on() {
     let conflict = error(workmem(&db, &["task", "add", "b", "second", "--expect", "0", "--json"]));
     assert_eq!((conflict["kind"].as_str(), conflict["current_revision"].as_u64()), (Some("conflict"), Some(1)));
     let cycle = error(workmem(&db, &["task", "depend", "b", "T-1", "--on", "T-1", "--json"]));
-    assert_eq!((cycle["kind"].as_str(), cycle["message"].as_str()), (Some("refused"), Some("that dependency would close a cycle: T-1 -> T-1")));
+    assert_eq!(
+        (cycle["kind"].as_str(), cycle["rule"].as_str(), cycle["message"].as_str()),
+        (Some("refused"), Some("cycle"), Some("that dependency would close a cycle: T-1 -> T-1"))
+    );
     let illegal = error(workmem(&db, &["status", "b", "T-1", "completed", "--json"]));
     assert_eq!(illegal["message"], "completing a task takes --summary: what was done");
     assert_eq!(error(workmem(&db, &["ready", "nope", "--json"]))["kind"], "no_board");

@@ -291,21 +291,6 @@ fn the_board_runs_in_the_component_as_natively() {
 /// The board conformance case (tests/data/board/): the ops every runtime applies, through
 /// the component, with the events, state and views they must all produce, and the refusals
 /// word for word.
-/// The WIT case an error is, from the name its generated `Debug` gives it
-/// (`BoardError::InvalidOp(..)` is `invalid-op`), as JS and Python read it from the tag.
-fn case_name(e: &impl std::fmt::Debug) -> String {
-    let debug = format!("{e:?}");
-    let variant = debug.split_once("::").map_or(debug.as_str(), |(_, v)| v);
-    let mut name = String::new();
-    for c in variant.chars().take_while(char::is_ascii_alphanumeric) {
-        if c.is_ascii_uppercase() && !name.is_empty() {
-            name.push('-');
-        }
-        name.push(c.to_ascii_lowercase());
-    }
-    name
-}
-
 #[test]
 fn the_board_conformance_case() {
     use serde_json::Value;
@@ -334,7 +319,7 @@ fn the_board_conformance_case() {
             (Ok(applied), None) => events.push_str(&format!("{}\n", applied.event)),
             (Err(e), Some(expected)) => {
                 assert_eq!(board.describe(&e).unwrap(), expected, "ops.jsonl line {}", n + 1);
-                assert_eq!(Some(case_name(&e).as_str()), line["kind"].as_str(), "ops.jsonl line {}", n + 1);
+                assert_eq!(Some(e.rule()), line["kind"].as_str(), "ops.jsonl line {}", n + 1);
                 assert_eq!(board.save().unwrap(), before, "a refused op changed the board");
             }
             (outcome, expected) => panic!("ops.jsonl line {}: {outcome:?}, expected refusal {expected:?}", n + 1),
@@ -410,7 +395,7 @@ fn the_document_conformance_case() {
             };
             match engine.validate_document(&bytes, limit).unwrap() {
                 Ok(()) => Value::Null,
-                Err(e) => json!([case_name(&e), engine.describe_document_error(&e).unwrap()]),
+                Err(e) => json!([e.rule(), engine.describe_document_error(&e).unwrap()]),
             }
         })
         .collect();

@@ -274,8 +274,9 @@ fn boards_and_sessions(target: &dyn Target) {
     let stale = op(json!({"op": "add_task", "title": "Lost", "description": "", "depends_on": [], "needs_review": false}), "?expect=0");
     assert_eq!((stale.status, stale.error(), stale.json()["error"]["current_revision"].as_u64()), (409, "conflict".into(), Some(1)));
     let refused = op(json!({"op": "add_task", "title": "Later", "description": "", "depends_on": ["T-9"], "needs_review": false}), "");
-    assert_eq!((refused.status, refused.error()), (422, "refused".into()));
-    assert_eq!(op(json!({"op": "no_such_op"}), "").status, 422);
+    assert_eq!((refused.status, refused.error(), refused.json()["error"]["rule"].as_str()), (422, "refused".into(), Some("unknown-task")));
+    let unknown = op(json!({"op": "no_such_op"}), "");
+    assert_eq!((unknown.status, unknown.json()["error"]["rule"].as_str()), (422, Some("invalid-op")));
     let ready = get(&s, "/v1/boards/auth/views/ready", &token).json();
     assert_eq!(ready[0]["title"], "Design token schema");
     assert_eq!(get(&s, "/v1/boards/auth/views/context-for-task", &token).error(), "bad_request");

@@ -10,6 +10,28 @@ pub use crate::bindings::exports::workmem::memory::board::{
     View, Waiting,
 };
 
+impl BoardError {
+    /// The rule the op broke, named as `board-error`'s case in `wit/board.wit` (`waiting`,
+    /// `claimed`, `cycle`, ...), as JS and Python read it from the tag and Go from `Kind`:
+    /// what a program acts on, beside the sentence for people (`describe`).
+    pub fn rule(&self) -> &'static str {
+        match self {
+            BoardError::UnknownTask(_) => "unknown-task",
+            BoardError::UnknownDecision(_) => "unknown-decision",
+            BoardError::Empty(_) => "empty",
+            BoardError::IllegalTransition(_) => "illegal-transition",
+            BoardError::Waiting(_) => "waiting",
+            BoardError::Cycle(_) => "cycle",
+            BoardError::Closed(_) => "closed",
+            BoardError::NeedsReview(_) => "needs-review",
+            BoardError::TooLarge(_) => "too-large",
+            BoardError::Claimed(_) => "claimed",
+            BoardError::InvalidOp(_) => "invalid-op",
+            BoardError::NotAnEnding(_) => "not-an-ending",
+        }
+    }
+}
+
 /// A board living in an engine instance of its own (see [`Error::Lost`] for a trap).
 pub struct Board(Resident);
 

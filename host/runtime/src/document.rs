@@ -4,6 +4,20 @@ use crate::*;
 
 pub use crate::bindings::exports::workmem::memory::document::{DocumentError, Offense, Oversize, Section};
 
+impl DocumentError {
+    /// The rule the text broke, named as `document-error`'s case in `wit/document.wit`, as
+    /// the other runtimes name it.
+    pub fn rule(&self) -> &'static str {
+        match self {
+            DocumentError::Empty => "empty",
+            DocumentError::TooLarge(_) => "too-large",
+            DocumentError::InvalidUtf8(_) => "invalid-utf8",
+            DocumentError::ControlCharacter(_) => "control-character",
+            DocumentError::Noncharacter(_) => "noncharacter",
+        }
+    }
+}
+
 impl Instance {
     /// Checks a document's bytes against every rule; the inner `Err` is the rule it breaks.
     pub fn validate_document(&mut self, text: &[u8], max_bytes: u64) -> Result<std::result::Result<(), DocumentError>> {

@@ -50,6 +50,7 @@ impl From<db::Error> for ApiError {
         match e {
             E::Conflict { current, .. } => error.with("current_revision", current),
             E::VersionConflict { current, .. } => error.with("current_version", current),
+            E::Refused { error: why, .. } => error.with("rule", why.rule()),
             _ => error,
         }
     }
