@@ -60,6 +60,12 @@ fn compare_and_swap(target: &dyn Target) {
     assert!(matches!(boards.create("auth", "n", "g", &[], &[]), Err(Error::Exists(id)) if id == "auth"));
     let refused = boards.create("empty", "n", " ", &[], &[]).unwrap_err();
     assert_eq!((refused.code(), refused.to_string()), ("refused", "goal is empty; it is required".to_string()));
+    // An ID is a key, and PostgreSQL's NOTIFY (under 8,000 bytes) carries it with every write.
+    let too_long = boards.create(&"b".repeat(257), "n", "g", &[], &[]).unwrap_err();
+    assert_eq!((too_long.code(), too_long.to_string()), ("refused", "id is over the board's limit of 256".to_string()));
+    let longest = "b".repeat(256);
+    new_board(&mut boards, &longest);
+    assert_eq!(boards.apply(&longest, None, "orchestrator", &task("at the limit", &[])).unwrap().revision, 1);
 
     let first = boards.apply("auth", Some(0), "orchestrator", &task("Design token schema", &[])).unwrap();
     assert_eq!(first.revision, 1);

@@ -431,7 +431,10 @@ impl Board {
         required(id, "id")?;
         required(name, "name")?;
         required(goal, "goal")?;
-        for (field, value) in [("id", id), ("name", name), ("goal", goal), ("now", now)] {
+        if id.len() > limits::MAX_ID {
+            return Err(BoardError::TooLarge { field: "id".into(), limit: limits::MAX_ID });
+        }
+        for (field, value) in [("name", name), ("goal", goal), ("now", now)] {
             limits::text(field, value)?;
         }
         limits::list("constraints", &constraints)?;

@@ -6,6 +6,9 @@ use super::{BoardError, NudgeTarget, Op};
 
 /// Bytes in any one text field (a title, a rationale, a message).
 pub const MAX_TEXT: usize = 16 * 1024;
+/// Bytes of a board's ID: a key every store indexes and PostgreSQL's NOTIFY carries (whose
+/// payload must stay under 8,000 bytes), as a document's IDs are.
+pub const MAX_ID: usize = 256;
 /// Entries in any one list field (dependencies, alternatives, affected tasks).
 pub const MAX_LIST: usize = 256;
 /// Bytes of an op given as JSON: room for every field at its limit, and no more.
