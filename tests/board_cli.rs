@@ -109,6 +109,13 @@ fn errors_are_json_a_script_can_act_on() {
     assert_eq!(started["event"]["actor"], "dev");
     assert_eq!(error(workmem(&db, &["ready", "other", "--token", &token, "--json"]))["kind"], "forbidden");
     assert_eq!(error(workmem(&db, &["ready", "b", "--token", "wmb_0", "--json"]))["kind"], "forbidden");
+    // A worker's token cannot mint a token, for another agent or itself: granting is the
+    // database owner's (who needs no token).
+    for agent in ["qa-human", "dev"] {
+        let minted = error(workmem(&db, &["grant", "b", agent, "--token", &token, "--json"]));
+        assert_eq!(minted["kind"], "forbidden", "{minted}");
+        assert_eq!(minted["message"], "only the database's owner can grant a token, not an agent's token");
+    }
 
     // An artifact by reference: the CLI takes the file's SHA-256, streamed.
     let file = scratch("artifact").join("tokens.sql");
@@ -170,4 +177,66 @@ fn documents_from_the_cli() {
     assert_eq!(versions.as_array().unwrap().iter().map(|v| v["version"].as_u64().unwrap()).collect::<Vec<_>>(), [2, 1], "the refusals stored nothing");
     let hits = json(&doc(&["search", "acme", "hotfix", "--json"], ""));
     assert_eq!(hits[0]["memory_id"], "assistant");
+}
+
+/// A database file that is not workmem's is refused before a byte of it changes (no tables
+/// added, no WAL), and so is one a newer workmem made; a libpq `key=value` string is not
+/// taken for a file name; a password is never printed, whatever form the URL takes.
+#[test]
+fn other_files_and_passwords_are_left_alone() {
+    let dir = scratch("foreign");
+    let app = dir.join("app.db");
+    {
+        let conn = rusqlite::Connection::open(&app).unwrap();
+        conn.execute_batch("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users (name) VALUES ('ann');").unwrap();
+    }
+    let before = std::fs::read(&app).unwrap();
+    let refused = json(&workmem(app.to_str().unwrap(), &["list", "--json"]));
+    assert_eq!(refused["error"]["kind"], "open", "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("another program's SQLite database"), "{refused}");
+    assert_eq!(std::fs::read(&app).unwrap(), before, "another program's database is unchanged");
+    assert!(!dir.join("app.db-wal").exists(), "and not switched to WAL");
+
+    // A database from a newer workmem, in the journal mode it chose.
+    let newer = dir.join("newer.db");
+    assert!(workmem(newer.to_str().unwrap(), &["list", "--json"]).status.success());
+    {
+        let conn = rusqlite::Connection::open(&newer).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = DELETE; INSERT INTO workmem_schema (version) VALUES (99);").unwrap();
+    }
+    let before = std::fs::read(&newer).unwrap();
+    let refused = json(&workmem(newer.to_str().unwrap(), &["list", "--json"]));
+    assert_eq!(refused["error"]["kind"], "newer_schema", "{refused}");
+    assert_eq!(std::fs::read(&newer).unwrap(), before, "a newer workmem's database is unchanged");
+    let mode: String = rusqlite::Connection::open(&newer).unwrap().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    assert_eq!(mode, "delete", "and not switched to WAL");
+
+    // libpq's key=value form: refused, no file named with the password, the password unsaid.
+    let conninfo = "host=127.0.0.1 user=app password=hunter2 dbname=app";
+    let out = Command::new(env!("CARGO_BIN_EXE_workmem"))
+        .args(["board", "--db", conninfo, "list", "--json"])
+        .current_dir(&dir)
+        .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+        .output()
+        .unwrap();
+    let refused = json(&out);
+    assert_eq!(refused["error"]["kind"], "open", "{refused}");
+    let everything = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!everything.contains("hunter2"), "{everything}");
+    assert!(everything.contains("password=***"), "{everything}");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(names.iter().all(|n| !n.contains("hunter2")), "{names:?}");
+
+    // A URL whose password is in the query, or in the user info, on an unreachable server.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    for url in [
+        format!("postgres://app@127.0.0.1:{port}/app?password=hunter2&connect_timeout=2"),
+        format!("postgresql://app:hunter2@127.0.0.1:{port}/app?connect_timeout=2"),
+    ] {
+        let out = workmem(&url, &["list", "--json"]);
+        let everything = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success() && !everything.contains("hunter2"), "{everything}");
+        assert!(everything.contains("***"), "{everything}");
+    }
 }

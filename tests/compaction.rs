@@ -171,6 +171,16 @@ fn refusals_and_failed_summaries_change_nothing() {
     assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("the archive could not be written"), "{}", String::from_utf8_lossy(&out.stdout));
     assert!(!ws.session.join("escape.md").exists() && !ws.session.parent().unwrap().join("escape.md").exists());
     assert_eq!(ws.files(), unchanged, "a refused or failed compaction wrote nothing");
+    // An archive file that is there but cannot be read as text is refused, not replaced.
+    let notes = ws.session.join("working-memory/detail/notes.bin");
+    std::fs::create_dir_all(notes.parent().unwrap()).unwrap();
+    std::fs::write(&notes, b"\xff\xfe a user's own notes").unwrap();
+    let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--keep-recent", "1", "--archive-to", "working-memory/detail/notes.bin"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("not UTF-8"), "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(std::fs::read(&notes).unwrap(), b"\xff\xfe a user's own notes", "the file is as it was");
+    std::fs::remove_file(&notes).unwrap();
+    assert_eq!(ws.files(), unchanged, "nothing else was written");
     // A bad seq is a clear error.
     let out = ws.cmd(None, &["--json", "history", "--session", "s", "--seq", "x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -110,6 +110,43 @@ fn history_is_stripped_once_the_llm_maintains_its_overview() {
     assert_eq!(s.records().unwrap().len(), 4, "messages.jsonl keeps every message");
 }
 
+/// AGENTS.md is read as a memory file is: a symlink (to a secret outside the project), a
+/// hard link, a FIFO (which would hang the read) and a file over the cap are each refused
+/// with the rule, and never reach the request.
+#[test]
+fn agents_md_is_read_beneath_the_project_and_capped() {
+    let runtime = common::runtime();
+    let mut engine = runtime.instance().unwrap();
+    let (root, s) = session("agents-md", &runtime);
+    say(&s, "user", "go");
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    let agents = root.join("AGENTS.md");
+    let secret = root.parent().unwrap().join(format!("secret-{}", std::process::id()));
+    std::fs::write(&secret, "AWS_SECRET=hunter2").unwrap();
+    let refused = |engine: &mut workmem_runtime::Instance, why: &str| {
+        let started = std::time::Instant::now();
+        let error = context::build(&s, engine, &tokenizer, &Options::new("gpt-4o")).map(|b| format!("{:?}", b.messages)).unwrap_err();
+        let message = workmem_agent::error_chain(&error);
+        assert!(message.contains("\"AGENTS.md\" is refused") && message.contains(why), "{message}");
+        assert!(!message.contains("hunter2"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "the read did not wait");
+    };
+    std::os::unix::fs::symlink(&secret, &agents).unwrap();
+    refused(&mut engine, "symlink");
+    std::fs::remove_file(&agents).unwrap();
+    std::fs::hard_link(&secret, &agents).unwrap();
+    refused(&mut engine, "hard link");
+    std::fs::remove_file(&agents).unwrap();
+    rustix::fs::mknodat(rustix::fs::CWD, &agents, rustix::fs::FileType::Fifo, rustix::fs::Mode::from_raw_mode(0o644), 0).unwrap();
+    refused(&mut engine, "not a regular file");
+    std::fs::remove_file(&agents).unwrap();
+    std::fs::write(&agents, "x".repeat(context::AGENTS_MD_MAX as usize + 1)).unwrap();
+    refused(&mut engine, &format!("over {} bytes", context::AGENTS_MD_MAX));
+    std::fs::write(&agents, "x".repeat(context::AGENTS_MD_MAX as usize)).unwrap();
+    assert!(context::build(&s, &mut engine, &tokenizer, &Options::new("gpt-4o")).is_ok(), "a file at the cap is read");
+    std::fs::remove_file(&secret).unwrap();
+}
+
 #[test]
 fn thresholds_take_percentages_or_token_counts() {
     assert_eq!(context::threshold("50%", 128_000).unwrap(), 64_000);

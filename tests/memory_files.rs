@@ -45,6 +45,7 @@ fn names_that_leave_the_session_or_working_memory_are_refused() {
         let want = match case["refusal"].as_str().unwrap() {
             "escapes" => PathError::Escapes(name.into()),
             "outside_memory" => PathError::OutsideMemory(name.into()),
+            "reserved" => PathError::Reserved(name.into()),
             other => panic!("unknown refusal {other}"),
         };
         assert_eq!(files.write(name, "pwned"), Err(want.clone()), "write {name:?}");
@@ -57,6 +58,25 @@ fn names_that_leave_the_session_or_working_memory_are_refused() {
     assert!(!outside.exists());
     assert!(!dir.parent().unwrap().join("escaped").exists());
     assert_eq!(std::fs::read_to_string(dir.join("state.json")).unwrap(), "{}", "a refused write touched the session");
+}
+
+/// A hard link planted under working-memory/ names a file that may lie anywhere: reading
+/// it is refused, as a symlink is.
+#[test]
+fn a_planted_hard_link_is_not_read() {
+    let dir = session_dir("hard-link");
+    let files = MemoryFiles::new(&dir);
+    let outside = dir.parent().unwrap().join(format!("hard-link-outside-{}", std::process::id()));
+    std::fs::write(&outside, "a secret outside the session").unwrap();
+    std::fs::create_dir_all(dir.join("working-memory/detail")).unwrap();
+    std::fs::hard_link(&outside, dir.join("working-memory/detail/planted.md")).unwrap();
+    let name = "working-memory/detail/planted.md";
+    assert_eq!(files.read(name), Err(PathError::HardLink(name.into())));
+    // Written anew, it is a file of its own: the write replaces the link, not what it names.
+    files.write(name, "mine").unwrap();
+    assert_eq!(files.read(name).unwrap(), "mine");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "a secret outside the session");
+    std::fs::remove_file(&outside).unwrap();
 }
 
 /// The attack of issue 9: a folder under working-memory/ swapped for a symlink to outside

@@ -8,6 +8,7 @@ use std::process::Command;
 pub struct Server {
     dir: PathBuf,
     bin: PathBuf,
+    port: u16,
     pub url: String,
 }
 
@@ -67,17 +68,37 @@ impl Server {
         initdb.arg("-D").arg(&data).args(["-U", "workmem", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);
         run(initdb, "initdb");
         let port = free_port();
-        let mut pg_ctl = as_server_user(&bin.join("pg_ctl"));
+        let server = Server { dir, bin, port, url: format!("postgres://workmem@127.0.0.1:{port}/postgres") };
+        server.pg_ctl_start();
+        Some(server)
+    }
+
+    fn pg_ctl_start(&self) {
+        let mut pg_ctl = as_server_user(&self.bin.join("pg_ctl"));
         pg_ctl
             .arg("-D")
-            .arg(&data)
+            .arg(self.dir.join("data"))
             .arg("-l")
-            .arg(dir.join("log"))
+            .arg(self.dir.join("log"))
             .args(["-w", "-t", "60", "-o"])
-            .arg(format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c max_connections=64", dir.display()))
+            .arg(format!("-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=64", self.port, self.dir.display()))
             .arg("start");
         run(pg_ctl, "pg_ctl start");
-        Some(Server { dir, bin, url: format!("postgres://workmem@127.0.0.1:{port}/postgres") })
+    }
+
+    fn pg_ctl_stop_immediately(&self) -> std::io::Result<std::process::Output> {
+        let mut stop = as_server_user(&self.bin.join("pg_ctl"));
+        stop.arg("-D").arg(self.dir.join("data")).args(["-m", "immediate", "-w", "stop"]);
+        stop.output()
+    }
+
+    /// Kills the server as a crash would (`pg_ctl stop -m immediate`: no checkpoint, no
+    /// flush, every backend gone at once) and starts it again, which replays the WAL.
+    #[allow(dead_code)] // the benchmarks include this file and crash nothing
+    pub fn crash_and_restart(&self) {
+        let out = self.pg_ctl_stop_immediately().expect("pg_ctl stop");
+        assert!(out.status.success(), "pg_ctl stop -m immediate failed: {}", String::from_utf8_lossy(&out.stderr));
+        self.pg_ctl_start();
     }
 
     /// A new, empty database on this server, as a URL.
@@ -90,9 +111,7 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let mut stop = as_server_user(&self.bin.join("pg_ctl"));
-        stop.arg("-D").arg(self.dir.join("data")).args(["-m", "immediate", "-w", "stop"]);
-        let _ = stop.output();
+        let _ = self.pg_ctl_stop_immediately();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

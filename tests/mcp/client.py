@@ -31,9 +31,20 @@ def text(result) -> str:
     return "".join(c.text for c in result.content if c.type == "text")
 
 
+async def without_a_vault(env: dict[str, str]) -> None:
+    """No --vault, no document tools: a model cannot name a vault it was not given."""
+    params = StdioServerParameters(command=WORKMEM, args=["mcp", "--session", "mcp-test"], env=env)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert not tools & {"context_get", "context_put"}, f"document tools offered without --vault: {sorted(tools)}"
+        result = await session.call_tool("context_get", {"memory": "payroll"})
+        assert result.is_error, text(result)
+
+
 async def check(env: dict[str, str]) -> None:
     params = StdioServerParameters(command=WORKMEM, args=["mcp", "--session", "mcp-test", "--board", "auth",
-                                                          "--board-task", "T-1", "--agent-name", "dev"], env=env)
+                                                          "--board-task", "T-1", "--agent-name", "dev", "--vault", "acme"], env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         info = await session.initialize()
         assert info.server_info.name == "workmem", info.server_info
@@ -68,16 +79,22 @@ async def check(env: dict[str, str]) -> None:
         await expect("board_discover", {"type": "insight", "content": "The users table is shared"}, "recorded")
         await expect("board_artifact", {"type": "file", "path": "schema.sql", "checksum": "sha256:00"}, "recorded")
         await expect("board_nudge", {"message": "Schema drafted", "to": "orchestrator"}, "recorded")
-        await expect("context_put", {"vault": "acme", "memory": "assistant", "text": "# Facts\n- CEO = Bob\n", "expect": 0}, "stored version 1")
-        await call("context_put", {"vault": "acme", "memory": "assistant", "text": "# Facts\n- lost\n", "expect": 0}, ok=False)
-        await call("context_put", {"vault": "acme", "memory": "assistant", "text": "bell \u0007"}, ok=False)
-        await expect("context_get", {"vault": "acme", "memory": "assistant", "section": "Facts"}, "CEO = Bob")
+        await expect("context_put", {"memory": "assistant", "text": "# Facts\n- CEO = Bob\n", "expect": 0}, "stored version 1")
+        await call("context_put", {"memory": "assistant", "text": "# Facts\n- lost\n", "expect": 0}, ok=False)
+        await call("context_put", {"memory": "assistant", "text": "bell \u0007"}, ok=False)
+        await expect("context_get", {"memory": "assistant", "section": "Facts"}, "CEO = Bob")
+        # The vault is the one --vault names, whatever the model passes.
+        await expect("context_put", {"vault": "payroll", "memory": "assistant", "text": "# Facts\n- CEO = Bob\n- CFO = Ann\n"}, "stored version 2")
+        for t in ("context_get", "context_put"):
+            assert "vault" not in tools[t].input_schema["properties"], tools[t].input_schema
         assert called == EXPECTED, f"not called: {sorted(EXPECTED - called)}"
 
     board = workmem(env, "board", "show", "auth", "contributions")
     assert "dev" in json.dumps(board), board
     doc = workmem(env, "doc", "get", "acme", "assistant")
-    assert doc["actor_id"] == "dev" and doc["version"] == 1, doc
+    assert doc["actor_id"] == "dev" and doc["version"] == 2, doc
+    payroll = subprocess.run([WORKMEM, "doc", "versions", "payroll", "assistant", "--json"], env=env, capture_output=True, text=True)
+    assert payroll.returncode != 0 or not json.loads(payroll.stdout).get("versions"), payroll.stdout
 
 
 def main() -> int:
@@ -94,6 +111,7 @@ def main() -> int:
         workmem(env, "board", "create", "auth", "--name", "Auth", "--goal", "Build auth")
         workmem(env, "board", "task", "add", "auth", "Design token schema")
         workmem(env, "board", "assign", "auth", "T-1", "dev")
+        asyncio.run(without_a_vault(env))
         asyncio.run(check(env))
     print(f"mcp: {len(EXPECTED)} tools listed and called through the official MCP client")
     return 0

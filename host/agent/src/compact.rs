@@ -92,12 +92,22 @@ fn never_compact() -> Vec<String> {
 }
 
 /// Where the archive text goes, and how many lines the file already has.
-/// A path the session's files refuse is caught when the archive is written, before anything
-/// is logged.
-fn archive_target(session: &Session, archive_to: Option<&str>, next_seq: u64) -> (String, u32) {
+fn archive_target(session: &Session, archive_to: Option<&str>, next_seq: u64) -> Result<(String, u32)> {
     let path = archive_to.map_or_else(|| format!("{}history-{next_seq}.md", context::DETAIL_PATH), str::to_string);
-    let lines = session.memory_files().read(&path).map_or(0, |text| u32::try_from(text.lines().count()).unwrap_or(u32::MAX));
-    (path, lines)
+    let lines = u32::try_from(existing_archive(session, &path)?.lines().count()).unwrap_or(u32::MAX);
+    Ok((path, lines))
+}
+
+/// What the archive file holds already: empty when it is not there yet. One that cannot be
+/// read (not UTF-8, not a regular file, refused) is refused, never replaced: the archive is
+/// appended to what is there. A path the session's files refuse is caught here too, before
+/// anything is logged.
+fn existing_archive(session: &Session, path: &str) -> Result<String> {
+    match session.memory_files().read(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.is_not_found() => Ok(String::new()),
+        Err(e) => Err(Error::Compact(format!("the archive could not be written, so nothing was compacted: {e}"))),
+    }
 }
 
 fn compact_error(e: history::CompactError) -> Error {
@@ -113,7 +123,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
     let locked = session.lock()?;
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
-    let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), session.next_seq()?);
+    let (archive_to, archive_lines) = archive_target(session, args.archive_to.as_deref(), session.next_seq()?)?;
     let request = CompactRequest {
         target: args.target,
         strategy: args.strategy,
@@ -156,7 +166,7 @@ pub fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, use
     let locked = session.lock()?;
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
-    let (archive_to, archive_lines) = archive_target(session, None, session.next_seq()?);
+    let (archive_to, archive_lines) = archive_target(session, None, session.next_seq()?)?;
     let request = FallbackRequest {
         used,
         threshold,
@@ -181,7 +191,7 @@ fn record(session: &Session, locked: &Locked, tokenizer: &Tokenizer, c: history:
         None
     } else {
         let files = session.memory_files();
-        let mut text = files.read(archive_to).unwrap_or_default();
+        let mut text = existing_archive(session, archive_to)?;
         text.push_str(&c.archive);
         files.write(archive_to, &text).map_err(|e| Error::Compact(format!("the archive could not be written, so nothing was compacted: {e}")))?;
         Some(archive_to.to_string())

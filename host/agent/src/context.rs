@@ -158,7 +158,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let view = counted(crate::window::window(kept.entries, crate::window::max_bytes()?), tokenizer);
     let meta = session.meta()?;
     let overview = session.overview()?;
-    let agents_md = std::fs::read_to_string(std::path::Path::new(&meta.cwd).join("AGENTS.md")).ok();
+    let agents_md = agents_md(std::path::Path::new(&meta.cwd))?;
     let active_turn = view.iter().rposition(|e| e.message.role == "user").unwrap_or(0);
     let request = ContextRequest {
         system_prompt: options.system_prompt.clone(),
@@ -191,4 +191,19 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let tokens = stats.tokens_used.saturating_add(tokenizer.count_message(&meta_block));
     messages.push(meta_block);
     Ok(Built { messages, tokens, stats, view })
+}
+
+/// The most of a project's AGENTS.md that goes into every request.
+pub const AGENTS_MD_MAX: u64 = 64 * 1024;
+
+/// The project's AGENTS.md, read as a memory file is: beneath the project directory, not
+/// through a symlink or a hard link (which could put any file of the user's into a request to
+/// the provider), only a regular file (a FIFO would hang the read) and at most
+/// [`AGENTS_MD_MAX`] bytes. None when there is none; a refusal is an error naming the rule.
+fn agents_md(project: &std::path::Path) -> Result<Option<String>> {
+    match workmem_store::confine::Confined::untrusted(project).read_at_most("AGENTS.md", AGENTS_MD_MAX) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(source) => Err(workmem_store::Error::Project { dir: project.to_path_buf(), source }.into()),
+    }
 }

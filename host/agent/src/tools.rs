@@ -25,9 +25,12 @@ pub struct ToolContext<'a> {
     pub documents: Option<&'a mut DocumentAccess>,
 }
 
-/// Spec 004's context documents as the `context_*` tools reach them.
+/// Spec 004's context documents as the `context_*` tools reach them: one vault, named by
+/// whoever started the host, never by the model (whose text may be a stranger's).
 pub struct DocumentAccess {
     pub documents: workmem_store::documents::Documents,
+    /// The only vault the tools open.
+    pub vault: String,
     /// The actor each put records.
     pub actor: String,
 }
@@ -325,13 +328,13 @@ and the token status; update working-memory/overview.md afterwards.",
     },
     Tool {
         name: "context_get",
-        description: "Read the latest context document of a memory in a vault (spec 004), or one section of it (Description, Active Context, Progress, Patterns, Preferences, Facts, Timeline, Decisions). Answers with the version, then the text.",
-        arguments: &[("vault", TEXT, true), ("memory", TEXT, true), ("section", TEXT, false)],
+        description: "Read the latest context document of a memory in this agent's vault (spec 004), or one section of it (Description, Active Context, Progress, Patterns, Preferences, Facts, Timeline, Decisions). Answers with the version, then the text.",
+        arguments: &[("memory", TEXT, true), ("section", TEXT, false)],
         never_compact: false,
         needs: Needs::Documents,
         handler: |cx, args| {
             let access = cx.documents.as_deref_mut().expect("checked by call");
-            let latest = match access.documents.latest(args.str("vault"), args.str("memory")) {
+            let latest = match access.documents.latest(&access.vault, args.str("memory")) {
                 Ok(v) => v,
                 Err(e) => return Ok(ToolOutput::refused(format!("error: {e}"))),
             };
@@ -347,14 +350,14 @@ and the token status; update working-memory/overview.md afterwards.",
     },
     Tool {
         name: "context_put",
-        description: "Store a new version of a memory's context document in a vault (spec 004). Pass expect (the version you read, 0 for none) to be refused if someone else wrote in between.",
-        arguments: &[("vault", TEXT, true), ("memory", TEXT, true), ("text", TEXT, true), ("expect", EXPECT, false)],
+        description: "Store a new version of a memory's context document in this agent's vault (spec 004). Pass expect (the version you read, 0 for none) to be refused if someone else wrote in between.",
+        arguments: &[("memory", TEXT, true), ("text", TEXT, true), ("expect", EXPECT, false)],
         never_compact: true,
         needs: Needs::Documents,
         handler: |cx, args| {
             let access = cx.documents.as_deref_mut().expect("checked by call");
             let stored =
-                access.documents.put(args.str("vault"), args.str("memory"), &access.actor, args.str("text").as_bytes(), args.opt_u32("expect").map(u64::from));
+                access.documents.put(&access.vault, args.str("memory"), &access.actor, args.str("text").as_bytes(), args.opt_u32("expect").map(u64::from));
             Ok(match stored {
                 Ok(v) => ToolOutput { ok: true, text: format!("stored version {}", v.version) },
                 Err(e) if e.code() == "database" || e.code() == "engine" => return Err(e.into()),

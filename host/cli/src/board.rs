@@ -532,6 +532,10 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
     }
     let mut boards = Boards::open(&db, runtime, config)?;
     let token = args.token.or_else(|| std::env::var("WORKMEM_BOARD_TOKEN").ok());
+    if token.is_some() && matches!(args.command, BoardCommand::Grant { .. }) {
+        // A worker's token would otherwise mint tokens acting as any agent on its board.
+        return Err(workmem_store::db::Error::OwnerOnly("grant a token").into());
+    }
     let actor = match (&token, board_of(&args.command)) {
         (Some(token), Some(board)) => Grants::open(&db)?.authorize(token, Scope::Board(board))?,
         (Some(_), None) => bail!("a token is for one board; this command spans the database"),

@@ -57,6 +57,10 @@ enum Command {
         session: String,
         #[command(flatten)]
         worker: WorkerArgs,
+        /// Offer the context document tools (context_get, context_put) on this vault and no
+        /// other, acting as --agent-name (default: $WORKMEM_AGENT, else mcp); without it they are not offered
+        #[arg(long, value_name = "VAULT")]
+        vault: Option<String>,
     },
     /// Parse a DSL update and report what it would do
     Parse {
@@ -548,14 +552,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Doc(args) => doc::run(ctx.runtime, args, json),
         Command::Serve(args) => serve::run(ctx.runtime, ctx.sessions_root, args, json),
         Command::View(args) => view::run(&ctx, args, json),
-        Command::Mcp { session, worker } => {
+        Command::Mcp { session, worker, vault } => {
             let session = ctx.session(&session)?;
-            let db = match &worker.board_db {
-                Some(db) => db.clone(),
-                None => workmem_store::db::default_db()?,
+            let documents = match vault {
+                Some(vault) => {
+                    let db = match &worker.board_db {
+                        Some(db) => db.clone(),
+                        None => workmem_store::db::default_db()?,
+                    };
+                    let actor = worker.agent_name.clone().or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "mcp".into());
+                    let documents = workmem_store::documents::Documents::open(&db, ctx.runtime.clone(), Default::default())?;
+                    Some(workmem_agent::tools::DocumentAccess { documents, vault, actor })
+                }
+                None => None,
             };
-            let actor = worker.agent_name.clone().or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "mcp".into());
-            let documents = workmem_store::documents::Documents::open(&db, ctx.runtime.clone(), Default::default())?;
             // compact_history's summaries use the model configured as for `workmem update`.
             let config = workmem_llm::Config::load()?;
             let tokenizer = workmem_llm::Tokenizer::for_model(&config.model);
@@ -566,7 +576,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 tokenizer,
                 runtime: ctx.runtime,
                 llm,
-                documents: Some(workmem_agent::tools::DocumentAccess { documents, actor }),
+                documents,
             };
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the MCP server's runtime")?;
             rt.block_on(workmem_mcp::Server::new(workspace).serve_stdio()).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;

@@ -24,10 +24,16 @@ pub enum PathError {
     Escapes(String),
     #[error("{0:?} is refused: memory files live under working-memory/ (overview.md, detail/, archive/)")]
     OutsideMemory(String),
+    #[error("{0:?} is refused: a name that starts with `.` and holds `.tmp-` is kept for workmem's temporary files")]
+    Reserved(String),
     #[error("{0:?} is refused: it goes through a symlink, and symlinks are not followed")]
     Symlink(String),
     #[error("{0:?} is refused: it is not a regular file")]
     NotAFile(String),
+    #[error("{0:?} is refused: it has another name (a hard link) that may lie outside")]
+    HardLink(String),
+    #[error("{name:?} is refused: it is over {limit} bytes, the most a file read here may hold")]
+    TooLarge { name: String, limit: u64 },
     #[error("{name:?}: {message}")]
     Io { name: String, kind: std::io::ErrorKind, message: String },
 }
@@ -47,15 +53,28 @@ pub enum Access {
     Append,
 }
 
+/// The most [`Confined::read`] reads of one file.
+pub const MAX_READ: u64 = 1 << 20;
+
 /// A directory that names are confined to.
 #[derive(Debug, Clone)]
 pub struct Confined {
     root: PathBuf,
+    /// Files whose content a stranger may have placed (a model's, a project's): a file with
+    /// a second name is refused, since that name may be anywhere, outside included.
+    untrusted: bool,
 }
 
 impl Confined {
     pub fn new(root: &Path) -> Self {
-        Confined { root: root.to_path_buf() }
+        Confined { root: root.to_path_buf(), untrusted: false }
+    }
+
+    /// A directory whose files a model or a project put there: as [`Confined::new`], and a
+    /// file that is a hard link is refused too. (The session store's own files may be hard
+    /// linked by a backup tool, so they are not held to this.)
+    pub fn untrusted(root: &Path) -> Self {
+        Confined { root: root.to_path_buf(), untrusted: true }
     }
 
     /// A handle on the root itself. The root is the caller's, so it may be reached through
@@ -96,20 +115,34 @@ impl Confined {
         if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
             return Err(PathError::NotAFile(name.to_string()));
         }
+        if self.untrusted && stat.st_nlink > 1 {
+            return Err(PathError::HardLink(name.to_string()));
+        }
         // Regular files ignore O_NONBLOCK; clear it anyway so the handle behaves as usual.
         rustix::fs::fcntl_setfl(&fd, rustix::fs::fcntl_getfl(&fd).map_err(|e| io(name, e.into()))? - OFlags::NONBLOCK).map_err(|e| io(name, e.into()))?;
         Ok(File::from(fd))
     }
 
-    fn read_bytes(&self, name: &str) -> Result<Vec<u8>, PathError> {
+    fn read_bytes(&self, name: &str, limit: u64) -> Result<Vec<u8>, PathError> {
         use std::io::Read;
         let mut out = Vec::new();
-        self.open(name, Access::Read)?.read_to_end(&mut out).map_err(|e| io(name, e))?;
+        // One byte past the limit tells a file at it from one over it, whatever its size says.
+        self.open(name, Access::Read)?.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(|e| io(name, e))?;
+        if out.len() as u64 > limit {
+            return Err(PathError::TooLarge { name: name.to_string(), limit });
+        }
         Ok(out)
     }
 
+    /// The text of file `name`: at most [`MAX_READ`] bytes where it is untrusted (the
+    /// session store's own files are as large as their sessions made them).
     pub fn read(&self, name: &str) -> Result<String, PathError> {
-        String::from_utf8(self.read_bytes(name)?).map_err(|_| PathError::Io {
+        self.read_at_most(name, if self.untrusted { MAX_READ } else { u64::MAX })
+    }
+
+    /// The text of file `name`, refused when over `limit` bytes or not UTF-8.
+    pub fn read_at_most(&self, name: &str, limit: u64) -> Result<String, PathError> {
+        String::from_utf8(self.read_bytes(name, limit)?).map_err(|_| PathError::Io {
             name: name.to_string(),
             kind: std::io::ErrorKind::InvalidData,
             message: "is not UTF-8 text".into(),
@@ -208,6 +241,11 @@ fn components(name: &str) -> Result<Vec<&OsStr>, PathError> {
     if parts.is_empty() {
         return Err(escapes());
     }
+    // A writer's temporary files are swept as a dead writer's leftovers: a file of the
+    // caller's by such a name would be deleted after its write was reported done.
+    if parts.iter().any(|p| fsio::is_temp(p)) {
+        return Err(PathError::Reserved(name.to_string()));
+    }
     Ok(parts)
 }
 
@@ -247,7 +285,7 @@ pub struct MemoryFiles {
 
 impl MemoryFiles {
     pub fn new(session_dir: &Path) -> Self {
-        MemoryFiles { session: Confined::new(session_dir) }
+        MemoryFiles { session: Confined::untrusted(session_dir) }
     }
 
     fn check(&self, name: &str) -> Result<(), PathError> {

@@ -11,6 +11,9 @@ pub enum Error {
     Corrupt { path: PathBuf, source: serde_json::Error },
     #[error("session {}", dir.display())]
     File { dir: PathBuf, source: crate::PathError },
+    /// A file of the project's (AGENTS.md) that is refused.
+    #[error("project {}", dir.display())]
+    Project { dir: PathBuf, source: crate::PathError },
     #[error("no workmem session at {}: {why}", dir.display())]
     NotASession { dir: PathBuf, why: String },
     #[error("session {} has {updates} committed update(s) but no state.json: restore it from a backup (the update log, updates.jsonl, records every update)", dir.display())]

@@ -74,6 +74,28 @@ pub struct Boards {
 struct Resident {
     board: Board,
     revision: u64,
+    /// The tip of the history this copy was built from, as of `revision`.
+    tip: String,
+}
+
+/// A board's tip after `event` is appended to the history whose tip was `tip`: a digest of
+/// the whole history, so two histories that reach one revision differently have different
+/// tips.
+fn next_tip(tip: &str, event: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(tip.as_bytes());
+    hash.update(b"\n");
+    hash.update(event.as_bytes());
+    hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A new board's tip: random, so a board created again with an old one's ID starts a
+/// history of its own.
+fn first_tip() -> Result<String> {
+    let mut seed = [0u8; 16];
+    getrandom::fill(&mut seed).map_err(|e| Error::Db(e.to_string().into()))?;
+    Ok(seed.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn status_name(s: BoardStatus) -> &'static str {
@@ -104,18 +126,19 @@ impl Boards {
             Err(error) => return Err(Error::Refused { message: self.runtime.describe_board_error(&error)?, error }),
         };
         let state = board.save()?;
+        let tip = first_tip()?;
         sql::write(self.db.as_mut(), |db| {
             if !db.query("SELECT 1 FROM boards WHERE id = $1", &[id.into()])?.is_empty() {
                 return Err(Error::Exists(id.into()));
             }
             db.execute(
-                "INSERT INTO boards (id, revision, status, created_at, updated_at) VALUES ($1, 0, 'active', $2, $2)",
-                &[id.into(), now.as_str().into()],
+                "INSERT INTO boards (id, revision, status, created_at, updated_at, tip) VALUES ($1, 0, 'active', $2, $2, $3)",
+                &[id.into(), now.as_str().into(), tip.as_str().into()],
             )?;
             db.execute("INSERT INTO board_snapshots (board, revision, state) VALUES ($1, 0, $2)", &[id.into(), state.as_str().into()])?;
             Ok(())
         })?;
-        self.resident.insert(id.into(), Resident { board, revision: 0 });
+        self.resident.insert(id.into(), Resident { board, revision: 0, tip });
         Ok(())
     }
 
@@ -136,7 +159,7 @@ impl Boards {
         // Not resident: no events wanted, the board loads from its latest snapshot.
         let after = self.resident.get(id).map_or(i64::MAX as u64, |r| r.revision);
         let result = match self.db.lock_head(id, after) {
-            Ok(Some((current, events))) => self.apply_locked(id, expected, actor, op, &now, current, events),
+            Ok(Some(head)) => self.apply_locked(id, expected, actor, op, &now, head),
             Ok(None) => Err(Error::NoBoard(id.into())),
             Err(e) => Err(e),
         };
@@ -149,24 +172,14 @@ impl Boards {
         result
     }
 
-    /// The rest of [`Boards::apply`], with the head locked at `current` and the events the
-    /// resident board lacks in hand; commits on success.
-    #[allow(clippy::too_many_arguments)]
-    fn apply_locked(
-        &mut self,
-        id: &str,
-        expected: Option<u64>,
-        actor: &str,
-        op: Input<'_>,
-        now: &str,
-        current: u64,
-        events: Vec<(u64, String)>,
-    ) -> Result<Event> {
-        if let Some(expected) = expected.filter(|e| *e != current) {
-            return Err(Error::Conflict { board: id.into(), expected, current });
+    /// The rest of [`Boards::apply`], with the head locked and the events the resident board
+    /// lacks in hand; commits on success.
+    fn apply_locked(&mut self, id: &str, expected: Option<u64>, actor: &str, op: Input<'_>, now: &str, head: sql::Locked) -> Result<Event> {
+        if let Some(expected) = expected.filter(|e| *e != head.revision) {
+            return Err(Error::Conflict { board: id.into(), expected, current: head.revision });
         }
         let Boards { db, runtime, resident, config, .. } = self;
-        let r = bring_up_to(db.as_mut(), runtime, resident, id, current, events)?;
+        let r = bring_up_to(db.as_mut(), runtime, resident, id, head)?;
         let applied = match op {
             Input::Op(op) => r.board.apply(actor, now, op)?,
             Input::Json(op) => r.board.apply_json(actor, now, op)?,
@@ -176,6 +189,7 @@ impl Boards {
             Err(error) => return Err(refused(&mut r.board, error)?),
         };
         r.revision = applied.revision;
+        r.tip = next_tip(&r.tip, &applied.event);
         let status = match op {
             Input::Op(Op::Close(_) | Op::Archive) | Input::Json(_) => Some(status_name(r.board.status()?)),
             Input::Op(_) => None,
@@ -187,6 +201,7 @@ impl Boards {
             actor,
             at: now,
             event: &applied.event,
+            tip: &r.tip,
             status: status.map(|s| (s, (s == "archived").then_some(now))),
             snapshot: snapshot.as_deref(),
         })?;
@@ -209,15 +224,13 @@ impl Boards {
     pub fn read<T>(&mut self, id: &str, f: impl FnOnce(&mut Board) -> Result<T>) -> Result<(u64, T)> {
         let Boards { db, runtime, resident, .. } = self;
         let result = sql::read(db.as_mut(), |db| {
-            let current = rev(db
-                .query("SELECT revision FROM boards WHERE id = $1", &[id.into()])?
-                .first()
-                .and_then(|r| r.first())
-                .ok_or_else(|| Error::NoBoard(id.into()))?)?;
-            let after = resident.get(id).map_or(current, |r| r.revision.min(current));
-            let events = sql::events_between(db, id, after, current)?;
-            let r = bring_up_to(db, runtime, resident, id, current, events)?;
-            Ok((current, f(&mut r.board)?))
+            let row = db.query("SELECT revision, tip FROM boards WHERE id = $1", &[id.into()])?.into_iter().next().ok_or_else(|| Error::NoBoard(id.into()))?;
+            let mut row = row.into_iter();
+            let (revision, tip) = (rev(&row.next().unwrap_or(Value::Null))?, row.next().unwrap_or(Value::Null).text()?);
+            let after = resident.get(id).map_or(revision, |r| r.revision.min(revision));
+            let events = sql::events_between(db, id, after, revision)?;
+            let r = bring_up_to(db, runtime, resident, id, sql::Locked { revision, tip, events })?;
+            Ok((revision, f(&mut r.board)?))
         });
         if result.is_err() {
             resident.remove(id);
@@ -432,47 +445,47 @@ fn refused(board: &mut Board, error: workmem_runtime::board::BoardError) -> Resu
     Ok(Error::Refused { error, message })
 }
 
-/// The resident board brought to revision `current` with `events` (those after its
-/// revision), or loaded from the latest snapshot when it is not resident, is ahead (after a
-/// rollback), or the events do not reach back to it.
-fn bring_up_to<'a>(
-    db: &mut dyn Sql,
-    runtime: &Runtime,
-    resident: &'a mut HashMap<String, Resident>,
-    id: &str,
-    current: u64,
-    events: Vec<(u64, String)>,
-) -> Result<&'a mut Resident> {
-    let fits = |r: &Resident| r.revision <= current && (r.revision == current || events.first().is_some_and(|(first, _)| *first == r.revision + 1));
-    let events = match resident.get(id) {
-        Some(r) if fits(r) => events,
-        _ => {
-            let rows = db.query(
-                "SELECT revision, state FROM board_snapshots WHERE board = $1 AND revision <= $2 ORDER BY revision DESC LIMIT 1",
-                &[id.into(), bigint(current)],
-            )?;
-            let row = rows.into_iter().next().ok_or_else(|| Error::NoBoard(id.into()))?;
-            let mut row = row.into_iter();
-            let (from, state) = (rev(&row.next().unwrap_or(Value::Null))?, row.next().unwrap_or(Value::Null).text()?);
-            if resident.len() >= MAX_RESIDENT {
-                // Each resident board holds an engine instance: bound them, whatever a caller
-                // names. The one dropped is loaded again from its snapshot when next used.
-                if let Some(other) = resident.keys().find(|k| *k != id).cloned() {
-                    resident.remove(&other);
-                }
-            }
-            resident.insert(id.into(), load(runtime, id, from, &state)?);
-            sql::events_between(db, id, from, current)?
-        }
+/// The resident board brought to the head's revision with the head's events (those after
+/// its revision), if that reproduces the head's tip: the same history. Otherwise (not
+/// resident, ahead after a rollback, events that do not reach back to it, or another history
+/// with the same ID: the board was deleted and created again, or the database restored) it is
+/// loaded from the latest snapshot and the events after it, read in this transaction.
+fn bring_up_to<'a>(db: &mut dyn Sql, runtime: &Runtime, resident: &'a mut HashMap<String, Resident>, id: &str, head: sql::Locked) -> Result<&'a mut Resident> {
+    let sql::Locked { revision: current, tip, events } = head;
+    let fits = |r: &Resident| {
+        r.revision <= current
+            && (r.revision == current || events.first().is_some_and(|(first, _)| *first == r.revision + 1))
+            && events.iter().filter(|(rev, _)| *rev > r.revision).fold(r.tip.clone(), |t, (_, e)| next_tip(&t, e)) == tip
     };
-    let r = resident.get_mut(id).expect("resident by now");
-    replay(id, r, events)?;
-    Ok(r)
+    if let Some(r) = resident.get_mut(id).filter(|r| fits(r)) {
+        replay(id, r, events)?;
+        r.tip = tip;
+        return Ok(resident.get_mut(id).expect("resident"));
+    }
+    let rows = db.query(
+        "SELECT revision, state FROM board_snapshots WHERE board = $1 AND revision <= $2 ORDER BY revision DESC LIMIT 1",
+        &[id.into(), bigint(current)],
+    )?;
+    let row = rows.into_iter().next().ok_or_else(|| Error::NoBoard(id.into()))?;
+    let mut row = row.into_iter();
+    let (from, state) = (rev(&row.next().unwrap_or(Value::Null))?, row.next().unwrap_or(Value::Null).text()?);
+    resident.remove(id);
+    if resident.len() >= MAX_RESIDENT {
+        // Each resident board holds an engine instance: bound them, whatever a caller
+        // names. The one dropped is loaded again from its snapshot when next used.
+        if let Some(other) = resident.keys().next().cloned() {
+            resident.remove(&other);
+        }
+    }
+    let mut r = load(runtime, id, from, &state)?;
+    replay(id, &mut r, sql::events_between(db, id, from, current)?)?;
+    r.tip = tip;
+    Ok(resident.entry(id.into()).insert_entry(r).into_mut())
 }
 
 fn load(runtime: &Runtime, id: &str, revision: u64, state: &str) -> Result<Resident> {
     let board = runtime.load_board(state)?.map_err(|why| Error::Log { board: id.into(), revision, why })?;
-    Ok(Resident { board, revision })
+    Ok(Resident { board, revision, tip: String::new() })
 }
 
 /// Replays `events` (the ones after the resident board's revision, in order).

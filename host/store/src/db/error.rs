@@ -29,6 +29,9 @@ pub enum Error {
     /// The token was not granted this scope (named as "board B" or "vault V").
     #[error("this token does not grant access to {0}")]
     Forbidden(String),
+    /// Only whoever opens the database itself (no token) may do this.
+    #[error("only the database's owner can {0}, not an agent's token")]
+    OwnerOnly(&'static str),
     #[error("no context document for memory {memory} in vault {vault}")]
     NoDocument { vault: String, memory: String },
     #[error("no version {version} of memory {memory} in vault {vault} (it may be past retention)")]
@@ -55,7 +58,7 @@ impl Error {
             Error::Conflict { .. } => "conflict",
             Error::Refused { .. } => "refused",
             Error::Log { .. } => "log",
-            Error::Forbidden(_) => "forbidden",
+            Error::Forbidden(_) | Error::OwnerOnly(_) => "forbidden",
             Error::NoDocument { .. } => "no_document",
             Error::NoVersion { .. } => "no_version",
             Error::VersionConflict { .. } => "conflict",

@@ -11,7 +11,6 @@ mod sqlite;
 
 pub use error::{Error, Result};
 pub use grants::{Grants, Scope};
-pub use postgres::redact;
 pub use schema::VERSION as SCHEMA_VERSION;
 
 /// `$WORKMEM_BOARD_DB`: the database the CLI and the server use when `--db` is not given.
@@ -26,14 +25,73 @@ pub fn default_db() -> crate::Result<String> {
     Ok(std::path::Path::new(&home).join(".ai/workmem/boards.sqlite3").display().to_string())
 }
 
+/// A database target fit to print: a password in a URL's user info (`postgres://u:pw@h`), in
+/// its query (`?password=pw`) or in a libpq `key=value` string (`password=pw`, quoted or not)
+/// is replaced by `***`. Every message and answer that names a database goes through this.
+pub fn redact(target: &str) -> String {
+    let mut out = target.to_string();
+    if let (Some(scheme), Some(at)) = (out.find("://"), out.rfind('@'))
+        && at > scheme
+        && let Some(colon) = out[scheme + 3..at].find(':')
+    {
+        out.replace_range(scheme + 3 + colon + 1..at, "***");
+    }
+    let mut from = 0;
+    while let Some(found) = out[from..].to_ascii_lowercase().find("password=").map(|i| from + i + "password=".len()) {
+        let rest = &out[found..];
+        let len = if let Some(quoted) = rest.strip_prefix('\'') {
+            // libpq's quoting: a backslash escapes the next character.
+            let mut chars = quoted.char_indices();
+            let mut end = quoted.len();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        chars.next();
+                    }
+                    '\'' => {
+                        end = i + 1;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            1 + end
+        } else {
+            rest.find(|c: char| c == '&' || c.is_whitespace()).unwrap_or(rest.len())
+        };
+        out.replace_range(found..found + len, "***");
+        from = found + 3;
+    }
+    out
+}
+
+/// Whether `target` reads as a libpq `key=value` connection string (`host=db user=app ...`)
+/// rather than a file path: such a string is refused, never created as a SQLite file (whose
+/// name would carry the password).
+fn is_conninfo(target: &str) -> bool {
+    target.split_whitespace().next().and_then(|word| word.split_once('=')).is_some_and(|(key, _)| {
+        !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') && !key.contains('/')
+    })
+}
+
 /// The database at `target` (a `postgres://` or `postgresql://` URL, or a SQLite file path),
 /// migrated to the current schema.
 pub(crate) fn connect(target: &str) -> Result<Box<dyn sql::Sql>> {
-    let mut db: Box<dyn sql::Sql> = if target.starts_with("postgres://") || target.starts_with("postgresql://") {
-        Box::new(postgres::Postgres::connect(target)?)
-    } else {
-        Box::new(sqlite::Sqlite::open(std::path::Path::new(target))?)
-    };
-    schema::migrate(db.as_mut())?;
-    Ok(db)
+    if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+        let mut db = postgres::Postgres::connect(target)?;
+        schema::migrate(&mut db)?;
+        return Ok(Box::new(db));
+    }
+    if is_conninfo(target) {
+        return Err(Error::Open {
+            target: redact(target),
+            source: "this reads as a PostgreSQL key=value string; give a postgres:// URL, or a SQLite file path".into(),
+        });
+    }
+    // Nothing is written to a SQLite file until it is known to be workmem's (or empty) and of
+    // a schema this workmem knows: WAL mode, too, is switched on only after.
+    let mut db = sqlite::Sqlite::open(std::path::Path::new(target))?;
+    schema::migrate(&mut db)?;
+    db.use_wal()?;
+    Ok(Box::new(db))
 }

@@ -48,9 +48,12 @@ pub const CHANNEL: &str = "workmem_boards";
 
 static NULL: Option<&str> = None;
 
+/// A durable commit that flushes the WAL written before it (see [`Sql::append_commit`]).
+const FLUSH: &str = "BEGIN; SELECT pg_logical_emit_message(true, 'workmem', 'flush'); COMMIT";
+
 impl Postgres {
     pub fn connect(url: &str) -> Result<Self> {
-        let open = |source: postgres::Error| Error::Open { target: redact(url), source: source.into() };
+        let open = |source: postgres::Error| Error::Open { target: super::redact(url), source: source.into() };
         let mut config: postgres::Config = url.parse().map_err(open)?;
         // An unreachable server is an error in seconds, not after the system's TCP timeout;
         // the URL's own `connect_timeout` wins.
@@ -58,7 +61,8 @@ impl Postgres {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
         let mut client = config.connect(NoTls).map_err(open)?;
-        client.batch_execute("SET standard_conforming_strings = on").map_err(db)?;
+        // Acknowledged means flushed, whatever the server's or the role's default.
+        client.batch_execute("SET standard_conforming_strings = on; SET synchronous_commit = on").map_err(db)?;
         Ok(Postgres { client: Connection(Some(client)), prepared: HashMap::new(), listening: false, mutation_prepared: false })
     }
 
@@ -68,11 +72,11 @@ impl Postgres {
         if !self.mutation_prepared {
             self.client
                 .batch_execute(&format!(
-                    "PREPARE workmem_head(text) AS SELECT revision FROM boards WHERE id = $1 FOR UPDATE; \
+                    "PREPARE workmem_head(text) AS SELECT revision, tip FROM boards WHERE id = $1 FOR UPDATE; \
                      PREPARE workmem_events(text, bigint) AS SELECT revision, event FROM board_events WHERE board = $1 AND revision > $2 ORDER BY revision; \
-                     PREPARE workmem_append(text, bigint, text, text, text, text) AS \
+                     PREPARE workmem_append(text, bigint, text, text, text, text, text) AS \
                        WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ($1, $2, $3, $4, $5)), \
-                       h AS (UPDATE boards SET revision = $2, updated_at = $4 WHERE id = $1) \
+                       h AS (UPDATE boards SET revision = $2, updated_at = $4, tip = $7 WHERE id = $1) \
                        SELECT pg_notify('{CHANNEL}', $6)"
                 ))
                 .map_err(db)?;
@@ -88,18 +92,6 @@ impl Postgres {
         let s = self.client.prepare(sql).map_err(db)?;
         self.prepared.insert(sql.to_string(), s.clone());
         Ok(s)
-    }
-}
-
-/// A connection URL without its password, for messages.
-pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{}{user}:***{}", &url[..scheme + 3], &url[at..])
-        }
-        _ => url.to_string(),
     }
 }
 
@@ -169,18 +161,26 @@ impl Sql for Postgres {
         self.prepare_mutation()?;
         let b = literal(board)?;
         let messages = self.client.simple_query(&format!("BEGIN; EXECUTE workmem_head({b}); EXECUTE workmem_events({b}, {after})")).map_err(db)?;
-        let (mut head, mut events) = (None, Vec::new());
+        // The rows of the three statements, told apart by the completion that ends each.
+        let (mut statement, mut head, mut events) = (0, None, Vec::new());
         for m in messages {
-            let SimpleQueryMessage::Row(row) = m else { continue };
+            let row = match m {
+                SimpleQueryMessage::Row(row) => row,
+                SimpleQueryMessage::CommandComplete(_) => {
+                    statement += 1;
+                    continue;
+                }
+                _ => continue,
+            };
             let number = |i: usize| row.get(i).and_then(|v| v.parse::<u64>().ok()).ok_or_else(|| Error::Schema("a revision that is not a number".into()));
-            if row.len() == 1 {
-                head = Some(number(0)?);
-            } else {
-                events.push((number(0)?, row.get(1).unwrap_or_default().to_string()));
+            match statement {
+                1 => head = Some((number(0)?, row.get(1).unwrap_or_default().to_string())),
+                2 => events.push((number(0)?, row.get(1).unwrap_or_default().to_string())),
+                _ => return Err(Error::Schema("a row from a statement that returns none".into())),
             }
         }
         // Events written after the lock was granted cannot exist; any before it were read.
-        Ok(head.map(|h| (h, events.into_iter().filter(|(r, _)| *r <= h).collect())))
+        Ok(head.map(|(revision, tip)| Locked { revision, tip, events: events.into_iter().filter(|(r, _)| *r <= revision).collect() }))
     }
 
     fn append_commit(&mut self, a: &Append<'_>) -> Result<()> {
@@ -193,24 +193,28 @@ impl Sql for Postgres {
             Some(state) => format!(", s AS (INSERT INTO board_snapshots (board, revision, state) VALUES ({b}, {r}, {}))", literal(state)?),
             None => String::new(),
         };
-        let (actor, event, payload) = (literal(a.actor)?, literal(a.event)?, literal(&format!("{} {r}", a.board))?);
+        let (actor, event, tip, payload) = (literal(a.actor)?, literal(a.event)?, literal(a.tip)?, literal(&format!("{} {r}", a.board))?);
         // The common case (no status change, no snapshot) runs a statement planned once.
         let write = if status.is_empty() && snapshot.is_empty() {
-            format!("EXECUTE workmem_append({b}, {r}, {actor}, {at}, {event}, {payload})")
+            format!("EXECUTE workmem_append({b}, {r}, {actor}, {at}, {event}, {payload}, {tip})")
         } else {
             format!(
                 "WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ({b}, {r}, {actor}, {at}, {event})), \
-                 h AS (UPDATE boards SET revision = {r}, updated_at = {at}{status} WHERE id = {b}){snapshot} \
+                 h AS (UPDATE boards SET revision = {r}, updated_at = {at}, tip = {tip}{status} WHERE id = {b}){snapshot} \
                  SELECT pg_notify('{CHANNEL}', {payload})"
             )
         };
         // The head's lock is released at commit; waiting for the WAL flush while holding it
         // would keep every other writer of the board waiting too. So the commit does not wait
         // (`synchronous_commit = off`), and the mutation is acknowledged only after a second,
-        // durable commit behind it has been flushed, which flushes this one first: durable
-        // when acknowledged, with the flushes of concurrent writers grouped.
+        // synchronous commit behind it has been flushed, which flushes this one first:
+        // durable when acknowledged, with the flushes of concurrent writers grouped. That
+        // second transaction must write WAL of its own, or PostgreSQL commits it without a
+        // flush too (a bare `SELECT txid_current()` did, and lost acknowledged writes to a
+        // crash): a transactional logical message is the smallest record that any role may
+        // write, at any `wal_level`.
         self.client.simple_query(&format!("SET LOCAL synchronous_commit = off; {write}; COMMIT")).map_err(db)?;
-        self.client.simple_query("SELECT txid_current()").map_err(db)?;
+        self.client.simple_query(FLUSH).map_err(db)?;
         Ok(())
     }
 

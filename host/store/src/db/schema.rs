@@ -8,7 +8,7 @@ use super::{Error, Result};
 
 /// Each entry is one version, as SQLite and as PostgreSQL read it: applied in order, once,
 /// in one transaction.
-const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS]];
+const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS], [TIPS, TIPS]];
 
 const BOARDS: &str =
     // 1: boards (the head: revision and status), their append-only event logs, snapshots
@@ -87,6 +87,13 @@ const GRANTS: &str = "CREATE TABLE grants (
     );
     INSERT INTO grants (token_sha256, scope, agent) SELECT token_sha256, 'board:' || board, agent FROM board_grants;
     DROP TABLE board_grants;";
+
+// 4: a board's tip, which names its history: random when the board is created, and the
+// digest of the tip before and the event at each append. A server keeping a board resident
+// checks it, so a board deleted and created again with the same ID, or a database restored
+// from a backup and written since, is never taken for the history it holds. Boards from
+// before start from the empty tip.
+const TIPS: &str = "ALTER TABLE boards ADD COLUMN tip TEXT NOT NULL DEFAULT ''";
 
 /// The schema version this workmem writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -105,16 +105,18 @@ pub trait Sql: Send {
     fn wait_for_change(&mut self, timeout: std::time::Duration) -> Result<Change>;
 
     /// Starts a mutation: a write transaction with the board's head locked. Returns its
-    /// revision and the events after `after` (what the resident board lacks), or `None`
-    /// when there is no such board. The transaction stays open either way.
+    /// revision, its tip and the events after `after` (what the resident board lacks), or
+    /// `None` when there is no such board. The transaction stays open either way.
     fn lock_head(&mut self, board: &str, after: u64) -> Result<Option<Locked>> {
         self.begin_write()?;
         let for_update = self.for_update();
-        let head = self.query(&format!("SELECT revision FROM boards WHERE id = $1{for_update}"), &[board.into()])?;
-        let Some(current) = head.first().and_then(|r| r.first()) else { return Ok(None) };
-        let current = rev(current)?;
-        let events = if current > after { events_between(self, board, after, current)? } else { Vec::new() };
-        Ok(Some((current, events)))
+        let head = self.query(&format!("SELECT revision, tip FROM boards WHERE id = $1{for_update}"), &[board.into()])?;
+        let Some(row) = head.into_iter().next() else { return Ok(None) };
+        let mut row = row.into_iter();
+        let revision = rev(&row.next().unwrap_or(Value::Null))?;
+        let tip = row.next().unwrap_or(Value::Null).text()?;
+        let events = if revision > after { events_between(self, board, after, revision)? } else { Vec::new() };
+        Ok(Some(Locked { revision, tip, events }))
     }
 
     /// Ends a mutation: appends its event, advances the head, writes a snapshot when one is
@@ -127,10 +129,10 @@ pub trait Sql: Send {
         )?;
         match a.status {
             Some((status, archived_at)) => self.execute(
-                "UPDATE boards SET revision = $2, updated_at = $3, status = $4, archived_at = $5 WHERE id = $1",
-                &[a.board.into(), revision, a.at.into(), status.into(), archived_at.into()],
+                "UPDATE boards SET revision = $2, updated_at = $3, tip = $6, status = $4, archived_at = $5 WHERE id = $1",
+                &[a.board.into(), revision, a.at.into(), status.into(), archived_at.into(), a.tip.into()],
             )?,
-            None => self.execute("UPDATE boards SET revision = $2, updated_at = $3 WHERE id = $1", &[a.board.into(), revision, a.at.into()])?,
+            None => self.execute("UPDATE boards SET revision = $2, updated_at = $3, tip = $4 WHERE id = $1", &[a.board.into(), revision, a.at.into(), a.tip.into()])?,
         };
         if let Some(state) = a.snapshot {
             self.execute("INSERT INTO board_snapshots (board, revision, state) VALUES ($1, $2, $3)", &[a.board.into(), revision, state.into()])?;
@@ -148,8 +150,13 @@ pub trait Sql: Send {
     }
 }
 
-/// A locked head: the board's revision and the events the caller lacks, `(revision, event)`.
-pub type Locked = (u64, Vec<(u64, String)>);
+/// A locked head: the board's revision and tip, and the events the caller lacks,
+/// `(revision, event)`.
+pub struct Locked {
+    pub revision: u64,
+    pub tip: String,
+    pub events: Vec<(u64, String)>,
+}
 
 /// One applied op, to be stored.
 pub struct Append<'a> {
@@ -158,6 +165,8 @@ pub struct Append<'a> {
     pub actor: &'a str,
     pub at: &'a str,
     pub event: &'a str,
+    /// The board's tip after this event (see `board::next_tip`).
+    pub tip: &'a str,
     /// The board's new status and archive time, when the op changed its status.
     pub status: Option<(&'a str, Option<&'a str>)>,
     /// The board's state, when a snapshot is due at this revision.

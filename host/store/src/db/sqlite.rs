@@ -25,16 +25,46 @@ impl Sqlite {
         }
         let conn = rusqlite::Connection::open(path).map_err(|source| Error::Open { target: path.display().to_string(), source: source.into() })?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
-        // WAL: readers see the last commit while a writer works. synchronous=FULL: an
-        // acknowledged mutation survives a power cut, not only a crash.
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;").map_err(db)?;
+        // synchronous=FULL: an acknowledged mutation survives a power cut, not only a crash.
+        conn.execute_batch("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON;").map_err(db)?;
+        claim(&conn, path)?;
         Ok(Sqlite { conn, seen: None })
+    }
+
+    /// WAL: readers see the last commit while a writer works. Switched on once the file is
+    /// known to be workmem's and of a schema this workmem knows (it changes the file).
+    pub fn use_wal(&mut self) -> Result<()> {
+        self.conn.execute_batch("PRAGMA journal_mode = WAL").map_err(db)
     }
 
     /// Changes whenever another connection commits to the database (in this process or not).
     fn data_version(&self) -> Result<i64> {
         self.conn.query_row("PRAGMA data_version", [], |r| r.get(0)).map_err(db)
     }
+}
+
+/// workmem's mark in a SQLite file's header (`PRAGMA application_id`): "wmem".
+const APPLICATION_ID: i64 = 0x776d_656d;
+
+/// Makes sure the file at `path` is workmem's before anything writes to it: an empty
+/// database (a new file), one with workmem's mark, or one an older workmem made (its schema
+/// table, no mark) is marked and taken; anything else, another program's database, is
+/// refused untouched.
+fn claim(conn: &rusqlite::Connection, path: &Path) -> Result<()> {
+    let one = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map_err(db);
+    let mark = one("PRAGMA application_id")?;
+    if mark == APPLICATION_ID {
+        return Ok(());
+    }
+    let tables = one("SELECT COUNT(*) FROM sqlite_master")?;
+    let ours = one("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'workmem_schema'")? == 1;
+    if mark != 0 || (tables > 0 && !ours) {
+        return Err(Error::Open {
+            target: path.display().to_string(),
+            source: format!("it is another program's SQLite database ({tables} tables, application ID {mark:#x}), not workmem's; nothing was changed").into(),
+        });
+    }
+    conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}")).map_err(db)
 }
 
 fn db(e: rusqlite::Error) -> Error {
