@@ -67,11 +67,7 @@ fn acknowledged_writes_survive_a_crash(server: &Server) {
         let board = format!("b{round}");
         new_board(&mut boards, &board);
         let added = boards.apply(&board, Some(0), "orchestrator", &task("Design token schema", &[])).unwrap();
-        let nudge = Op::Nudge(NewNudge {
-            target: NudgeTarget::All,
-            message: format!("nudge {round}"),
-            priority: Priority::High,
-        });
+        let nudge = Op::Nudge(NewNudge { target: NudgeTarget::All, message: format!("nudge {round}"), priority: Priority::High });
         let nudged = boards.apply(&board, Some(1), "orchestrator", &nudge).unwrap();
         assert_eq!((added.revision, nudged.revision), (1, 2));
         let put = documents.put("acme", &board, "dev", format!("# Facts\n- round {round}\n").as_bytes(), None).unwrap();

@@ -570,14 +570,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let config = workmem_llm::Config::load()?;
             let tokenizer = workmem_llm::Tokenizer::for_model(&config.model);
             let llm = Some(workmem_llm::Client::new(config));
-            let workspace = workmem_mcp::Workspace {
-                worker: worker.worker(&ctx.runtime)?,
-                session,
-                tokenizer,
-                runtime: ctx.runtime,
-                llm,
-                documents,
-            };
+            let workspace = workmem_mcp::Workspace { worker: worker.worker(&ctx.runtime)?, session, tokenizer, runtime: ctx.runtime, llm, documents };
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the MCP server's runtime")?;
             rt.block_on(workmem_mcp::Server::new(workspace).serve_stdio()).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
             Ok(ExitCode::SUCCESS)

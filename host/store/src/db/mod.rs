@@ -69,9 +69,11 @@ pub fn redact(target: &str) -> String {
 /// rather than a file path: such a string is refused, never created as a SQLite file (whose
 /// name would carry the password).
 fn is_conninfo(target: &str) -> bool {
-    target.split_whitespace().next().and_then(|word| word.split_once('=')).is_some_and(|(key, _)| {
-        !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') && !key.contains('/')
-    })
+    target
+        .split_whitespace()
+        .next()
+        .and_then(|word| word.split_once('='))
+        .is_some_and(|(key, _)| !key.is_empty() && key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') && !key.contains('/'))
 }
 
 /// The database at `target` (a `postgres://` or `postgresql://` URL, or a SQLite file path),

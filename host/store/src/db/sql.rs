@@ -132,7 +132,8 @@ pub trait Sql: Send {
                 "UPDATE boards SET revision = $2, updated_at = $3, tip = $6, status = $4, archived_at = $5 WHERE id = $1",
                 &[a.board.into(), revision, a.at.into(), status.into(), archived_at.into(), a.tip.into()],
             )?,
-            None => self.execute("UPDATE boards SET revision = $2, updated_at = $3, tip = $4 WHERE id = $1", &[a.board.into(), revision, a.at.into(), a.tip.into()])?,
+            None => self
+                .execute("UPDATE boards SET revision = $2, updated_at = $3, tip = $4 WHERE id = $1", &[a.board.into(), revision, a.at.into(), a.tip.into()])?,
         };
         if let Some(state) = a.snapshot {
             self.execute("INSERT INTO board_snapshots (board, revision, state) VALUES ($1, $2, $3)", &[a.board.into(), revision, state.into()])?;
