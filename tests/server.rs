@@ -305,6 +305,30 @@ fn boards_and_sessions(target: &dyn Target) {
     assert_eq!(memory["memory"]["learnings"].as_array().unwrap().len(), 1, "the refused update wrote nothing");
     assert_eq!(get(&s, "/v1/sessions/alpha/log", &token).json().as_array().unwrap().len(), 1);
     assert_eq!(get(&s, "/v1/sessions/..%2Fetc/memory", &token).status / 100, 4, "a session is named by ID, never a path");
+
+    // Another project's session with the same ID: its token opens it, and only it, whatever
+    // directory the server runs in; the server's own `alpha` stays out of reach of it.
+    let project = s.sessions.parent().unwrap().join("project-b");
+    std::fs::create_dir_all(&project).unwrap();
+    let in_b = |args: &[&str]| {
+        let out = workmem(&s.db, &s.sessions).args(args).arg("--json").current_dir(&project).output().unwrap();
+        assert!(out.status.success(), "workmem {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let b_dir = in_b(&["session", "new", "--id", "alpha"])["dir"].as_str().unwrap().to_string();
+    let b_token = in_b(&["session", "grant", "alpha", "agent-b"])["token"].as_str().unwrap().to_string();
+    let b_memory = get(&s, "/v1/sessions/alpha/memory", &b_token);
+    assert_eq!(b_memory.status, 200, "{}", String::from_utf8_lossy(&b_memory.body));
+    assert!(!b_memory.json()["overview"].as_str().unwrap().contains("tokens are scoped"), "project B's token read the server's own alpha");
+    assert!(get(&s, "/v1/sessions/alpha/memory", &token).json()["overview"].as_str().unwrap().contains("tokens are scoped"));
+    // Deleted and made again with the same ID, it is a new session: the old token is refused,
+    // naming no directory.
+    std::fs::remove_dir_all(&b_dir).unwrap();
+    in_b(&["session", "new", "--id", "alpha"]);
+    let gone = get(&s, "/v1/sessions/alpha/memory", &b_token);
+    assert_eq!((gone.status, gone.error()), (403, "forbidden".into()));
+    let body = String::from_utf8_lossy(&gone.body).to_string();
+    assert!(!body.contains(s.sessions.to_str().unwrap()) && !body.contains("project-b"), "{body}");
 }
 
 /// Followers waiting on the change feed leave the server's one slot free: another request

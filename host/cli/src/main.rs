@@ -504,9 +504,9 @@ pub(crate) fn grant(db: &str, scope: Scope<'_>, agent: &str, as_json: bool) -> R
     let token = Grants::open(db)?.grant(scope, agent)?;
     if as_json {
         let (kind, id) = match scope {
-            Scope::Board(id) => ("board", id),
-            Scope::Vault(id) => ("vault", id),
-            Scope::Session(id) => ("session", id),
+            Scope::Board(id) => ("board", id.to_string()),
+            Scope::Vault(id) => ("vault", id.to_string()),
+            Scope::Session(name) => ("session", workmem_store::GrantName::parse(name).map_or_else(|| name.to_string(), |n| n.id().to_string())),
         };
         report::print_json(&serde_json::json!({"ok": true, kind: id, "agent": agent, "token": token}));
     } else {
@@ -608,12 +608,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Session(SessionCommand::Grant { session, agent, db }) => {
-            let id = ctx.sessions.find(&session)?.dir().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or(session);
+            // The grant names this session's directory and identity, not only its ID.
+            let name = workmem_store::GrantName::of(&ctx.sessions.find(&session)?)?;
             let db = match db {
                 Some(db) => db,
                 None => workmem_store::db::default_db()?,
             };
-            grant(&db, Scope::Session(&id), &agent, json)
+            grant(&db, Scope::Session(&name.to_string()), &agent, json)
         }
         Command::Parse { file } => {
             let (name, text) = read_input(file.as_ref())?;

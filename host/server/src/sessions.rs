@@ -16,8 +16,8 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use workmem_agent::json as report;
-use workmem_store::db::Scope;
-use workmem_store::{Session, Sessions};
+use workmem_store::Session;
+use workmem_store::db::{self, Scope};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -27,9 +27,12 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/v1/sessions/{session}/page", get(page))
 }
 
-fn open(app: &App, id: &str) -> Result<Session, ApiError> {
-    let cwd = std::env::current_dir().unwrap_or_else(|_| app.sessions.clone());
-    Ok(Sessions::new(&app.sessions, &cwd).find(id)?)
+/// The session `token` was granted by ID `id`: the one directory the grant names, whatever
+/// directory the server runs in, and only while it is the session granted (not one made
+/// since with its ID). Anything else is forbidden, naming no path.
+fn open(app: &App, grants: &mut workmem_store::db::Grants, token: &str, id: &str) -> Result<Session, ApiError> {
+    let (_, name) = grants.authorize_session(token, id)?;
+    name.open(&app.sessions).map_err(|_| db::Error::Forbidden(Scope::Session(id).to_string()).into())
 }
 
 type Id = Result<Path<String>, PathRejection>;
@@ -42,8 +45,7 @@ async fn memory(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> 
     let body = app
         .slots
         .run(move |s| {
-            s.grants.authorize(&token, Scope::Session(&id))?;
-            let session = open(&app2, &id)?;
+            let session = open(&app2, &mut s.grants, &token, &id)?;
             let locked = session.lock()?;
             let state = workmem_agent::apply::load(&runtime, &session, &locked)?.save()?;
             let state: Value = serde_json::from_str(&state)
@@ -63,8 +65,7 @@ async fn update(axum::extract::State(app): State, p: Id, headers: HeaderMap, bod
     let applied = app
         .slots
         .run(move |s| {
-            s.grants.authorize(&token, Scope::Session(&id))?;
-            let session = open(&app2, &id)?;
+            let session = open(&app2, &mut s.grants, &token, &id)?;
             match workmem_agent::apply::apply(&runtime, &session, &text) {
                 Ok(applied) => Ok(report::applied(&applied)),
                 Err(workmem_agent::Error::InvalidDsl(ds)) => {
@@ -86,8 +87,7 @@ async fn log(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Res
     let entries = app
         .slots
         .run(move |s| {
-            s.grants.authorize(&token, Scope::Session(&id))?;
-            Ok(open(&app2, &id)?.log()?)
+            Ok(open(&app2, &mut s.grants, &token, &id)?.log()?)
         })
         .await?;
     Ok(Json(entries).into_response())
@@ -102,8 +102,7 @@ async fn page(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Re
     let sections = app
         .slots
         .run(move |s| {
-            s.grants.authorize(&token, Scope::Session(&id))?;
-            Ok(workmem_page::session(&runtime, &open(&app2, &id)?)?)
+            Ok(workmem_page::session(&runtime, &open(&app2, &mut s.grants, &token, &id)?)?)
         })
         .await?;
     Ok(crate::view::page(&title, &sections))

@@ -62,6 +62,10 @@ pub struct Meta {
     /// What the provider's prompt-token count last differed from ours by; added to ours.
     #[serde(default)]
     pub token_correction: i64,
+    /// Random at creation: tells this session from a later one made with its ID in its
+    /// folder, so a grant for it opens nothing else (empty in sessions made before it).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
 }
 
 /// An applied update, ready to commit as one unit (see [`Session::commit`]).
@@ -130,6 +134,7 @@ impl Sessions {
             rounds: 0,
             memory_updated_round: 0,
             token_correction: 0,
+            uid: random_uid()?,
         };
         // meta.json last: its marker makes the directory a session.
         session.write_json(META, &meta)?;
@@ -169,7 +174,9 @@ impl Sessions {
     pub fn find(&self, id: &str) -> Result<Session> {
         let id = checked_id(id)?;
         let here = self.dir.join(id);
-        if here.exists() {
+        // Two directories may map to one folder (`/x/a-b` and `/x/a/b`): a session is this
+        // directory's only if it says so.
+        if here.exists() && Session::open(&here)?.meta()?.cwd == self.cwd.display().to_string() {
             return Session::open(&here);
         }
         let mut found: Vec<PathBuf> = self.all()?.into_iter().map(|(s, _)| s.dir).filter(|d| d.file_name().is_some_and(|n| n == id)).collect();
@@ -214,6 +221,63 @@ pub fn encode_cwd(cwd: &Path) -> String {
     let s = cwd.display().to_string();
     let s = s.trim_start_matches(['/', '\\']);
     format!("--{}--", s.replace(['/', '\\', ':'], "-"))
+}
+
+/// A new session's [`Meta::uid`].
+fn random_uid() -> Result<String> {
+    let mut seed = [0u8; 16];
+    getrandom::fill(&mut seed).map_err(|e| Error::Io { path: PathBuf::from("/dev/urandom"), source: std::io::Error::other(e.to_string()) })?;
+    Ok(seed.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What a session grant names: one session directory, `<folder>/<id>#<uid>`, beneath the
+/// sessions root (the folder is its working directory's, see [`encode_cwd`]; sessions made
+/// before [`Meta::uid`] are told apart by their creation time instead).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantName {
+    folder: String,
+    id: String,
+    uid: String,
+}
+
+impl GrantName {
+    /// The session `session` is, as a grant names it.
+    pub fn of(session: &Session) -> Result<Self> {
+        let meta = session.meta()?;
+        let folder = session.dir.parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
+        Ok(GrantName { folder, id: meta.id, uid })
+    }
+
+    /// The name as a grant stores it; `None` for anything else.
+    pub fn parse(name: &str) -> Option<Self> {
+        let (folder, rest) = name.split_once('/')?;
+        let (id, uid) = rest.split_once('#')?;
+        let folder_ok = folder.len() > 4 && folder.starts_with("--") && folder.ends_with("--") && !folder.contains(['/', '\\', '\0']) && folder != "..";
+        (folder_ok && checked_id(id).is_ok() && !uid.is_empty()).then(|| GrantName { folder: folder.into(), id: id.into(), uid: uid.into() })
+    }
+
+    /// The session ID it names.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session it names beneath the sessions root `root`, if that session is still the
+    /// one granted: not one made since with the same ID.
+    pub fn open(&self, root: &Path) -> Result<Session> {
+        let dir = root.join(&self.folder).join(&self.id);
+        let session = Session::open(&dir)?;
+        if GrantName::of(&session)? != *self {
+            return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
+        }
+        Ok(session)
+    }
+}
+
+impl std::fmt::Display for GrantName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}#{}", self.folder, self.id, self.uid)
+    }
 }
 
 /// Session IDs become directory names, so only a safe alphabet is allowed.

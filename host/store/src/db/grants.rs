@@ -6,7 +6,8 @@ use super::sql::{self, Sql, Value};
 use super::{Error, Result};
 use sha2::{Digest, Sha256};
 
-/// What a token opens: one board, one vault, or one session, and nothing else.
+/// What a token opens: one board, one vault, or one session, and nothing else. A session
+/// is named as [`crate::GrantName`] writes it (its folder, ID and identity), never by ID alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope<'a> {
     Board(&'a str),
@@ -73,6 +74,22 @@ impl Grants {
             )
         })?;
         Ok(token)
+    }
+
+    /// The agent `token` was granted session `id` for, and that session as the grant names
+    /// it; [`Error::Forbidden`] when it was granted none by that ID.
+    pub fn authorize_session(&mut self, token: &str, id: &str) -> Result<(String, crate::GrantName)> {
+        let rows = self.db.query("SELECT scope, agent FROM grants WHERE token_sha256 = $1 AND scope LIKE 'session:%'", &[digest(token).as_str().into()])?;
+        for row in rows {
+            let mut row = row.into_iter();
+            let (scope, agent) = (row.next().unwrap_or(Value::Null).text()?, row.next().unwrap_or(Value::Null).text()?);
+            // Grants from before sessions were named by directory (`session:ID`) parse as
+            // none: they no longer open anything.
+            if let Some(name) = scope.strip_prefix("session:").and_then(crate::GrantName::parse).filter(|n| n.id() == id) {
+                return Ok((agent, name));
+            }
+        }
+        Err(Error::Forbidden(Scope::Session(id).to_string()))
     }
 
     /// The agent `token` was granted `scope` for; [`Error::Forbidden`] when it was not.
