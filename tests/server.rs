@@ -329,6 +329,18 @@ fn boards_and_sessions(target: &dyn Target) {
     assert_eq!((gone.status, gone.error()), (403, "forbidden".into()));
     let body = String::from_utf8_lossy(&gone.body).to_string();
     assert!(!body.contains(s.sessions.to_str().unwrap()) && !body.contains("project-b"), "{body}");
+
+    // A failure inside the server (a session whose state.json does not parse) answers with the
+    // code and a sentence naming a request ID; the path and the parse error are the log's.
+    let a_dir = s.sessions.read_dir().unwrap().flatten().map(|e| e.path().join("alpha")).find(|d| d.join("state.json").exists()).unwrap();
+    std::fs::write(a_dir.join("state.json"), "{ not json").unwrap();
+    let failed = get(&s, "/v1/sessions/alpha/memory", &token);
+    assert_eq!(failed.status, 500);
+    let error = &failed.json()["error"];
+    let id = error["request_id"].as_str().unwrap();
+    assert_eq!(error["message"], format!("the server failed to do this; its log has the detail under request {id}"));
+    let body = String::from_utf8_lossy(&failed.body).to_string();
+    assert!(!body.contains(&*s.sessions.to_string_lossy()) && !body.contains("state.json") && !body.contains(&s.db), "{body}");
 }
 
 /// Followers waiting on the change feed leave the server's one slot free: another request

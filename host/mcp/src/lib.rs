@@ -76,6 +76,7 @@ impl ServerHandler for Server {
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let name = request.name.into_owned();
         let workspace = self.workspace.clone();
+        let tool = name.clone();
         let output = tokio::task::spawn_blocking(move || {
             let mut w = workspace.lock().unwrap_or_else(|p| p.into_inner());
             let Workspace { session, runtime, tokenizer, llm, worker, documents } = &mut *w;
@@ -84,7 +85,12 @@ impl ServerHandler for Server {
         })
         .await
         .map_err(|e| ErrorData::internal_error(format!("the tool's worker failed: {e}"), None))?
-        .map_err(|e| ErrorData::internal_error(workmem_agent::error_chain(&e), None))?;
+        .map_err(|e| {
+            // The host's failure (a path, the engine's trap and its wasm backtrace) goes to
+            // the operator's log; the client and its model get a sentence.
+            eprintln!("workmem mcp: {tool} failed: {}", workmem_agent::error_chain(&e));
+            ErrorData::internal_error(format!("the tool {tool} failed in the host; its log (standard error) has the detail"), None)
+        })?;
         let content = vec![ContentBlock::text(output.text)];
         Ok(if output.ok { CallToolResult::success(content) } else { CallToolResult::error(content) }.into())
     }

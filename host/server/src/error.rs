@@ -85,8 +85,24 @@ impl From<workmem_runtime::Error> for ApiError {
     }
 }
 
+/// A server failure's number, unique in this process: the answer names it, the log has the
+/// detail.
+fn next_request_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    format!("{}-{}", std::process::id(), NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
 impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
+    fn into_response(mut self) -> Response {
+        if self.is_internal() {
+            // What failed inside (a path, the database's address, the engine's trap and wasm
+            // backtrace) is the operator's to read, not the client's: the log gets it under
+            // an ID the answer names.
+            let id = next_request_id();
+            eprintln!("workmem serve: request {id} failed ({}): {}", self.code, self.message);
+            self.message = format!("the server failed to do this; its log has the detail under request {id}");
+            self.extra.insert("request_id".into(), id.into());
+        }
         let mut error = Map::new();
         error.insert("code".into(), self.code.into());
         error.insert("message".into(), self.message.into());

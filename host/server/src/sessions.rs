@@ -84,12 +84,7 @@ async fn log(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Res
     let token = request::bearer(&headers)?;
     let id = request::path(p)?;
     let app2 = app.clone();
-    let entries = app
-        .slots
-        .run(move |s| {
-            Ok(open(&app2, &mut s.grants, &token, &id)?.log()?)
-        })
-        .await?;
+    let entries = app.slots.run(move |s| Ok(open(&app2, &mut s.grants, &token, &id)?.log()?)).await?;
     Ok(Json(entries).into_response())
 }
 
@@ -99,11 +94,6 @@ async fn page(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Re
     let runtime = app.slots.runtime().clone();
     let app2 = app.clone();
     let title = format!("session {id}");
-    let sections = app
-        .slots
-        .run(move |s| {
-            Ok(workmem_page::session(&runtime, &open(&app2, &mut s.grants, &token, &id)?)?)
-        })
-        .await?;
+    let sections = app.slots.run(move |s| Ok(workmem_page::session(&runtime, &open(&app2, &mut s.grants, &token, &id)?)?)).await?;
     Ok(crate::view::page(&title, &sections))
 }
