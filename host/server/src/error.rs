@@ -42,7 +42,7 @@ impl From<db::Error> for ApiError {
         let status = match &e {
             E::NoBoard(_) | E::NoDocument { .. } | E::NoVersion { .. } => StatusCode::NOT_FOUND,
             E::Exists(_) | E::Conflict { .. } | E::VersionConflict { .. } => StatusCode::CONFLICT,
-            E::Refused { .. } | E::InvalidDocument(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            E::Refused { .. } | E::InvalidDocument(_) | E::InvalidId(_) => StatusCode::UNPROCESSABLE_ENTITY,
             E::Forbidden(_) | E::OwnerOnly(_) => StatusCode::FORBIDDEN,
             E::Open { .. } | E::Db(_) | E::Schema(_) | E::NewerSchema { .. } | E::Log { .. } | E::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };

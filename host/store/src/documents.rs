@@ -95,9 +95,7 @@ impl Documents {
     /// [`Error::InvalidDocument`], naming the rule.
     pub fn put(&mut self, vault: &str, memory: &str, actor: &str, text: &[u8], expected: Option<u64>) -> Result<Version> {
         for (what, value) in [("vault", vault), ("memory", memory), ("actor", actor)] {
-            if value.trim().is_empty() || value.len() > 256 || value.chars().any(char::is_control) {
-                return Err(Error::InvalidDocument(format!("the {what} ID must be 1 to 256 bytes without control characters")));
-            }
+            crate::ids::check(what, value).map_err(Error::InvalidId)?;
         }
         let mut engine = self.runtime.instance()?;
         if let Err(e) = engine.validate_document(text, self.config.max_bytes)? {

@@ -9,6 +9,7 @@ pub mod db;
 pub mod documents;
 mod error;
 pub mod fsio;
+pub mod ids;
 pub mod messages;
 pub mod session;
 

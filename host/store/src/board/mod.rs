@@ -118,8 +118,10 @@ impl Boards {
         Ok(Boards { db: connect(target)?, runtime, config, resident: HashMap::new(), revisions: None })
     }
 
-    /// Creates an active board at revision 0. Errors: it exists, or the engine refuses a field.
+    /// Creates an active board at revision 0. Errors: the ID breaks the rule of IDs, it
+    /// exists, or the engine refuses a field.
     pub fn create(&mut self, id: &str, name: &str, goal: &str, constraints: &[String], memory_core_refs: &[String]) -> Result<()> {
+        crate::ids::check("board", id).map_err(Error::InvalidId)?;
         let now = crate::now();
         let mut board = match self.runtime.create_board(id, name, goal, constraints, memory_core_refs, &now)? {
             Ok(board) => board,

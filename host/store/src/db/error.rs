@@ -32,6 +32,9 @@ pub enum Error {
     /// Only whoever opens the database itself (no token) may do this.
     #[error("only the database's owner can {0}, not an agent's token")]
     OwnerOnly(&'static str),
+    /// An ID that breaks the one rule of IDs ([`crate::ids::check`]); the sentence says which.
+    #[error("{0}")]
+    InvalidId(String),
     #[error("no context document for memory {memory} in vault {vault}")]
     NoDocument { vault: String, memory: String },
     #[error("no version {version} of memory {memory} in vault {vault} (it may be past retention)")]
@@ -63,6 +66,7 @@ impl Error {
             Error::NoVersion { .. } => "no_version",
             Error::VersionConflict { .. } => "conflict",
             Error::InvalidDocument(_) => "invalid_document",
+            Error::InvalidId(_) => "invalid_id",
             Error::Engine(_) => "engine",
         }
     }

@@ -59,6 +59,13 @@ impl Grants {
     /// A new token for `agent` and `scope`. A board must exist to be granted; a vault or a
     /// session need not (a vault comes to be with its first put).
     pub fn grant(&mut self, scope: Scope<'_>, agent: &str) -> Result<String> {
+        crate::ids::check("agent", agent).map_err(Error::InvalidId)?;
+        match scope {
+            Scope::Board(id) => crate::ids::check("board", id),
+            Scope::Vault(id) => crate::ids::check("vault", id),
+            Scope::Session(_) => Ok(()),
+        }
+        .map_err(Error::InvalidId)?;
         let mut secret = [0u8; 32];
         getrandom::fill(&mut secret).map_err(|e| Error::Db(e.to_string().into()))?;
         let token = format!("wm_{}", secret.iter().map(|b| format!("{b:02x}")).collect::<String>());
