@@ -3,6 +3,8 @@
 // section is fetched with its bearer token, and fetched again every few seconds.
 const every = 5000;
 const params = new URLSearchParams(location.hash.slice(1));
+// The tokens are read once: out of the address bar and the history from here on.
+history.replaceState(null, '', location.pathname + location.search);
 const parts = [];
 if (params.get('session')) {
   parts.push({ url: `/v1/sessions/${encodeURIComponent(params.get('session'))}/page`, token: params.get('token') });
