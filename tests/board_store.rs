@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 use workmem_runtime::board::*;
 use workmem_store::board::{Boards, Config, Error};
-use workmem_store::db::{Grants, Scope};
+use workmem_store::db::{GrantOptions, Grants, Scope};
 
 fn open(db: &str, config: Config) -> Boards {
     Boards::open(db, common::runtime(), config).unwrap_or_else(|e| panic!("open {db}: {e}"))
@@ -220,7 +220,7 @@ fn migrations(target: &dyn Target) {
         matches!(grants.authorize("wm_from_version_1", Scope::Vault("auth")), Err(workmem_store::db::Error::Forbidden(_))),
         "a board's token opens only the board"
     );
-    assert!(grants.grant(Scope::Board("auth"), "worker-2").is_ok(), "the migrated board is there to grant");
+    assert!(grants.grant(Scope::Board("auth"), "worker-2", &GrantOptions::default()).is_ok(), "the migrated board is there to grant");
 }
 
 /// Runs SQL on the database directly, as an operator (or another program) would.
@@ -258,7 +258,7 @@ fn leases_and_retention(target: &dyn Target) {
     boards.apply("old", None, "orchestrator", &Op::Close(BoardStatus::Completed)).unwrap();
     boards.apply("old", None, "orchestrator", &Op::Archive).unwrap();
     let mut grants = Grants::open(&db).unwrap();
-    let token = grants.grant(Scope::Board("old"), "dev").unwrap();
+    let token = grants.grant(Scope::Board("old"), "dev", &GrantOptions::default()).unwrap().token;
     assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), Vec::<String>::new(), "heard within the lease");
     std::thread::sleep(lease + Duration::from_secs(1));
     assert_eq!(boards.reclaim_stale("auth", "orchestrator").unwrap(), vec!["T-1"]);
@@ -280,7 +280,8 @@ fn tokens(target: &dyn Target) {
     new_board(&mut boards, "auth");
     new_board(&mut boards, "billing");
     let mut grants = Grants::open(&db).unwrap();
-    let token = grants.grant(Scope::Board("auth"), "dev").unwrap();
+    let granted = grants.grant(Scope::Board("auth"), "dev", &GrantOptions::default()).unwrap();
+    let token = granted.token.clone();
     assert!(token.starts_with("wm_") && token.len() == 67);
     assert_eq!(grants.authorize(&token, Scope::Board("auth")).unwrap(), "dev");
     let other = grants.authorize(&token, Scope::Board("billing")).unwrap_err();
@@ -289,10 +290,37 @@ fn tokens(target: &dyn Target) {
     assert!(matches!(grants.authorize(&token, Scope::Vault("auth")), Err(Error::Forbidden(_))));
     assert!(matches!(grants.authorize(&token, Scope::Session("auth")), Err(Error::Forbidden(_))));
     assert!(matches!(grants.authorize("wm_guess", Scope::Board("auth")), Err(Error::Forbidden(_))));
-    assert!(matches!(grants.grant(Scope::Board("nope"), "dev"), Err(Error::NoBoard(_))));
-    let vault = grants.grant(Scope::Vault("acme"), "dev").unwrap();
+    assert!(matches!(grants.grant(Scope::Board("nope"), "dev", &GrantOptions::default()), Err(Error::NoBoard(_))));
+    let vault = grants.grant(Scope::Vault("acme"), "dev", &GrantOptions::default()).unwrap().token;
     assert_eq!(grants.authorize(&vault, Scope::Vault("acme")).unwrap(), "dev", "a vault is granted before its first put");
     assert!(matches!(grants.authorize(&vault, Scope::Vault("acme2")), Err(Error::Forbidden(_))));
+    assert_eq!(grants.authorize_write(&token, Scope::Board("auth")).unwrap(), "dev");
+
+    // A read-only grant reads and writes nothing; an expired one opens nothing.
+    let reader = grants.grant(Scope::Board("auth"), "page", &GrantOptions { read_only: true, ..Default::default() }).unwrap();
+    assert_eq!(grants.authorize(&reader.token, Scope::Board("auth")).unwrap(), "page");
+    let write = grants.authorize_write(&reader.token, Scope::Board("auth")).unwrap_err();
+    assert_eq!((write.code(), write.to_string()), ("forbidden", "this token may read board auth and write nothing".to_string()));
+    let past = Some("2026-01-01T00:00:00Z".to_string());
+    let expired = grants.grant(Scope::Board("auth"), "old", &GrantOptions { expires_at: past, ..Default::default() }).unwrap();
+    let refused = grants.authorize(&expired.token, Scope::Board("auth")).unwrap_err();
+    assert_eq!((refused.code(), refused.to_string()), ("forbidden", "this token's grant of board auth expired at 2026-01-01T00:00:00Z".to_string()));
+    let later = Some("9999-01-01T00:00:00Z".to_string());
+    let lasting = grants.grant(Scope::Board("auth"), "new", &GrantOptions { expires_at: later.clone(), ..Default::default() }).unwrap();
+    assert_eq!(grants.authorize_write(&lasting.token, Scope::Board("auth")).unwrap(), "new");
+
+    // Listed by ID (never the token), and revoked by it.
+    let listed = grants.list().unwrap();
+    assert_eq!(listed.len(), 5);
+    let shown = listed.iter().find(|g| g.id == reader.id).unwrap();
+    assert_eq!((shown.scope.as_str(), shown.agent.as_str(), shown.read_only, shown.expires_at.as_deref()), ("board:auth", "page", true, None));
+    assert_eq!(listed.iter().find(|g| g.id == lasting.id).unwrap().expires_at, later);
+    assert!(listed.iter().all(|g| g.id.len() == 16 && !token.contains(&g.id[..]) && !g.created_at.is_empty()));
+    assert_eq!(grants.revoke(&granted.id).unwrap(), 1);
+    assert!(matches!(grants.authorize(&token, Scope::Board("auth")), Err(Error::Forbidden(_))), "a revoked token opens nothing");
+    assert_eq!(grants.revoke(&granted.id).unwrap(), 0);
+    assert!(matches!(grants.revoke("../x"), Err(Error::InvalidId(_))));
+    assert_eq!(grants.list().unwrap().len(), 4);
 }
 
 /// A follower gets the events after its revision as they are written (NOTIFY on
@@ -333,7 +361,7 @@ fn change_feed(target: &dyn Target) {
         assert!(started.elapsed() < Duration::from_secs(10));
         assert_eq!(watcher.wait_for_change(Duration::from_millis(300)).unwrap(), none, "one commit, one wake");
     }
-    Grants::open(&db).unwrap().grant(Scope::Vault("acme"), "dev").unwrap();
+    Grants::open(&db).unwrap().grant(Scope::Vault("acme"), "dev", &GrantOptions::default()).unwrap();
     assert_eq!(watcher.wait_for_change(Duration::from_millis(500)).unwrap(), none, "a write that changes no board wakes nobody");
 }
 

@@ -304,6 +304,19 @@ fn boards_and_sessions(target: &dyn Target) {
     assert!(memory["overview"].as_str().unwrap().contains("tokens are scoped"));
     assert_eq!(memory["memory"]["learnings"].as_array().unwrap().len(), 1, "the refused update wrote nothing");
     assert_eq!(get(&s, "/v1/sessions/alpha/log", &token).json().as_array().unwrap().len(), 1);
+    // A read-only token reads the session and writes nothing.
+    let reader = s.grant(&["session", "grant", "alpha", "viewer", "--read-only"]);
+    assert_eq!(get(&s, "/v1/sessions/alpha/memory", &reader).status, 200);
+    let refused = call(
+        &http(),
+        "POST",
+        &format!("{}/v1/sessions/alpha/updates", s.url),
+        Some(&reader),
+        Some("text/plain"),
+        Some(b"KEY_LEARNINGS:\n  ADD:\n    - because no: x\n"),
+    );
+    assert_eq!((refused.status, refused.error()), (403, "forbidden".into()));
+    assert_eq!(get(&s, "/v1/sessions/alpha/log", &token).json().as_array().unwrap().len(), 1, "the read-only token wrote nothing");
     assert_eq!(get(&s, "/v1/sessions/..%2Fetc/memory", &token).status / 100, 4, "a session is named by ID, never a path");
 
     // Another project's session with the same ID: its token opens it, and only it, whatever
@@ -614,7 +627,8 @@ fn page_for_people(target: &dyn Target) {
     assert!(data("right") <= data("width"), "a long title pushed a status to x={} in a window {} wide", data("right"), data("width"));
 
     // The same, live: /view fetches each part with its token from the fragment.
-    let session_token = s.grant(&["session", "grant", "p", "person"]);
+    // The page reads: a read-only token is all it needs.
+    let session_token = s.grant(&["session", "grant", "p", "person", "--read-only"]);
     let live = format!("{}/view#session=p&token={session_token}&board=auth&board_token={board_token}", s.url);
     let dom = common::chromium::dom(&live, &dir.join("chromium"));
     assert!(dom.contains("data-ready=\"true\""), "the live page ran: {dom}");

@@ -128,7 +128,7 @@ fn main() {
         );
         println!("{kind:<9} {g50:>16.2?} {g99:>16.2?} {p50:>10.2?} {p99:>10.2?}");
         let (rt, url) = serve(&runtime, &db, &dir);
-        let token = Grants::open(&db).unwrap().grant(Scope::Vault("bench"), "bench").unwrap();
+        let token = Grants::open(&db).unwrap().grant(Scope::Vault("bench"), "bench", &Default::default()).unwrap().token;
         let http: ureq::Agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(30))).build().into();
         let auth = format!("Bearer {token}");
         let [(hg50, hg99), (hp50, hp99)] = measure(

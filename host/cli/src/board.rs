@@ -249,6 +249,8 @@ enum BoardCommand {
         board: String,
         /// The agent the token acts as
         agent: String,
+        #[command(flatten)]
+        limits: crate::token::GrantArgs,
     },
     /// Fold a board's event log into its latest snapshot
     Compact {
@@ -496,6 +498,12 @@ fn board_of(command: &BoardCommand) -> Option<&str> {
     })
 }
 
+/// Whether `command` only reads its board.
+fn reads_only(command: &BoardCommand) -> bool {
+    use BoardCommand as C;
+    matches!(command, C::Ready { .. } | C::Blocked { .. } | C::Show { .. } | C::Context { .. } | C::Candidates { .. } | C::Watch { .. } | C::List)
+}
+
 fn tasks_table(json: &str) -> Result<()> {
     let tasks: Vec<Value> = serde_json::from_str(json)?;
     for t in &tasks {
@@ -537,7 +545,9 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
         return Err(workmem_store::db::Error::OwnerOnly("grant a token").into());
     }
     let actor = match (&token, board_of(&args.command)) {
-        (Some(token), Some(board)) => Grants::open(&db)?.authorize(token, Scope::Board(board))?,
+        // A read-only token reads; every other command writes.
+        (Some(token), Some(board)) if reads_only(&args.command) => Grants::open(&db)?.authorize(token, Scope::Board(board))?,
+        (Some(token), Some(board)) => Grants::open(&db)?.authorize_write(token, Scope::Board(board))?,
         (Some(_), None) => bail!("a token is for one board; this command spans the database"),
         (None, _) => args.actor.or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "orchestrator".into()),
     };
@@ -657,7 +667,7 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
                 }
             }
         }
-        BoardCommand::Grant { board, agent } => return crate::grant(&db, Scope::Board(&board), &agent, as_json),
+        BoardCommand::Grant { board, agent, limits } => return crate::token::grant(&db, Scope::Board(&board), &agent, &limits, as_json),
         BoardCommand::Compact { board } => {
             let gone = boards.compact(&board)?;
             if as_json {

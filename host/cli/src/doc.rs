@@ -96,6 +96,8 @@ enum DocCommand {
         vault: String,
         /// The agent the token acts as
         agent: String,
+        #[command(flatten)]
+        limits: crate::token::GrantArgs,
     },
 }
 
@@ -108,12 +110,12 @@ pub fn run(runtime: Runtime, args: DocArgs, as_json: bool) -> Result<ExitCode> {
         Ok(Documents::open(&db, runtime.clone(), config)?)
     };
     match args.command {
-        DocCommand::Grant { vault, agent } => {
+        DocCommand::Grant { vault, agent, limits } => {
             let db = match &args.db {
                 Some(db) => db.clone(),
                 None => workmem_store::db::default_db()?,
             };
-            return crate::grant(&db, Scope::Vault(&vault), &agent, as_json);
+            return crate::token::grant(&db, Scope::Vault(&vault), &agent, &limits, as_json);
         }
         DocCommand::Template => println!("{}", runtime.instance()?.document_template()?.trim_end()),
         DocCommand::Put { vault, memory, file, expect, actor, max_bytes, keep_versions } => {

@@ -10,6 +10,7 @@ mod doc;
 mod replay;
 mod report;
 mod serve;
+mod token;
 mod view;
 
 use anyhow::{Context, Result};
@@ -18,7 +19,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use workmem_runtime::{Options, Runtime};
-use workmem_store::db::{Grants, Scope};
+use workmem_store::db::Scope;
 use workmem_store::{Session, Sessions};
 
 #[derive(Parser)]
@@ -47,6 +48,8 @@ enum Command {
     Doc(doc::DocArgs),
     /// Serve context documents, boards and session memory over HTTP (bearer tokens from `grant`)
     Serve(serve::ServeArgs),
+    /// List or revoke the tokens granted for boards, vaults and sessions
+    Token(token::TokenArgs),
     /// Write a page that shows a person a session's memory (IDs, updates as diffs, compactions,
     /// tokens per request) and a board's task graph: one HTML file; `workmem serve` serves it live at /view
     View(view::ViewArgs),
@@ -441,6 +444,8 @@ enum SessionCommand {
         /// The server's database, where grants are kept (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
         #[arg(long, value_name = "PATH|URL")]
         db: Option<String>,
+        #[command(flatten)]
+        limits: token::GrantArgs,
     },
 }
 
@@ -499,22 +504,6 @@ struct Ctx {
     sessions_root: PathBuf,
 }
 
-/// Issues a token for `scope` (`workmem board|doc|session grant`) and prints it.
-pub(crate) fn grant(db: &str, scope: Scope<'_>, agent: &str, as_json: bool) -> Result<ExitCode> {
-    let token = Grants::open(db)?.grant(scope, agent)?;
-    if as_json {
-        let (kind, id) = match scope {
-            Scope::Board(id) => ("board", id.to_string()),
-            Scope::Vault(id) => ("vault", id.to_string()),
-            Scope::Session(name) => ("session", workmem_store::GrantName::parse(name).map_or_else(|| name.to_string(), |n| n.id().to_string())),
-        };
-        report::print_json(&serde_json::json!({"ok": true, kind: id, "agent": agent, "token": token}));
-    } else {
-        println!("{token}");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 impl Ctx {
     fn new(cli: &Cli) -> Result<Self> {
         let runtime = Runtime::new(&Options::from_env().map_err(anyhow::Error::msg)?)?;
@@ -549,6 +538,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let json = cli.json;
     match cli.command {
         Command::Board(args) => board::run(ctx.runtime, args, json),
+        Command::Token(args) => token::run(args, json),
         Command::Doc(args) => doc::run(ctx.runtime, args, json),
         Command::Serve(args) => serve::run(ctx.runtime, ctx.sessions_root, args, json),
         Command::View(args) => view::run(&ctx, args, json),
@@ -607,14 +597,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             report::session(&s, &snapshot, json)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Session(SessionCommand::Grant { session, agent, db }) => {
+        Command::Session(SessionCommand::Grant { session, agent, db, limits }) => {
             // The grant names this session's directory and identity, not only its ID.
             let name = workmem_store::GrantName::of(&ctx.sessions.find(&session)?)?;
             let db = match db {
                 Some(db) => db,
                 None => workmem_store::db::default_db()?,
             };
-            grant(&db, Scope::Session(&name.to_string()), &agent, json)
+            token::grant(&db, Scope::Session(&name.to_string()), &agent, &limits, json)
         }
         Command::Parse { file } => {
             let (name, text) = read_input(file.as_ref())?;

@@ -89,7 +89,7 @@ async fn apply(
     let applied = app
         .slots
         .run(move |s| {
-            let agent = s.grants.authorize(&token, Scope::Board(&board))?;
+            let agent = s.grants.authorize_write(&token, Scope::Board(&board))?;
             let e = s.boards.apply_json(&board, expect, &agent, &op)?;
             Ok(json!({"board": board, "revision": e.revision, "event": event(e)["event"]}))
         })

@@ -58,7 +58,7 @@ async fn put(
     let stored = app
         .slots
         .run(move |s| {
-            let agent = s.grants.authorize(&token, Scope::Vault(&vault))?;
+            let agent = s.grants.authorize_write(&token, Scope::Vault(&vault))?;
             Ok(s.documents.put(&vault, &memory, &agent, &text, expect)?)
         })
         .await?;
@@ -147,7 +147,7 @@ async fn set_section(
     let stored = app
         .slots
         .run(move |s| {
-            let agent = s.grants.authorize(&token, Scope::Vault(&vault))?;
+            let agent = s.grants.authorize_write(&token, Scope::Vault(&vault))?;
             let latest = s.documents.latest(&vault, &memory)?;
             let text = runtime.instance()?.replace_document_section(&latest.context, &name, &body)?;
             // Based on the version read (or the one the caller names): a put in between is a conflict.

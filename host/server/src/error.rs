@@ -40,10 +40,10 @@ impl From<db::Error> for ApiError {
     fn from(e: db::Error) -> Self {
         use db::Error as E;
         let status = match &e {
-            E::NoBoard(_) | E::NoDocument { .. } | E::NoVersion { .. } => StatusCode::NOT_FOUND,
+            E::NoBoard(_) | E::NoGrant(_) | E::NoDocument { .. } | E::NoVersion { .. } => StatusCode::NOT_FOUND,
             E::Exists(_) | E::Conflict { .. } | E::VersionConflict { .. } => StatusCode::CONFLICT,
             E::Refused { .. } | E::InvalidDocument(_) | E::InvalidId(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            E::Forbidden(_) | E::OwnerOnly(_) => StatusCode::FORBIDDEN,
+            E::Forbidden(_) | E::OwnerOnly(_) | E::Expired { .. } | E::ReadOnly(_) => StatusCode::FORBIDDEN,
             E::Open { .. } | E::Db(_) | E::Schema(_) | E::NewerSchema { .. } | E::Log { .. } | E::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let error = ApiError::new(status, e.code(), workmem_agent::error_chain(&e));

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use workmem_agent::json as report;
 use workmem_store::Session;
-use workmem_store::db::{self, Scope};
+use workmem_store::db::{self, Access, Scope};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -30,8 +30,8 @@ pub fn routes() -> Router<Arc<App>> {
 /// The session `token` was granted by ID `id`: the one directory the grant names, whatever
 /// directory the server runs in, and only while it is the session granted (not one made
 /// since with its ID). Anything else is forbidden, naming no path.
-fn open(app: &App, grants: &mut workmem_store::db::Grants, token: &str, id: &str) -> Result<Session, ApiError> {
-    let (_, name) = grants.authorize_session(token, id)?;
+fn open(app: &App, grants: &mut workmem_store::db::Grants, token: &str, id: &str, access: Access) -> Result<Session, ApiError> {
+    let (_, name) = grants.authorize_session(token, id, access)?;
     name.open(&app.sessions).map_err(|_| db::Error::Forbidden(Scope::Session(id).to_string()).into())
 }
 
@@ -45,7 +45,7 @@ async fn memory(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> 
     let body = app
         .slots
         .run(move |s| {
-            let session = open(&app2, &mut s.grants, &token, &id)?;
+            let session = open(&app2, &mut s.grants, &token, &id, Access::Read)?;
             let locked = session.lock()?;
             let state = workmem_agent::apply::load(&runtime, &session, &locked)?.save()?;
             let state: Value = serde_json::from_str(&state)
@@ -65,7 +65,7 @@ async fn update(axum::extract::State(app): State, p: Id, headers: HeaderMap, bod
     let applied = app
         .slots
         .run(move |s| {
-            let session = open(&app2, &mut s.grants, &token, &id)?;
+            let session = open(&app2, &mut s.grants, &token, &id, Access::Write)?;
             match workmem_agent::apply::apply(&runtime, &session, &text) {
                 Ok(applied) => Ok(report::applied(&applied)),
                 Err(workmem_agent::Error::InvalidDsl(ds)) => {
@@ -84,7 +84,7 @@ async fn log(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Res
     let token = request::bearer(&headers)?;
     let id = request::path(p)?;
     let app2 = app.clone();
-    let entries = app.slots.run(move |s| Ok(open(&app2, &mut s.grants, &token, &id)?.log()?)).await?;
+    let entries = app.slots.run(move |s| Ok(open(&app2, &mut s.grants, &token, &id, Access::Read)?.log()?)).await?;
     Ok(Json(entries).into_response())
 }
 
@@ -94,6 +94,6 @@ async fn page(axum::extract::State(app): State, p: Id, headers: HeaderMap) -> Re
     let runtime = app.slots.runtime().clone();
     let app2 = app.clone();
     let title = format!("session {id}");
-    let sections = app.slots.run(move |s| Ok(workmem_page::session(&runtime, &open(&app2, &mut s.grants, &token, &id)?)?)).await?;
+    let sections = app.slots.run(move |s| Ok(workmem_page::session(&runtime, &open(&app2, &mut s.grants, &token, &id, Access::Read)?)?)).await?;
     Ok(crate::view::page(&title, &sections))
 }

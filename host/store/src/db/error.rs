@@ -29,6 +29,12 @@ pub enum Error {
     /// The token was not granted this scope (named as "board B" or "vault V").
     #[error("this token does not grant access to {0}")]
     Forbidden(String),
+    #[error("no grant with ID {0} (`workmem token list` shows them)")]
+    NoGrant(String),
+    #[error("this token's grant of {scope} expired at {at}")]
+    Expired { scope: String, at: String },
+    #[error("this token may read {0} and write nothing")]
+    ReadOnly(String),
     /// Only whoever opens the database itself (no token) may do this.
     #[error("only the database's owner can {0}, not an agent's token")]
     OwnerOnly(&'static str),
@@ -57,11 +63,12 @@ impl Error {
             Error::Schema(_) => "schema",
             Error::NewerSchema { .. } => "newer_schema",
             Error::NoBoard(_) => "no_board",
+            Error::NoGrant(_) => "no_grant",
             Error::Exists(_) => "exists",
             Error::Conflict { .. } => "conflict",
             Error::Refused { .. } => "refused",
             Error::Log { .. } => "log",
-            Error::Forbidden(_) | Error::OwnerOnly(_) => "forbidden",
+            Error::Forbidden(_) | Error::OwnerOnly(_) | Error::Expired { .. } | Error::ReadOnly(_) => "forbidden",
             Error::NoDocument { .. } => "no_document",
             Error::NoVersion { .. } => "no_version",
             Error::VersionConflict { .. } => "conflict",

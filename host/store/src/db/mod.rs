@@ -10,7 +10,7 @@ pub(crate) mod sql;
 mod sqlite;
 
 pub use error::{Error, Result};
-pub use grants::{Grants, Scope};
+pub use grants::{Access, GrantInfo, GrantOptions, Granted, Grants, Scope};
 pub use schema::VERSION as SCHEMA_VERSION;
 
 /// `$WORKMEM_BOARD_DB`: the database the CLI and the server use when `--db` is not given.

@@ -8,7 +8,7 @@ use super::{Error, Result};
 
 /// Each entry is one version, as SQLite and as PostgreSQL read it: applied in order, once,
 /// in one transaction.
-const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS], [TIPS, TIPS]];
+const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS], [TIPS, TIPS], [GRANT_LIMITS, GRANT_LIMITS]];
 
 const BOARDS: &str =
     // 1: boards (the head: revision and status), their append-only event logs, snapshots
@@ -94,6 +94,12 @@ const GRANTS: &str = "CREATE TABLE grants (
 // from a backup and written since, is never taken for the history it holds. Boards from
 // before start from the empty tip.
 const TIPS: &str = "ALTER TABLE boards ADD COLUMN tip TEXT NOT NULL DEFAULT ''";
+
+// 5: what a grant is limited by (an expiry, read-only) and when it was made, so grants can be
+// listed and revoked by ID (the first 16 hex digits of the token's SHA-256).
+const GRANT_LIMITS: &str = "ALTER TABLE grants ADD COLUMN created_at TEXT;
+    ALTER TABLE grants ADD COLUMN expires_at TEXT;
+    ALTER TABLE grants ADD COLUMN read_only BIGINT NOT NULL DEFAULT 0";
 
 /// The schema version this workmem writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
