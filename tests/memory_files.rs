@@ -79,6 +79,32 @@ fn a_planted_hard_link_is_not_read() {
     std::fs::remove_file(&outside).unwrap();
 }
 
+/// A session directory swapped for a symlink to elsewhere while the session is in use: the
+/// session was opened once, by handle, so its memory files and logs still go to the directory
+/// it opened, never through the symlink.
+#[test]
+fn a_session_directory_swapped_for_a_symlink_is_not_followed() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("swapped-session-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    std::fs::create_dir_all(&root).unwrap();
+    let session = workmem_store::Sessions::new(&root.join("sessions"), &root).create(Some("s"), "# Working Memory\n").unwrap();
+    let files = session.memory_files();
+    files.write("working-memory/detail/a.md", "before").unwrap();
+    let dir = session.dir().to_path_buf();
+    let moved = root.join("moved");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(outside.join("working-memory/detail")).unwrap();
+    std::fs::rename(&dir, &moved).unwrap();
+    std::os::unix::fs::symlink(&outside, &dir).unwrap();
+    session.memory_files().write("working-memory/detail/b.md", "after").unwrap();
+    files.write("working-memory/detail/c.md", "after").unwrap();
+    session.append_message(workmem_store::Message::new("user", "after the swap")).unwrap();
+    for name in ["working-memory/detail/b.md", "working-memory/detail/c.md", "messages.jsonl"] {
+        assert!(!outside.join(name).exists(), "{name} was written through the swapped-in symlink");
+        assert!(moved.join(name).exists(), "{name} went to the directory the session opened");
+    }
+}
+
 /// The attack of issue 9: a folder under working-memory/ swapped for a symlink to outside
 /// and back, as fast as one thread can, while another writes, reads and lists through it.
 /// A check-then-open implementation lets hundreds of writes and reads escape; opening

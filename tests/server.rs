@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CASES: [(&str, Case); 9] = [
+const CASES: [(&str, Case); 10] = [
     ("documents", documents),
+    ("idempotency_keys", idempotency_keys),
     ("tokens", tokens),
     ("bad_input", bad_input),
     ("boards_and_sessions", boards_and_sessions),
@@ -139,6 +140,73 @@ fn call(agent: &ureq::Agent, method: &str, url: &str, token: Option<&str>, conte
     let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     let body = response.into_body().with_config().limit(64 << 20).read_to_vec().unwrap();
     Reply { status, content_type, body }
+}
+
+/// A write sent with an `Idempotency-Key`.
+fn keyed(s: &Serve, method: &str, path: &str, token: &str, content_type: &str, body: &[u8], key: &str) -> Reply {
+    let request = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("{}{path}", s.url))
+        .header("Authorization", format!("Bearer {token}"))
+        .header("Content-Type", content_type)
+        .header("Idempotency-Key", key)
+        .body(body.to_vec())
+        .unwrap();
+    let response = http().run(request).unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    let status = response.status().as_u16();
+    let content_type = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    Reply { status, content_type, body: response.into_body().read_to_vec().unwrap() }
+}
+
+/// A write retried with its `Idempotency-Key` (as a client does after a 500 or a dropped
+/// connection, not knowing whether the first got through) gets the first outcome and writes
+/// nothing more: a board op, a document put, a section put, a session update. The same key
+/// with another request is refused, and so is a key that is not one.
+fn idempotency_keys(target: &dyn Target) {
+    let s = Serve::start(target, "idempotency", &[]);
+    s.cli(&["board", "create", "auth", "--name", "Auth", "--goal", "Ship login"]);
+    let board = s.grant(&["board", "grant", "auth", "orchestrator"]);
+    let op = json!({"op": "add_task", "title": "Design token schema", "description": "", "depends_on": [], "needs_review": false}).to_string();
+    let ops = "/v1/boards/auth/ops";
+    let first = keyed(&s, "POST", ops, &board, "application/json", op.as_bytes(), "add-T1");
+    assert_eq!(first.status, 200, "{}", String::from_utf8_lossy(&first.body));
+    let again = keyed(&s, "POST", ops, &board, "application/json", op.as_bytes(), "add-T1");
+    assert_eq!((again.status, again.json()), (200, first.json()), "the retry got the first outcome");
+    assert_eq!(get(&s, "/v1/boards/auth", &board).json()["revision"], 1, "and wrote nothing");
+    let other = json!({"op": "add_task", "title": "Another", "description": "", "depends_on": [], "needs_review": false}).to_string();
+    let reused = keyed(&s, "POST", ops, &board, "application/json", other.as_bytes(), "add-T1");
+    assert_eq!((reused.status, reused.error()), (422, "idempotency_key_reused".into()));
+    // With ?expect, the retry is not a conflict: the first write is found before the check.
+    let second = keyed(&s, "POST", &format!("{ops}?expect=1"), &board, "application/json", other.as_bytes(), "add-T2");
+    let retried = keyed(&s, "POST", &format!("{ops}?expect=1"), &board, "application/json", other.as_bytes(), "add-T2");
+    assert_eq!((second.status, retried.status, retried.json()), (200, 200, second.json()));
+    assert_eq!(get(&s, "/v1/boards/auth", &board).json()["revision"], 2);
+    let bad = keyed(&s, "POST", ops, &board, "application/json", op.as_bytes(), &"k".repeat(300));
+    assert_eq!((bad.status, bad.error()), (400, "bad_request".into()));
+    assert_eq!(get(&s, "/v1/boards/auth", &board).json()["revision"], 2, "a refused key wrote nothing");
+
+    let vault = s.grant(&["doc", "grant", "acme", "alice"]);
+    let put1 = keyed(&s, "PUT", CONTEXT, &vault, "text/plain", DOC.as_bytes(), "put-1");
+    let put2 = keyed(&s, "PUT", CONTEXT, &vault, "text/plain", DOC.as_bytes(), "put-1");
+    assert_eq!((put1.status, put2.status, put2.json()), (201, 201, put1.json()));
+    assert_eq!(get(&s, &CONTEXT.replace("/context", "/versions"), &vault).json().as_array().unwrap().len(), 1);
+    assert_eq!(keyed(&s, "PUT", CONTEXT, &vault, "text/plain", b"# Facts\n- other\n", "put-1").error(), "idempotency_key_reused");
+    let section = format!("{CONTEXT}/sections/Facts");
+    let set1 = keyed(&s, "PUT", &section, &vault, "text/plain", b"- CEO = Ann (2026-01-01)\n", "facts-1");
+    let set2 = keyed(&s, "PUT", &section, &vault, "text/plain", b"- CEO = Ann (2026-01-01)\n", "facts-1");
+    assert_eq!((set1.status, set2.status, set2.json()), (201, 201, set1.json()));
+    assert_eq!(get(&s, &CONTEXT.replace("/context", "/versions"), &vault).json().as_array().unwrap().len(), 2);
+
+    s.cli(&["session", "new", "--id", "alpha"]);
+    let session = s.grant(&["session", "grant", "alpha", "agent-1"]);
+    let dsl = b"KEY_LEARNINGS:\n  ADD:\n    - because retries happen: an update is applied once per key\n";
+    let up1 = keyed(&s, "POST", "/v1/sessions/alpha/updates", &session, "text/plain", dsl, "update-1");
+    let up2 = keyed(&s, "POST", "/v1/sessions/alpha/updates", &session, "text/plain", dsl, "update-1");
+    assert_eq!((up1.status, up2.status), (200, 200), "{}", String::from_utf8_lossy(&up2.body));
+    assert_eq!(up2.json(), up1.json(), "the retry got the first update back");
+    assert_eq!(get(&s, "/v1/sessions/alpha/log", &session).json().as_array().unwrap().len(), 1, "applied once");
+    let other = keyed(&s, "POST", "/v1/sessions/alpha/updates", &session, "text/plain", b"KEY_LEARNINGS:\n  ADD:\n    - because no: x\n", "update-1");
+    assert_eq!((other.status, other.error()), (422, "idempotency_key_reused".into()));
 }
 
 fn get(s: &Serve, path: &str, token: &str) -> Reply {

@@ -19,6 +19,7 @@ fn commit(seq: u32) -> Commit {
         log_entry: format!("{{\"seq\":{seq},\"diff\":\"update {seq}\"}}"),
         state: format!("{{\"updates\":{seq}}}\n"),
         overview: format!("# overview after {seq}\n"),
+        request: None,
     }
 }
 

@@ -32,11 +32,38 @@ pub fn apply(runtime: &Runtime, session: &Session, text: &str) -> Result<Applied
     Ok(applied)
 }
 
+/// What [`apply_once`] did: applied the update now, or found it applied before by the same
+/// request (its record in the update log).
+pub enum Once {
+    Applied(Applied),
+    Before(serde_json::Value),
+}
+
+/// [`apply`] once per idempotency key: a request retried with the key of one that was applied
+/// gets that update's log record back and changes nothing; the key with another request is
+/// refused (`KeyReused`). The key is committed with the update, in meta.json.
+pub fn apply_once(runtime: &Runtime, session: &Session, text: &str, request: &workmem_store::db::RequestKey) -> Result<Once> {
+    let locked = session.lock()?;
+    if let Some(before) = session.meta()?.requests.into_iter().find(|r| r.key == request.key) {
+        request.same(&before.digest)?;
+        let record = session.log()?.into_iter().find(|r| r["seq"] == before.seq);
+        return Ok(Once::Before(
+            record.ok_or_else(|| Error::BadState { dir: session.dir().to_path_buf(), why: format!("update {} is not in the update log", before.seq) })?,
+        ));
+    }
+    let mut memory = load(runtime, session, &locked)?;
+    let applied = memory.apply(text, &workmem_runtime::now(), COMMIT)?.map_err(Error::InvalidDsl)?;
+    let commit = Commit { request: Some((request.key.clone(), request.digest.clone())), ..to_commit(&applied) };
+    self::commit(session, &locked, &commit)?;
+    Ok(Once::Applied(applied))
+}
+
 pub fn to_commit(applied: &Applied) -> Commit {
     Commit {
         seq: applied.seq,
         log_entry: applied.log_entry.clone(),
         state: applied.state.clone().expect("applied with COMMIT, which asks for the state"),
         overview: applied.overview.clone().expect("applied with COMMIT, which asks for the overview"),
+        request: None,
     }
 }

@@ -43,7 +43,7 @@ impl Capabilities for Grants {
     }
 
     fn commit_update(&mut self, c: session_store::Commit) -> std::result::Result<(), session_store::StoreError> {
-        let commit = workmem_store::Commit { seq: c.seq, log_entry: c.log_entry, state: c.state, overview: c.overview };
+        let commit = workmem_store::Commit { seq: c.seq, log_entry: c.log_entry, state: c.state, overview: c.overview, request: None };
         crate::apply::commit(&self.session, &self.locked, &commit).map_err(|e| session_store::StoreError::Other(error_chain(&e)))
     }
 

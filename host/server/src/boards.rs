@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use workmem_runtime::board::View;
 use workmem_store::board::Event;
-use workmem_store::db::Scope;
+use workmem_store::db::{RequestKey, Scope};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -86,11 +86,19 @@ async fn apply(
     let board = request::path(p)?;
     let expect = request::query(q)?.expect;
     let op = request::json(&headers, body, app.max_body_bytes)?;
+    let key = request::idempotency_key(&headers)?;
     let applied = app
         .slots
         .run(move |s| {
             let agent = s.grants.authorize_write(&token, Scope::Board(&board))?;
-            let e = s.boards.apply_json(&board, expect, &agent, &op)?;
+            let e = match key {
+                Some(key) => {
+                    let expected = expect.map(|e| e.to_string()).unwrap_or_default();
+                    let request = RequestKey::new(&key, &["board op", &agent, &expected, &op])?;
+                    s.boards.apply_json_once(&board, expect, &agent, &op, &request)?
+                }
+                None => s.boards.apply_json(&board, expect, &agent, &op)?,
+            };
             Ok(json!({"board": board, "revision": e.revision, "event": event(e)["event"]}))
         })
         .await?;

@@ -15,7 +15,7 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
-use workmem_store::db::Scope;
+use workmem_store::db::{RequestKey, Scope};
 use workmem_store::documents::Version;
 
 pub fn routes() -> Router<Arc<App>> {
@@ -55,11 +55,19 @@ async fn put(
     let (vault, memory) = request::path(p)?;
     let expect = request::query(q)?.expect;
     let text = request::text(&headers, body, app.max_body_bytes)?;
+    let key = request::idempotency_key(&headers)?;
     let stored = app
         .slots
         .run(move |s| {
             let agent = s.grants.authorize_write(&token, Scope::Vault(&vault))?;
-            Ok(s.documents.put(&vault, &memory, &agent, &text, expect)?)
+            Ok(match key {
+                Some(key) => {
+                    let expected = expect.map(|e| e.to_string()).unwrap_or_default();
+                    let request = RequestKey::new(&key, &["put", &agent, &expected, &String::from_utf8_lossy(&text)])?;
+                    s.documents.put_once(&vault, &memory, &agent, &text, expect, &request)?
+                }
+                None => s.documents.put(&vault, &memory, &agent, &text, expect)?,
+            })
         })
         .await?;
     Ok(created(stored))
@@ -144,6 +152,7 @@ async fn set_section(
     let expect = request::query(q)?.expect;
     let body = String::from_utf8(request::text(&headers, body, app.max_body_bytes)?).map_err(|_| ApiError::bad_request("the section's body is not UTF-8"))?;
     let runtime = app.slots.runtime().clone();
+    let key = request::idempotency_key(&headers)?;
     let stored = app
         .slots
         .run(move |s| {
@@ -151,7 +160,16 @@ async fn set_section(
             let latest = s.documents.latest(&vault, &memory)?;
             let text = runtime.instance()?.replace_document_section(&latest.context, &name, &body)?;
             // Based on the version read (or the one the caller names): a put in between is a conflict.
-            Ok(s.documents.put(&vault, &memory, &agent, text.as_bytes(), Some(expect.unwrap_or(latest.version)))?)
+            let based_on = Some(expect.unwrap_or(latest.version));
+            Ok(match key {
+                // What the request asked, not the text it made: a retry reads a newer latest.
+                Some(key) => {
+                    let expected = expect.map(|e| e.to_string()).unwrap_or_default();
+                    let request = RequestKey::new(&key, &["section", &agent, &expected, &name, &body])?;
+                    s.documents.put_once(&vault, &memory, &agent, text.as_bytes(), based_on, &request)?
+                }
+                None => s.documents.put(&vault, &memory, &agent, text.as_bytes(), based_on)?,
+            })
         })
         .await?;
     Ok(created(stored))

@@ -72,3 +72,12 @@ pub fn path<T>(p: Result<Path<T>, PathRejection>) -> Result<T, ApiError> {
 pub fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(t)| t).map_err(|e| ApiError::bad_request(format!("the query is not valid: {}", e.body_text())))
 }
+
+/// The request's `Idempotency-Key`, if it sent one: a retry with the same key gets the first
+/// outcome of its write (see `workmem_store::db::RequestKey`).
+pub fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    match headers.get("idempotency-key") {
+        None => Ok(None),
+        Some(v) => v.to_str().map(|k| Some(k.to_string())).map_err(|_| ApiError::bad_request("the Idempotency-Key header is not visible ASCII")),
+    }
+}

@@ -31,8 +31,14 @@ pub fn routes() -> Router<Arc<App>> {
 /// directory the server runs in, and only while it is the session granted (not one made
 /// since with its ID). Anything else is forbidden, naming no path.
 fn open(app: &App, grants: &mut workmem_store::db::Grants, token: &str, id: &str, access: Access) -> Result<Session, ApiError> {
-    let (_, name) = grants.authorize_session(token, id, access)?;
-    name.open(&app.sessions).map_err(|_| db::Error::Forbidden(Scope::Session(id).to_string()).into())
+    Ok(open_as(app, grants, token, id, access)?.1)
+}
+
+/// [`open`], with the token's agent.
+fn open_as(app: &App, grants: &mut workmem_store::db::Grants, token: &str, id: &str, access: Access) -> Result<(String, Session), ApiError> {
+    let (agent, name) = grants.authorize_session(token, id, access)?;
+    let session = name.open(&app.sessions).map_err(|_| ApiError::from(db::Error::Forbidden(Scope::Session(id).to_string())))?;
+    Ok((agent, session))
 }
 
 type Id = Result<Path<String>, PathRejection>;
@@ -60,14 +66,27 @@ async fn update(axum::extract::State(app): State, p: Id, headers: HeaderMap, bod
     let token = request::bearer(&headers)?;
     let id = request::path(p)?;
     let text = String::from_utf8(request::text(&headers, body, app.max_body_bytes)?).map_err(|_| ApiError::bad_request("the update is not UTF-8"))?;
+    let key = request::idempotency_key(&headers)?;
     let runtime = app.slots.runtime().clone();
     let app2 = app.clone();
     let applied = app
         .slots
         .run(move |s| {
-            let session = open(&app2, &mut s.grants, &token, &id, Access::Write)?;
-            match workmem_agent::apply::apply(&runtime, &session, &text) {
-                Ok(applied) => Ok(report::applied(&applied)),
+            let (agent, session) = open_as(&app2, &mut s.grants, &token, &id, Access::Write)?;
+            let outcome = match key {
+                Some(key) => {
+                    let request = db::RequestKey::new(&key, &["update", &agent, &text])?;
+                    workmem_agent::apply::apply_once(&runtime, &session, &text, &request)
+                }
+                None => workmem_agent::apply::apply(&runtime, &session, &text).map(workmem_agent::apply::Once::Applied),
+            };
+            match outcome {
+                Ok(workmem_agent::apply::Once::Applied(applied)) => Ok(report::applied(&applied)),
+                // The update this key made: the answer it had (its warnings are not kept).
+                Ok(workmem_agent::apply::Once::Before(record)) => Ok(json!({
+                    "ok": true, "seq": record["seq"], "added": record["added"], "archived": record["archived"],
+                    "ignored": record["ignored"], "diff": record["diff"], "diagnostics": [],
+                })),
                 Err(workmem_agent::Error::InvalidDsl(ds)) => {
                     let diagnostics = report::rejected(&ds)["diagnostics"].take();
                     let message = workmem_agent::Error::InvalidDsl(ds).to_string();

@@ -14,6 +14,7 @@ use std::fs::File;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 /// The part of a session the LLM may read and write.
 pub const MEMORY_DIR: &str = "working-memory";
@@ -63,24 +64,52 @@ pub struct Confined {
     /// Files whose content a stranger may have placed (a model's, a project's): a file with
     /// a second name is refused, since that name may be anywhere, outside included.
     untrusted: bool,
+    /// The root, opened once (on first use, or given): every later step starts from this
+    /// handle, so the root's path swapped for a symlink afterwards leads nowhere new.
+    handle: Arc<OnceLock<OwnedFd>>,
 }
 
 impl Confined {
     pub fn new(root: &Path) -> Self {
-        Confined { root: root.to_path_buf(), untrusted: false }
+        Confined { root: root.to_path_buf(), untrusted: false, handle: Arc::default() }
     }
 
     /// A directory whose files a model or a project put there: as [`Confined::new`], and a
     /// file that is a hard link is refused too. (The session store's own files may be hard
     /// linked by a backup tool, so they are not held to this.)
     pub fn untrusted(root: &Path) -> Self {
-        Confined { root: root.to_path_buf(), untrusted: true }
+        Confined { untrusted: true, ..Confined::new(root) }
+    }
+
+    /// The directory `handle` (opened beneath a handle of the caller's), shown as `root`.
+    pub fn at_handle(root: &Path, handle: OwnedFd) -> Self {
+        Confined { root: root.to_path_buf(), untrusted: false, handle: Arc::new(OnceLock::from(handle)) }
+    }
+
+    /// The same directory, through the same handle, held to the untrusted rules.
+    pub fn as_untrusted(&self) -> Self {
+        Confined { untrusted: true, ..self.clone() }
     }
 
     /// A handle on the root itself. The root is the caller's, so it may be reached through
-    /// a symlink; nothing beneath it may.
+    /// a symlink when it is first opened; nothing beneath it may, and it is not opened again.
     fn root_handle(&self, name: &str) -> Result<OwnedFd, PathError> {
-        rustix::fs::open(&self.root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).map_err(|e| io(name, e.into()))
+        let fd = match self.handle.get() {
+            Some(fd) => fd,
+            None => {
+                let fd = rustix::fs::open(&self.root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).map_err(|e| io(name, e.into()))?;
+                // Another thread may have opened it first: either handle is the root.
+                let _ = self.handle.set(fd);
+                self.handle.get().expect("set just now")
+            }
+        };
+        rustix::io::fcntl_dupfd_cloexec(fd, 0).map_err(|e| io(name, e.into()))
+    }
+
+    /// The folder `name` beneath the root, as a confined directory of its own (opened now,
+    /// with no symlink on the way).
+    pub fn subdir(&self, name: &str) -> Result<Confined, PathError> {
+        Ok(Confined { untrusted: self.untrusted, ..Confined::at_handle(&self.root.join(name), self.folder(name)?) })
     }
 
     /// The folder holding `name`'s last component (opened, created when `create`), and
@@ -286,6 +315,11 @@ pub struct MemoryFiles {
 impl MemoryFiles {
     pub fn new(session_dir: &Path) -> Self {
         MemoryFiles { session: Confined::untrusted(session_dir) }
+    }
+
+    /// The memory files of the session directory `session` already has open.
+    pub fn within(session: &Confined) -> Self {
+        MemoryFiles { session: session.as_untrusted() }
     }
 
     fn check(&self, name: &str) -> Result<(), PathError> {

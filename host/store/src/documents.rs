@@ -7,8 +7,8 @@
 
 pub use crate::db::{Error, Result};
 
-use crate::db::connect;
 use crate::db::sql::{self, Kind, Sql, Value, bigint, rev};
+use crate::db::{RequestKey, connect};
 use std::time::{Duration, SystemTime};
 use workmem_runtime::Runtime;
 
@@ -94,6 +94,17 @@ impl Documents {
     /// otherwise [`Error::VersionConflict`] and nothing stored. A text the engine refuses is
     /// [`Error::InvalidDocument`], naming the rule.
     pub fn put(&mut self, vault: &str, memory: &str, actor: &str, text: &[u8], expected: Option<u64>) -> Result<Version> {
+        self.put_keyed(vault, memory, actor, text, expected, None)
+    }
+
+    /// [`Documents::put`] once per idempotency key: a put retried with the key of one that
+    /// was stored gets that version back and stores nothing ([`Error::KeyReused`] when the
+    /// key came with another request: the caller's digest tells).
+    pub fn put_once(&mut self, vault: &str, memory: &str, actor: &str, text: &[u8], expected: Option<u64>, request: &RequestKey) -> Result<Version> {
+        self.put_keyed(vault, memory, actor, text, expected, Some(request))
+    }
+
+    fn put_keyed(&mut self, vault: &str, memory: &str, actor: &str, text: &[u8], expected: Option<u64>, request: Option<&RequestKey>) -> Result<Version> {
         for (what, value) in [("vault", vault), ("memory", memory), ("actor", actor)] {
             crate::ids::check(what, value).map_err(Error::InvalidId)?;
         }
@@ -108,6 +119,14 @@ impl Documents {
             if kind == Kind::Postgres {
                 // Puts to one memory queue here; the ones to others go on.
                 db.query("SELECT pg_advisory_xact_lock(hashtext($1))", &[format!("{vault}\n{memory}").as_str().into()])?;
+            }
+            if let Some(request) = request {
+                let sql = format!("SELECT {}, request_digest FROM memory_contexts WHERE vault_id = $1 AND memory_id = $2 AND request_key = $3", columns(kind));
+                if let Some(mut row) = db.query(&sql, &[vault.into(), memory.into(), request.key.as_str().into()])?.into_iter().next() {
+                    // Stored before: its version, and nothing stored now.
+                    request.same(&row.pop().unwrap_or(Value::Null).text()?)?;
+                    return version(row);
+                }
             }
             let latest = latest(db, vault, memory)?;
             let current = latest.as_ref().map_or(0, |v| v.version);
@@ -130,8 +149,21 @@ impl Documents {
             };
             let time = if kind == Kind::Postgres { "$6::text::timestamptz" } else { "$6" };
             db.execute(
-                &format!("INSERT INTO memory_contexts (vault_id, memory_id, context_id, version, actor_id, creation_time, context) VALUES ($1, $2, $3, $4, $5, {time}, $7)"),
-                &[vault.into(), memory.into(), new.context_id.as_str().into(), bigint(new.version), actor.into(), new.creation_time.as_str().into(), text.into()],
+                &format!(
+                    "INSERT INTO memory_contexts (vault_id, memory_id, context_id, version, actor_id, creation_time, context, request_key, request_digest) \
+                     VALUES ($1, $2, $3, $4, $5, {time}, $7, $8, $9)"
+                ),
+                &[
+                    vault.into(),
+                    memory.into(),
+                    new.context_id.as_str().into(),
+                    bigint(new.version),
+                    actor.into(),
+                    new.creation_time.as_str().into(),
+                    text.into(),
+                    request.map(|r| r.key.as_str()).into(),
+                    request.map(|r| r.digest.as_str()).into(),
+                ],
             )?;
             if new.version > keep {
                 db.execute(

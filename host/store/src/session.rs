@@ -66,6 +66,21 @@ pub struct Meta {
     /// folder, so a grant for it opens nothing else (empty in sessions made before it).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub uid: String,
+    /// The latest updates made with an idempotency key (at most [`MAX_REQUESTS`]): a
+    /// request retried with one of them gets that update back instead of a second one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<KeyedUpdate>,
+}
+
+/// Updates remembered by their idempotency key, the latest.
+pub const MAX_REQUESTS: usize = 64;
+
+/// An update made with an idempotency key: the key, the digest of the request, its seq.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyedUpdate {
+    pub key: String,
+    pub digest: String,
+    pub seq: u32,
 }
 
 /// An applied update, ready to commit as one unit (see [`Session::commit`]).
@@ -79,6 +94,10 @@ pub struct Commit {
     pub state: String,
     /// The new `working-memory/overview.md`.
     pub overview: String,
+    /// The idempotency key and request digest of the request that made it, remembered in
+    /// meta.json as part of the commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<(String, String)>,
 }
 
 /// The session's lock, held until dropped (see [`Session::lock`]).
@@ -135,6 +154,7 @@ impl Sessions {
             memory_updated_round: 0,
             token_correction: 0,
             uid: random_uid()?,
+            requests: Vec::new(),
         };
         // meta.json last: its marker makes the directory a session.
         session.write_json(META, &meta)?;
@@ -266,7 +286,12 @@ impl GrantName {
     /// one granted: not one made since with the same ID.
     pub fn open(&self, root: &Path) -> Result<Session> {
         let dir = root.join(&self.folder).join(&self.id);
-        let session = Session::open(&dir)?;
+        // Beneath the root by handle: neither the project's folder nor the session's may be a
+        // symlink (to elsewhere, or swapped in while the session is used).
+        let files = Confined::new(root)
+            .subdir(&format!("{}/{}", self.folder, self.id))
+            .map_err(|source| Error::NotASession { dir: dir.clone(), why: source.to_string() })?;
+        let session = Session::open_in(files, dir.clone())?;
         if GrantName::of(&session)? != *self {
             return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
         }
@@ -326,19 +351,28 @@ impl Session {
         Session { dir: dir.to_path_buf(), files: Confined::new(dir) }
     }
 
+    /// The session in `files`' directory (already open), with the checks of [`Session::open`].
+    fn open_in(files: Confined, dir: PathBuf) -> Result<Self> {
+        Session::check(Session { dir, files })
+    }
+
     /// The session at `dir`: its meta.json must carry the [`FORMAT`] marker.
     pub fn open(dir: &Path) -> Result<Self> {
-        let session = Session::at(dir);
+        Session::check(Session::at(dir))
+    }
+
+    fn check(session: Session) -> Result<Self> {
+        let dir = session.dir.clone();
         match session.meta() {
             Ok(meta) if meta.format == FORMAT => Ok(session),
-            Ok(meta) => Err(Error::NotASession { dir: dir.to_path_buf(), why: format!("meta.json's format is {:?}, not {FORMAT:?}", meta.format) }),
-            Err(Error::File { source, .. }) if source.is_not_found() => Err(Error::NotASession { dir: dir.to_path_buf(), why: "it has no meta.json".into() }),
+            Ok(meta) => Err(Error::NotASession { dir, why: format!("meta.json's format is {:?}, not {FORMAT:?}", meta.format) }),
+            Err(Error::File { source, .. }) if source.is_not_found() => Err(Error::NotASession { dir, why: "it has no meta.json".into() }),
             Err(e) => {
                 let why = match std::error::Error::source(&e) {
                     Some(source) => format!("{e}: {source}"),
                     None => e.to_string(),
                 };
-                Err(Error::NotASession { dir: dir.to_path_buf(), why })
+                Err(Error::NotASession { dir, why })
             }
         }
     }
@@ -358,7 +392,7 @@ impl Session {
 
     /// The memory file tools for this session: `working-memory/` only, every path checked.
     pub fn memory_files(&self) -> crate::MemoryFiles {
-        crate::MemoryFiles::new(&self.dir)
+        crate::MemoryFiles::within(&self.files)
     }
 
     pub fn overview_path(&self) -> PathBuf {
@@ -587,6 +621,11 @@ impl Session {
             meta.updated_at = crate::now();
             meta.updates = commit.seq.into();
             meta.memory_updated_round = meta.rounds;
+            if let Some((key, digest)) = &commit.request {
+                meta.requests.push(KeyedUpdate { key: key.clone(), digest: digest.clone(), seq: commit.seq });
+                let over = meta.requests.len().saturating_sub(MAX_REQUESTS);
+                meta.requests.drain(..over);
+            }
             self.write_json(META, &meta)?;
         }
         self.files.remove(PENDING).map_err(self.err())

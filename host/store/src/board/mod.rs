@@ -13,7 +13,7 @@
 pub use crate::db::{Error, Result};
 
 use crate::db::sql::{self, Change, Sql, Value, bigint, rev};
-use crate::db::{Scope, connect, grants};
+use crate::db::{RequestKey, Scope, connect, grants};
 use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, SystemTime};
 use workmem_runtime::Runtime;
@@ -148,21 +148,33 @@ impl Boards {
     /// Applies `op` by `actor`, now. With `expected`, only if the board is still at that
     /// revision ([`Error::Conflict`] otherwise). Returns the stored event.
     pub fn apply(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &Op) -> Result<Event> {
-        self.apply_input(id, expected, actor, Input::Op(op))
+        self.apply_input(id, expected, actor, Input::Op(op), None)
     }
 
     /// [`Boards::apply`] with the op in the log's JSON (`{"op": "add_task", ...}`), as an
     /// API client sends it; the engine parses it (`invalid-op` when it is not an op).
     pub fn apply_json(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &str) -> Result<Event> {
-        self.apply_input(id, expected, actor, Input::Json(op))
+        self.apply_input(id, expected, actor, Input::Json(op), None)
     }
 
-    fn apply_input(&mut self, id: &str, expected: Option<u64>, actor: &str, op: Input<'_>) -> Result<Event> {
+    /// [`Boards::apply_json`] once per idempotency key: a request retried with the key of one
+    /// that was applied gets that op's event back and writes nothing ([`Error::KeyReused`]
+    /// when the key came with another request: the caller's digest tells).
+    pub fn apply_json_once(&mut self, id: &str, expected: Option<u64>, actor: &str, op: &str, request: &RequestKey) -> Result<Event> {
+        self.apply_input(id, expected, actor, Input::Json(op), Some(request))
+    }
+
+    fn apply_input(&mut self, id: &str, expected: Option<u64>, actor: &str, op: Input<'_>, request: Option<&RequestKey>) -> Result<Event> {
         let now = crate::now();
         // Not resident: no events wanted, the board loads from its latest snapshot.
         let after = self.resident.get(id).map_or(i64::MAX as u64, |r| r.revision);
         let result = match self.db.lock_head(id, after) {
-            Ok(Some(head)) => self.apply_locked(id, expected, actor, op, &now, head),
+            Ok(Some(head)) => match request.map(|r| applied_before(self.db.as_mut(), id, r)).transpose() {
+                // Applied before: its outcome, and nothing written now.
+                Ok(Some(Some(event))) => self.db.batch("ROLLBACK").map(|()| event),
+                Ok(_) => self.apply_locked(id, expected, actor, op, &now, head, request),
+                Err(e) => Err(e),
+            },
             Ok(None) => Err(Error::NoBoard(id.into())),
             Err(e) => Err(e),
         };
@@ -177,7 +189,17 @@ impl Boards {
 
     /// The rest of [`Boards::apply`], with the head locked and the events the resident board
     /// lacks in hand; commits on success.
-    fn apply_locked(&mut self, id: &str, expected: Option<u64>, actor: &str, op: Input<'_>, now: &str, head: sql::Locked) -> Result<Event> {
+    #[allow(clippy::too_many_arguments)]
+    fn apply_locked(
+        &mut self,
+        id: &str,
+        expected: Option<u64>,
+        actor: &str,
+        op: Input<'_>,
+        now: &str,
+        head: sql::Locked,
+        request: Option<&RequestKey>,
+    ) -> Result<Event> {
         if let Some(expected) = expected.filter(|e| *e != head.revision) {
             return Err(Error::Conflict { board: id.into(), expected, current: head.revision });
         }
@@ -205,6 +227,7 @@ impl Boards {
             at: now,
             event: &applied.event,
             tip: &r.tip,
+            request,
             status: status.map(|s| (s, (s == "archived").then_some(now))),
             snapshot: snapshot.as_deref(),
         })?;
@@ -420,6 +443,21 @@ impl Boards {
         let rows = self.db.query("SELECT id, revision, status, created_at, updated_at, archived_at FROM boards ORDER BY id", &[])?;
         rows.into_iter().map(head).collect()
     }
+}
+
+/// The event the request with `request`'s key wrote to board `id`, if one did; with the head
+/// locked, so a retry racing its first attempt waits for it.
+fn applied_before(db: &mut dyn Sql, id: &str, request: &RequestKey) -> Result<Option<Event>> {
+    let rows = db.query(
+        "SELECT revision, actor, at, event, request_digest FROM board_events WHERE board = $1 AND request_key = $2",
+        &[id.into(), request.key.as_str().into()],
+    )?;
+    let Some(row) = rows.into_iter().next() else { return Ok(None) };
+    let mut r = row.into_iter();
+    let mut next = || r.next().unwrap_or(Value::Null);
+    let event = Event { revision: rev(&next())?, actor: next().text()?, at: next().text()?, event: next().text()? };
+    request.same(&next().text()?)?;
+    Ok(Some(event))
 }
 
 /// An op as a caller gives it: typed, or in the log's JSON.

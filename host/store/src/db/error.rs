@@ -29,6 +29,12 @@ pub enum Error {
     /// The token was not granted this scope (named as "board B" or "vault V").
     #[error("this token does not grant access to {0}")]
     Forbidden(String),
+    /// An Idempotency-Key that is not one.
+    #[error("{0}")]
+    BadKey(String),
+    /// An Idempotency-Key already used for another request: nothing was written.
+    #[error("the Idempotency-Key {0:?} was already used for another request; use a new key for a new request")]
+    KeyReused(String),
     #[error("no grant with ID {0} (`workmem token list` shows them)")]
     NoGrant(String),
     #[error("this token's grant of {scope} expired at {at}")]
@@ -64,6 +70,8 @@ impl Error {
             Error::NewerSchema { .. } => "newer_schema",
             Error::NoBoard(_) => "no_board",
             Error::NoGrant(_) => "no_grant",
+            Error::BadKey(_) => "bad_request",
+            Error::KeyReused(_) => "idempotency_key_reused",
             Error::Exists(_) => "exists",
             Error::Conflict { .. } => "conflict",
             Error::Refused { .. } => "refused",

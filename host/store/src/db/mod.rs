@@ -4,6 +4,7 @@
 
 mod error;
 pub(crate) mod grants;
+mod idempotency;
 mod postgres;
 mod schema;
 pub(crate) mod sql;
@@ -11,6 +12,7 @@ mod sqlite;
 
 pub use error::{Error, Result};
 pub use grants::{Access, GrantInfo, GrantOptions, Granted, Grants, Scope};
+pub use idempotency::{MAX_KEY, RequestKey};
 pub use schema::VERSION as SCHEMA_VERSION;
 
 /// `$WORKMEM_BOARD_DB`: the database the CLI and the server use when `--db` is not given.

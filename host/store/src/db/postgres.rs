@@ -74,8 +74,8 @@ impl Postgres {
                 .batch_execute(&format!(
                     "PREPARE workmem_head(text) AS SELECT revision, tip FROM boards WHERE id = $1 FOR UPDATE; \
                      PREPARE workmem_events(text, bigint) AS SELECT revision, event FROM board_events WHERE board = $1 AND revision > $2 ORDER BY revision; \
-                     PREPARE workmem_append(text, bigint, text, text, text, text, text) AS \
-                       WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ($1, $2, $3, $4, $5)), \
+                     PREPARE workmem_append(text, bigint, text, text, text, text, text, text, text) AS \
+                       WITH e AS (INSERT INTO board_events (board, revision, actor, at, event, request_key, request_digest) VALUES ($1, $2, $3, $4, $5, $8, $9)), \
                        h AS (UPDATE boards SET revision = $2, updated_at = $4, tip = $7 WHERE id = $1) \
                        SELECT pg_notify('{CHANNEL}', $6)"
                 ))
@@ -194,12 +194,16 @@ impl Sql for Postgres {
             None => String::new(),
         };
         let (actor, event, tip, payload) = (literal(a.actor)?, literal(a.event)?, literal(a.tip)?, literal(&format!("{} {r}", a.board))?);
+        let (key, digest) = match a.request {
+            Some(request) => (literal(&request.key)?, literal(&request.digest)?),
+            None => ("NULL".to_string(), "NULL".to_string()),
+        };
         // The common case (no status change, no snapshot) runs a statement planned once.
         let write = if status.is_empty() && snapshot.is_empty() {
-            format!("EXECUTE workmem_append({b}, {r}, {actor}, {at}, {event}, {payload}, {tip})")
+            format!("EXECUTE workmem_append({b}, {r}, {actor}, {at}, {event}, {payload}, {tip}, {key}, {digest})")
         } else {
             format!(
-                "WITH e AS (INSERT INTO board_events (board, revision, actor, at, event) VALUES ({b}, {r}, {actor}, {at}, {event})), \
+                "WITH e AS (INSERT INTO board_events (board, revision, actor, at, event, request_key, request_digest) VALUES ({b}, {r}, {actor}, {at}, {event}, {key}, {digest})), \
                  h AS (UPDATE boards SET revision = {r}, updated_at = {at}, tip = {tip}{status} WHERE id = {b}){snapshot} \
                  SELECT pg_notify('{CHANNEL}', {payload})"
             )

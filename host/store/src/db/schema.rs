@@ -8,7 +8,8 @@ use super::{Error, Result};
 
 /// Each entry is one version, as SQLite and as PostgreSQL read it: applied in order, once,
 /// in one transaction.
-const MIGRATIONS: &[[&str; 2]] = &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS], [TIPS, TIPS], [GRANT_LIMITS, GRANT_LIMITS]];
+const MIGRATIONS: &[[&str; 2]] =
+    &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS], [TIPS, TIPS], [GRANT_LIMITS, GRANT_LIMITS], [REQUEST_KEYS, REQUEST_KEYS]];
 
 const BOARDS: &str =
     // 1: boards (the head: revision and status), their append-only event logs, snapshots
@@ -100,6 +101,15 @@ const TIPS: &str = "ALTER TABLE boards ADD COLUMN tip TEXT NOT NULL DEFAULT ''";
 const GRANT_LIMITS: &str = "ALTER TABLE grants ADD COLUMN created_at TEXT;
     ALTER TABLE grants ADD COLUMN expires_at TEXT;
     ALTER TABLE grants ADD COLUMN read_only BIGINT NOT NULL DEFAULT 0";
+
+// 6: idempotency keys, stored with the write they made (a board's event, a document's version)
+// with a digest of the request, so a retried request gets the first outcome.
+const REQUEST_KEYS: &str = "ALTER TABLE board_events ADD COLUMN request_key TEXT;
+    ALTER TABLE board_events ADD COLUMN request_digest TEXT;
+    CREATE UNIQUE INDEX board_events_request ON board_events (board, request_key) WHERE request_key IS NOT NULL;
+    ALTER TABLE memory_contexts ADD COLUMN request_key TEXT;
+    ALTER TABLE memory_contexts ADD COLUMN request_digest TEXT;
+    CREATE UNIQUE INDEX memory_contexts_request ON memory_contexts (vault_id, memory_id, request_key) WHERE request_key IS NOT NULL";
 
 /// The schema version this workmem writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

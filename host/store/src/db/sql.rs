@@ -124,8 +124,16 @@ pub trait Sql: Send {
     fn append_commit(&mut self, a: &Append<'_>) -> Result<()> {
         let revision = bigint(a.revision);
         self.execute(
-            "INSERT INTO board_events (board, revision, actor, at, event) VALUES ($1, $2, $3, $4, $5)",
-            &[a.board.into(), revision, a.actor.into(), a.at.into(), a.event.into()],
+            "INSERT INTO board_events (board, revision, actor, at, event, request_key, request_digest) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                a.board.into(),
+                revision,
+                a.actor.into(),
+                a.at.into(),
+                a.event.into(),
+                a.request.map(|r| r.key.as_str()).into(),
+                a.request.map(|r| r.digest.as_str()).into(),
+            ],
         )?;
         match a.status {
             Some((status, archived_at)) => self.execute(
@@ -168,6 +176,8 @@ pub struct Append<'a> {
     pub event: &'a str,
     /// The board's tip after this event (see `board::next_tip`).
     pub tip: &'a str,
+    /// The request's idempotency key, stored with the event.
+    pub request: Option<&'a super::RequestKey>,
     /// The board's new status and archive time, when the op changed its status.
     pub status: Option<(&'a str, Option<&'a str>)>,
     /// The board's state, when a snapshot is due at this revision.
