@@ -3,9 +3,12 @@
 //! confinement every path an LLM names goes through; and spec 002's shared boards in SQLite
 //! or PostgreSQL ([`board`]).
 
+#[cfg(feature = "db")]
 pub mod board;
 pub mod confine;
+#[cfg(feature = "db")]
 pub mod db;
+#[cfg(feature = "db")]
 pub mod documents;
 mod error;
 pub mod fsio;
