@@ -3,8 +3,8 @@
 //! maintained, context_meta right on every request, a stable prefix, and failures that leave
 //! the memory as it was.
 
-mod common;
-mod llm_server;
+use crate::common;
+use crate::llm_server;
 
 use common::Workspace;
 use llm_server::{Reply, Server};

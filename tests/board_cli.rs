@@ -2,7 +2,7 @@
 //! (examples/board/auth.sh) end to end on SQLite and on a real PostgreSQL, spec 004's
 //! documents, and the JSON a script gets, errors included.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! board, snapshots and compaction, restarts, migrations, leases, retention, tokens, the
 //! change feed, and 16 concurrent writers that lose nothing.
 
-mod common;
+use crate::common;
 
 use common::postgres::Server;
 use common::suite::{Case, SqliteFiles, Target, suite};
@@ -205,7 +205,7 @@ fn migrations(target: &dyn Target) {
     // A database as version 1 left it (boards and their own grants table, as released):
     // its board tokens still open their board, and nothing else, once migrated.
     let db = target.fresh("migrations_from_1");
-    crate::raw(&db)("CREATE TABLE workmem_schema (version BIGINT NOT NULL);
+    self::raw(&db)("CREATE TABLE workmem_schema (version BIGINT NOT NULL);
         INSERT INTO workmem_schema (version) VALUES (1);
         CREATE TABLE boards (id TEXT PRIMARY KEY, revision BIGINT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, archived_at TEXT);
         CREATE TABLE board_events (board TEXT NOT NULL REFERENCES boards (id) ON DELETE CASCADE, revision BIGINT NOT NULL, actor TEXT NOT NULL, at TEXT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (board, revision));

@@ -1,6 +1,6 @@
 //! The `workmem` binary as a user runs it.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,8 @@
 //! change nothing, the notice on the next request, `workmem agent` kept under its window by
 //! the safety net against the loopback LLM server, and `workmem replay` on a real trajectory.
 
-mod common;
-mod llm_server;
+use crate::common;
+use crate::llm_server;
 
 use common::Workspace;
 use llm_server::{Reply, Server};

@@ -1,7 +1,7 @@
 //! The engine component as wasmtime sees it: its imports, its errors, its traps, and the
 //! compile cache. An `Err` from the guest and a trap are asserted separately.
 
-mod common;
+use crate::common;
 
 use workmem_agent::apply::apply;
 use workmem_runtime::{COMPONENT, Error, LearningAdd, LearningOps, Options, Runtime, Update, UpdateStep, VerbatimOps, Wants};

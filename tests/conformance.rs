@@ -2,7 +2,7 @@
 //! tests/corpus against its `.json`, and every session in tests/scenarios step by step,
 //! ending with the serialized memory every runtime must write byte for byte.
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use workmem_agent::json as wjson;

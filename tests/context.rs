@@ -1,6 +1,6 @@
 //! Context assembly through the component with the host's session, tokenizer and files.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use workmem_agent::context::{self, Options};

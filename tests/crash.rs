@@ -2,8 +2,8 @@
 //! loads, state, update log and meta.json agree, every update is wholly there or not at all
 //! (and there whenever the command said it succeeded), and no temporary file is left.
 
-mod common;
-mod llm_server;
+use crate::common;
+use crate::llm_server;
 
 use common::Workspace;
 use llm_server::{Reply, Server};

@@ -4,7 +4,7 @@
 //! with nothing stored, retention, full-text search over the latest, read-after-write across
 //! connections, and 16 concurrent writers losing nothing.
 
-mod common;
+use crate::common;
 
 use common::postgres::Server;
 use common::suite::{Case, SqliteFiles, Target, suite};

@@ -1,8 +1,8 @@
 //! The LLM client and `workmem update` against a loopback server that speaks the OpenAI
 //! Chat Completions protocol, streaming included.
 
-mod common;
-mod llm_server;
+use crate::common;
+use crate::llm_server;
 
 use common::Workspace;
 use llm_server::{Reply, Server};

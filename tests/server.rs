@@ -6,8 +6,8 @@
 //! of 16 concurrent clients, and the page for people
 //! (`workmem view`, and `/view` live) in headless Chromium.
 
-mod common;
-mod llm_server;
+use crate::common;
+use crate::llm_server;
 
 use common::postgres::Server;
 use common::suite::{Case, SqliteFiles, Target, suite};

@@ -1,7 +1,7 @@
 //! The file session store's commit path: a commit interrupted at any step is finished by
 //! the next lock holder, so memory and log agree; a record cut short by a crash is dropped.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use workmem_store::{Commit, Sessions};

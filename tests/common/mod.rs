@@ -1,5 +1,4 @@
 //! Helpers shared by the host's integration tests.
-#![allow(dead_code)] // each test binary uses its own subset
 
 pub mod chromium;
 pub mod postgres;

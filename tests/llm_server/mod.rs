@@ -1,7 +1,6 @@
 //! A loopback server that speaks the OpenAI Chat Completions protocol over real HTTP/1.1:
 //! JSON answers, server-sent event streams (chunked), error statuses with retry headers,
 //! connections that never answer and streams cut mid-way, replayed from a script in order.
-#![allow(dead_code)] // each test binary uses its own subset
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
