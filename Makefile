@@ -25,11 +25,14 @@ test: test-rust test-js test-python test-go test-http test-mcp test-packages tes
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
+# Four tests at a time on two cores: most of them wait (on PostgreSQL, a child process, a
+# loopback server), and the longest, PostgreSQL's board suite, sets the pace.
+TEST_THREADS ?= 4
 test-rust:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo build --workspace --all-targets
-	cargo test --workspace
+	cargo test --workspace -- --test-threads=$(TEST_THREADS)
 	cargo run -q -p workmem-example > /dev/null
 
 # Every fuzz target for a short while (FUZZ_SECONDS each, default 15; tests/fuzz/run.sh),
