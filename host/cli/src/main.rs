@@ -640,7 +640,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 print!("{}", ctx.memory(&s)?.save()?);
             } else {
-                print!("{}", s.overview()?);
+                print!("{}", report::file_text(&s.overview()?));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -734,7 +734,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     let v: Vec<_> = found.iter().map(|(seq, m)| serde_json::json!({"seq": seq, "message": m})).collect();
                     report::print_json(&serde_json::json!(v));
                 }
-                Some(spec) => print!("{}", workmem_agent::compact::read_history(&s, &spec).map_err(anyhow::Error::msg)?),
+                Some(spec) => print!("{}", report::file_text(&workmem_agent::compact::read_history(&s, &spec).map_err(anyhow::Error::msg)?)),
                 None => {
                     let view = s.view()?.entries;
                     if json {
@@ -743,7 +743,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     } else {
                         for (seq, m) in &view {
                             let first = m.content.lines().next().unwrap_or_default();
-                            println!("#{seq:<5} {:<9} {}", m.role, first.chars().take(100).collect::<String>());
+                            println!("#{seq:<5} {:<9} {}", report::one_line(&m.role), report::one_line(&first.chars().take(100).collect::<String>()));
                         }
                     }
                 }
@@ -763,7 +763,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if json {
                 report::print_json(&serde_json::json!({"path": path, "content": content}));
             } else {
-                print!("{content}");
+                print!("{}", report::file_text(&content));
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -782,7 +782,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 report::print_json(&serde_json::json!(names));
             } else {
                 for name in names {
-                    println!("{name}");
+                    println!("{}", report::one_line(&name));
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -795,7 +795,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!("no updates yet");
             } else {
                 for e in &entries {
-                    println!("== {}\n{}", e["at"].as_str().unwrap_or_default(), e["diff"].as_str().unwrap_or_default());
+                    println!("== {}\n{}", report::one_line(e["at"].as_str().unwrap_or_default()), report::visible(e["diff"].as_str().unwrap_or_default()));
                 }
             }
             Ok(ExitCode::SUCCESS)

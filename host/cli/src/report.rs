@@ -19,6 +19,13 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
     text.chars().map(|c| if shown(c) { c.to_string() } else { format!("\\u{{{:x}}}", u32::from(c)) }).collect::<String>().into()
 }
 
+/// A file's text as stdout takes it: [`visible`] on a terminal, the bytes as they are when
+/// piped (`memory read ... > notes.md` copies the file).
+pub fn file_text(text: &str) -> std::borrow::Cow<'_, str> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() { visible(text) } else { text.into() }
+}
+
 /// [`visible`] on one line: newlines and tabs escaped too.
 pub fn one_line(text: &str) -> String {
     visible(text).replace('\n', "\\n").replace('\t', "\\t")
