@@ -105,7 +105,7 @@ fn errors_are_json_a_script_can_act_on() {
     // One rule for IDs: nothing that is a path, a control or an invisible character.
     for id in ["..", "a/b", "x\u{1b}]52;c;aGk=\u{7}", "bell\u{7}", "line\nbreak", "\u{202e}detelpmoc"] {
         let refused = error(workmem(&db, &["create", id, "--name", "n", "--goal", "g", "--json"]));
-        assert_eq!(refused["kind"], "invalid_id", "{id:?}: {refused}");
+        assert_eq!((refused["kind"].as_str(), refused["rule"].as_str()), (Some("refused"), Some("invalid-id")), "{id:?}: {refused}");
     }
     assert_eq!(error(workmem(&db, &["grant", "b", "qa\u{1b}[2J", "--json"]))["kind"], "invalid_id");
 

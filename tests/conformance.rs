@@ -55,3 +55,20 @@ fn merge_scenarios_through_the_component() {
     assert!(steps_run >= 6, "only {steps_run} scenario steps ran");
     assert!(failures.is_empty(), "{} scenario files differ:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// The one rule of IDs (tests/data/ids.json), as the engine applies it to a board's ID and the
+/// host stores to the IDs they take: the same list refused and accepted by both.
+#[test]
+fn the_one_rule_of_ids() {
+    let ids: serde_json::Value = serde_json::from_str(&common::read(&common::root().join("tests/data/ids.json"))).unwrap();
+    let runtime = common::runtime();
+    for id in ids["refused"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()) {
+        let refused = runtime.create_board(id, "n", "g", &[], &[], "2026-11-25T00:00:00Z").unwrap().err();
+        assert!(matches!(&refused, Some(e) if e.rule() == "invalid-id"), "the engine took {id:?}: {refused:?}");
+        assert!(workmem_store::ids::check("vault", id).is_err(), "the host took {id:?}");
+    }
+    for id in ids["accepted"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()) {
+        assert!(runtime.create_board(id, "n", "g", &[], &[], "2026-11-25T00:00:00Z").unwrap().is_ok(), "the engine refused {id:?}");
+        assert!(workmem_store::ids::check("vault", id).is_ok(), "the host refused {id:?}");
+    }
+}

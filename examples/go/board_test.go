@@ -137,6 +137,25 @@ func TestBoardApplyTakesAnOpAsAMap(t *testing.T) {
 	if !errors.As(err, &refused) || refused.Message != "goal is empty; it is required" || refused.Kind != "empty" {
 		t.Fatalf("%v", err)
 	}
+	raw, err := os.ReadFile("../../tests/data/ids.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids struct{ Refused, Accepted []string }
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range ids.Refused {
+		_, err = e.NewBoard(ctx, id, "n", "g", nil, nil, Now())
+		if !errors.As(err, &refused) || refused.Kind != "invalid-id" {
+			t.Errorf("the ID %q: %v", id, err)
+		}
+	}
+	for _, id := range ids.Accepted {
+		if _, err := e.NewBoard(ctx, id, "n", "g", nil, nil, Now()); err != nil {
+			t.Errorf("the ID %q: %v", id, err)
+		}
+	}
 	_, err = e.LoadBoard(ctx, "{}")
 	if !errors.As(err, &refused) || refused.Kind != "" || !strings.HasPrefix(refused.Message, "not a serialized board: ") {
 		t.Fatalf("a board that does not load is not a refusal: %#v", err)

@@ -364,6 +364,8 @@ pub enum BoardError {
     InvalidOp(String),
     /// `close` with a status a board does not end in (only completed or cancelled).
     NotAnEnding(BoardStatus),
+    /// A board's ID that would be a path or hides what it holds (see [`limits::id`]).
+    InvalidId(String),
 }
 
 impl fmt::Display for BoardError {
@@ -381,6 +383,9 @@ impl fmt::Display for BoardError {
             BoardError::Claimed { task, by, since } => write!(f, "task {task} is claimed by {by} (last heard from at {since})"),
             BoardError::InvalidOp(why) => write!(f, "not a board op: {why}"),
             BoardError::NotAnEnding(status) => write!(f, "a board closes as completed or cancelled, not {}", name(status)),
+            BoardError::InvalidId(id) => {
+                write!(f, "the board ID {id:?} is refused: an ID is not `.` or `..` and holds no `/`, `\\`, control or invisible character")
+            }
         }
     }
 }
@@ -404,6 +409,7 @@ impl BoardError {
             BoardError::Claimed { .. } => "claimed",
             BoardError::InvalidOp(_) => "invalid-op",
             BoardError::NotAnEnding(_) => "not-an-ending",
+            BoardError::InvalidId(_) => "invalid-id",
         }
     }
 }
@@ -434,6 +440,7 @@ impl Board {
         if id.len() > limits::MAX_ID {
             return Err(BoardError::TooLarge { field: "id".into(), limit: limits::MAX_ID });
         }
+        limits::id(id)?;
         for (field, value) in [("name", name), ("goal", goal), ("now", now)] {
             limits::text(field, value)?;
         }

@@ -50,3 +50,11 @@ test('a refusal names its rule', () => {
   });
   assert.throws(() => Board.create({ id: 'b', name: 'n', goal: ' ' }), (e) => e instanceof BoardError && e.kind === 'empty');
 });
+
+test('the one rule of IDs (tests/data/ids.json)', () => {
+  const ids = JSON.parse(readFileSync(new URL('../ids.json', dir), 'utf8'));
+  for (const id of ids.refused) {
+    assert.throws(() => Board.create({ id, name: 'n', goal: 'g' }), (e) => e instanceof BoardError && e.kind === 'invalid-id', JSON.stringify(id));
+  }
+  for (const id of ids.accepted) Board.create({ id, name: 'n', goal: 'g' });
+});

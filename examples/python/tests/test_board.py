@@ -63,3 +63,13 @@ def test_a_refusal_names_its_rule(engine: Engine) -> None:
     assert empty.value.kind == "empty"
     with pytest.raises(ValueError):
         board.view("everything")
+
+
+def test_the_one_rule_of_ids(engine: Engine) -> None:
+    ids = json.loads((DATA.parent / "ids.json").read_text())
+    for id in ids["refused"]:
+        with pytest.raises(BoardError) as refused:
+            engine.new_board(id, "n", "g")
+        assert refused.value.kind == "invalid-id", id
+    for id in ids["accepted"]:
+        engine.new_board(id, "n", "g")

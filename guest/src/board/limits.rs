@@ -16,6 +16,17 @@ pub const MAX_OP_JSON: usize = 1 << 20;
 /// Records of each kind on one board (tasks, decisions, discoveries, artifacts, nudges).
 pub const MAX_RECORDS: usize = 100_000;
 
+/// A board's ID names it in URLs, file names, terminals and pages: it may not be a path or
+/// hide what it holds. The same rule as the host stores' for their IDs; the shared list
+/// `tests/data/ids.json` holds both to it.
+pub(super) fn id(id: &str) -> Result<(), BoardError> {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}')
+    };
+    if id == "." || id == ".." || id.chars().any(|c| hidden(c) || c == '/' || c == '\\') { Err(BoardError::InvalidId(id.into())) } else { Ok(()) }
+}
+
 pub(super) fn text(field: &'static str, value: &str) -> Result<(), BoardError> {
     if value.len() > MAX_TEXT { Err(BoardError::TooLarge { field: field.into(), limit: MAX_TEXT }) } else { Ok(()) }
 }

@@ -171,6 +171,7 @@ fn error(e: b::BoardError) -> wit::BoardError {
         b::BoardError::Claimed { task, by, since } => wit::BoardError::Claimed(wit::Claim { task, by, since }),
         b::BoardError::InvalidOp(why) => wit::BoardError::InvalidOp(why),
         b::BoardError::NotAnEnding(status) => wit::BoardError::NotAnEnding(board_status(status)),
+        b::BoardError::InvalidId(id) => wit::BoardError::InvalidId(id),
     }
 }
 
@@ -210,6 +211,7 @@ fn to_error(e: wit::BoardError) -> b::BoardError {
         E::Claimed(c) => b::BoardError::Claimed { task: c.task, by: c.by, since: c.since },
         E::InvalidOp(why) => b::BoardError::InvalidOp(why),
         E::NotAnEnding(status) => b::BoardError::NotAnEnding(to_board_status(status)),
+        E::InvalidId(id) => b::BoardError::InvalidId(id),
     }
 }
 

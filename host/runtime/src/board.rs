@@ -28,6 +28,7 @@ impl BoardError {
             BoardError::Claimed(_) => "claimed",
             BoardError::InvalidOp(_) => "invalid-op",
             BoardError::NotAnEnding(_) => "not-an-ending",
+            BoardError::InvalidId(_) => "invalid-id",
         }
     }
 }

@@ -118,16 +118,14 @@ impl Boards {
         Ok(Boards { db: connect(target)?, runtime, config, resident: HashMap::new(), revisions: None })
     }
 
-    /// Creates an active board at revision 0. Errors: the ID breaks the rule of IDs, it
-    /// exists, or the engine refuses a field.
+    /// Creates an active board at revision 0. Errors: it exists, or the engine refuses a
+    /// field (the ID included: `invalid-id`).
     pub fn create(&mut self, id: &str, name: &str, goal: &str, constraints: &[String], memory_core_refs: &[String]) -> Result<()> {
         let now = crate::now();
         let mut board = match self.runtime.create_board(id, name, goal, constraints, memory_core_refs, &now)? {
             Ok(board) => board,
             Err(error) => return Err(Error::Refused { message: self.runtime.describe_board_error(&error)?, error }),
         };
-        // What the engine takes as an ID may still be a path or hold what rewrites a terminal.
-        crate::ids::check("board", id).map_err(Error::InvalidId)?;
         let state = board.save()?;
         let tip = first_tip()?;
         sql::write(self.db.as_mut(), |db| {
