@@ -336,6 +336,8 @@ and the token status; update working-memory/overview.md afterwards.",
             let access = cx.documents.as_deref_mut().expect("checked by call");
             let latest = match access.documents.latest(&access.vault, args.str("memory")) {
                 Ok(v) => v,
+                // The host's failure is not the model's to read (nor to correct): as context_put.
+                Err(e) if e.code() == "database" || e.code() == "engine" => return Err(e.into()),
                 Err(e) => return Ok(ToolOutput::refused(format!("error: {e}"))),
             };
             let text = match args.opt_str("section") {

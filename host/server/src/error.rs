@@ -100,7 +100,8 @@ impl IntoResponse for ApiError {
             // backtrace) is the operator's to read, not the client's: the log gets it under
             // an ID the answer names.
             let id = next_request_id();
-            eprintln!("workmem serve: request {id} failed ({}): {}", self.code, self.message);
+            // Escaped: the detail may carry a client's or a model's text, and this is a log.
+            eprintln!("workmem serve: request {id} failed ({}): {}", self.code, self.message.escape_debug());
             self.message = format!("the server failed to do this; its log has the detail under request {id}");
             self.extra.insert("request_id".into(), id.into());
         }

@@ -196,8 +196,11 @@ impl Sessions {
         let here = self.dir.join(id);
         // Two directories may map to one folder (`/x/a-b` and `/x/a/b`): a session is this
         // directory's only if it says so.
-        if here.exists() && Session::open(&here)?.meta()?.cwd == self.cwd.display().to_string() {
-            return Session::open(&here);
+        if here.exists() {
+            let session = Session::open(&here)?;
+            if session.meta()?.cwd == self.cwd.display().to_string() {
+                return Ok(session);
+            }
         }
         let mut found: Vec<PathBuf> = self.all()?.into_iter().map(|(s, _)| s.dir).filter(|d| d.file_name().is_some_and(|n| n == id)).collect();
         match found.len() {
