@@ -78,7 +78,7 @@ fn a_twenty_turn_session() {
         requests_before.push(server.requests().len());
         let before = ws.files();
         let task = format!("task {n}");
-        let mut args = vec!["agent", "--session", "s", task.as_str(), "--timeout", "2", "--retries", "0", "--model", "gpt-4o"];
+        let mut args = vec!["agent", "--session", "s", task.as_str(), "--timeout", "2", "--retries", "0", "--model", "gpt-4o", "--remind-after", "5"];
         if !turn.stream {
             args.push("--no-stream");
         }

@@ -245,23 +245,123 @@ fn replay_a_real_trajectory() {
     let ws = Workspace::new("replay");
     let file = common::root().join("tests/data/trajectories/minisweagent-gemini3pro-django__django-14672.jsonl");
     let png = ws.root.join("tokens.png");
-    let out = ws.cmd(None, &["--json", "replay", file.to_str().unwrap(), "--window", "8000", "--png", png.to_str().unwrap()]).output().unwrap();
+    let requests = ws.root.join("requests");
+    let args = ["--json", "replay", file.to_str().unwrap(), "--window", "8000", "--png", png.to_str().unwrap(), "--requests", requests.to_str().unwrap()];
+    let out = ws.cmd(None, &args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json_of(&out);
-    let by = |name: &str| v["policies"].as_array().unwrap().iter().find(|p| p["policy"] == name).unwrap().clone();
+    let group = &v["groups"][0];
+    let by = |name: &str| group["policies"].as_array().unwrap().iter().find(|p| p["policy"] == name).unwrap().clone();
     let (full, workmem) = (by("full"), by("workmem"));
-    assert!(full["peak"].as_u64().unwrap() > 6000, "the trajectory must cross the threshold for this test to mean anything");
-    assert!(workmem["peak"].as_u64().unwrap() <= 6000, "{workmem}");
+    assert!(full["unsendable"].as_u64().unwrap() > 0, "the trajectory must outgrow the window for this test to mean anything");
+    assert!(workmem["peak"].as_u64().unwrap() <= 8000 && workmem["unsendable"] == 0, "{workmem}");
     assert_eq!(workmem["violations"], 0);
-    assert!(workmem["compactions"].as_u64().unwrap() > 0);
-    assert_eq!(workmem["recovered"], workmem["compacted"]);
-    assert!(workmem["total"].as_u64() < full["total"].as_u64());
+    assert!(workmem["compactions"].as_u64().unwrap() > 0 && workmem["memory_updates"].as_u64().unwrap() > 0, "{workmem}");
+    assert!(workmem["read_back"].as_u64().unwrap() > 0);
+    assert_eq!(workmem["read_back_ok"], workmem["read_back"], "every handle gives back what it replaced");
+    assert!(workmem["needed"].as_u64().unwrap() > 0 && workmem["kept"].as_u64() <= workmem["needed"].as_u64());
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG\r\n\x1a\n"));
+    // Every request as it would be sent: workmem's offer its six tools, the baselines' none.
+    let lines = |policy: &str| -> Vec<Value> {
+        let text = std::fs::read_to_string(requests.join(format!("minisweagent-gemini3pro-django__django-14672.{policy}.jsonl"))).unwrap();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    let sent = lines("workmem");
+    assert_eq!(sent.len() as u64, workmem["requests"].as_u64().unwrap());
+    assert!(sent.iter().all(|b| b["tools"].as_array().is_some_and(|t| t.len() == 6)));
+    assert!(lines("mask").iter().all(|b| b.get("tools").is_none()));
     // One policy and one file: tokens per request.
     let out = ws.cmd(None, &["--json", "replay", file.to_str().unwrap(), "--policy", "mask"]).output().unwrap();
     let one = json_of(&out);
     assert_eq!(one["policy"], "mask");
     assert_eq!(one["tokens"].as_array().unwrap().len(), 33, "one request per assistant message");
+}
+
+/// The replay builds its requests with the code `workmem agent` and `workmem context` use: its
+/// last request is what `workmem context` gives for the session it leaves, byte for byte.
+#[test]
+fn a_replayed_request_is_what_context_builds() {
+    let ws = Workspace::new("replay-context");
+    let trajectory = std::fs::read_to_string(common::root().join("tests/data/trajectories/minisweagent-gemini3pro-django__django-14672.jsonl")).unwrap();
+    let lines: Vec<&str> = trajectory.lines().collect();
+    let system: Value = serde_json::from_str(lines[0]).unwrap();
+    std::fs::write(ws.root.join("system.txt"), system["content"].as_str().unwrap()).unwrap();
+    // Cut after each assistant message from the end until the last request asks for no memory
+    // update (the stand-in's update would change the session after it).
+    let mut compared = 0;
+    for cut in (20..lines.len()).rev().filter(|&k| lines[k - 1].contains("\"role\": \"assistant\"")) {
+        let file = ws.root.join(format!("cut-{cut}.jsonl"));
+        std::fs::write(&file, lines[..cut].join("\n")).unwrap();
+        let (requests, sessions) = (ws.root.join(format!("requests-{cut}")), ws.root.join(format!("sessions-{cut}")));
+        let args = [
+            "replay",
+            file.to_str().unwrap(),
+            "--policy",
+            "workmem",
+            "--window",
+            "8000",
+            "--requests",
+            requests.to_str().unwrap(),
+            "--sessions",
+            sessions.to_str().unwrap(),
+        ];
+        assert!(ws.cmd(None, &args).output().unwrap().status.success());
+        let sent = std::fs::read_to_string(requests.join(format!("cut-{cut}.workmem.jsonl"))).unwrap();
+        let last: Value = serde_json::from_str(sent.lines().last().unwrap()).unwrap();
+        let meta = last["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
+        if meta.contains("History was compacted") || meta.contains("You have not updated") || meta.contains("Archive finished work") {
+            continue;
+        }
+        let session = common::find_file(&sessions, "meta.json").unwrap().parent().unwrap().to_path_buf();
+        let system = ws.root.join("system.txt");
+        let args = [
+            "--json",
+            "context",
+            "--session",
+            session.to_str().unwrap(),
+            "--model",
+            "gpt-4o",
+            "--tokens-max",
+            "8000",
+            "--history",
+            "all",
+            "--system",
+            system.to_str().unwrap(),
+        ];
+        let out = ws.cmd(None, &args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(serde_json::to_string(&json_of(&out)).unwrap(), sent.lines().last().unwrap());
+        compared += 1;
+        if compared == 2 {
+            break;
+        }
+    }
+    assert_eq!(compared, 2);
+}
+
+/// Generated histories of every shape go through every policy, each request counted.
+#[test]
+fn replay_generated_shapes() {
+    let ws = Workspace::new("replay-shapes");
+    let out = ws.cmd(None, &["--json", "replay", "--shape", "all", "--seeds", "1"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v = json_of(&out);
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(
+        groups.iter().map(|g| g["group"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["parallel", "large-outputs", "user-in-loop", "tiny-steps", "instructions"]
+    );
+    for g in groups {
+        let workmem = g["policies"].as_array().unwrap().iter().find(|p| p["policy"] == "workmem").unwrap();
+        assert_eq!(workmem["violations"], 0, "{}", g["group"]);
+        assert_eq!(workmem["unsendable"], 0, "{}", g["group"]);
+        assert_eq!(workmem["read_back_ok"], workmem["read_back"], "{}", g["group"]);
+        assert_eq!(workmem["updates_refused"], 0, "{}: the stand-in's updates are valid DSL", g["group"]);
+        assert!(g["targets"].as_array().unwrap().iter().all(|t| t["ok"].is_boolean() && t["detail"].is_string()));
+    }
+    let out = ws.cmd(None, &["--json", "replay"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("nothing to replay"));
 }
 
 trait StdinFile {

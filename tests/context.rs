@@ -166,12 +166,14 @@ fn the_reminders_follow_rounds_and_tokens() {
     let meta_text =
         |engine: &mut workmem_runtime::Instance, options: &Options| context::build(&s, engine, &tokenizer, options).unwrap().messages.pop().unwrap().content;
     let options = Options::new("gpt-4o");
+    let strong = Options { strong_reminder_tokens: Some(100), ..options.clone() };
     assert!(meta_text(&mut engine, &options).contains("Remember to update"));
-    assert!(meta_text(&mut engine, &Options { strong_reminder_tokens: Some(100), ..options.clone() }).contains("Archive finished work"));
+    assert!(meta_text(&mut engine, &strong).contains("Remember to update"), "past the strong threshold, but no update is due yet");
     let mut meta = s.meta().unwrap();
-    meta.rounds = 7;
+    meta.rounds = 12;
     std::fs::write(s.path("meta.json"), serde_json::to_vec(&meta).unwrap()).unwrap();
-    assert!(meta_text(&mut engine, &options).contains("not updated working-memory/overview.md for 7 rounds"));
+    assert!(meta_text(&mut engine, &options).contains("not updated working-memory/overview.md for 12 rounds"));
+    assert!(meta_text(&mut engine, &strong).contains("Archive finished work"));
 }
 
 /// Issue 9: an agent that wrote a 1 MB file at each of 128 steps left a 134 MB log, and every

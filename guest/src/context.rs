@@ -105,12 +105,17 @@ pub fn meta(s: ContextStats) -> String {
         out.push_str(&s.compaction_notice);
         out.push_str("\n\n");
     }
-    let reminder = if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens {
+    // A reminder insists only once the memory has gone `remind_after_rounds` without an update
+    // (0: never by rounds): each insistence costs a memory update, and an update rewrites
+    // the request's prefix, so one on every request past the strong threshold costs more than
+    // it keeps. Past that threshold, it asks to archive as well.
+    let due = s.remind_after_rounds == 0 || s.rounds_since_update >= s.remind_after_rounds;
+    let reminder = if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens && due {
         format!(
             "Context is {percent}% full. Archive finished work and detailed discussion to working-memory/detail/ now, \
              and compress working-memory/overview.md to the current task and key decisions."
         )
-    } else if s.remind_after_rounds > 0 && s.rounds_since_update >= s.remind_after_rounds {
+    } else if s.remind_after_rounds > 0 && due {
         format!(
             "You have not updated working-memory/overview.md for {} rounds. Update it now with your progress, \
              decisions and open issues.",

@@ -212,7 +212,7 @@ fn pick(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usi
                 for i in g.start..g.end {
                     let m = &view[i].message;
                     let name = names.get(m.tool_call_id.as_str()).copied().unwrap_or("");
-                    if m.role == "tool" && !is_ours(m) && !never.contains(name) && view[i].tokens > estimate(&placeholder_for(view, i, name, r, 0)) {
+                    if m.role == "tool" && !is_ours(m) && !never.contains(name) && view[i].tokens > estimate(&placeholder_for(view, i, name, r, None)) {
                         picked.push(vec![i]);
                     }
                 }
@@ -261,7 +261,7 @@ fn offloadable(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<
             let m = &view[i].message;
             let name = names.get(m.tool_call_id.as_str()).copied().unwrap_or("");
             let kept = pinned.contains(&i) || is_ours(m) || (m.role == "tool" && r.never_compact.iter().any(|n| n == name));
-            !kept && view[i].tokens > estimate(&placeholder_for(view, i, name, r, 0))
+            !kept && view[i].tokens > estimate(&placeholder_for(view, i, name, r, None))
         })
         .map(|i| vec![i])
         .collect()
@@ -307,21 +307,45 @@ pub fn plan(view: &[Entry], r: &Request) -> Result<Plan, Error> {
     Ok(Plan::Done(compaction))
 }
 
-fn placeholder_for(view: &[Entry], i: usize, name: &str, r: &Request, line: u32) -> String {
+/// `lines`: where the archive holds the original, first and last line (counted from the
+/// archive text written, tool calls and all).
+fn placeholder_for(view: &[Entry], i: usize, name: &str, r: &Request, lines: Option<(u32, u32)>) -> String {
     let m = &view[i].message;
     let seq = view[i].seq;
-    let lines = m.content.lines().count();
     let what = if m.role == "tool" { format!("output of {name}") } else { format!("{} message", m.role) };
     let mut text = format!(
-        "{OFFLOADED}{what}: {} bytes, {lines} lines, first line: {:?}. Read it back with read_history {{\"seq\": \"{seq}\"}}",
+        "{OFFLOADED}{what}: {} bytes, {} lines, first line: {:?}. Read it back with read_history {{\"seq\": \"{seq}\"}}",
         m.content.len(),
+        m.content.lines().count(),
         first_line(&m.content)
     );
-    if r.strategy == Strategy::Archive && line > 0 {
-        let _ = write!(text, " or read_file {} (lines {line}-{})", r.archive_to, line as usize + lines + 2);
+    if let Some((first, last)) = lines {
+        let _ = write!(text, " or read_file {} (lines {first}-{last})", r.archive_to);
     }
     text.push(']');
     text
+}
+
+/// The most messages one `read_history` reads (the host's limit on a range): a handle to
+/// more is split into ranges of this many.
+pub const READ_HISTORY_MAX: u64 = 200;
+
+/// How a replacement says where its originals are: `read_history` of each range of at most
+/// [`READ_HISTORY_MAX`] numbers from the first to the last it replaced (one that replaced an
+/// earlier replacement covers that one's originals too).
+fn handles(seqs: &[u64]) -> String {
+    let (Some(&first), Some(&last)) = (seqs.first(), seqs.last()) else { return String::new() };
+    let mut out = Vec::new();
+    let mut from = first;
+    while from <= last {
+        let to = last.min(from.saturating_add(READ_HISTORY_MAX - 1));
+        out.push(format!("read_history {{\"seq\": \"{}\"}}", span(&[from, to])));
+        from = to.saturating_add(1);
+        if to == u64::MAX {
+            break;
+        }
+    }
+    out.join(", ")
 }
 
 fn summary_request(view: &[Entry], picked: &[Vec<usize>], names: &HashMap<&str, &str>, target: Target) -> Vec<ChatMessage> {
@@ -384,7 +408,8 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
         let message = if r.target == Target::Tools {
             let i = run[0];
             let name = names.get(view[i].message.tool_call_id.as_str()).copied().unwrap_or("a tool");
-            let mut content = placeholder_for(view, i, name, r, if r.strategy == Strategy::Archive { start_line } else { 0 });
+            let lines = (r.strategy == Strategy::Archive).then(|| (start_line, line.saturating_sub(1)));
+            let mut content = placeholder_for(view, i, name, r, lines);
             if let Some(gist) = gists.get(&view[i].seq) {
                 content.pop();
                 let _ = write!(content, ". Gist: {gist}]");
@@ -400,7 +425,7 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
                 .join(", ");
             let tokens: u32 = entries.iter().map(|e| e.tokens).sum();
             let seqs: Vec<u64> = entries.iter().map(|e| e.seq).collect();
-            let handle = format!("read_history {{\"seq\": \"{}\"}}", span(&seqs));
+            let handle = handles(&seqs);
             let content = match summary {
                 // One summary for the whole compaction, in place of its last run.
                 Some(s) if n + 1 == picked.len() => format!("{COMPACTED}history, summarized; the originals: {handle}]\n{s}"),

@@ -114,7 +114,8 @@ fn context_meta_is_the_block_of_us_3() {
         "<context_meta>\n{\n  \"tokens_used\": 45000,\n  \"tokens_max\": 128000,\n  \"tokens_percent\": 35,\n  \"messages_in_history\": 42,\n  \"working_memory_size\": 2400\n}\n\nRemember to update your working-memory/overview.md to track progress and compress context if needed.\n</context_meta>"
     );
     assert!(context_meta(ContextStats { rounds_since_update: 5, ..stats.clone() }).contains("not updated working-memory/overview.md for 5 rounds"));
-    assert!(context_meta(ContextStats { tokens_used: 64000, ..stats.clone() }).contains("Context is 50% full. Archive"));
+    assert!(context_meta(ContextStats { tokens_used: 64000, rounds_since_update: 5, ..stats.clone() }).contains("Context is 50% full. Archive"));
+    assert!(context_meta(ContextStats { tokens_used: 64000, ..stats.clone() }).contains("Remember to update"), "it insists only when an update is due");
     assert!(context_meta(ContextStats { tokens_max: 0, ..stats.clone() }).contains("\"tokens_percent\": 0"));
     // How far the safety net is, and the notice right after a compaction (issue 8).
     let near = context_meta(ContextStats { compact_at: 96000, compaction_notice: "History was compacted: ...".into(), ..stats });

@@ -134,3 +134,14 @@ pub fn oracle_tokens(messages: &[workmem_llm::Message], tools: &serde_json::Valu
     };
     (messages.iter().map(message).sum::<usize>() + 3 + tools) as u32
 }
+
+/// The first file named `name` under `dir`, depth first.
+pub fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).ok()?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    entries
+        .iter()
+        .find(|p| p.file_name().is_some_and(|n| n == name))
+        .cloned()
+        .or_else(|| entries.iter().filter(|p| p.is_dir()).find_map(|p| find_file(p, name)))
+}

@@ -153,7 +153,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
         }
     };
     let target = target_name(args.target);
-    record(session, &locked, tokenizer, compaction, &request.archive_to, (target, strategy_name(args.strategy)))
+    record(session, &locked, tokenizer, &view, compaction, &request.archive_to, (target, strategy_name(args.strategy)))
 }
 
 /// The safety net, before a request of `used` tokens: compacts when `used` reaches
@@ -178,14 +178,22 @@ pub fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, use
         keep: options.pinned.clone(),
     };
     match engine.fallback(&view, &request)? {
-        Some(c) => Ok(Some(record(session, &locked, tokenizer, c, &archive_to, ("fallback", "archive"))?)),
+        Some(c) => Ok(Some(record(session, &locked, tokenizer, &view, c, &archive_to, ("fallback", "archive"))?)),
         None => Ok(None),
     }
 }
 
 /// Writes the archive text, then appends the compaction to the log: a crash between the two
 /// leaves an archive file with text nothing points to yet, and the history as it was.
-fn record(session: &Session, locked: &Locked, tokenizer: &Tokenizer, c: history::Compaction, archive_to: &str, kind: (&str, &str)) -> Result<Compacted> {
+fn record(
+    session: &Session,
+    locked: &Locked,
+    tokenizer: &Tokenizer,
+    view: &[history::Entry],
+    c: history::Compaction,
+    archive_to: &str,
+    kind: (&str, &str),
+) -> Result<Compacted> {
     let (target, strategy) = kind;
     let archive = if c.archive.is_empty() {
         None
@@ -212,7 +220,18 @@ fn record(session: &Session, locked: &Locked, tokenizer: &Tokenizer, c: history:
         round: meta.rounds,
     };
     let logged = session.append(locked, Entry::Compaction(entry))?;
+    // A memory change the history showed is compacted away: requests carry the memory as it is.
+    if memory_change_replaced(view, &replaced) {
+        let memory = session.overview()?;
+        session.update_meta_locked(locked, |m| m.memory_chain = Some(workmem_store::MemoryChain::at(&memory)))?;
+    }
     Ok(Compacted { seq: logged.seq, replaced, messages: c.messages, tokens_before, tokens_after, archive, notice: c.notice })
+}
+
+/// Whether `replaced` takes a memory tool's call out of `view`.
+fn memory_change_replaced(view: &[history::Entry], replaced: &[Vec<u64>]) -> bool {
+    let gone: std::collections::HashSet<u64> = replaced.iter().flatten().copied().collect();
+    view.iter().filter(|e| gone.contains(&e.seq)).any(|e| e.message.tool_calls.iter().any(|c| crate::tools::changes_memory(&c.name)))
 }
 
 /// The originals of message `seq` (`"17"`) or of a range (`"12-20"`, at most 200), as they
@@ -269,16 +288,19 @@ pub fn guide(used: u32, max: u32) -> Option<Target> {
     }
 }
 
-/// What the host does before each request of `used` tokens: in automatic mode, compact by
-/// the guide (archive, in batches of at least a tenth of the window, so that the request
-/// stays append-only between compactions); then the safety net. The caller rebuilds the
-/// request after a compaction and calls again: the engine plans with estimates, and the
-/// notice the next request carries adds a few tokens.
+/// What the host does before each request of `used` tokens: in automatic mode, from the
+/// guide's first threshold (20%), compact old tool outputs by archive in batches of at least
+/// a quarter of the window, so that the request stays append-only, and cached, for a while
+/// between compactions; then the safety net. The guide's later steps (conversation from 40%,
+/// all from 60%) are left to the safety net: on the 40 trajectories they archived the agent's
+/// own reasoning early and rewrote the request from its start, and cost more for less recall
+/// than tool outputs alone (issue 24). The caller rebuilds the request after a compaction and
+/// calls again: the engine plans with estimates, and the notice the next request carries adds
+/// a few tokens.
 pub fn before_request(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, used: u32, options: &context::Options) -> Result<Option<Compacted>> {
-    if options.auto_compact
-        && let Some(target) = guide(used, options.tokens_max)
-    {
-        let args = Args { target, keep_recent: options.keep_recent, min_free: options.tokens_max / 10, keep: options.pinned.clone(), ..Args::default() };
+    if options.auto_compact && guide(used, options.tokens_max).is_some() {
+        let args =
+            Args { target: Target::Tools, keep_recent: options.keep_recent, min_free: options.tokens_max / 4, keep: options.pinned.clone(), ..Args::default() };
         match compact(session, runtime, tokenizer, None, &args) {
             Ok(done) => return Ok(Some(done)),
             Err(Error::Compact(_)) => {}

@@ -78,8 +78,10 @@ pub struct Tool {
     pub description: &'static str,
     /// `(name, JSON schema, required)` of each argument.
     pub arguments: &'static [(&'static str, &'static str, bool)],
-    /// Whether compaction leaves this tool's outputs alone: short answers about the memory
-    /// itself. What a read returns can be read again, so reads may be compacted.
+    /// Whether compaction leaves this tool's outputs alone: short answers about the memory and
+    /// the board. What a read returns can be read again, so reads may be compacted; so may a
+    /// memory write, whose content the working memory itself carries (kept forever, 40
+    /// updates of a few hundred tokens each left a 16k window nothing to compact: issue 24).
     pub never_compact: bool,
     /// What must be there for it to be offered.
     pub needs: Needs,
@@ -113,6 +115,33 @@ const TO: &str = r#"{"type": "string", "description": "orchestrator (the default
 const BOOL: &str = r#"{"type": "boolean"}"#;
 const SEQ: &str = r#"{"type": "string", "description": "a message's sequence number, e.g. \"17\", or a range, e.g. \"12-20\""}"#;
 
+/// What `update_memory` answers: what the update did, not the text the model just wrote
+/// (the answer stays in the history, and in every request after it), and its warnings.
+fn applied_text(a: &workmem_runtime::Applied) -> String {
+    let list = |ids: &[String]| if ids.is_empty() { "none".to_string() } else { ids.join(", ") };
+    let mut text = format!("applied update {}: added {}; archived {}; overview.md re-rendered", a.seq, list(&a.added), list(&a.archived));
+    if !a.ignored.is_empty() {
+        text.push_str(&format!("; ignored {}", a.ignored.join(", ")));
+    }
+    for d in &a.warnings {
+        text.push_str(&format!("\n- warning, line {}, column {}: {}", d.line, d.column, d.message));
+    }
+    text
+}
+
+/// A memory tool changed the memory from `before`: the history shows that change (the call
+/// and its answer), so requests may keep the copy in their prefix (see `MemoryChain`).
+fn shown_in_history(session: &Session, before: &str) -> Result<()> {
+    let after = session.overview()?;
+    session.update_meta(|m| m.memory_chain = Some(workmem_store::MemoryChain::extended(m.memory_chain.as_ref(), before, &after)))?;
+    Ok(())
+}
+
+/// Whether a call of tool `name` changes the working memory (the history shows the change).
+pub fn changes_memory(name: &str) -> bool {
+    matches!(name, "update_memory" | "write_file")
+}
+
 /// Every tool, in the order they are offered.
 pub const TOOLS: &[Tool] = &[
     Tool {
@@ -127,13 +156,15 @@ pub const TOOLS: &[Tool] = &[
         name: "write_file",
         description: "Replace a working-memory file: working-memory/overview.md (injected into every request), or files under working-memory/detail/ and working-memory/archive/ (read on demand).",
         arguments: &[("path", PATH, true), ("content", TEXT, true)],
-        never_compact: true,
+        never_compact: false,
         needs: Needs::Session,
         handler: |cx, args| {
             let (path, content) = (args.str("path"), args.str("content"));
+            let before = cx.session.overview()?;
             let written: ToolOutput = cx.session.memory_files().write(path, content).map(|()| format!("wrote {} bytes to {path}", content.len())).into();
             if written.ok {
                 cx.session.update_meta(|m| m.memory_updated_round = m.rounds)?;
+                shown_in_history(cx.session, &before)?;
             }
             Ok(written)
         },
@@ -150,11 +181,14 @@ pub const TOOLS: &[Tool] = &[
         name: "update_memory",
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
-        never_compact: true,
+        never_compact: false,
         needs: Needs::Session,
-        handler: |cx, args| match crate::apply::apply(cx.runtime, cx.session, args.str("dsl")) {
-            Ok(applied) => Ok(ToolOutput { ok: true, text: format!("applied:\n{}", applied.diff) }),
-            Err(crate::Error::InvalidDsl(diagnostics)) => {
+        handler: |cx, args| match (cx.session.overview()?, crate::apply::apply(cx.runtime, cx.session, args.str("dsl"))) {
+            (before, Ok(applied)) => {
+                shown_in_history(cx.session, &before)?;
+                Ok(ToolOutput { ok: true, text: applied_text(&applied) })
+            }
+            (_, Err(crate::Error::InvalidDsl(diagnostics))) => {
                 let mut text = String::from("The update was refused and the memory is unchanged:\n");
                 for d in diagnostics.iter().filter(|d| d.severity == Severity::Error) {
                     text.push_str(&format!("- line {}, column {}: {}\n", d.line, d.column, d.message));
@@ -162,7 +196,7 @@ pub const TOOLS: &[Tool] = &[
                 text.push_str("Call update_memory again with the corrected DSL.");
                 Ok(ToolOutput::refused(text))
             }
-            Err(e) => Err(e),
+            (_, Err(e)) => Err(e),
         },
     },
     Tool {

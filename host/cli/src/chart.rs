@@ -2,15 +2,25 @@
 //! policy, the window's 75% as a grey line.
 
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use workmem_agent::replay::{Policy, Run};
 
 const W: usize = 1200;
 const PANEL_H: usize = 260;
 const MARGIN: usize = 20;
 
-/// Line colours by policy, in `Policy::ALL`'s order (the README's legend).
-const COLOURS: [[u8; 3]; 5] = [[200, 30, 30], [230, 150, 0], [40, 120, 220], [120, 60, 200], [20, 150, 60]];
+/// Line colours of the policies drawn (the README's legend); the others are left out, so
+/// that the lines can be told apart.
+fn colour(p: Policy) -> Option<[u8; 3]> {
+    match p {
+        Policy::Full => Some([200, 30, 30]),
+        Policy::SafetyNet => Some([230, 150, 0]),
+        Policy::Mask => Some([40, 120, 220]),
+        Policy::MaskBatched => Some([120, 60, 200]),
+        Policy::Workmem => Some([20, 150, 60]),
+        _ => None,
+    }
+}
 
 struct Canvas {
     w: usize,
@@ -52,7 +62,7 @@ impl Canvas {
     }
 }
 
-pub fn tokens_per_turn(path: &Path, files: &[PathBuf], policies: &[Policy], runs: &[Vec<Run>], window: u32) -> Result<()> {
+pub fn tokens_per_turn(path: &Path, files: &[String], policies: &[Policy], runs: &[Vec<Run>], window: u32) -> Result<()> {
     let mut longest: Vec<usize> = (0..files.len()).collect();
     longest.sort_by_key(|&f| std::cmp::Reverse(runs.first().map_or(0, |r| r[f].tokens.len())));
     longest.truncate(4);
@@ -69,7 +79,7 @@ pub fn tokens_per_turn(path: &Path, files: &[PathBuf], policies: &[Policy], runs
         let threshold = y(i64::from(window / 4 * 3));
         canvas.line((left, threshold), (right, threshold), [170, 170, 170]);
         for (k, p) in policies.iter().enumerate() {
-            let colour = COLOURS[Policy::ALL.iter().position(|q| q == p).unwrap_or(0)];
+            let Some(colour) = colour(*p) else { continue };
             let tokens = &runs[k][f].tokens;
             for i in 1..tokens.len() {
                 canvas.line((x(i - 1), y(i64::from(tokens[i - 1]))), (x(i), y(i64::from(tokens[i]))), colour);
@@ -77,7 +87,7 @@ pub fn tokens_per_turn(path: &Path, files: &[PathBuf], policies: &[Policy], runs
         }
     }
     std::fs::write(path, canvas.png()?)?;
-    let names: Vec<String> = longest.iter().map(|&f| files[f].file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+    let names: Vec<&str> = longest.iter().map(|&f| files[f].as_str()).collect();
     eprintln!("{}: tokens per request of {} (top to bottom)", path.display(), names.join(", "));
     Ok(())
 }

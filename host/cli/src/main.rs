@@ -183,22 +183,39 @@ enum Command {
         #[arg(long)]
         seq: Option<String>,
     },
-    /// Replay recorded trajectories (the JSONL of shared/data/trajectories) turn by turn
-    /// under a context policy, and print tokens per request and their cost with caching
+    /// Replay recorded trajectories (the JSONL of shared/data/trajectories) and generated
+    /// histories turn by turn under context policies: tokens, cost with caching, what each
+    /// policy kept of the facts the agent needed, and the targets workmem is held to
     Replay {
         /// Trajectory files (.jsonl), or directories of them
-        #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// full, fallback (75% safety net only), mask (last 5 tool outputs), mask-batched,
-        /// workmem (compression guide + safety net), or all of them
+        /// One policy, or all of them: full, mask (all but the last 5 tool outputs masked),
+        /// mask+net (with a safety net), mask-batched, mask-batched+net, last-k (the task and
+        /// the last 5 groups), safety-net (workmem's alone), workmem (the compression guide and
+        /// the safety net)
         #[arg(long, value_enum, default_value_t = ReplayPolicy::All)]
         policy: ReplayPolicy,
-        /// The context window, in tokens
+        /// Generated histories of a shape too (repeat it, or all): parallel, large-outputs,
+        /// user-in-loop, tiny-steps, instructions
+        #[arg(long, value_enum)]
+        shape: Vec<ReplayShape>,
+        /// Generated histories of each shape
+        #[arg(long, default_value_t = 4)]
+        seeds: u64,
+        /// The context window, in tokens (every policy gets the same)
         #[arg(long, default_value_t = 16_000)]
         window: u32,
-        /// Draw tokens per request of the first few trajectories to this PNG file
+        /// Draw tokens per request of the longest trajectories to this PNG file
         #[arg(long, value_name = "FILE")]
         png: Option<PathBuf>,
+        /// Write every request of every policy as it would be sent, one JSON body a line, to
+        /// DIR/<history>.<policy>.jsonl
+        #[arg(long, value_name = "DIR")]
+        requests: Option<PathBuf>,
+        /// Keep the sessions the workmem policies replay into under DIR/<history>.<policy>/
+        /// (by default they are removed)
+        #[arg(long, value_name = "DIR")]
+        sessions: Option<PathBuf>,
     },
     /// Read, write and list the memory files an LLM maintains (working-memory/ only)
     #[command(subcommand)]
@@ -268,7 +285,7 @@ struct ContextArgs {
     #[arg(long, default_value_t = 128_000)]
     tokens_max: u32,
     /// Rounds without a memory update before the reminder insists (0: never)
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = workmem_agent::context::REMIND_AFTER_ROUNDS)]
     remind_after: u32,
     /// From here the reminder asks to archive: a percentage (50%) or a token count
     #[arg(long, default_value = "50%")]
@@ -309,10 +326,25 @@ enum CompactStrategy {
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ReplayPolicy {
     Full,
-    Fallback,
     Mask,
+    #[value(name = "mask+net")]
+    MaskNet,
     MaskBatched,
+    #[value(name = "mask-batched+net")]
+    MaskBatchedNet,
+    LastK,
+    SafetyNet,
     Workmem,
+    All,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ReplayShape {
+    Parallel,
+    LargeOutputs,
+    UserInLoop,
+    TinySteps,
+    Instructions,
     All,
 }
 
@@ -683,7 +715,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let tokenizer = workmem_llm::Tokenizer::for_model(&options.model);
             let built = workmem_agent::context::build(&s, &mut ctx.runtime.instance()?, &tokenizer, &options)?;
             if json {
-                let body = serde_json::json!({"model": options.model, "messages": built.messages});
+                let body = workmem_llm::chat_body(&options.model, &built.messages, Some(&options.tools));
                 println!("{}", serde_json::to_string_pretty(&body)?);
             } else {
                 for m in &built.messages {
@@ -750,12 +782,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Replay { files, policy, window, png } => {
-            let policies: Vec<workmem_agent::replay::Policy> = match policy {
-                ReplayPolicy::All => workmem_agent::replay::Policy::ALL.to_vec(),
-                p => vec![replay::policy(p)],
+        Command::Replay { files, policy, shape, seeds, window, png, requests, sessions } => {
+            use clap::ValueEnum;
+            use workmem_agent::replay::{Policy, shapes::Shape};
+            let policies: Vec<Policy> = match policy {
+                ReplayPolicy::All => Policy::ALL.to_vec(),
+                p => replay::policy(p.to_possible_value().expect("no policy is skipped").get_name()).into_iter().collect(),
             };
-            replay::run(&ctx.runtime, &files, &policies, window, png.as_deref(), json)?;
+            let shapes: Vec<Shape> = if shape.contains(&ReplayShape::All) {
+                Shape::ALL.to_vec()
+            } else {
+                shape.iter().filter_map(|s| Shape::named(s.to_possible_value()?.get_name())).collect()
+            };
+            let args = replay::Args {
+                files: &files,
+                shapes: &shapes,
+                seeds,
+                policies: &policies,
+                window,
+                png: png.as_deref(),
+                requests: requests.as_deref(),
+                sessions: sessions.as_deref(),
+                json,
+            };
+            replay::run(&ctx.runtime, &args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Memory(MemoryCommand::Read { session, path }) => {

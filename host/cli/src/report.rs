@@ -150,6 +150,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
         Some(A::Setting { .. }) => ("config", None),
         Some(A::Compact(_)) => ("compaction_refused", None),
+        Some(A::Requests(_)) => ("failed", None),
         None if e.downcast_ref::<crate::NotUtf8>().is_some() || e.downcast_ref::<crate::TooLarge>().is_some() => ("invalid_input", None),
         None if let Some(b) = e.downcast_ref::<workmem_store::db::Error>() => (b.code(), None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),

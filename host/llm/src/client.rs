@@ -92,6 +92,16 @@ pub enum ConfigError {
     Setting { name: &'static str, value: String },
 }
 
+/// The body of a Chat Completions request, streaming aside: what `workmem context --json`
+/// prints and `workmem replay --requests` writes are this, so they are what is sent.
+pub fn chat_body(model: &str, messages: &[Message], tools: Option<&Value>) -> Value {
+    let mut body = json!({"model": model, "messages": messages});
+    if let Some(tools) = tools.filter(|t| t.as_array().is_some_and(|a| !a.is_empty())) {
+        body["tools"] = tools.clone();
+    }
+    body
+}
+
 /// A chat message in OpenAI's wire shape.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
@@ -230,10 +240,7 @@ impl Client {
     }
 
     fn attempt(&self, messages: &[Message], tools: Option<&Value>) -> Result<Completion, LlmError> {
-        let mut body = json!({"model": self.config.model, "messages": messages});
-        if let Some(tools) = tools {
-            body["tools"] = tools.clone();
-        }
+        let mut body = chat_body(&self.config.model, messages, tools);
         if self.config.stream {
             body["stream"] = json!(true);
             body["stream_options"] = json!({"include_usage": true});

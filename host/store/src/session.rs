@@ -70,6 +70,55 @@ pub struct Meta {
     /// request retried with one of them gets that update back instead of a second one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<KeyedUpdate>,
+    /// The changes of the working memory the history shows (the model's own memory tool
+    /// calls) since the last compaction; see [`MemoryChain`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_chain: Option<MemoryChain>,
+}
+
+/// The working memory as requests carry it in their prefix, and the memory the history leads
+/// it to. The model's own memory tool calls stay in the history, so after one a request can
+/// carry the memory as it was (which the provider has cached) and let the history show what
+/// changed, instead of rewriting the prefix at every update (issue 24: an update every few
+/// requests made the whole history a cache miss each time). Any other change (an update from
+/// outside the loop, an edit by hand) leaves `overview.md` at a text the chain does not lead
+/// to, and requests carry the memory as it is; so does a compaction that replaces one of
+/// those calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryChain {
+    /// The text requests carry.
+    pub shown: String,
+    /// The digest of `overview.md` after the last change the history shows.
+    pub to: String,
+}
+
+impl MemoryChain {
+    pub fn digest(text: &str) -> String {
+        use sha2::Digest;
+        sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A chain that shows `memory` as it is.
+    pub fn at(memory: &str) -> MemoryChain {
+        MemoryChain { shown: memory.to_string(), to: Self::digest(memory) }
+    }
+
+    /// The chain after a change the history shows, from `before` to `after`.
+    pub fn extended(chain: Option<&MemoryChain>, before: &str, after: &str) -> MemoryChain {
+        match chain {
+            Some(c) if c.to == Self::digest(before) => MemoryChain { shown: c.shown.clone(), to: Self::digest(after) },
+            // Requests showed `before` (the chain no longer led to it).
+            _ => MemoryChain { shown: before.to_string(), to: Self::digest(after) },
+        }
+    }
+
+    /// What a request's prefix carries when `overview.md` holds `live`.
+    pub fn shown<'a>(chain: Option<&'a MemoryChain>, live: &'a str) -> &'a str {
+        match chain {
+            Some(c) if c.to == Self::digest(live) => &c.shown,
+            _ => live,
+        }
+    }
 }
 
 /// Updates remembered by their idempotency key, the latest.
@@ -155,6 +204,7 @@ impl Sessions {
             token_correction: 0,
             uid: random_uid()?,
             requests: Vec::new(),
+            memory_chain: Some(MemoryChain::at(overview)),
         };
         // meta.json last: its marker makes the directory a session.
         session.write_json(META, &meta)?;
@@ -426,11 +476,14 @@ impl Session {
 
     /// Changes meta.json under the session's lock.
     pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
-        self.with_lock(|_| {
-            let mut meta = self.meta()?;
-            change(&mut meta);
-            self.write_json(META, &meta)
-        })
+        self.with_lock(|locked| self.update_meta_locked(locked, change))
+    }
+
+    /// [`Session::update_meta`] under a lock the caller holds.
+    pub fn update_meta_locked(&self, _: &Locked, change: impl FnOnce(&mut Meta)) -> Result<()> {
+        let mut meta = self.meta()?;
+        change(&mut meta);
+        self.write_json(META, &meta)
     }
 
     /// The session log (messages.jsonl), oldest first.

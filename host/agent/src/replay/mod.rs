@@ -1,0 +1,260 @@
+//! Replays a recorded agent trajectory turn by turn under a context policy, and measures
+//! what each request would have cost and what it kept (issue 24's benchmark, and
+//! `workmem replay`).
+//!
+//! A trajectory is the JSONL of `shared/data/trajectories/SOURCES.md`: one message a line,
+//! each assistant message one model call. The request of a call is what the policy makes of
+//! everything before it. The workmem policies run the real thing: a session on disk, the
+//! log, the engine's compaction, the request builder `workmem agent` and `workmem context`
+//! use (tool definitions, the guide, the working memory, context_meta), and a stand-in for
+//! the model's side of the memory protocol ([`standin`]). Every policy gets the same window;
+//! a request over it is unsendable.
+
+mod baseline;
+pub mod facts;
+mod meter;
+mod readback;
+pub mod shapes;
+mod standin;
+
+use crate::compact;
+use crate::context::{self, Options};
+use crate::error::Result;
+use crate::tools::{self, ToolContext};
+pub use meter::{CACHED, MODEL, UNCACHED};
+use standin::StandIn;
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+use workmem_llm::{Message as Wire, Tokenizer};
+use workmem_runtime::{HistoryMode, Runtime};
+use workmem_store::{Message, Sessions, ToolCall, Usage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Every message, every time.
+    Full,
+    /// Observation masking: tool outputs but the last 5 replaced by a short placeholder
+    /// (the baseline of arXiv 2508.21433), rolling.
+    Mask,
+    /// The same, with a safety net at the same threshold as workmem's (oldest groups dropped).
+    MaskNet,
+    /// Masking done in batches of 10, so the request is append-only in between.
+    MaskBatched,
+    MaskBatchedNet,
+    /// The system prompt, the task and the last 5 groups.
+    LastK,
+    /// workmem with its safety net alone (75% of the window), as `workmem agent` runs by
+    /// default; the model keeps its memory (the stand-in).
+    SafetyNet,
+    /// workmem: the compression guide of spec 003 followed by the host (automatic mode),
+    /// plus the safety net; the model keeps its memory (the stand-in).
+    Workmem,
+}
+
+impl Policy {
+    pub const ALL: [Policy; 8] =
+        [Policy::Full, Policy::Mask, Policy::MaskNet, Policy::MaskBatched, Policy::MaskBatchedNet, Policy::LastK, Policy::SafetyNet, Policy::Workmem];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Full => "full",
+            Policy::Mask => "mask",
+            Policy::MaskNet => "mask+net",
+            Policy::MaskBatched => "mask-batched",
+            Policy::MaskBatchedNet => "mask-batched+net",
+            Policy::LastK => "last-k",
+            Policy::SafetyNet => "safety-net",
+            Policy::Workmem => "workmem",
+        }
+    }
+
+    /// Whether it runs workmem's host (a session, its log and tools).
+    pub fn is_workmem(self) -> bool {
+        matches!(self, Policy::SafetyNet | Policy::Workmem)
+    }
+}
+
+/// One trajectory under one policy.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    /// Tokens of every request, memory updates included, sendable or not.
+    pub tokens: Vec<u32>,
+    /// Requests over the window.
+    pub unsendable: u32,
+    /// Tokens of the sendable requests.
+    pub total: u64,
+    /// The sendable requests' cost with prompt caching.
+    pub cost: f64,
+    pub compactions: u32,
+    /// Milliseconds each compaction took (planning, archive, log).
+    pub compaction_ms: Vec<f64>,
+    /// Requests with a tool call separated from its result, or without the task.
+    pub violations: u32,
+    /// The stand-in's memory updates (each one more request), and those refused.
+    pub memory_updates: u32,
+    pub updates_refused: u32,
+    /// Needed facts, and those the request showed.
+    pub needed: u32,
+    pub kept: u32,
+    /// Recoveries of missing facts (`read_history` calls in the workmem policies), and their cost.
+    pub recoveries: u32,
+    pub recovery_cost: f64,
+    /// Replaced messages followed through their handles, and those that read back whole.
+    pub read_back: u32,
+    pub read_back_ok: u32,
+}
+
+impl Run {
+    /// The cost with caching, and the recoveries the missing facts take.
+    pub fn effective(&self) -> f64 {
+        self.cost + self.recovery_cost
+    }
+}
+
+/// Reads a trajectory. Text-action sources repeat the command of the assistant's text in a
+/// derived tool call; its arguments are dropped so they are not counted twice.
+pub fn load(path: &Path) -> std::io::Result<Vec<Message>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let mut m: Message =
+            serde_json::from_str(line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}:{}: {e}", path.display(), n + 1)))?;
+        for c in &mut m.tool_calls {
+            let command = serde_json::from_str::<serde_json::Value>(&c.arguments).ok().and_then(|v| v["command"].as_str().map(str::to_string));
+            if command.is_some_and(|cmd| !cmd.is_empty() && m.content.contains(cmd.trim())) {
+                c.arguments = "{}".into();
+            }
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+fn wire(m: &Message) -> Wire {
+    context::from_engine(context::to_engine(m))
+}
+
+/// Replays `messages` under `policy` with a window of `window` tokens; with `requests`,
+/// every request is written there as it would be sent (one JSON body a line).
+pub fn replay<'a>(
+    messages: &[Message],
+    policy: Policy,
+    window: u32,
+    runtime: &Runtime,
+    tokenizer: &'a Tokenizer,
+    scratch: &Path,
+    requests: Option<&'a mut dyn Write>,
+) -> Result<Run> {
+    let (system, history) = match messages.first() {
+        Some(m) if m.role == "system" => (m.content.as_str(), &messages[1..]),
+        _ => ("", messages),
+    };
+    let needs = facts::needed(system, history);
+    let mut meter = meter::Meter::new(tokenizer, window, requests);
+    let task = history.iter().position(|m| m.role == "user");
+    let mut answered: HashSet<String> = history.iter().filter_map(|m| m.tool_call_id.clone()).collect();
+    let options = Options::new(MODEL).with_window(window);
+    let net = (options.compact_at.unwrap_or(u32::MAX), options.compact_goal);
+    if !policy.is_workmem() {
+        let mut base = baseline::Baseline::new(policy);
+        for (i, _) in history.iter().enumerate().filter(|(_, m)| m.role == "assistant") {
+            let request = base.request(system, &history[..i], task, tokenizer, net);
+            meter.run.violations += violations(&request, &answered, history);
+            let sent = meter.send(&request, None)?;
+            meter.facts(&needs[i], &request, sent, |source| Ok(tokenizer.count_message(&wire(&history[source]))))?;
+        }
+        return Ok(meter.run);
+    }
+
+    let sessions = Sessions::new(scratch, scratch);
+    let session = sessions.create(None, &runtime.instance()?.overview_template()?)?;
+    let mut options = options;
+    options.system_prompt = system.to_string();
+    options.history = HistoryMode::All;
+    options.auto_compact = policy == Policy::Workmem;
+    let mut engine = runtime.instance()?;
+    let mut stand_in = StandIn::default();
+    let mut logged = 0;
+    let mut sent_any = false;
+    // Trajectory positions to log sequence numbers (compactions take numbers too).
+    let mut seq_of: HashMap<usize, u64> = HashMap::new();
+    for (i, answer) in history.iter().enumerate().filter(|(_, m)| m.role == "assistant") {
+        for (k, m) in history.iter().enumerate().take(i).skip(logged) {
+            let record = session.append_message(m.clone())?;
+            seq_of.insert(k, record.seq);
+            // The trajectory's task is its first user message; later ones are the
+            // environment's feedback.
+            if Some(k) == task {
+                options.pinned = vec![record.seq];
+            }
+            stand_in.saw(m);
+        }
+        logged = i;
+        if sent_any {
+            // The last request was answered: one more round, as `workmem agent` counts them.
+            session.update_meta(|m| m.rounds += 1)?;
+        }
+        sent_any = true;
+        let mut built = context::build(&session, &mut engine, tokenizer, &options)?;
+        for _ in 0..crate::turn::MAX_COMPACTIONS {
+            let started = Instant::now();
+            let Some(_) = compact::before_request(&session, runtime, tokenizer, built.tokens, &options)? else { break };
+            meter.run.compaction_ms.push(started.elapsed().as_secs_f64() * 1000.0);
+            meter.run.compactions += 1;
+            built = context::build(&session, &mut engine, tokenizer, &options)?;
+        }
+        meter.run.violations += violations(&built.messages, &answered, history);
+        let sent = meter.send(&built.messages, Some(&options.tools))?;
+        meter.facts(&needs[i], &built.messages, sent, |source| {
+            let seq = seq_of.get(&source).copied().unwrap_or(0);
+            let text = compact::read_history(&session, &seq.to_string()).map_err(crate::Error::Compact)?;
+            Ok(tokenizer.count(&text))
+        })?;
+        let context_meta = built.messages.last().map_or("", |m| m.content.as_str());
+        if !StandIn::asked(context_meta) {
+            continue;
+        }
+        // The model answers with its next step and, as a parallel call beside it, the update the
+        // prompt asked for: no request of its own, but its call and answer stay in the history.
+        stand_in.saw(answer);
+        let arguments = serde_json::json!({"dsl": stand_in.update(&session.overview()?)}).to_string();
+        let id = format!("call_workmem_update_{}", meter.run.memory_updates + 1);
+        let mut answered_with = answer.clone();
+        answered_with.tool_calls.push(ToolCall { id: id.clone(), name: "update_memory".into(), arguments: arguments.clone() });
+        session.append_reply(answered_with.clone(), Usage { sent: sent.tokens, prompt_tokens: None, completion_tokens: None })?;
+        let mut cx = ToolContext { session: &session, runtime, tokenizer, llm: None, board: None, documents: None };
+        let out = tools::call(&mut cx, "update_memory", &arguments)?;
+        meter.run.memory_updates += 1;
+        meter.run.updates_refused += u32::from(!out.ok);
+        session.append_message(Message { tool_call_id: Some(id.clone()), ..Message::new("tool", out.text) })?;
+        answered.insert(id);
+        logged = i + 1;
+    }
+    let read = readback::check(&session)?;
+    meter.run.read_back = read.checked;
+    meter.run.read_back_ok = read.ok;
+    Ok(meter.run)
+}
+
+/// Pairs broken in `request`: a tool result without its call before it, or a call without
+/// the result it was given (`answered`); and a request without the trajectory's task. Written
+/// apart from the engine's own check, which planned the request.
+fn violations(request: &[Wire], answered: &HashSet<String>, history: &[Message]) -> u32 {
+    let mut called: HashSet<&str> = HashSet::new();
+    let mut results: HashSet<&str> = HashSet::new();
+    let mut bad = 0;
+    for m in request {
+        called.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
+        if let Some(id) = m.tool_call_id.as_deref() {
+            results.insert(id);
+            bad += u32::from(!called.contains(id));
+        }
+    }
+    // A call made by the last message of the request has its result still to come.
+    let last_calls: HashSet<&str> = request.last().map(|m| m.tool_calls.iter().map(|c| c.id.as_str()).collect()).unwrap_or_default();
+    bad += u32::try_from(called.iter().filter(|id| answered.contains(**id) && !results.contains(*id) && !last_calls.contains(*id)).count()).unwrap_or(u32::MAX);
+    let task = history.iter().find(|m| m.role == "user").map(|m| m.content.as_str());
+    bad + u32::from(task.is_some_and(|t| !request.iter().any(|m| m.content == t)))
+}

@@ -1,0 +1,113 @@
+//! A stand-in for the model's side of the memory protocol, for the replay: the recorded
+//! trajectories never kept a working memory, while workmem's prompt asks for one. After each
+//! compaction notice and each reminder that insists, it updates the memory as the prompt
+//! asks (an `update_memory` call in the DSL), with content drawn only from what it has seen
+//! so far: the task, its own recent steps, the files it touched and the last error a tool
+//! showed. It never looks ahead, and it does not know what the needed-facts measure looks for.
+
+use super::facts::identifiers;
+use workmem_store::Message;
+
+/// What the stand-in has seen.
+#[derive(Default)]
+pub struct StandIn {
+    task: String,
+    steps: Vec<String>,
+    files: Vec<String>,
+    error: Option<String>,
+    /// What the last update recorded, so that an update adds only what is new.
+    recorded_error: Option<String>,
+    recorded_files: usize,
+}
+
+/// Learnings and verbatim entries the stand-in keeps; older ones it archives.
+const KEEP: usize = 5;
+
+fn short(text: &str, most: usize) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let mut out: String = line.chars().filter(|c| !c.is_control()).take(most).collect();
+    if out.chars().count() < line.chars().count() {
+        out.push('…');
+    }
+    out
+}
+
+fn is_error(line: &str) -> bool {
+    ["Error", "error:", "FAILED", "Traceback", "Exception"].iter().any(|w| line.contains(w))
+}
+
+impl StandIn {
+    /// A message of the trajectory, as it reaches the model.
+    pub fn saw(&mut self, m: &Message) {
+        match m.role.as_str() {
+            "user" if self.task.is_empty() => self.task = short(&m.content, 160),
+            "assistant" => {
+                let step = short(&m.content, 120);
+                if !step.is_empty() {
+                    self.steps.push(step);
+                }
+                let text: String = std::iter::once(m.content.as_str()).chain(m.tool_calls.iter().map(|c| c.arguments.as_str())).collect::<Vec<_>>().join("\n");
+                for w in identifiers(&text) {
+                    if w.contains('/') && w.contains('.') && !self.files.iter().any(|f| f == w) {
+                        self.files.push(w.to_string());
+                    }
+                }
+            }
+            "tool" => {
+                if let Some(line) = m.content.lines().rev().find(|l| is_error(l)) {
+                    self.error = Some(short(line, 160));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `context_meta` (the request's last message) asks for an update now.
+    pub fn asked(context_meta: &str) -> bool {
+        context_meta.contains("History was compacted") || context_meta.contains("You have not updated") || context_meta.contains("Archive finished work")
+    }
+
+    /// The update, in the DSL; `memory` is the working memory the request carried (the
+    /// stand-in archives its oldest entries past [`KEEP`]).
+    pub fn update(&mut self, memory: &str) -> String {
+        let clean = |s: &str| s.replace(['`', '\n'], " ");
+        let mut dsl = String::from("CURRENT_PROGRESS:\n  Completed:\n");
+        let done = self.steps.len().saturating_sub(1);
+        for step in &self.steps[done.saturating_sub(3)..done] {
+            dsl.push_str(&format!("    - {}\n", clean(step)));
+        }
+        if done == 0 {
+            dsl.push_str("    - None\n");
+        }
+        dsl.push_str(&format!("  In Progress:\n    - {}\n", clean(self.steps.last().map_or("Reading the task", String::as_str))));
+        dsl.push_str(&format!("  Remaining:\n    - Finish the task: {}\n", clean(&self.task)));
+        let archive = |prefix: &str| -> Vec<String> {
+            let words = memory.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'));
+            let mut ids: Vec<u32> = words.filter_map(|w| w.strip_prefix(prefix)?.parse().ok()).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids.iter().take(ids.len().saturating_sub(KEEP - 1)).map(|n| format!("    - {prefix}{n} because it is superseded by newer entries\n")).collect()
+        };
+        let error = self.error.clone().filter(|e| self.recorded_error.as_ref() != Some(e));
+        if let Some(e) = &error {
+            dsl.push_str(&format!("\nKEY_LEARNINGS:\n  ADD:\n    - because it explains the last failure: {}\n", clean(e)));
+            let old = archive("KL-");
+            if !old.is_empty() {
+                dsl.push_str("  ARCHIVE:\n");
+                old.iter().for_each(|l| dsl.push_str(l));
+            }
+            self.recorded_error = error;
+        }
+        if self.files.len() > self.recorded_files {
+            let recent: Vec<&str> = self.files.iter().rev().take(6).map(String::as_str).collect();
+            dsl.push_str(&format!("\nVERBATIM_CONTEXT:\n  ADD:\n    - because these are the files in play: files touched => {}\n", clean(&recent.join(", "))));
+            let old = archive("VC-");
+            if !old.is_empty() {
+                dsl.push_str("  ARCHIVE:\n");
+                old.iter().for_each(|l| dsl.push_str(l));
+            }
+            self.recorded_files = self.files.len();
+        }
+        dsl
+    }
+}
