@@ -156,8 +156,9 @@ bench-board:
 bench-documents:
 	cargo bench -q -p workmem --bench documents
 
-# Issue 8's benchmark: the 40 trajectories replayed under five context policies (one table,
-# the chart of tokens per request), then the compaction timings.
+# Issue 24's benchmark: the 40 trajectories and four generated histories of each adversarial
+# shape replayed under eight context policies (a table and the targets per group, the chart
+# of tokens per request), then the compaction timings.
 bench-compaction:
-	cargo run --release -q -- replay tests/data/trajectories --window 16000 --png host/cli/benches/tokens-per-turn.png
+	cargo run --release -q -- replay tests/data/trajectories --shape all --seeds 4 --window 16000 --png host/cli/benches/tokens-per-turn.png
 	cargo bench -q -p workmem --bench compaction

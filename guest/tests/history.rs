@@ -75,7 +75,8 @@ fn tools_archive_offloads_old_outputs_with_a_handle_and_keeps_the_pairs() {
         assert!(r.message.content.contains("working-memory/detail/history.md (lines"), "{}", r.message.content);
         assert!(c.archive.contains(&original.content), "the archive holds every original");
     }
-    assert!(c.tokens_after < c.tokens_before / 2, "{} -> {}", c.tokens_before, c.tokens_after);
+    // Placeholders are counted at their upper bound (a token a byte) until the host counts them.
+    assert!(c.tokens_after < c.tokens_before * 3 / 5, "{} -> {}", c.tokens_before, c.tokens_after);
     assert_eq!(history::apply(&view, &c.replacements), c.view, "the log's replay rule gives the same view");
     assert_eq!(c.view[c.view.len() - 6..], view[view.len() - 6..]);
     assert!(c.notice.contains("Bring working-memory/overview.md up to date"));
@@ -218,8 +219,8 @@ fn a_plan_that_would_break_an_invariant_is_refused() {
     let view = vec![
         entry(1, message("user", "Fix the flaky test")),
         entry(2, assistant(&["late"])),
-        entry(3, message("user", &"Also, the CI is red. ".repeat(30))),
-        entry(4, message("assistant", &"Noted, looking at it after this. ".repeat(30))),
+        entry(3, message("user", &"Also, the CI is red. ".repeat(120))),
+        entry(4, message("assistant", &"Noted, looking at it after this. ".repeat(120))),
         entry(5, result("late", 3000)),
     ];
     let Err(Error::Invariant(why)) = history::plan(&view, &request(Target::All, How::Archive, 1)) else { panic!("the plan must be refused") };
@@ -287,17 +288,17 @@ fn fallback_offloads_the_largest_kept_outputs_when_the_kept_groups_alone_are_too
 /// its result, and results whose call is gone.
 fn histories() -> impl Strategy<Value = Vec<Entry>> {
     let step = prop_oneof![
-        (0usize..400).prop_map(|n| vec![message("user", &"u".repeat(n))]),
-        (0usize..400).prop_map(|n| vec![message("assistant", &"a".repeat(n))]),
+        (0usize..400).prop_map(|n| vec![message("user", &words("ask", n))]),
+        (0usize..400).prop_map(|n| vec![message("assistant", &words("step", n))]),
         (1usize..4, 0usize..3000, any::<bool>()).prop_map(|(calls, size, answered)| {
             let ids: Vec<String> = (0..calls).map(|k| format!("k{k}-{size}")).collect();
             let mut out = vec![assistant(&ids.iter().map(String::as_str).collect::<Vec<_>>())];
             if answered {
-                out.extend(ids.iter().map(|id| result(id, size)));
+                out.extend(ids.iter().map(|id| ChatMessage { tool_call_id: id.clone(), ..message("tool", &words(id, size)) }));
             }
             out
         }),
-        (0usize..2000).prop_map(|n| vec![result(&format!("orphan{n}"), n)]),
+        (0usize..2000).prop_map(|n| vec![ChatMessage { tool_call_id: format!("orphan{n}"), ..message("tool", &words("orphan", n)) }]),
     ];
     proptest::collection::vec(step, 0..25)
         .prop_map(|steps| {
@@ -327,8 +328,71 @@ fn histories() -> impl Strategy<Value = Vec<Entry>> {
                     m.tool_call_id = pending.remove(p);
                 }
             }
-            msgs.into_iter().enumerate().map(|(i, (_, m))| entry(i as u64 + 1, m)).collect()
+            msgs.into_iter().enumerate().map(|(i, (_, m))| Entry { seq: i as u64 + 1, tokens: real_tokens(&m), message: m }).collect()
         })
+}
+
+/// About `bytes` of text that reads like words and numbers, as tool outputs and messages do.
+fn words(tag: &str, bytes: usize) -> String {
+    let mut out = String::new();
+    let mut k = 0;
+    while out.len() < bytes {
+        out.push_str(&format!("{tag}_{k} value {} ", k * 7919 % 1000));
+        k += 1;
+    }
+    out
+}
+
+/// A message's tokens as the provider counts them (o200k_base, OpenAI's framing), kept apart
+/// from the engine's own estimate, which planned the compaction.
+fn real_tokens(m: &ChatMessage) -> u32 {
+    static BPE: std::sync::OnceLock<tiktoken_rs::CoreBPE> = std::sync::OnceLock::new();
+    let bpe = BPE.get_or_init(|| tiktoken_rs::o200k_base().unwrap());
+    let count = |t: &str| u32::try_from(bpe.encode_with_special_tokens(t).len()).unwrap();
+    3 + count(&m.role) + count(&m.content) + m.tool_calls.iter().map(|c| 3 + count(&c.name) + count(&c.arguments)).sum::<u32>()
+}
+
+fn real_total(view: &[Entry]) -> u32 {
+    view.iter().map(|e| real_tokens(&e.message)).sum()
+}
+
+/// Pairing, written apart from `history::check`: every call that had its result right after
+/// it (in its block of results) still has it there, or both are gone; no result is left
+/// without its call before it, unless it had none to begin with.
+fn pairing_kept(before: &[Entry], after: &[Entry]) -> Result<(), String> {
+    fn pairs(view: &[Entry]) -> (Vec<String>, Vec<String>) {
+        let (mut paired, mut orphans) = (Vec::new(), Vec::new());
+        let mut block: Vec<&str> = Vec::new();
+        for e in view {
+            let m = &e.message;
+            if m.role == "tool" {
+                match block.iter().position(|id| *id == m.tool_call_id) {
+                    Some(k) => paired.push(block.remove(k).to_string()),
+                    None => orphans.push(m.tool_call_id.clone()),
+                }
+            } else {
+                block = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
+            }
+        }
+        (paired, orphans)
+    }
+    let ids = |view: &[Entry]| -> Vec<String> {
+        view.iter()
+            .flat_map(|e| e.message.tool_calls.iter().map(|c| c.id.clone()).chain((e.message.role == "tool").then(|| e.message.tool_call_id.clone())))
+            .collect()
+    };
+    let (paired_before, orphans_before) = pairs(before);
+    let (paired_after, orphans_after) = pairs(after);
+    let left = ids(after);
+    for id in &paired_before {
+        if !paired_after.contains(id) && left.contains(id) {
+            return Err(format!("{id} lost its pair"));
+        }
+    }
+    match orphans_after.iter().find(|id| !orphans_before.contains(id)) {
+        Some(id) => Err(format!("the result of {id} lost its call")),
+        None => Ok(()),
+    }
 }
 
 fn targets() -> impl Strategy<Value = (Target, How, u32)> {
@@ -348,7 +412,8 @@ proptest! {
             match history::plan(&current, &r) {
                 Ok(Plan::Done(c)) => {
                     prop_assert_eq!(history::check(&current, &c.view, keep, &[]), Ok(()));
-                    prop_assert!(c.tokens_after < c.tokens_before);
+                    prop_assert_eq!(pairing_kept(&current, &c.view), Ok(()));
+                    prop_assert!(real_total(&c.view) < real_total(&current), "{} -> {} tokens", real_total(&current), real_total(&c.view));
                     prop_assert_eq!(&history::apply(&current, &c.replacements), &c.view);
                     current = c.view;
                 }
@@ -366,6 +431,8 @@ proptest! {
         let f = Fallback { used: tokens + outside, threshold: 1000, goal: 700, keep_recent: keep, archive_to: "a.md".into(), archive_lines: 0, never_compact: Vec::new(), keep: Vec::new() };
         if let Some(c) = history::fallback(&view, &f) {
             prop_assert_eq!(history::check(&view, &c.view, 0, &[]), Ok(()));
+            prop_assert_eq!(pairing_kept(&view, &c.view), Ok(()));
+            prop_assert!(real_total(&c.view) < real_total(&view), "{} -> {} tokens", real_total(&view), real_total(&c.view));
             prop_assert_eq!(&history::apply(&view, &c.replacements), &c.view);
             prop_assert!(c.tokens_after < c.tokens_before);
         }

@@ -290,17 +290,17 @@ pub fn guide(used: u32, max: u32) -> Option<Target> {
 
 /// What the host does before each request of `used` tokens: in automatic mode, from the
 /// guide's first threshold (20%), compact old tool outputs by archive in batches of at least
-/// a quarter of the window, so that the request stays append-only, and cached, for a while
+/// a third of the window, so that the request stays append-only, and cached, for a while
 /// between compactions; then the safety net. The guide's later steps (conversation from 40%,
 /// all from 60%) are left to the safety net: on the 40 trajectories they archived the agent's
 /// own reasoning early and rewrote the request from its start, and cost more for less recall
-/// than tool outputs alone (issue 24). The caller rebuilds the request after a compaction and
+/// than tool outputs alone (issue 24). Smaller batches, or earlier ones, cost more. The caller rebuilds the request after a compaction and
 /// calls again: the engine plans with estimates, and the notice the next request carries adds
 /// a few tokens.
 pub fn before_request(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, used: u32, options: &context::Options) -> Result<Option<Compacted>> {
     if options.auto_compact && guide(used, options.tokens_max).is_some() {
         let args =
-            Args { target: Target::Tools, keep_recent: options.keep_recent, min_free: options.tokens_max / 4, keep: options.pinned.clone(), ..Args::default() };
+            Args { target: Target::Tools, keep_recent: options.keep_recent, min_free: options.tokens_max / 3, keep: options.pinned.clone(), ..Args::default() };
         match compact(session, runtime, tokenizer, None, &args) {
             Ok(done) => return Ok(Some(done)),
             Err(Error::Compact(_)) => {}
