@@ -21,7 +21,7 @@ fn tool_loop(ws: &Workspace, rounds: usize) {
         s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", format!("Step {r}: reading part {r}.")) }).unwrap();
         let output = format!("part {r} begins\n{}", format!("line of part {r}\n").repeat(200));
         s.append_message(Message { tool_call_id: Some(id), ..Message::new("tool", output) }).unwrap();
-        s.append_message(Message::new("assistant", format!("Part {r} holds nothing relevant; {}", "notes ".repeat(60)))).unwrap();
+        s.append_message(Message::new("assistant", format!("Part {r} holds nothing relevant; {}", "notes ".repeat(200)))).unwrap();
     }
 }
 

@@ -189,7 +189,10 @@ pub fn replay<'a>(
             if Some(k) == task {
                 options.pinned = vec![record.seq];
             }
-            stand_in.saw(m);
+            // Its own answers it saw as it wrote them (below).
+            if m.role != "assistant" {
+                stand_in.saw(m);
+            }
         }
         logged = i;
         if sent_any {
@@ -213,12 +216,12 @@ pub fn replay<'a>(
             Ok(tokenizer.count(&text))
         })?;
         let context_meta = built.messages.last().map_or("", |m| m.content.as_str());
-        if !StandIn::asked(context_meta) {
+        stand_in.saw(answer);
+        if !stand_in.asked(context_meta) {
             continue;
         }
         // The model answers with its next step and, as a parallel call beside it, the update the
         // prompt asked for: no request of its own, but its call and answer stay in the history.
-        stand_in.saw(answer);
         let arguments = serde_json::json!({"dsl": stand_in.update(&session.overview()?)}).to_string();
         let id = format!("call_workmem_update_{}", meter.run.memory_updates + 1);
         let mut answered_with = answer.clone();

@@ -18,7 +18,14 @@ pub struct StandIn {
     /// What the last update recorded, so that an update adds only what is new.
     recorded_error: Option<String>,
     recorded_files: usize,
+    /// Steps seen when it last updated.
+    recorded_steps: usize,
 }
+
+/// Steps since its last update before a compaction notice makes it update again: the notice
+/// asks to bring the memory up to date "if it does not already hold what matters", which it
+/// does a step or two after an update.
+const STALE_AFTER: usize = 3;
 
 /// Learnings and verbatim entries the stand-in keeps; older ones it archives.
 const KEEP: usize = 5;
@@ -62,14 +69,18 @@ impl StandIn {
         }
     }
 
-    /// Whether `context_meta` (the request's last message) asks for an update now.
-    pub fn asked(context_meta: &str) -> bool {
-        context_meta.contains("History was compacted") || context_meta.contains("You have not updated") || context_meta.contains("Archive finished work")
+    /// Whether `context_meta` (the request's last message) asks for an update now: a reminder
+    /// that insists, or a compaction notice when the memory is not fresh.
+    pub fn asked(&self, context_meta: &str) -> bool {
+        let insists = context_meta.contains("You have not updated") || context_meta.contains("Archive finished work");
+        let stale = self.steps.len() >= self.recorded_steps + STALE_AFTER;
+        insists || (context_meta.contains("History was compacted") && stale)
     }
 
     /// The update, in the DSL; `memory` is the working memory the request carried (the
     /// stand-in archives its oldest entries past [`KEEP`]).
     pub fn update(&mut self, memory: &str) -> String {
+        self.recorded_steps = self.steps.len();
         let clean = |s: &str| s.replace(['`', '\n'], " ");
         let mut dsl = String::from("CURRENT_PROGRESS:\n  Completed:\n");
         let done = self.steps.len().saturating_sub(1);
