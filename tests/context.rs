@@ -228,3 +228,43 @@ fn no_log_size_breaks_a_session() {
     assert!(history.iter().any(|m| m["content"].as_str().unwrap_or("").contains("read_history with seq")));
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// With the whole history sent, a memory change made by the model's own tool call keeps the
+/// request's prefix as it was (the history shows the call); any other change reaches the prefix.
+#[test]
+fn memory_changes_the_history_shows_keep_the_prefix() {
+    let runtime = common::runtime();
+    let mut engine = runtime.instance().unwrap();
+    let (_, s) = session("chain", &runtime);
+    say(&s, "user", "go");
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
+    let memory = |engine: &mut workmem_runtime::Instance, options: &Options| {
+        let built = context::build(&s, engine, &tokenizer, options).unwrap();
+        built.messages.iter().find(|m| m.content.starts_with("<working_memory")).unwrap().content.clone()
+    };
+    let before = memory(&mut engine, &options);
+    let mut dsl = String::from("KEY_LEARNINGS:\n  ADD:\n    - because the tool said so: the cache keys are per vault\n");
+    for k in 0..8 {
+        dsl.push_str(&format!("    - because step {k} showed it: the worker pool drains its queue {k} before it stops\n"));
+    }
+    let call = workmem_store::ToolCall { id: "u1".into(), name: "update_memory".into(), arguments: serde_json::json!({"dsl": dsl}).to_string() };
+    s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", "") }).unwrap();
+    let mut cx = workmem_agent::tools::ToolContext { session: &s, runtime: &runtime, tokenizer: &tokenizer, llm: None, board: None, documents: None };
+    let out = workmem_agent::tools::call(&mut cx, "update_memory", &serde_json::json!({"dsl": dsl}).to_string()).unwrap();
+    assert!(out.ok && out.text.contains("KL-1"), "{}", out.text);
+    s.append_message(Message { tool_call_id: Some("u1".into()), ..Message::new("tool", out.text) }).unwrap();
+    assert!(s.overview().unwrap().contains("the cache keys are per vault"));
+    assert_eq!(memory(&mut engine, &options), before, "the history shows the change; the cached prefix stays");
+    let auto = Options { history: HistoryMode::Auto, ..options.clone() };
+    assert!(memory(&mut engine, &auto).contains("the cache keys are per vault"), "where the history may be cut, the memory as it is");
+    // Once a compaction takes the call out of the history, the prefix takes the change.
+    let args = workmem_agent::compact::Args { keep_recent: 0, ..Default::default() };
+    let done = workmem_agent::compact::compact(&s, &runtime, &tokenizer, None, &args).unwrap();
+    assert!(done.replaced.concat().len() >= 2, "{done:?}");
+    assert!(memory(&mut engine, &options).contains("the cache keys are per vault"));
+    // An update from outside the loop is nowhere in the history: the prefix takes it.
+    workmem_agent::apply::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the CLI said so: retries are bounded\n").unwrap();
+    let now = memory(&mut engine, &options);
+    assert!(now.contains("retries are bounded") && now.contains("the cache keys are per vault"), "{now}");
+}

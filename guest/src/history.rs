@@ -560,6 +560,36 @@ pub struct Fallback {
     pub keep: Vec<u64>,
 }
 
+/// Offloaded in place by the safety net, a recent message keeps as much of its beginning and
+/// end as the goal leaves room for: what the next step most likely needs (the first lines of a
+/// log, the error at its end) stays in the request, the rest a `read_history` away. Issue 24's
+/// outputs larger than the compaction goal were offloaded whole, and the actions after them
+/// lost what they needed.
+fn keep_ends(step: &mut Compaction, before: &[Entry], outside: u32, goal: u32) {
+    let now = outside + step.view.iter().map(|e| e.tokens).sum::<u32>();
+    let Ok(count) = u32::try_from(step.replacements.len()) else { return };
+    let share = goal.saturating_sub(now) / 2 / count.max(1);
+    // What `estimate` counts a byte as, the other way round.
+    let bytes = share as usize * 2;
+    for rep in &mut step.replacements {
+        let Some(original) = before.iter().find(|e| Some(&e.seq) == rep.replaces.first()).map(|e| &e.message.content) else { continue };
+        let half = bytes.saturating_sub(rep.message.content.len() + 64) / 2;
+        let (head, tail) = (original.floor_char_boundary(half), original.ceil_char_boundary(original.len().saturating_sub(half)));
+        if half < 256 || tail <= head {
+            continue;
+        }
+        let left_out = tail - head;
+        rep.message.content = format!("{}\n{}\n[… {left_out} bytes left out here …]\n{}", rep.message.content, &original[..head], &original[tail..]);
+    }
+    for e in &mut step.view {
+        if let Some(rep) = step.replacements.iter().find(|r| r.replaces.first() == Some(&e.seq)) {
+            e.message = rep.message.clone();
+            e.tokens = estimate(&e.message.content);
+        }
+    }
+    step.tokens_after = step.view.iter().map(|e| e.tokens).sum();
+}
+
 /// The safety net: `None` while `used` is under the threshold; otherwise one compaction, by
 /// archive (no model call), of old tool outputs first, then all old history, and when the
 /// kept groups alone are still too large, of the largest contents among them, offloaded in
@@ -605,7 +635,10 @@ pub fn fallback(view: &[Entry], f: &Fallback) -> Option<Compaction> {
         if picked.is_empty() {
             continue;
         }
-        let step = build(&current, &r, &picked, &names, None);
+        let mut step = build(&current, &r, &picked, &names, None);
+        if largest_first {
+            keep_ends(&mut step, &current, outside, f.goal);
+        }
         if step.tokens_after >= step.tokens_before || check(&current, &step.view, r.keep_recent, &r.keep).is_err() {
             continue;
         }

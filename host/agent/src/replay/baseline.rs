@@ -2,7 +2,7 @@
 //! trajectory so far: observation masking (rolling or in batches), last-k truncation, and
 //! masking with a safety net of its own at the same threshold as workmem's.
 
-use super::Policy;
+use super::{Policy, wire};
 use workmem_llm::{Message as Wire, Tokenizer};
 use workmem_store::Message;
 
@@ -23,10 +23,6 @@ pub struct Baseline {
     /// The safety net: messages before this index are dropped (the task aside). It only
     /// moves forward, so the request stays append-only between two cuts, as workmem's does.
     cut: usize,
-}
-
-fn wire(m: &Message) -> Wire {
-    crate::context::from_engine(crate::context::to_engine(m))
 }
 
 /// Where groups start: a message that is not a tool result.

@@ -47,10 +47,13 @@ pub fn check(session: &Session) -> Result<ReadBack> {
             }
             Entry::Compaction(c) => {
                 for r in c.replacements {
-                    let reads: Vec<_> = history_handles(&r.message.content).into_iter().map(|spec| crate::compact::read_history(session, spec)).collect();
+                    // The handles are on the first line; what follows may be the original's own
+                    // text (an offloaded message keeps its ends), which is not followed.
+                    let handle = r.message.content.lines().next().unwrap_or_default();
+                    let reads: Vec<_> = history_handles(handle).into_iter().map(|spec| crate::compact::read_history(session, spec)).collect();
                     let read: Option<String> = (!reads.is_empty()).then(|| reads.iter().flatten().cloned().collect());
                     let failed = reads.iter().any(std::result::Result::is_err);
-                    let archived = archive_handle(&r.message.content).map(|(path, a, b)| {
+                    let archived = archive_handle(handle).map(|(path, a, b)| {
                         // The file's own bytes, line endings and all.
                         let text = session.memory_files().read(path).unwrap_or_default();
                         text.split_inclusive('\n').skip(a.saturating_sub(1)).take((b + 1).saturating_sub(a)).collect::<String>()
