@@ -294,9 +294,9 @@ pub fn guide(used: u32, max: u32) -> Option<Target> {
 /// between compactions; then the safety net. The guide's later steps (conversation from 40%,
 /// all from 60%) are left to the safety net: on the 40 trajectories they archived the agent's
 /// own reasoning early and rewrote the request from its start, and cost more for less recall
-/// than tool outputs alone (issue 24). Smaller batches, or earlier ones, cost more. The caller rebuilds the request after a compaction and
-/// calls again: the engine plans with estimates, and the notice the next request carries adds
-/// a few tokens.
+/// than tool outputs alone (issue 24); smaller batches, or earlier ones, cost more. The caller
+/// rebuilds the request after a compaction and calls again: the engine plans with estimates,
+/// and the notice the next request carries adds a few tokens.
 pub fn before_request(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, used: u32, options: &context::Options) -> Result<Option<Compacted>> {
     if options.auto_compact && guide(used, options.tokens_max).is_some() {
         let args =

@@ -129,11 +129,12 @@ fn applied_text(a: &workmem_runtime::Applied) -> String {
     text
 }
 
-/// A memory tool changed the memory from `before`: the history shows that change (the call
-/// and its answer), so requests may keep the copy in their prefix (see `MemoryChain`).
-fn shown_in_history(session: &Session, before: &str) -> Result<()> {
-    let after = session.overview()?;
-    session.update_meta(|m| m.memory_chain = Some(workmem_store::MemoryChain::extended(m.memory_chain.as_ref(), before, &after)))?;
+/// A memory tool changed the memory from `before` to `after` (what it wrote, not what the file
+/// holds by the time this runs, which another writer may have changed since): the history
+/// shows that change (the call and its answer), so requests may keep the copy in their prefix
+/// (see `MemoryChain`).
+fn shown_in_history(session: &Session, before: &str, after: &str) -> Result<()> {
+    session.update_meta(|m| m.memory_chain = Some(workmem_store::MemoryChain::extended(m.memory_chain.as_ref(), before, after)))?;
     Ok(())
 }
 
@@ -164,7 +165,10 @@ pub const TOOLS: &[Tool] = &[
             let written: ToolOutput = cx.session.memory_files().write(path, content).map(|()| format!("wrote {} bytes to {path}", content.len())).into();
             if written.ok {
                 cx.session.update_meta(|m| m.memory_updated_round = m.rounds)?;
-                shown_in_history(cx.session, &before)?;
+                // Another spelling of the overview's path leaves the chain short of the file,
+                // and requests then carry the memory as it is.
+                let overview = path.trim_start_matches("./") == crate::context::OVERVIEW_PATH;
+                shown_in_history(cx.session, &before, if overview { content } else { &before })?;
             }
             Ok(written)
         },
@@ -185,7 +189,7 @@ pub const TOOLS: &[Tool] = &[
         needs: Needs::Session,
         handler: |cx, args| match (cx.session.overview()?, crate::apply::apply(cx.runtime, cx.session, args.str("dsl"))) {
             (before, Ok(applied)) => {
-                shown_in_history(cx.session, &before)?;
+                shown_in_history(cx.session, &before, applied.overview.as_deref().unwrap_or(&before))?;
                 Ok(ToolOutput { ok: true, text: applied_text(&applied) })
             }
             (_, Err(crate::Error::InvalidDsl(diagnostics))) => {

@@ -70,8 +70,8 @@ pub struct Meta {
     /// request retried with one of them gets that update back instead of a second one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<KeyedUpdate>,
-    /// The changes of the working memory the history shows (the model's own memory tool
-    /// calls) since the last compaction; see [`MemoryChain`].
+    /// The copy of the working memory requests carry, and the changes since it that the
+    /// history shows (the model's own memory tool calls); see [`MemoryChain`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_chain: Option<MemoryChain>,
 }
