@@ -456,22 +456,62 @@ fn followers_hold_no_slot(target: &dyn Target) {
     });
 }
 
-/// Every route the OpenAPI document names is one the server answers (401 without a
-/// token, not 404 or 405), and the document is what `/openapi.json` serves.
+/// Every route the OpenAPI document names is one the server answers, and none that needs a
+/// token serves without the right one: 401 without a token (not 404 or 405), 403 with a token
+/// for another vault, board or session; the document is what `/openapi.json` serves.
 fn openapi_matches_the_routes(target: &dyn Target) {
     let s = Serve::start(target, "openapi", &[]);
     let served = call(&http(), "GET", &format!("{}/openapi.json", s.url), None, None, None).json();
     let file: Value = serde_json::from_str(&std::fs::read_to_string(common::root().join("host/server/openapi.json")).unwrap()).unwrap();
     assert_eq!(served, file);
+    // A token for another vault, board and session than the one each route names: the right
+    // kind of grant for the wrong target, and the wrong kind.
+    s.cli(&["board", "create", "other", "--name", "Other", "--goal", "Ship"]);
+    s.cli(&["session", "new", "--id", "other"]);
+    let others =
+        [s.grant(&["doc", "grant", "other", "alice"]), s.grant(&["board", "grant", "other", "dev"]), s.grant(&["session", "grant", "other", "agent-1"])];
     let mut checked = 0;
     for (path, item) in served["paths"].as_object().unwrap() {
-        if path == "/openapi.json" {
-            continue;
-        }
-        let concrete = path.split('/').map(|seg| if seg.starts_with('{') { "x" } else { seg }).collect::<Vec<_>>().join("/");
-        for method in item.as_object().unwrap().keys().filter(|k| *k != "parameters") {
-            let reply = call(&http(), &method.to_uppercase(), &format!("{}{concrete}", s.url), None, None, None);
-            assert_eq!((reply.status, reply.error()), (401, "unauthorized".into()), "{method} {path}");
+        for (method, operation) in item.as_object().unwrap().iter().filter(|(k, _)| *k != "parameters") {
+            if operation["security"] == json!([]) {
+                continue;
+            }
+            // Each path parameter a value of its schema's (naming a target no token was granted),
+            let params = item["parameters"].as_array().into_iter().chain(operation["parameters"].as_array()).flatten();
+            // and each required query parameter likewise.
+            let mut concrete = path.clone();
+            let mut query = Vec::new();
+            for p in params {
+                let schema = &p["schema"];
+                let value = match (&schema["enum"][0], schema["type"].as_str()) {
+                    (Value::String(first), _) => first.clone(),
+                    (_, Some("integer")) => "1".to_string(),
+                    _ => "x".to_string(),
+                };
+                // A shared parameter by reference is a header (Idempotency-Key).
+                let Some(name) = p["name"].as_str() else { continue };
+                if p["in"] == "path" {
+                    concrete = concrete.replace(&format!("{{{name}}}"), &value);
+                } else if p["in"] == "query" && p["required"] == true {
+                    query.push(format!("{name}={value}"));
+                }
+            }
+            if !query.is_empty() {
+                concrete = format!("{concrete}?{}", query.join("&"));
+            }
+            assert!(!concrete.contains('{'), "{path}: every path parameter is described");
+            // A body the route takes, so that what refuses the request is its token.
+            let body = operation["requestBody"]["content"]
+                .as_object()
+                .map(|content| if content.contains_key("text/plain") { ("text/plain", &b"# Facts\n- x\n"[..]) } else { ("application/json", &b"{}"[..]) });
+            let url = format!("{}{concrete}", s.url);
+            let send = |token: Option<&str>| call(&http(), &method.to_uppercase(), &url, token, body.map(|b| b.0), body.map(|b| b.1));
+            let reply = send(None);
+            assert_eq!((reply.status, reply.error()), (401, "unauthorized".into()), "{method} {path} without a token");
+            for token in &others {
+                let reply = send(Some(token));
+                assert_eq!((reply.status, reply.error()), (403, "forbidden".into()), "{method} {path} with another target's token");
+            }
             checked += 1;
         }
     }

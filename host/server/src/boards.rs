@@ -2,6 +2,7 @@
 //! write), views by name, a task's brief, and the change feed (waiting up to a bound for
 //! the next event). Routes need a token for the board; ops are the token's agent's.
 
+use crate::auth::{self, Authorized};
 use crate::error::ApiError;
 use crate::request;
 use crate::{App, State};
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use workmem_runtime::board::View;
 use workmem_store::board::Event;
-use workmem_store::db::{RequestKey, Scope};
+use workmem_store::db::{Access, RequestKey};
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -54,7 +55,17 @@ struct Feed {
     wait_ms: Option<u64>,
 }
 
-type Board = Result<Path<String>, PathRejection>;
+/// `{view}` in a view's path.
+#[derive(Deserialize)]
+struct ViewName {
+    view: String,
+}
+
+/// `{task}` in a brief's path.
+#[derive(Deserialize)]
+struct TaskId {
+    task: String,
+}
 
 /// An event as the API returns it: the engine's record as JSON, not as text.
 fn event(e: Event) -> Value {
@@ -62,35 +73,25 @@ fn event(e: Event) -> Value {
     json!({"revision": e.revision, "actor": e.actor, "at": e.at, "event": record})
 }
 
-async fn head(axum::extract::State(app): State, p: Board, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let board = request::path(p)?;
-    let head = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Board(&board))?;
-            Ok(s.boards.head(&board)?)
-        })
-        .await?;
+async fn head(axum::extract::State(app): State, who: Authorized<auth::Board>) -> Result<Response, ApiError> {
+    let head = app.slots.run_as(who, Access::Read, |s, t, _| Ok(s.boards.head(&t.board)?)).await?;
     Ok(Json(head).into_response())
 }
 
 async fn apply(
     axum::extract::State(app): State,
-    p: Board,
+    who: Authorized<auth::Board>,
     q: Result<Query<Expect>, QueryRejection>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let board = request::path(p)?;
     let expect = request::query(q)?.expect;
     let op = request::json(&headers, body, app.max_body_bytes)?;
     let key = request::idempotency_key(&headers)?;
     let applied = app
         .slots
-        .run(move |s| {
-            let agent = s.grants.authorize_write(&token, Scope::Board(&board))?;
+        .run_as(who, Access::Write, move |s, t, agent| {
+            let board = t.board;
             let e = match key {
                 Some(key) => {
                     let expected = expect.map(|e| e.to_string()).unwrap_or_default();
@@ -137,39 +138,22 @@ fn named_view(name: &str, q: ViewQuery) -> Result<View, ApiError> {
 
 async fn view(
     axum::extract::State(app): State,
-    p: Result<Path<(String, String)>, PathRejection>,
+    who: Authorized<auth::Board>,
+    p: Result<Path<ViewName>, PathRejection>,
     q: Result<Query<ViewQuery>, QueryRejection>,
-    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (board, name) = request::path(p)?;
-    let v = named_view(&name, request::query(q)?)?;
-    let rendered = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Board(&board))?;
-            Ok(s.boards.view(&board, &v)?)
-        })
-        .await?;
+    let v = named_view(&request::path(p)?.view, request::query(q)?)?;
+    let rendered = app.slots.run_as(who, Access::Read, move |s, t, _| Ok(s.boards.view(&t.board, &v)?)).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], rendered).into_response())
 }
 
-async fn brief(axum::extract::State(app): State, p: Result<Path<(String, String)>, PathRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (board, task) = request::path(p)?;
-    let text = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Board(&board))?;
-            Ok(s.boards.brief(&board, &task)?)
-        })
-        .await?;
+async fn brief(axum::extract::State(app): State, who: Authorized<auth::Board>, p: Result<Path<TaskId>, PathRejection>) -> Result<Response, ApiError> {
+    let task = request::path(p)?.task;
+    let text = app.slots.run_as(who, Access::Read, move |s, t, _| Ok(s.boards.brief(&t.board, &task)?)).await?;
     Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], text).into_response())
 }
 
-async fn events(axum::extract::State(app): State, p: Board, q: Result<Query<Feed>, QueryRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let board = request::path(p)?;
+async fn events(axum::extract::State(app): State, who: Authorized<auth::Board>, q: Result<Query<Feed>, QueryRejection>) -> Result<Response, ApiError> {
     let Feed { after, limit, wait_ms } = request::query(q)?;
     let (after, limit, wait) = (after.unwrap_or(0), limit.unwrap_or(100), Duration::from_millis(wait_ms.unwrap_or(0)));
     if limit == 0 || limit > MAX_EVENTS {
@@ -179,17 +163,13 @@ async fn events(axum::extract::State(app): State, p: Board, q: Result<Query<Feed
         return Err(ApiError::bad_request(format!("wait_ms is {}; a request waits at most {} ms", wait.as_millis(), MAX_WAIT.as_millis())));
     }
     let deadline = tokio::time::Instant::now() + wait;
-    let mut changes = app.changes.subscribe(&board);
+    let mut changes = app.changes.subscribe(&who.target.board);
     loop {
         // Marked seen before the read, so a change during it wakes the wait below at once.
         changes.borrow_and_update();
-        let (token, board) = (token.clone(), board.clone());
         let events = app
             .slots
-            .run(move |s| {
-                s.grants.authorize(&token, Scope::Board(&board))?;
-                Ok(s.boards.events(&board, after, limit)?.into_iter().map(event).collect::<Vec<_>>())
-            })
+            .run_as(who.clone(), Access::Read, move |s, t, _| Ok(s.boards.events(&t.board, after, limit)?.into_iter().map(event).collect::<Vec<_>>()))
             .await?;
         if !events.is_empty() || tokio::time::Instant::now() >= deadline {
             return Ok(Json(events).into_response());
@@ -201,16 +181,8 @@ async fn events(axum::extract::State(app): State, p: Board, q: Result<Query<Feed
     }
 }
 
-async fn page(axum::extract::State(app): State, p: Board, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let board = request::path(p)?;
-    let title = format!("board {board}");
-    let sections = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Board(&board))?;
-            Ok(workmem_page::board(&mut s.boards, &board)?)
-        })
-        .await?;
+async fn page(axum::extract::State(app): State, who: Authorized<auth::Board>) -> Result<Response, ApiError> {
+    let title = format!("board {}", who.target.board);
+    let sections = app.slots.run_as(who, Access::Read, |s, t, _| Ok(workmem_page::board(&mut s.boards, &t.board)?)).await?;
     Ok(crate::view::page(&title, &sections))
 }

@@ -2,6 +2,7 @@
 //! lost update), GetLatestContext, older versions, one section read or replaced, and
 //! full-text search over a vault's latest documents. Routes need a token for the vault.
 
+use crate::auth::{self, Authorized, Vault};
 use crate::error::ApiError;
 use crate::request;
 use crate::{App, State};
@@ -15,7 +16,7 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
-use workmem_store::db::{RequestKey, Scope};
+use workmem_store::db::{Access, RequestKey};
 use workmem_store::documents::Version;
 
 pub fn routes() -> Router<Arc<App>> {
@@ -42,24 +43,43 @@ struct SearchQuery {
 /// Search results per request, at most.
 const MAX_HITS: u64 = 100;
 
-type Memory = Result<Path<(String, String)>, PathRejection>;
+/// `{memory}` in a document's path (its vault is the [`auth::Vault`] target).
+#[derive(Deserialize)]
+struct MemoryId {
+    memory: String,
+}
+
+/// `{memory}/.../{section}` in a section's path.
+#[derive(Deserialize)]
+struct SectionPath {
+    memory: String,
+    section: String,
+}
+
+/// `{memory}/versions/{version}` in a version's path.
+#[derive(Deserialize)]
+struct VersionPath {
+    memory: String,
+    version: String,
+}
+
+type Memory = Result<Path<MemoryId>, PathRejection>;
 
 async fn put(
     axum::extract::State(app): State,
+    who: Authorized<auth::Vault>,
     p: Memory,
     q: Result<Query<Expect>, QueryRejection>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (vault, memory) = request::path(p)?;
+    let memory = request::path(p)?.memory;
     let expect = request::query(q)?.expect;
     let text = request::text(&headers, body, app.max_body_bytes)?;
     let key = request::idempotency_key(&headers)?;
     let stored = app
         .slots
-        .run(move |s| {
-            let agent = s.grants.authorize_write(&token, Scope::Vault(&vault))?;
+        .run_as(who, Access::Write, move |s, Vault { vault }, agent| {
             Ok(match key {
                 Some(key) => {
                     let expected = expect.map(|e| e.to_string()).unwrap_or_default();
@@ -78,54 +98,31 @@ fn created(stored: Version) -> Response {
     (StatusCode::CREATED, Json(Version { context: String::new(), ..stored })).into_response()
 }
 
-async fn latest(axum::extract::State(app): State, p: Memory, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (vault, memory) = request::path(p)?;
-    let found = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Vault(&vault))?;
-            Ok(s.documents.latest(&vault, &memory)?)
-        })
-        .await?;
+async fn latest(axum::extract::State(app): State, who: Authorized<auth::Vault>, p: Memory) -> Result<Response, ApiError> {
+    let memory = request::path(p)?.memory;
+    let found = app.slots.run_as(who, Access::Read, move |s, Vault { vault }, _| Ok(s.documents.latest(&vault, &memory)?)).await?;
     Ok(Json(found).into_response())
 }
 
-async fn versions(axum::extract::State(app): State, p: Memory, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (vault, memory) = request::path(p)?;
-    let listed = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Vault(&vault))?;
-            Ok(s.documents.versions(&vault, &memory)?)
-        })
-        .await?;
+async fn versions(axum::extract::State(app): State, who: Authorized<auth::Vault>, p: Memory) -> Result<Response, ApiError> {
+    let memory = request::path(p)?.memory;
+    let listed = app.slots.run_as(who, Access::Read, move |s, Vault { vault }, _| Ok(s.documents.versions(&vault, &memory)?)).await?;
     Ok(Json(listed).into_response())
 }
 
-async fn version(axum::extract::State(app): State, p: Result<Path<(String, String, String)>, PathRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (vault, memory, n) = request::path(p)?;
+async fn version(axum::extract::State(app): State, who: Authorized<auth::Vault>, p: Result<Path<VersionPath>, PathRejection>) -> Result<Response, ApiError> {
+    let VersionPath { memory, version: n } = request::path(p)?;
     let n: u64 = n.parse().map_err(|_| ApiError::bad_request(format!("{n:?} is not a version number")))?;
-    let found = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Vault(&vault))?;
-            Ok(s.documents.get(&vault, &memory, n)?)
-        })
-        .await?;
+    let found = app.slots.run_as(who, Access::Read, move |s, Vault { vault }, _| Ok(s.documents.get(&vault, &memory, n)?)).await?;
     Ok(Json(found).into_response())
 }
 
-async fn section(axum::extract::State(app): State, p: Result<Path<(String, String, String)>, PathRejection>, headers: HeaderMap) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (vault, memory, name) = request::path(p)?;
+async fn section(axum::extract::State(app): State, who: Authorized<auth::Vault>, p: Result<Path<SectionPath>, PathRejection>) -> Result<Response, ApiError> {
+    let SectionPath { memory, section: name } = request::path(p)?;
     let runtime = app.slots.runtime().clone();
     let body = app
         .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Vault(&vault))?;
+        .run_as(who, Access::Read, move |s, Vault { vault }, _| {
             let latest = s.documents.latest(&vault, &memory)?;
             match runtime.instance()?.document_section(&latest.context, &name)? {
                 Some(body) => Ok(json!({"version": latest.version, "section": name, "body": body})),
@@ -142,21 +139,20 @@ async fn section(axum::extract::State(app): State, p: Result<Path<(String, Strin
 
 async fn set_section(
     axum::extract::State(app): State,
-    p: Result<Path<(String, String, String)>, PathRejection>,
+    who: Authorized<auth::Vault>,
+    p: Result<Path<SectionPath>, PathRejection>,
     q: Result<Query<Expect>, QueryRejection>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let (vault, memory, name) = request::path(p)?;
+    let SectionPath { memory, section: name } = request::path(p)?;
     let expect = request::query(q)?.expect;
     let body = String::from_utf8(request::text(&headers, body, app.max_body_bytes)?).map_err(|_| ApiError::bad_request("the section's body is not UTF-8"))?;
     let runtime = app.slots.runtime().clone();
     let key = request::idempotency_key(&headers)?;
     let stored = app
         .slots
-        .run(move |s| {
-            let agent = s.grants.authorize_write(&token, Scope::Vault(&vault))?;
+        .run_as(who, Access::Write, move |s, Vault { vault }, agent| {
             let latest = s.documents.latest(&vault, &memory)?;
             let text = runtime.instance()?.replace_document_section(&latest.context, &name, &body)?;
             // Based on the version read (or the one the caller names): a put in between is a conflict.
@@ -175,25 +171,12 @@ async fn set_section(
     Ok(created(stored))
 }
 
-async fn search(
-    axum::extract::State(app): State,
-    p: Result<Path<String>, PathRejection>,
-    q: Result<Query<SearchQuery>, QueryRejection>,
-    headers: HeaderMap,
-) -> Result<Response, ApiError> {
-    let token = request::bearer(&headers)?;
-    let vault = request::path(p)?;
+async fn search(axum::extract::State(app): State, who: Authorized<auth::Vault>, q: Result<Query<SearchQuery>, QueryRejection>) -> Result<Response, ApiError> {
     let SearchQuery { q, limit } = request::query(q)?;
     let limit = limit.unwrap_or(10);
     if limit > MAX_HITS {
         return Err(ApiError::bad_request(format!("limit is {limit}; at most {MAX_HITS} hits are returned per search")));
     }
-    let hits = app
-        .slots
-        .run(move |s| {
-            s.grants.authorize(&token, Scope::Vault(&vault))?;
-            Ok(s.documents.search(&vault, &q, limit)?)
-        })
-        .await?;
+    let hits = app.slots.run_as(who, Access::Read, move |s, Vault { vault }, _| Ok(s.documents.search(&vault, &q, limit)?)).await?;
     Ok(Json(hits).into_response())
 }

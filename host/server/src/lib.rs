@@ -1,10 +1,11 @@
 //! `workmem serve`: context documents (spec 004), boards (spec 002) and session memory
 //! (specs 000 and 001) over HTTP. Every route under `/v1` takes a bearer token granted for
 //! the vault, board or session it names (`workmem doc grant`, `workmem board grant`,
-//! `workmem session grant`) and acts as the token's agent; the OpenAPI document is at
+//! `workmem session grant`) and acts as the token's agent (checked once, in [`auth`]); the OpenAPI document is at
 //! [`OPENAPI_PATH`]. The store calls block, so they run on tokio's blocking threads in a
 //! bounded number of slots ([`slots::Slots`]).
 
+mod auth;
 mod boards;
 mod changes;
 mod documents;
@@ -51,7 +52,6 @@ pub(crate) struct App {
     slots: Arc<slots::Slots>,
     /// The change feed's wake-ups, per board (see `changes`).
     changes: Arc<changes::Changes>,
-    sessions: PathBuf,
     max_body_bytes: usize,
 }
 
@@ -60,9 +60,9 @@ pub(crate) type State = axum::extract::State<Arc<App>>;
 /// The API's routes over the database and sessions `config` names: opens the database
 /// (migrating it) before it returns, so a bad `--db` fails here.
 pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
-    let slots = slots::Slots::new(&config.db, runtime.clone(), config.documents.clone(), config.slots)?;
+    let slots = slots::Slots::new(&config.db, runtime.clone(), config.documents.clone(), config.sessions.clone(), config.slots)?;
     let changes = changes::Changes::watch(&config.db, runtime)?;
-    let app = Arc::new(App { slots: Arc::new(slots), changes, sessions: config.sessions.clone(), max_body_bytes: config.max_body_bytes });
+    let app = Arc::new(App { slots: Arc::new(slots), changes, max_body_bytes: config.max_body_bytes });
     Ok(Router::new()
         .route(OPENAPI_PATH, axum::routing::get(openapi))
         .merge(documents::routes())

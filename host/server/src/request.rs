@@ -1,24 +1,11 @@
-//! What a request carries, checked: its bearer token, its body as text or JSON, its path
-//! and query. Each refusal is an [`ApiError`] that says what was wrong.
+//! What a request carries, checked: its body as text or JSON, its path and query (its
+//! token: `auth`). Each refusal is an [`ApiError`] that says what was wrong.
 
 use crate::error::ApiError;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode, header};
-
-/// The token of `Authorization: Bearer TOKEN`.
-pub fn bearer(headers: &HeaderMap) -> Result<String, ApiError> {
-    let unauthorized = |why: &str| ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", why.to_string());
-    let value = headers
-        .get(header::AUTHORIZATION)
-        .ok_or_else(|| unauthorized("this route needs a token: send Authorization: Bearer TOKEN (workmem doc|board|session grant issues one)"))?;
-    let value = value.to_str().map_err(|_| unauthorized("the Authorization header is not text"))?;
-    match value.split_once(' ') {
-        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") && !token.trim().is_empty() => Ok(token.trim().to_string()),
-        _ => Err(unauthorized("the Authorization header must be Bearer TOKEN")),
-    }
-}
 
 /// The body as read, or why it could not be: one larger than `--max-body-bytes` is 413.
 fn bytes(body: Result<Bytes, BytesRejection>, max: usize) -> Result<Bytes, ApiError> {

@@ -1,14 +1,17 @@
 //! The database handles the server works with, in a fixed number of slots: each request
 //! takes one, runs its blocking store calls on tokio's blocking threads, and gives it back.
 //! The slot count bounds both the database connections and the engine instances in use.
+//! Handlers reach a slot only through [`Slots::run_as`], which checks the request's grant.
 
+use crate::auth::{Authorized, Target};
 use crate::error::ApiError;
 use axum::http::StatusCode;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 use workmem_runtime::Runtime;
 use workmem_store::board::{self, Boards};
-use workmem_store::db::Grants;
+use workmem_store::db::{Access, Grants};
 use workmem_store::documents::{self, Documents};
 
 /// One slot's handles: a connection each for boards, documents and grants.
@@ -32,21 +35,39 @@ pub struct Slots {
     db: String,
     runtime: Runtime,
     documents: documents::Config,
+    /// The sessions root a session grant's name resolves under.
+    sessions: PathBuf,
     idle: Mutex<Vec<Stores>>,
     permits: Arc<Semaphore>,
 }
 
 impl Slots {
     /// Opens one slot now, so a database that cannot be opened fails the start.
-    pub fn new(db: &str, runtime: Runtime, documents: documents::Config, count: usize) -> Result<Self, ApiError> {
+    pub fn new(db: &str, runtime: Runtime, documents: documents::Config, sessions: PathBuf, count: usize) -> Result<Self, ApiError> {
         let first = Stores::open(db, &runtime, &documents)?;
-        Ok(Slots { db: db.into(), runtime, documents, idle: Mutex::new(vec![first]), permits: Arc::new(Semaphore::new(count.max(1))) })
+        Ok(Slots { db: db.into(), runtime, documents, sessions, idle: Mutex::new(vec![first]), permits: Arc::new(Semaphore::new(count.max(1))) })
+    }
+
+    /// Runs `f` with a slot's stores on a blocking thread once `who`'s token holds a grant
+    /// for its target with `access`; `f` gets the target and what the grant gives.
+    pub async fn run_as<T: Target, R: Send + 'static>(
+        self: &Arc<Self>,
+        who: Authorized<T>,
+        access: Access,
+        f: impl FnOnce(&mut Stores, T, T::Grant) -> Result<R, ApiError> + Send + 'static,
+    ) -> Result<R, ApiError> {
+        let slots = self.clone();
+        self.run(move |stores| {
+            let grant = who.target.authorize(stores, &slots.sessions, who.token(), access)?;
+            f(stores, who.target, grant)
+        })
+        .await
     }
 
     /// Runs `f` with a slot's stores on a blocking thread. A slot whose call failed inside
     /// the server (a lost connection, a trapped engine) is dropped, and a new one opened
     /// when next needed.
-    pub async fn run<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&mut Stores) -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    async fn run<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&mut Stores) -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
         let permit = self
             .permits
             .clone()
