@@ -297,7 +297,7 @@ fn a_worker_on_a_board_gets_its_brief_and_board_tools() {
         Reply::say("Done: a separate tokens table."),
     ]);
     let args = ["agent", "--session", "s", "Design the token schema", "--no-stream", "--retries", "0", "--board", "auth", "--board-task", "T-1"];
-    let out = ws.cmd(Some(&server.url), &args).args(["--board-db", &db, "--agent-name", "dev"]).output().unwrap();
+    let out = ws.cmd(Some(&server.url), &args).args(["--db", &db, "--agent-name", "dev"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     let requests: Vec<Value> = server.requests().into_iter().map(|r| r.body).collect();

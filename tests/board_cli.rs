@@ -19,7 +19,9 @@ fn workmem(db: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_workmem"))
         .arg("board")
         .args(args)
+        // The database's old variable, from when it held boards only, still names it.
         .env("WORKMEM_BOARD_DB", db)
+        .env_remove("WORKMEM_DB")
         .env_remove("WORKMEM_AGENT")
         .env_remove("WORKMEM_BOARD_TOKEN")
         .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
@@ -35,7 +37,7 @@ fn json(out: &Output) -> Value {
 fn worked_example(db: &str) {
     let out = Command::new(common::root().join("examples/board/auth.sh"))
         .env("WORKMEM", env!("CARGO_BIN_EXE_workmem"))
-        .env("WORKMEM_BOARD_DB", db)
+        .env("WORKMEM_DB", db)
         .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
         .output()
         .unwrap();

@@ -337,15 +337,7 @@ fn the_board_conformance_case() {
         ("contributions", ""),
         ("candidates", ""),
     ] {
-        let view = match name {
-            "ready" => View::Ready,
-            "blocked" => View::Blocked,
-            "in_progress" => View::InProgress,
-            "stale" => View::Stale(arg.into()),
-            "context_for_task" => View::ContextForTask(arg.into()),
-            "contributions" => View::Contributions,
-            _ => View::Candidates,
-        };
+        let view = View::named(name, Some(arg.into())).unwrap();
         let key = if arg.is_empty() { name.to_string() } else { format!("{name}:{arg}") };
         views.insert(key, serde_json::from_str(&board.view(&view).unwrap().unwrap()).unwrap());
     }

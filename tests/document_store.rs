@@ -69,17 +69,18 @@ fn refusals(target: &dyn Target) {
     let db = target.fresh("refusals");
     let mut docs = open(&db, Config { max_bytes: 64, ..Config::default() });
     docs.put("v", "m", "a", b"# Facts\n- ok\n", None).unwrap();
-    let cases: [(&[u8], &str); 6] = [
-        (b" \n\t", "the document is empty"),
-        (&[b'x'; 65], "the document is 65 bytes, over the limit of 64"),
-        (b"ok\n\xff", "2:1: the document is not valid UTF-8"),
-        (b"bell \x07", "1:6: control character U+0007; only tab and newline are allowed"),
-        (b"crlf\r\n", "1:5: control character U+000D; only tab and newline are allowed"),
-        ("x\u{FFFE}".as_bytes(), "1:2: U+FFFE is a Unicode noncharacter"),
+    let cases: [(&[u8], &str, &str); 6] = [
+        (b" \n\t", "empty", "the document is empty"),
+        (&[b'x'; 65], "too-large", "the document is 65 bytes, over the limit of 64"),
+        (b"ok\n\xff", "invalid-utf8", "2:1: the document is not valid UTF-8"),
+        (b"bell \x07", "control-character", "1:6: control character U+0007; only tab and newline are allowed"),
+        (b"crlf\r\n", "control-character", "1:5: control character U+000D; only tab and newline are allowed"),
+        ("x\u{FFFE}".as_bytes(), "noncharacter", "1:2: U+FFFE is a Unicode noncharacter"),
     ];
-    for (bytes, sentence) in cases {
+    for (bytes, rule, sentence) in cases {
         let refused = docs.put("v", "m", "a", bytes, None).unwrap_err();
         assert_eq!((refused.code(), refused.to_string()), ("invalid_document", sentence.to_string()));
+        assert!(matches!(refused, workmem_store::db::Error::InvalidDocument { rule: r, .. } if r == rule), "{sentence}: the rule is {rule}");
     }
     assert!(docs.put(" ", "m", "a", b"# Facts\n", None).is_err(), "an empty vault ID");
     assert_eq!(docs.versions("v", "m").unwrap().len(), 1, "no refusal stored anything");

@@ -61,7 +61,7 @@ fn scratch(name: &str) -> PathBuf {
 
 fn workmem(db: &str, sessions: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_workmem"));
-    cmd.env("WORKMEM_BOARD_DB", db).env("WORKMEM_SESSIONS_DIR", sessions).env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"));
+    cmd.env("WORKMEM_DB", db).env("WORKMEM_SESSIONS_DIR", sessions).env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"));
     cmd
 }
 
@@ -307,6 +307,8 @@ fn bad_input(target: &dyn Target) {
         assert_eq!((reply.status, reply.error()), (status, code.to_string()), "{what}");
         let message = reply.json()["error"]["message"].as_str().unwrap().to_string();
         assert!(message.contains(says), "{what}: {message:?} should say {says:?}");
+        // A document refusal names its rule as data, as a board refusal does.
+        assert_eq!(reply.json()["error"]["rule"].is_string(), code == "invalid_document", "{what}: {}", reply.json());
         assert_eq!(get(&s, CONTEXT, &token).json()["version"], 1, "{what} stored nothing");
     }
     let location = put(&s, CONTEXT, &token, "text/plain", b"# Facts\n- ok\n- bell \x07\n").json()["error"]["message"].as_str().unwrap().to_string();

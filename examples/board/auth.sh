@@ -5,7 +5,7 @@
 # would be a separate process (or machine, with a postgres:// database).
 #
 #   examples/board/auth.sh                 # on a fresh SQLite file in a temporary directory
-#   WORKMEM_BOARD_DB=postgres://... examples/board/auth.sh
+#   WORKMEM_DB=postgres://... examples/board/auth.sh
 #
 # $WORKMEM is the workmem binary (default: workmem on PATH, else this checkout's, built now).
 set -euo pipefail
@@ -22,7 +22,7 @@ if [ -z "$workmem" ]; then
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-export WORKMEM_BOARD_DB=${WORKMEM_BOARD_DB:-$work/boards.sqlite3}
+export WORKMEM_DB=${WORKMEM_DB:-$work/boards.sqlite3}
 board=${BOARD:-auth}
 say() { printf '\n== %s\n' "$*"; }
 wm() { "$workmem" board "$@"; }

@@ -11,7 +11,7 @@ schemathesis=${SCHEMATHESIS:-target/venv/bin/schemathesis}
 workmem=${WORKMEM:-target/debug/workmem}
 dir=$(mktemp -d)
 trap 'kill "$server" 2>/dev/null || true; rm -rf "$dir"' EXIT
-export WORKMEM_BOARD_DB=$dir/workmem.sqlite3 WORKMEM_SESSIONS_DIR=$dir/sessions
+export WORKMEM_DB=$dir/workmem.sqlite3 WORKMEM_SESSIONS_DIR=$dir/sessions
 "$workmem" board create auth --name Auth --goal "Build auth" > /dev/null
 "$workmem" board task add auth "Design token schema" > /dev/null
 "$workmem" session new --id alpha > /dev/null

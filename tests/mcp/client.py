@@ -100,7 +100,7 @@ async def check(env: dict[str, str]) -> None:
 def main() -> int:
     with tempfile.TemporaryDirectory() as home:
         env = {k: v for k, v in os.environ.items() if not k.startswith("WORKMEM_")}
-        env.update(HOME=home, WORKMEM_SESSIONS_DIR=f"{home}/sessions", WORKMEM_BOARD_DB=f"{home}/workmem.sqlite3")
+        env.update(HOME=home, WORKMEM_SESSIONS_DIR=f"{home}/sessions", WORKMEM_DB=f"{home}/workmem.sqlite3")
         session = workmem(env, "session", "new", "--id", "mcp-test")
         # A conversation as the agent loop logs it, for read_history and compact_history.
         with open(Path(session["dir"]) / "messages.jsonl", "a") as log:

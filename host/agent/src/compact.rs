@@ -7,6 +7,7 @@ use crate::context::{self, from_engine, to_store};
 use crate::error::{Error, Result};
 use workmem_llm::{Client, Tokenizer};
 use workmem_runtime::history::{self, CompactRequest, FallbackRequest, Plan, Strategy, Target};
+use workmem_runtime::names::Named;
 use workmem_runtime::{Capabilities, CompactFailure, Runtime, llm, session_store};
 use workmem_store::{Entry, Locked, Replacement, Session};
 
@@ -48,21 +49,6 @@ pub struct Compacted {
     pub archive: Option<String>,
     /// What the model is told (it includes the reminder to bring overview.md up to date).
     pub notice: String,
-}
-
-pub fn target_name(t: Target) -> &'static str {
-    match t {
-        Target::Conversation => "conversation",
-        Target::Tools => "tools",
-        Target::All => "all",
-    }
-}
-
-pub fn strategy_name(s: Strategy) -> &'static str {
-    match s {
-        Strategy::Summarize => "summarize",
-        Strategy::Archive => "archive",
-    }
 }
 
 /// What a summary run inside the sandbox may reach: the model, nothing else.
@@ -152,8 +138,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
             }
         }
     };
-    let target = target_name(args.target);
-    record(session, &locked, tokenizer, &view, compaction, &request.archive_to, (target, strategy_name(args.strategy)))
+    record(session, &locked, tokenizer, &view, compaction, &request.archive_to, (args.target.name(), args.strategy.name()))
 }
 
 /// The safety net, before a request of `used` tokens: compacts when `used` reaches

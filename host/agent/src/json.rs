@@ -2,17 +2,11 @@
 //! explicitly: they are promises to users and to every runtime's conformance suite.
 
 use serde_json::{Value, json};
-use workmem_runtime::{Applied, ArchiveOp, Diagnostic, ParseOutcome, Severity, Update};
-
-pub fn severity(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-    }
-}
+use workmem_runtime::names::Named;
+use workmem_runtime::{Applied, ArchiveOp, Diagnostic, ParseOutcome, Update};
 
 pub fn diagnostic(d: &Diagnostic) -> Value {
-    json!({"severity": severity(d.severity), "line": d.line, "column": d.column, "message": d.message})
+    json!({"severity": d.severity.name(), "line": d.line, "column": d.column, "message": d.message})
 }
 
 pub fn diagnostics(ds: &[Diagnostic]) -> Value {

@@ -9,6 +9,7 @@ use workmem_runtime::board::{
     ArtifactType, Completion, DiscoveryType, NewArtifact, NewDecision, NewDiscovery, NewNudge, NudgeTarget, Op, Priority, StatusChange, TaskStatus,
 };
 use workmem_runtime::history::{Strategy, Target};
+use workmem_runtime::names::Named;
 use workmem_runtime::{Runtime, Severity};
 use workmem_store::{MEMORY_DIR, PathError, Session};
 
@@ -213,12 +214,8 @@ and the token status; update working-memory/overview.md afterwards.",
         never_compact: true,
         needs: Needs::Session,
         handler: |cx, args| {
-            let target = match args.str("target") {
-                "conversation" => Target::Conversation,
-                "tools" => Target::Tools,
-                _ => Target::All,
-            };
-            let strategy = if args.opt_str("strategy") == Some("summarize") { Strategy::Summarize } else { Strategy::Archive };
+            let target = Target::named(args.str("target")).unwrap_or(Target::All);
+            let strategy = args.opt_str("strategy").and_then(Strategy::named).unwrap_or(Strategy::Archive);
             let keep_recent = args.opt_u32("keep_recent").unwrap_or(crate::compact::KEEP_RECENT);
             let request = crate::compact::Args {
                 target,
@@ -268,14 +265,12 @@ and the token status; update working-memory/overview.md afterwards.",
         handler: |cx, args| {
             on_board(cx, |w| {
                 let task = w.task.clone();
-                Ok(match args.str("status") {
-                    "completed" => {
+                Ok(match TaskStatus::named(args.str("status")).unwrap_or(TaskStatus::Failed) {
+                    TaskStatus::Completed => {
                         let summary = args.opt_str("summary").ok_or("completing your task needs a summary of what was done")?;
                         Op::Complete(Completion { task, summary: summary.into(), next_steps: args.strings("next_steps") })
                     }
-                    "in_progress" => Op::SetStatus(StatusChange { task, status: TaskStatus::InProgress }),
-                    "blocked" => Op::SetStatus(StatusChange { task, status: TaskStatus::Blocked }),
-                    _ => Op::SetStatus(StatusChange { task, status: TaskStatus::Failed }),
+                    status => Op::SetStatus(StatusChange { task, status }),
                 })
             })
         },
@@ -307,12 +302,7 @@ and the token status; update working-memory/overview.md afterwards.",
         needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
-                let kind = match args.str("type") {
-                    "constraint" => DiscoveryType::Constraint,
-                    "opportunity" => DiscoveryType::Opportunity,
-                    "risk" => DiscoveryType::Risk,
-                    _ => DiscoveryType::Insight,
-                };
+                let kind = DiscoveryType::named(args.str("type")).unwrap_or(DiscoveryType::Insight);
                 Ok(Op::Discover(NewDiscovery {
                     content: args.str("content").into(),
                     kind,
@@ -330,13 +320,7 @@ and the token status; update working-memory/overview.md afterwards.",
         needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
-                let kind = match args.str("type") {
-                    "code" => ArtifactType::Code,
-                    "document" => ArtifactType::Document,
-                    "config" => ArtifactType::Config,
-                    "test" => ArtifactType::Test,
-                    _ => ArtifactType::File,
-                };
+                let kind = ArtifactType::named(args.str("type")).unwrap_or(ArtifactType::File);
                 Ok(Op::Artifact(NewArtifact {
                     kind,
                     path: args.str("path").into(),
@@ -505,5 +489,32 @@ impl Args {
 
     fn opt_u32(&self, name: &str) -> Option<u32> {
         self.map.get(name).and_then(Value::as_u64).and_then(|n| u32::try_from(n).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(schema: &str) -> Vec<String> {
+        let schema: Value = serde_json::from_str(schema).unwrap();
+        schema["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+    }
+
+    fn names<T: Named>() -> Vec<String> {
+        T::names().map(|n| n.replace('-', "_")).collect()
+    }
+
+    /// The tools' argument lists are the engine's names (in the snake_case the board's JSON
+    /// uses), so every value a model may send maps to the case it names.
+    #[test]
+    fn tool_enums_are_the_name_tables() {
+        assert_eq!(listed(TARGET), names::<Target>());
+        assert_eq!(listed(STRATEGY), names::<Strategy>());
+        assert_eq!(listed(DISCOVERY), names::<DiscoveryType>());
+        assert_eq!(listed(ARTIFACT), names::<ArtifactType>());
+        for status in listed(STATUS) {
+            assert!(TaskStatus::named(&status).is_some(), "{status} is a task status");
+        }
     }
 }

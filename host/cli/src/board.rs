@@ -3,7 +3,7 @@
 //! or a line saying what changed; views print the engine's JSON of the view, or a table.
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,13 +12,14 @@ use workmem_runtime::board::*;
 use workmem_store::board::{Boards, Config};
 use workmem_store::db::{Grants, Scope};
 
+use crate::names::{Choices, named};
 use crate::report::print_json;
+use workmem_runtime::names::{Named, VIEWS};
 
 #[derive(Args)]
 pub struct BoardArgs {
-    /// The board database: a SQLite file or a postgres:// URL (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
-    #[arg(long, global = true, value_name = "PATH|URL")]
-    db: Option<String>,
+    #[command(flatten)]
+    db: crate::db::DbArg,
     /// Who is acting, as the board records it (default: $WORKMEM_AGENT, else orchestrator)
     #[arg(long = "as", global = true, value_name = "AGENT")]
     actor: Option<String>,
@@ -70,7 +71,8 @@ enum BoardCommand {
         /// The task, T-<n>
         task: String,
         /// The new status
-        status: Status,
+        #[arg(value_parser = named::<TaskStatus>())]
+        status: TaskStatus,
         /// What was done (required for completed)
         #[arg(long)]
         summary: Option<String>,
@@ -123,8 +125,8 @@ enum BoardCommand {
         /// What was found
         content: String,
         /// Its kind
-        #[arg(long = "type", value_enum, default_value = "insight")]
-        kind: Discovery,
+        #[arg(long = "type", value_parser = named::<DiscoveryType>(), default_value = "insight")]
+        kind: DiscoveryType,
         /// A task it affects (repeatable; none means all)
         #[arg(long = "affects", value_name = "TASK")]
         affects: Vec<String>,
@@ -142,8 +144,8 @@ enum BoardCommand {
         #[arg(long)]
         task: String,
         /// Its kind
-        #[arg(long = "type", value_enum, default_value = "file")]
-        kind: Artifact,
+        #[arg(long = "type", value_parser = named::<ArtifactType>(), default_value = "file")]
+        kind: ArtifactType,
         /// What it is
         #[arg(long, default_value = "")]
         description: String,
@@ -161,8 +163,8 @@ enum BoardCommand {
         #[arg(long, default_value = "all")]
         to: String,
         /// How urgent
-        #[arg(long, value_enum, default_value = "normal")]
-        priority: Urgency,
+        #[arg(long, value_parser = named::<Priority>(), default_value = "normal")]
+        priority: Priority,
     },
     /// Approve a decision
     Approve {
@@ -178,8 +180,8 @@ enum BoardCommand {
         /// The task, T-<n>
         task: String,
         /// The verdict
-        #[arg(long, value_enum)]
-        verdict: Verdict,
+        #[arg(long, value_parser = named::<ReviewStatus>())]
+        verdict: ReviewStatus,
         /// What the reviewer says
         #[arg(long, default_value = "")]
         comments: String,
@@ -199,8 +201,8 @@ enum BoardCommand {
         /// The board's ID
         board: String,
         /// Which view
-        #[arg(value_enum, default_value = "tasks")]
-        view: ViewName,
+        #[arg(value_parser = shown(), default_value = "tasks")]
+        view: Shown,
     },
     /// What a worker needs for its task: goal, constraints, dependencies, decisions, discoveries, artifacts, nudges
     Context {
@@ -219,8 +221,8 @@ enum BoardCommand {
         /// The board's ID
         board: String,
         /// How it ended
-        #[arg(value_enum)]
-        status: Ending,
+        #[arg(value_parser = ending())]
+        status: BoardStatus,
     },
     /// Archive a closed board (deleted after the retention period by `board gc`)
     Archive {
@@ -295,87 +297,23 @@ enum TaskCommand {
     },
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-#[value(rename_all = "snake_case")]
-enum Status {
-    Pending,
-    Assigned,
-    InProgress,
-    Blocked,
-    Review,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Discovery {
-    Constraint,
-    Opportunity,
-    Risk,
-    Insight,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Artifact {
-    File,
-    Code,
-    Document,
-    Config,
-    Test,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Urgency {
-    Low,
-    Normal,
-    High,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-#[value(rename_all = "snake_case")]
-enum Verdict {
-    Approved,
-    NeedsRework,
-    Rejected,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Ending {
-    Completed,
-    Cancelled,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-#[value(rename_all = "snake_case")]
-enum ViewName {
-    Tasks,
-    Ready,
-    Blocked,
-    InProgress,
-    NeedsReview,
-    Failed,
-    Stranded,
-    Decisions,
-    Discoveries,
-    Artifacts,
-    Nudges,
-    Contributions,
-    Candidates,
+/// What `board show` shows: a view that takes no argument, or the board's whole state.
+#[derive(Clone)]
+enum Shown {
+    View(View),
     State,
 }
 
-fn task_status(s: Status) -> TaskStatus {
-    match s {
-        Status::Pending => TaskStatus::Pending,
-        Status::Assigned => TaskStatus::Assigned,
-        Status::InProgress => TaskStatus::InProgress,
-        Status::Blocked => TaskStatus::Blocked,
-        Status::Review => TaskStatus::Review,
-        Status::Completed => TaskStatus::Completed,
-        Status::Failed => TaskStatus::Failed,
-        Status::Cancelled => TaskStatus::Cancelled,
-    }
+fn shown() -> Choices<Shown> {
+    let views = VIEWS.iter().filter(|(_, v)| !matches!(v, View::Stale(_) | View::ContextForTask(_)));
+    Choices::new(views.map(|(name, v)| (*name, Shown::View(v.clone()))).chain([("state", Shown::State)]).collect())
+}
+
+/// How a board can end: `close` takes these two of its statuses.
+fn ending() -> Choices<BoardStatus> {
+    Choices::new(
+        BoardStatus::CASES.iter().copied().filter(|(s, _)| matches!(s, BoardStatus::Completed | BoardStatus::Cancelled)).map(|(s, n)| (n, s)).collect(),
+    )
 }
 
 /// The SHA-256 of the file at `path`, as `sha256:<hex>`, read in a stream (any size).
@@ -401,33 +339,20 @@ fn op(command: BoardCommand) -> Result<std::result::Result<(String, Op), BoardCo
         }
         BoardCommand::Task(TaskCommand::Depend { board, task, on }) => (board, Op::AddDependency(Dependency { task, on })),
         BoardCommand::Assign { board, task, agent } => (board, Op::Assign(Assignment { task, agent })),
-        BoardCommand::Status { board, task, status: Status::Completed, summary, next_steps } => {
+        BoardCommand::Status { board, task, status: TaskStatus::Completed, summary, next_steps } => {
             let Some(summary) = summary else { bail!("completing a task takes --summary: what was done") };
             (board, Op::Complete(Completion { task, summary, next_steps }))
         }
-        BoardCommand::Status { board, task, status, summary: None, .. } => (board, Op::SetStatus(StatusChange { task, status: task_status(status) })),
+        BoardCommand::Status { board, task, status, summary: None, .. } => (board, Op::SetStatus(StatusChange { task, status })),
         BoardCommand::Status { .. } => bail!("--summary and --next go with completed only"),
         BoardCommand::Heartbeat { board, task } => (board, Op::Heartbeat(task)),
         BoardCommand::Decide { board, question, choice, alternatives, rationale, affects, irreversible } => {
             (board, Op::Decide(NewDecision { question, choice, alternatives, rationale, affects_tasks: affects, reversible: !irreversible }))
         }
         BoardCommand::Discover { board, content, kind, affects, core } => {
-            let kind = match kind {
-                Discovery::Constraint => DiscoveryType::Constraint,
-                Discovery::Opportunity => DiscoveryType::Opportunity,
-                Discovery::Risk => DiscoveryType::Risk,
-                Discovery::Insight => DiscoveryType::Insight,
-            };
             (board, Op::Discover(NewDiscovery { content, kind, affects_tasks: affects, promote_to_core: core }))
         }
         BoardCommand::Artifact { board, path, task, kind, description, checksum: sum } => {
-            let kind = match kind {
-                Artifact::File => ArtifactType::File,
-                Artifact::Code => ArtifactType::Code,
-                Artifact::Document => ArtifactType::Document,
-                Artifact::Config => ArtifactType::Config,
-                Artifact::Test => ArtifactType::Test,
-            };
             let checksum = match sum {
                 Some(c) => c,
                 None => checksum(&path)?,
@@ -440,29 +365,11 @@ fn op(command: BoardCommand) -> Result<std::result::Result<(String, Op), BoardCo
                 "orchestrator" => NudgeTarget::Orchestrator,
                 agent => NudgeTarget::Agent(agent.into()),
             };
-            let priority = match priority {
-                Urgency::Low => Priority::Low,
-                Urgency::Normal => Priority::Normal,
-                Urgency::High => Priority::High,
-            };
             (board, Op::Nudge(NewNudge { target, message, priority }))
         }
         BoardCommand::Approve { board, decision } => (board, Op::Approve(decision)),
-        BoardCommand::Review { board, task, verdict, comments } => {
-            let status = match verdict {
-                Verdict::Approved => ReviewStatus::Approved,
-                Verdict::NeedsRework => ReviewStatus::NeedsRework,
-                Verdict::Rejected => ReviewStatus::Rejected,
-            };
-            (board, Op::Review(Review { task, status, comments }))
-        }
-        BoardCommand::Close { board, status } => (
-            board,
-            Op::Close(match status {
-                Ending::Completed => BoardStatus::Completed,
-                Ending::Cancelled => BoardStatus::Cancelled,
-            }),
-        ),
+        BoardCommand::Review { board, task, verdict, comments } => (board, Op::Review(Review { task, status: verdict, comments })),
+        BoardCommand::Close { board, status } => (board, Op::Close(status)),
         BoardCommand::Archive { board } => (board, Op::Archive),
         other => return Ok(Err(other)),
     }))
@@ -528,10 +435,7 @@ fn tasks_table(json: &str) -> Result<()> {
 }
 
 pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode> {
-    let db = match args.db {
-        Some(db) => db,
-        None => workmem_store::db::default_db()?,
-    };
+    let db = args.db.target()?;
     let mut config = Config::default();
     match &args.command {
         BoardCommand::Reclaim { lease, .. } => config.lease = *lease,
@@ -582,7 +486,7 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
                 println!("reclaimed {}", if reclaimed.is_empty() { "nothing".into() } else { reclaimed.join(", ") });
             }
         }
-        BoardCommand::Ready { board } | BoardCommand::Show { board, view: ViewName::Ready } => {
+        BoardCommand::Ready { board } | BoardCommand::Show { board, view: Shown::View(View::Ready) } => {
             let json = view(&mut boards, &board, View::Ready)?;
             if as_json { println!("{json}") } else { tasks_table(&json)? }
         }
@@ -599,29 +503,11 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
             }
         }
         BoardCommand::Show { board, view: v } => {
-            let json = match v {
-                ViewName::State => boards.state(&board)?,
-                v => view(
-                    &mut boards,
-                    &board,
-                    match v {
-                        ViewName::Tasks => View::Tasks,
-                        ViewName::Ready => View::Ready,
-                        ViewName::Blocked => View::Blocked,
-                        ViewName::InProgress => View::InProgress,
-                        ViewName::NeedsReview => View::NeedsReview,
-                        ViewName::Failed => View::Failed,
-                        ViewName::Stranded => View::Stranded,
-                        ViewName::Decisions => View::Decisions,
-                        ViewName::Discoveries => View::Discoveries,
-                        ViewName::Artifacts => View::Artifacts,
-                        ViewName::Nudges => View::Nudges,
-                        ViewName::Contributions => View::Contributions,
-                        ViewName::Candidates | ViewName::State => View::Candidates,
-                    },
-                )?,
+            let json = match &v {
+                Shown::State => boards.state(&board)?,
+                Shown::View(v) => view(&mut boards, &board, v.clone())?,
             };
-            let tasks = matches!(v, ViewName::Tasks | ViewName::Blocked | ViewName::InProgress | ViewName::NeedsReview | ViewName::Failed | ViewName::Stranded);
+            let tasks = matches!(v, Shown::View(View::Tasks | View::Blocked | View::InProgress | View::NeedsReview | View::Failed | View::Stranded));
             if as_json || !tasks { print_json(&serde_json::from_str(&json)?) } else { tasks_table(&json)? }
         }
         BoardCommand::Context { board, task } => print_json(&serde_json::from_str(&view(&mut boards, &board, View::ContextForTask(task))?)?),

@@ -14,9 +14,8 @@ use crate::report::print_json;
 
 #[derive(Args)]
 pub struct DocArgs {
-    /// The database: a SQLite file or a postgres:// URL (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
-    #[arg(long, global = true, value_name = "PATH|URL")]
-    db: Option<String>,
+    #[command(flatten)]
+    db: crate::db::DbArg,
     #[command(subcommand)]
     command: DocCommand,
 }
@@ -103,18 +102,12 @@ enum DocCommand {
 
 pub fn run(runtime: Runtime, args: DocArgs, as_json: bool) -> Result<ExitCode> {
     let open = |config: Config| -> Result<Documents> {
-        let db = match &args.db {
-            Some(db) => db.clone(),
-            None => workmem_store::db::default_db()?,
-        };
+        let db = args.db.target()?;
         Ok(Documents::open(&db, runtime.clone(), config)?)
     };
     match args.command {
         DocCommand::Grant { vault, agent, limits } => {
-            let db = match &args.db {
-                Some(db) => db.clone(),
-                None => workmem_store::db::default_db()?,
-            };
+            let db = args.db.target()?;
             return crate::token::grant(&db, Scope::Vault(&vault), &agent, &limits, as_json);
         }
         DocCommand::Template => println!("{}", runtime.instance()?.document_template()?.trim_end()),

@@ -4,8 +4,10 @@
 
 mod board;
 mod chart;
+mod db;
 mod demo;
 mod doc;
+mod names;
 
 mod replay;
 mod report;
@@ -18,6 +20,7 @@ use clap::{Parser, Subcommand};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use workmem_runtime::history::{Strategy, Target};
 use workmem_runtime::{Options, Runtime};
 use workmem_store::db::Scope;
 use workmem_store::{Session, Sessions};
@@ -153,11 +156,11 @@ enum Command {
         #[arg(long, value_name = "ID|DIR")]
         session: String,
         /// What to compact: conversation (user/assistant messages), tools (tool outputs), all
-        #[arg(long, value_enum, default_value_t = CompactTarget::All)]
-        target: CompactTarget,
+        #[arg(long, value_parser = names::named::<Target>(), default_value = "all")]
+        target: Target,
         /// archive (originals to a detail file, no LLM) or summarize (asks the configured LLM)
-        #[arg(long, value_enum, default_value_t = CompactStrategy::Archive)]
-        strategy: CompactStrategy,
+        #[arg(long, value_parser = names::named::<Strategy>(), default_value = "archive")]
+        strategy: Strategy,
         /// Recent turns (a message, or a tool call with its results) kept whole
         #[arg(long, default_value_t = workmem_agent::compact::KEEP_RECENT)]
         keep_recent: u32,
@@ -310,19 +313,6 @@ struct ContextArgs {
     auto_compact: bool,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum CompactTarget {
-    Conversation,
-    Tools,
-    All,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum CompactStrategy {
-    Summarize,
-    Archive,
-}
-
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ReplayPolicy {
     Full,
@@ -396,9 +386,8 @@ struct WorkerArgs {
     /// The board's task this agent works on, T-<n>
     #[arg(long, value_name = "TASK", requires = "board")]
     board_task: Option<String>,
-    /// The board database: a SQLite file or a postgres:// URL (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
-    #[arg(long, value_name = "PATH|URL")]
-    board_db: Option<String>,
+    #[command(flatten)]
+    db: db::DbArg,
     /// Who this agent is on the board (default: $WORKMEM_AGENT, else worker)
     #[arg(long, value_name = "AGENT")]
     agent_name: Option<String>,
@@ -407,10 +396,7 @@ struct WorkerArgs {
 impl WorkerArgs {
     fn worker(self, runtime: &Runtime) -> Result<Option<workmem_agent::board::Worker>> {
         let (Some(board), Some(task)) = (self.board, self.board_task) else { return Ok(None) };
-        let db = match self.board_db {
-            Some(db) => db,
-            None => workmem_store::db::default_db()?,
-        };
+        let db = self.db.target()?;
         let boards = workmem_store::board::Boards::open(&db, runtime.clone(), Default::default())?;
         let agent = self.agent_name.or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "worker".into());
         Ok(Some(workmem_agent::board::Worker { boards, board, task, agent }))
@@ -473,9 +459,8 @@ enum SessionCommand {
         session: String,
         /// The agent the token acts as
         agent: String,
-        /// The server's database, where grants are kept (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
-        #[arg(long, value_name = "PATH|URL")]
-        db: Option<String>,
+        #[command(flatten)]
+        db: db::DbArg,
         #[command(flatten)]
         limits: token::GrantArgs,
     },
@@ -578,10 +563,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let session = ctx.session(&session)?;
             let documents = match vault {
                 Some(vault) => {
-                    let db = match &worker.board_db {
-                        Some(db) => db.clone(),
-                        None => workmem_store::db::default_db()?,
-                    };
+                    let db = worker.db.target()?;
                     let actor = worker.agent_name.clone().or_else(|| std::env::var("WORKMEM_AGENT").ok()).unwrap_or_else(|| "mcp".into());
                     let documents = workmem_store::documents::Documents::open(&db, ctx.runtime.clone(), Default::default())?;
                     Some(workmem_agent::tools::DocumentAccess { documents, vault, actor })
@@ -632,10 +614,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Session(SessionCommand::Grant { session, agent, db, limits }) => {
             // The grant names this session's directory and identity, not only its ID.
             let name = workmem_store::GrantName::of(&ctx.sessions.find(&session)?)?;
-            let db = match db {
-                Some(db) => db,
-                None => workmem_store::db::default_db()?,
-            };
+            let db = db.target()?;
             token::grant(&db, Scope::Session(&name.to_string()), &agent, &limits, json)
         }
         Command::Parse { file } => {
@@ -726,28 +705,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compact { session, target, strategy, keep_recent, archive_to, min_free, model: name, llm } => {
-            use workmem_runtime::history::{Strategy, Target};
             let s = ctx.session(&session)?;
             let model = model(name)?;
             let tokenizer = workmem_llm::Tokenizer::for_model(&model);
-            let args = workmem_agent::compact::Args {
-                target: match target {
-                    CompactTarget::Conversation => Target::Conversation,
-                    CompactTarget::Tools => Target::Tools,
-                    CompactTarget::All => Target::All,
-                },
-                strategy: match strategy {
-                    CompactStrategy::Summarize => Strategy::Summarize,
-                    CompactStrategy::Archive => Strategy::Archive,
-                },
-                keep_recent,
-                archive_to,
-                min_free,
-                keep: Vec::new(),
-            };
+            let args = workmem_agent::compact::Args { target, strategy, keep_recent, archive_to, min_free, keep: Vec::new() };
             let client = match strategy {
-                CompactStrategy::Summarize => Some(llm.client(&model)?),
-                CompactStrategy::Archive => None,
+                Strategy::Summarize => Some(llm.client(&model)?),
+                Strategy::Archive => None,
             };
             let done = workmem_agent::compact::compact(&s, &ctx.runtime, &tokenizer, client.as_ref(), &args)?;
             report::compacted(&done, json);

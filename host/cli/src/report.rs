@@ -4,6 +4,7 @@ use anyhow::Result;
 use serde_json::json;
 use std::process::ExitCode;
 use workmem_agent::json;
+use workmem_runtime::names::Named;
 use workmem_runtime::{Applied, Diagnostic, ParseOutcome, Snapshot, UpdateError, UpdateReport};
 use workmem_store::Session;
 
@@ -43,7 +44,7 @@ pub fn diagnostics(name: &str, ds: &[Diagnostic]) {
 }
 
 pub fn diagnostic(name: &str, d: &Diagnostic) -> String {
-    format!("{name}:{}:{}: {}: {}", d.line, d.column, json::severity(d.severity), d.message)
+    format!("{name}:{}:{}: {}: {}", d.line, d.column, d.severity.name(), d.message)
 }
 
 pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
@@ -173,6 +174,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
             Some(workmem_store::db::Error::Conflict { current, .. }) => error["current_revision"] = (*current).into(),
             Some(workmem_store::db::Error::VersionConflict { current, .. }) => error["current_version"] = (*current).into(),
             Some(workmem_store::db::Error::Refused { error: why, .. }) => error["rule"] = why.rule().into(),
+            Some(workmem_store::db::Error::InvalidDocument { rule, .. }) => error["rule"] = (*rule).into(),
             _ => {}
         }
         if let Some(bad) = e.downcast_ref::<crate::NotUtf8>() {

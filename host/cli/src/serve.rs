@@ -14,9 +14,8 @@ pub struct ServeArgs {
     /// The address to listen on (port 0: any free port, printed at start)
     #[arg(long, default_value = "127.0.0.1:7383", value_name = "HOST:PORT")]
     listen: String,
-    /// The database: a SQLite file or a postgres:// URL (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
-    #[arg(long, value_name = "PATH|URL")]
-    db: Option<String>,
+    #[command(flatten)]
+    db: crate::db::DbArg,
     /// Requests served at once (each holds database connections and an engine instance)
     #[arg(long, default_value_t = 8)]
     slots: usize,
@@ -32,10 +31,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(runtime: Runtime, sessions: PathBuf, args: ServeArgs, as_json: bool) -> Result<ExitCode> {
-    let db = match args.db {
-        Some(db) => db,
-        None => workmem_store::db::default_db()?,
-    };
+    let db = args.db.target()?;
     let config = workmem_server::Config {
         db: db.clone(),
         sessions,

@@ -59,9 +59,8 @@ pub fn grant(db: &str, scope: Scope<'_>, agent: &str, limits: &GrantArgs, as_jso
 
 #[derive(Args)]
 pub struct TokenArgs {
-    /// The database the grants are in (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
-    #[arg(long, global = true, value_name = "PATH|URL")]
-    db: Option<String>,
+    #[command(flatten)]
+    db: crate::db::DbArg,
     #[command(subcommand)]
     command: TokenCommand,
 }
@@ -78,10 +77,7 @@ enum TokenCommand {
 }
 
 pub fn run(args: TokenArgs, as_json: bool) -> Result<ExitCode> {
-    let db = match args.db {
-        Some(db) => db,
-        None => workmem_store::db::default_db()?,
-    };
+    let db = args.db.target()?;
     let mut grants = Grants::open(&db)?;
     match args.command {
         TokenCommand::List => {

@@ -14,9 +14,8 @@ pub struct ViewArgs {
     /// A board whose task graph the page draws
     #[arg(long, value_name = "BOARD")]
     board: Option<String>,
-    /// The board database: a SQLite file or a postgres:// URL (default: $WORKMEM_BOARD_DB, else ~/.ai/workmem/boards.sqlite3)
-    #[arg(long, value_name = "PATH|URL", requires = "board")]
-    board_db: Option<String>,
+    #[command(flatten)]
+    db: crate::db::DbArg,
     /// The HTML file to write (default: the session's ID, else the board's, with .html, here)
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -42,10 +41,7 @@ pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> 
         name = Some(id);
     }
     if let Some(board) = &args.board {
-        let db = match &args.board_db {
-            Some(db) => db.clone(),
-            None => workmem_store::db::default_db()?,
-        };
+        let db = args.db.target()?;
         let mut boards = workmem_store::board::Boards::open(&db, ctx.runtime.clone(), Default::default())?;
         sections.push_str(&workmem_page::board(&mut boards, board)?);
         title.push(format!("board {board}"));

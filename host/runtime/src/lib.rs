@@ -27,6 +27,7 @@ pub mod document;
 mod error;
 mod instance;
 mod memory;
+pub mod names;
 mod sandbox;
 
 #[cfg(feature = "agent")]

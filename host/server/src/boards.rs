@@ -106,34 +106,17 @@ async fn apply(
     Ok(Json(applied).into_response())
 }
 
+/// The view `name` names, its argument from the query (`?before=` for stale claims,
+/// `?task=` for a task's context).
 fn named_view(name: &str, q: ViewQuery) -> Result<View, ApiError> {
+    let mut v = View::named(name, Some(String::new())).map_err(|e| ApiError::new(StatusCode::NOT_FOUND, "no_view", e.to_string()))?;
     let needs = |what: &str, v: Option<String>| v.ok_or_else(|| ApiError::bad_request(format!("the {name} view needs ?{what}=")));
-    Ok(match name {
-        "tasks" => View::Tasks,
-        "ready" => View::Ready,
-        "blocked" => View::Blocked,
-        "in-progress" => View::InProgress,
-        "needs-review" => View::NeedsReview,
-        "failed" => View::Failed,
-        "stranded" => View::Stranded,
-        "stale" => View::Stale(needs("before", q.before)?),
-        "context-for-task" => View::ContextForTask(needs("task", q.task)?),
-        "contributions" => View::Contributions,
-        "candidates" => View::Candidates,
-        "decisions" => View::Decisions,
-        "discoveries" => View::Discoveries,
-        "artifacts" => View::Artifacts,
-        "nudges" => View::Nudges,
-        other => {
-            return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "no_view",
-                format!(
-                    "no view {other:?}: tasks, ready, blocked, in-progress, needs-review, failed, stranded, stale, context-for-task, contributions, candidates, decisions, discoveries, artifacts, nudges"
-                ),
-            ));
-        }
-    })
+    match &mut v {
+        View::Stale(before) => *before = needs("before", q.before)?,
+        View::ContextForTask(task) => *task = needs("task", q.task)?,
+        _ => {}
+    }
+    Ok(v)
 }
 
 async fn view(

@@ -54,9 +54,10 @@ pub enum Error {
     /// A put based on a version that is no longer the latest: nothing was stored.
     #[error("memory {memory} in vault {vault} is at version {current}, not {expected}: another put came first; get it again and retry")]
     VersionConflict { vault: String, memory: String, expected: u64, current: u64 },
-    /// The engine refused the text as a context document; its sentence names the rule.
-    #[error("{0}")]
-    InvalidDocument(String),
+    /// The engine refused the text as a context document: the rule it broke, as
+    /// `document-error` names its case, and the engine's sentence for it.
+    #[error("{message}")]
+    InvalidDocument { rule: &'static str, message: String },
     #[error(transparent)]
     Engine(#[from] workmem_runtime::Error),
 }
@@ -80,7 +81,7 @@ impl Error {
             Error::NoDocument { .. } => "no_document",
             Error::NoVersion { .. } => "no_version",
             Error::VersionConflict { .. } => "conflict",
-            Error::InvalidDocument(_) => "invalid_document",
+            Error::InvalidDocument { .. } => "invalid_document",
             Error::InvalidId(_) => "invalid_id",
             Error::Engine(_) => "engine",
         }

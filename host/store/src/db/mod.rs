@@ -15,12 +15,16 @@ pub use grants::{Access, GrantInfo, GrantOptions, Granted, Grants, Scope};
 pub use idempotency::{MAX_KEY, RequestKey};
 pub use schema::VERSION as SCHEMA_VERSION;
 
-/// `$WORKMEM_BOARD_DB`: the database the CLI and the server use when `--db` is not given.
-pub const DB_ENV: &str = "WORKMEM_BOARD_DB";
+/// `$WORKMEM_DB`: the database (boards, documents and grants) the CLI and the server use
+/// when `--db` is not given.
+pub const DB_ENV: &str = "WORKMEM_DB";
+/// The name [`DB_ENV`] had when the database held boards only; still read when it is unset.
+const OLD_DB_ENV: &str = "WORKMEM_BOARD_DB";
 
-/// The embedded default: `$WORKMEM_BOARD_DB`, else `~/.ai/workmem/boards.sqlite3`.
+/// The embedded default: `$WORKMEM_DB`, else `~/.ai/workmem/boards.sqlite3` (its name from
+/// when it held boards only, kept so that an existing database is still found).
 pub fn default_db() -> crate::Result<String> {
-    if let Some(db) = std::env::var_os(DB_ENV) {
+    if let Some(db) = std::env::var_os(DB_ENV).or_else(|| std::env::var_os(OLD_DB_ENV)) {
         return Ok(db.to_string_lossy().into_owned());
     }
     let home = std::env::var_os("HOME").ok_or(crate::Error::NoHome(DB_ENV))?;
