@@ -19,9 +19,9 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-packages test-readme dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
+.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
 
-test: test-rust test-js test-python test-go test-http test-mcp test-packages test-readme fuzz
+test: test-rust test-js test-python test-go test-http test-mcp test-packages test-docs fuzz
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
@@ -127,9 +127,19 @@ dist: component examples/js/node_modules/.installed $(VENV)/.installed
 test-packages: dist go-bindings-check
 	tests/packages/run.sh
 
-# The README's "Use it from" snippets, run as written (after the runtimes above are built).
-test-readme: $(VENV)/.installed
-	$(PYTHON) tests/readme_snippets.py
+MDBOOK := target/tools/bin/mdbook
+$(MDBOOK):
+	cargo install mdbook --version 0.5.4 --locked --no-default-features --quiet --root target/tools
+
+# The book in docs/ (mdBook), into target/book/.
+docs: $(MDBOOK)
+	$(MDBOOK) build docs
+
+# The book builds, its links and the front page's resolve, and its snippets run as written
+# (after the runtimes above are built).
+test-docs: docs $(VENV)/.installed
+	$(PYTHON) tests/docs_links.py
+	$(PYTHON) tests/docs_snippets.py
 
 # The engine through the component against native (release build; not part of `test`).
 bench:
@@ -160,5 +170,5 @@ bench-documents:
 # shape replayed under eight context policies (a table and the targets per group, the chart
 # of tokens per request), then the compaction timings.
 bench-compaction:
-	cargo run --release -q -- replay tests/data/trajectories --shape all --seeds 4 --window 16000 --png host/cli/benches/tokens-per-turn.png
+	cargo run --release -q -- replay tests/data/trajectories --shape all --seeds 4 --window 16000 --png docs/tokens-per-turn.png
 	cargo bench -q -p workmem --bench compaction

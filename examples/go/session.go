@@ -54,7 +54,7 @@ type SessionError struct{ Message string }
 func (e *SessionError) Error() string { return e.Message }
 
 // Session is a session directory the CLI (or any runtime) made: the same files, read and
-// committed as the CLI does (README, "One commit path"). Every file is reached through an
+// committed as the CLI does (docs/architecture.md, "One commit path"). Every file is reached through an
 // os.Root on the directory, so no name, symlink included, leads outside it; commits run under
 // the CLI's lock (flock on .lock), each whole-file write is a temp file renamed into place,
 // and a commit is written whole to commit.pending.json first, so that a crash at any moment

@@ -1,4 +1,4 @@
-// Session directories for Node (`workmem/session`): the same files the CLI writes (README,
+// Session directories for Node (`workmem/session`): the same files the CLI writes (docs/cli.md,
 // "Sessions on disk"), committed as the CLI does ("One commit path"): each whole-file write a
 // temp file renamed into place, and a commit written whole to commit.pending.json first, so
 // that a crash at any moment leaves a session that loads (the next lock holder, in any

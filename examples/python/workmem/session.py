@@ -1,4 +1,4 @@
-"""Session directories, the same files the CLI writes (README, "Sessions on disk"), read and
+"""Session directories, the same files the CLI writes (docs/cli.md, "Sessions on disk"), read and
 committed as the CLI does ("One commit path"): under the session's lock (the CLI's, `flock` on
 `.lock`), through a handle on the session directory with no symlink followed, each whole-file
 write a temp file renamed into place, and a commit written whole to `commit.pending.json`

@@ -9,7 +9,7 @@ const W: usize = 1200;
 const PANEL_H: usize = 260;
 const MARGIN: usize = 20;
 
-/// Line colours of the policies drawn (the README's legend); the others are left out, so
+/// Line colours of the policies drawn (the legend in docs/performance.md); the others are left out, so
 /// that the lines can be told apart.
 fn colour(p: Policy) -> Option<[u8; 3]> {
     match p {

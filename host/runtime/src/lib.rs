@@ -159,7 +159,7 @@ impl Runtime {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
-        // `perf` can then name the guest's functions (see README, "Profiling the engine").
+        // `perf` can then name the guest's functions (see docs/performance.md, "Profiling the engine").
         if std::env::var_os("WORKMEM_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
         }

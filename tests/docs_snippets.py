@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Runs the README's "Use it from" snippets as written, each from its runtime's folder, and
-checks the Rust one is the example `make test` runs; and its curl session against
-`workmem serve`, in a fresh home. Part of `make test`."""
+"""Runs the book's snippets as written: the packages chapter's (docs/packages.md), each from its
+runtime's folder, checking the Rust one is the example `make test` runs; and the curl session
+of docs/documents.md against `workmem serve`, in a fresh home. Part of `make test-docs`."""
 
 import os
 import re
@@ -17,19 +17,18 @@ EXAMPLES = ROOT / "examples"
 
 
 def main() -> int:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Use it from JS / Python / Go / Rust", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "packages.md").read_text()
     blocks = {}
     for lang, code in re.findall(r"```(js|python|go|rust)\n(.*?)```", section, re.S):
         blocks.setdefault(lang, code)  # the first of each: the ones that run as written
     assert set(blocks) == {"js", "python", "go", "rust"}, f"snippets found: {sorted(blocks)}"
     assert blocks["rust"] == (EXAMPLES / "rust" / "src" / "main.rs").read_text(), \
-        "the README's Rust snippet is not examples/rust/src/main.rs"
+        "the packages chapter's Rust snippet is not examples/rust/src/main.rs"
 
     runs = []
-    js = EXAMPLES / "js" / ".readme-snippet.mjs"
+    js = EXAMPLES / "js" / ".docs-snippet.mjs"
     py = Path(tempfile.mkdtemp()) / "snippet.py"
-    go = EXAMPLES / "go" / "cmd" / "readme-snippet"
+    go = EXAMPLES / "go" / "cmd" / "docs-snippet"
     try:
         js.write_text(blocks["js"])
         py.write_text(blocks["python"])
@@ -38,27 +37,27 @@ def main() -> int:
         runs = [
             (["node", js.name], js.parent),
             ([sys.executable, str(py)], EXAMPLES / "python"),
-            (["go", "run", "./cmd/readme-snippet"], EXAMPLES / "go"),
+            (["go", "run", "./cmd/docs-snippet"], EXAMPLES / "go"),
         ]
         for cmd, cwd in runs:
             out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
             if out.returncode != 0 or "KL-1" not in out.stdout:
-                print(f"README snippet `{' '.join(cmd)}` failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
+                print(f"docs/packages.md snippet `{' '.join(cmd)}` failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
                 return 1
     finally:
         js.unlink(missing_ok=True)
         shutil.rmtree(py.parent, ignore_errors=True)
         shutil.rmtree(go, ignore_errors=True)
-    if not curl_session(readme):
+    if not curl_session((ROOT / "docs" / "documents.md").read_text()):
         return 1
-    print(f"{len(runs) + 2} README snippets ran as written")
+    print(f"{len(runs) + 2} snippets of docs/ ran as written")
     return 0
 
 
-def curl_session(readme: str) -> bool:
+def curl_session(chapter: str) -> bool:
     """The "Over HTTP" session, in bash as a user's shell runs it, with a home of its own
     (so the embedded default database is a new one) and the debug build on PATH."""
-    section = readme.split("### Over HTTP (`workmem serve`)", 1)[1].split("\n## ", 1)[0]
+    section = chapter.split("## Over HTTP (`workmem serve`)", 1)[1].split("\n## ", 1)[0]
     script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
     home = Path(tempfile.mkdtemp())
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKMEM_")}
@@ -79,7 +78,7 @@ def curl_session(readme: str) -> bool:
     # The put's answer (version 1, by the token's agent), then the get's, with the text.
     ok = out.returncode == 0 and '"version":1,"actor_id":"alice"' in out.stdout and '"context":"# Facts\\n- CEO = Bob' in out.stdout
     if not ok:
-        print(f"README curl session failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
+        print(f"docs/documents.md curl session failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
     return ok
 
 
