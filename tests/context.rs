@@ -4,6 +4,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use workmem_agent::context::{self, Options};
+use workmem_agent::tools;
 use workmem_llm::Tokenizer;
 use workmem_runtime::HistoryMode;
 use workmem_store::Message;
@@ -33,7 +34,7 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", "") }).unwrap();
     s.append_message(Message { tool_call_id: Some("c1".into()), ..Message::new("tool", "its text") }).unwrap();
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false)) };
     let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
     let (request, meta) = built.messages.split_at(built.messages.len() - 1);
     let expected = common::oracle_tokens(request, &options.tools) as usize;
@@ -71,7 +72,7 @@ fn the_prefix_is_byte_identical_until_what_it_holds_changes() {
     let mut engine = runtime.instance().unwrap();
     let (_, s) = session("prefix", &runtime);
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false)) };
     let prefix = |engine: &mut workmem_runtime::Instance| {
         let built = context::build(&s, engine, &tokenizer, &options).unwrap();
         let history = s.records().unwrap().len();
@@ -97,7 +98,7 @@ fn history_is_stripped_once_the_llm_maintains_its_overview() {
     }
     let tokenizer = Tokenizer::for_model("gpt-4o");
     let contents = |engine: &mut workmem_runtime::Instance| -> Vec<String> {
-        context::build(&s, engine, &tokenizer, &Options::new("gpt-4o")).unwrap().messages.into_iter().map(|m| m.content).collect()
+        context::build(&s, engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false))).unwrap().messages.into_iter().map(|m| m.content).collect()
     };
     let before = contents(&mut engine);
     assert_eq!(before[1], "# AGENTS.md\n\nAlways run the tests.");
@@ -125,7 +126,8 @@ fn agents_md_is_read_beneath_the_project_and_capped() {
     std::fs::write(&secret, "AWS_SECRET=hunter2").unwrap();
     let refused = |engine: &mut workmem_runtime::Instance, why: &str| {
         let started = std::time::Instant::now();
-        let error = context::build(&s, engine, &tokenizer, &Options::new("gpt-4o")).map(|b| format!("{:?}", b.messages)).unwrap_err();
+        let error =
+            context::build(&s, engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false))).map(|b| format!("{:?}", b.messages)).unwrap_err();
         let message = workmem_agent::error_chain(&error);
         assert!(message.contains("\"AGENTS.md\" is refused") && message.contains(why), "{message}");
         assert!(!message.contains("hunter2"));
@@ -143,7 +145,7 @@ fn agents_md_is_read_beneath_the_project_and_capped() {
     std::fs::write(&agents, "x".repeat(context::AGENTS_MD_MAX as usize + 1)).unwrap();
     refused(&mut engine, &format!("over {} bytes", context::AGENTS_MD_MAX));
     std::fs::write(&agents, "x".repeat(context::AGENTS_MD_MAX as usize)).unwrap();
-    assert!(context::build(&s, &mut engine, &tokenizer, &Options::new("gpt-4o")).is_ok(), "a file at the cap is read");
+    assert!(context::build(&s, &mut engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false))).is_ok(), "a file at the cap is read");
     std::fs::remove_file(&secret).unwrap();
 }
 
@@ -165,7 +167,7 @@ fn the_reminders_follow_rounds_and_tokens() {
     let tokenizer = Tokenizer::for_model("gpt-4o");
     let meta_text =
         |engine: &mut workmem_runtime::Instance, options: &Options| context::build(&s, engine, &tokenizer, options).unwrap().messages.pop().unwrap().content;
-    let options = Options::new("gpt-4o");
+    let options = Options::new("gpt-4o", tools::openai_tools(false));
     let strong = Options { strong_reminder_tokens: Some(100), ..options.clone() };
     assert!(meta_text(&mut engine, &options).contains("Remember to update"));
     assert!(meta_text(&mut engine, &strong).contains("Remember to update"), "past the strong threshold, but no update is due yet");
@@ -238,7 +240,7 @@ fn memory_changes_the_history_shows_keep_the_prefix() {
     let (_, s) = session("chain", &runtime);
     say(&s, "user", "go");
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o") };
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false)) };
     let memory = |engine: &mut workmem_runtime::Instance, options: &Options| {
         let built = context::build(&s, engine, &tokenizer, options).unwrap();
         built.messages.iter().find(|m| m.content.starts_with("<working_memory")).unwrap().content.clone()

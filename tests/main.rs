@@ -16,6 +16,7 @@ mod conformance;
 mod context;
 mod crash;
 mod document_store;
+mod layering;
 mod llm;
 mod memory_files;
 mod server;

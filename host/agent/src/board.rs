@@ -1,9 +1,8 @@
 //! A worker on a shared board (spec 002): the agent loop carries its task's context and the
 //! nudges for it on every request, renews its claim while it works, and offers the board
-//! operations a worker needs as tools (`board_*` in [`crate::tools`]).
+//! operations a worker needs as tools (the `board_*` tools).
 
 use crate::error::Result;
-use crate::tools::ToolOutput;
 use workmem_runtime::board::Op;
 use workmem_store::board::{Boards, Error};
 
@@ -28,15 +27,6 @@ impl Worker {
     pub fn heartbeat(&mut self) -> Result<()> {
         match self.boards.apply(&self.board, None, &self.agent, &Op::Heartbeat(self.task.clone())) {
             Ok(_) | Err(Error::Refused { .. }) => Ok(()),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    /// Applies a worker's op; the engine's refusal goes back to the model to correct.
-    pub(crate) fn apply(&mut self, op: &Op) -> Result<ToolOutput> {
-        match self.boards.apply(&self.board, None, &self.agent, op) {
-            Ok(event) => Ok(ToolOutput { ok: true, text: format!("recorded (board revision {})", event.revision) }),
-            Err(e @ Error::Refused { .. }) => Ok(ToolOutput { ok: false, text: format!("error: {e}") }),
             Err(e) => Err(e.into()),
         }
     }

@@ -72,9 +72,19 @@ impl Capabilities for ModelOnly {
     }
 }
 
-/// The tools whose outputs are never compacted (see [`crate::tools::Tool::never_compact`]).
+/// The tools whose calls and answers compaction leaves alone: short answers about the memory
+/// and the board. What a read returns can be read again, so reads may be compacted; so may a
+/// memory write, whose content the working memory itself carries (kept forever, 40 updates of
+/// a few hundred tokens each left a 16k window nothing to compact: issue 24).
+pub const NEVER_COMPACTED: [&str; 8] =
+    ["list_files", "compact_history", "board_status", "board_decide", "board_discover", "board_artifact", "board_nudge", "context_put"];
+
+/// The tools whose calls change the working memory (the history shows the change; see
+/// `MemoryChain`).
+pub const MEMORY_TOOLS: [&str; 2] = ["update_memory", "write_file"];
+
 fn never_compact() -> Vec<String> {
-    crate::tools::TOOLS.iter().filter(|t| t.never_compact).map(|t| t.name.to_string()).collect()
+    NEVER_COMPACTED.map(String::from).to_vec()
 }
 
 /// Where the archive text goes, and how many lines the file already has.
@@ -216,7 +226,7 @@ fn record(
 /// Whether `replaced` takes a memory tool's call out of `view`.
 fn memory_change_replaced(view: &[history::Entry], replaced: &[Vec<u64>]) -> bool {
     let gone: std::collections::HashSet<u64> = replaced.iter().flatten().copied().collect();
-    view.iter().filter(|e| gone.contains(&e.seq)).any(|e| e.message.tool_calls.iter().any(|c| crate::tools::changes_memory(&c.name)))
+    view.iter().filter(|e| gone.contains(&e.seq)).any(|e| e.message.tool_calls.iter().any(|c| MEMORY_TOOLS.contains(&c.name.as_str())))
 }
 
 /// The originals of message `seq` (`"17"`) or of a range (`"12-20"`, at most 200), as they

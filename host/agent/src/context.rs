@@ -43,7 +43,9 @@ pub struct Options {
 }
 
 impl Options {
-    pub fn new(model: &str) -> Self {
+    /// The defaults for `model`, offering `tools` (what `workmem_agent::tools::openai_tools`
+    /// gives, or `Value::Null` for none).
+    pub fn new(model: &str, tools: serde_json::Value) -> Self {
         let tokens_max = 128_000;
         Options {
             model: model.to_string(),
@@ -56,7 +58,7 @@ impl Options {
             compact_goal: tokens_max / 2,
             keep_recent: 5,
             auto_compact: false,
-            tools: crate::tools::openai_tools(false),
+            tools,
             pinned: Vec::new(),
         }
     }

@@ -79,11 +79,6 @@ pub struct Tool {
     pub description: &'static str,
     /// `(name, JSON schema, required)` of each argument.
     pub arguments: &'static [(&'static str, &'static str, bool)],
-    /// Whether compaction leaves this tool's outputs alone: short answers about the memory and
-    /// the board. What a read returns can be read again, so reads may be compacted; so may a
-    /// memory write, whose content the working memory itself carries (kept forever, 40
-    /// updates of a few hundred tokens each left a 16k window nothing to compact: issue 24).
-    pub never_compact: bool,
     /// What must be there for it to be offered.
     pub needs: Needs,
     handler: Handler,
@@ -139,18 +134,12 @@ fn shown_in_history(session: &Session, before: &str, after: &str) -> Result<()> 
     Ok(())
 }
 
-/// Whether a call of tool `name` changes the working memory (the history shows the change).
-pub fn changes_memory(name: &str) -> bool {
-    matches!(name, "update_memory" | "write_file")
-}
-
 /// Every tool, in the order they are offered.
 pub const TOOLS: &[Tool] = &[
     Tool {
         name: "read_file",
         description: "Read a working-memory file, e.g. working-memory/detail/notes.md.",
         arguments: &[("path", PATH, true)],
-        never_compact: false,
         needs: Needs::Session,
         handler: |cx, args| Ok(cx.session.memory_files().read(args.str("path")).into()),
     },
@@ -158,7 +147,6 @@ pub const TOOLS: &[Tool] = &[
         name: "write_file",
         description: "Replace a working-memory file: working-memory/overview.md (injected into every request), or files under working-memory/detail/ and working-memory/archive/ (read on demand).",
         arguments: &[("path", PATH, true), ("content", TEXT, true)],
-        never_compact: false,
         needs: Needs::Session,
         handler: |cx, args| {
             let (path, content) = (args.str("path"), args.str("content"));
@@ -178,7 +166,6 @@ pub const TOOLS: &[Tool] = &[
         name: "list_files",
         description: "List the files under a working-memory folder.",
         arguments: &[("path", PATH, false)],
-        never_compact: true,
         needs: Needs::Session,
         handler: |cx, args| Ok(cx.session.memory_files().list(args.opt_str("path").unwrap_or(MEMORY_DIR)).map(|names| names.join("\n")).into()),
     },
@@ -186,7 +173,6 @@ pub const TOOLS: &[Tool] = &[
         name: "update_memory",
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
-        never_compact: false,
         needs: Needs::Session,
         handler: |cx, args| match (cx.session.overview()?, crate::apply::apply(cx.runtime, cx.session, args.str("dsl"))) {
             (before, Ok(applied)) => {
@@ -211,7 +197,6 @@ Nothing is lost: every compacted message can be read back with read_history. Use
 > 40% (conversation, archive) or > 60% (all). Always preserved: the recent turns, the current task. Returns what was compacted \
 and the token status; update working-memory/overview.md afterwards.",
         arguments: &[("target", TARGET, true), ("strategy", STRATEGY, false), ("keep_recent", KEEP_RECENT, false), ("archive_to", ARCHIVE_TO, false)],
-        never_compact: true,
         needs: Needs::Session,
         handler: |cx, args| {
             let target = Target::named(args.str("target")).unwrap_or(Target::All);
@@ -236,7 +221,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "read_history",
         description: "Read back messages of this session by sequence number, as they were before any compaction (compacted messages say their numbers).",
         arguments: &[("seq", SEQ, true)],
-        never_compact: false,
         needs: Needs::Session,
         handler: |cx, args| {
             Ok(match crate::compact::read_history(cx.session, args.str("seq")) {
@@ -249,7 +233,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "board_context",
         description: "Read your task's context on the shared board again: goal, constraints, dependencies and their results, decisions, discoveries, artifacts and the nudges for you (every request carries it too).",
         arguments: &[],
-        never_compact: false,
         needs: Needs::Board,
         handler: |cx, _| {
             let worker = cx.board.as_deref_mut().expect("checked by call");
@@ -260,7 +243,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "board_status",
         description: "Move your task on the shared board: in_progress when you start, blocked or failed when you cannot go on, completed with a summary when done.",
         arguments: &[("status", STATUS, true), ("summary", TEXT, false), ("next_steps", LIST, false)],
-        never_compact: true,
         needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
@@ -279,7 +261,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "board_decide",
         description: "Record a decision on the shared board, with the alternatives you weighed and why, so other agents build on it.",
         arguments: &[("question", TEXT, true), ("choice", TEXT, true), ("rationale", TEXT, true), ("alternatives", LIST, false), ("irreversible", BOOL, false)],
-        never_compact: true,
         needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
@@ -298,7 +279,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "board_discover",
         description: "Record something you found that other agents should know: a constraint, an opportunity, a risk, or an insight worth keeping in a memory core.",
         arguments: &[("content", TEXT, true), ("type", DISCOVERY, true), ("promote_to_core", TEXT, false)],
-        never_compact: true,
         needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
@@ -316,7 +296,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "board_artifact",
         description: "Record an artifact your task produced, by reference: its path and checksum (sha256:<hex>), never its content.",
         arguments: &[("path", TEXT, true), ("checksum", TEXT, true), ("type", ARTIFACT, true), ("description", TEXT, false)],
-        never_compact: true,
         needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |w| {
@@ -335,7 +314,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "board_nudge",
         description: "Send a message on the shared board: to the orchestrator (say what you need), to everyone, or to another agent.",
         arguments: &[("message", TEXT, true), ("to", TO, false)],
-        never_compact: true,
         needs: Needs::Board,
         handler: |cx, args| {
             on_board(cx, |_| {
@@ -352,7 +330,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "context_get",
         description: "Read the latest context document of a memory in this agent's vault (spec 004), or one section of it (Description, Active Context, Progress, Patterns, Preferences, Facts, Timeline, Decisions). Answers with the version, then the text.",
         arguments: &[("memory", TEXT, true), ("section", TEXT, false)],
-        never_compact: false,
         needs: Needs::Documents,
         handler: |cx, args| {
             let access = cx.documents.as_deref_mut().expect("checked by call");
@@ -376,7 +353,6 @@ and the token status; update working-memory/overview.md afterwards.",
         name: "context_put",
         description: "Store a new version of a memory's context document in this agent's vault (spec 004). Pass expect (the version you read, 0 for none) to be refused if someone else wrote in between.",
         arguments: &[("memory", TEXT, true), ("text", TEXT, true), ("expect", EXPECT, false)],
-        never_compact: true,
         needs: Needs::Documents,
         handler: |cx, args| {
             let access = cx.documents.as_deref_mut().expect("checked by call");
@@ -413,9 +389,15 @@ fn on_board(cx: &mut ToolContext, op: impl FnOnce(&crate::board::Worker) -> std:
     let Some(worker) = cx.board.as_deref_mut() else {
         return Ok(ToolOutput::refused("error: this agent works on no board"));
     };
-    match op(worker) {
-        Ok(op) => worker.apply(&op),
-        Err(why) => Ok(ToolOutput::refused(format!("error: {why}"))),
+    let op = match op(worker) {
+        Ok(op) => op,
+        Err(why) => return Ok(ToolOutput::refused(format!("error: {why}"))),
+    };
+    // The engine's refusal goes back to the model to correct.
+    match worker.boards.apply(&worker.board, None, &worker.agent, &op) {
+        Ok(event) => Ok(ToolOutput { ok: true, text: format!("recorded (board revision {})", event.revision) }),
+        Err(e @ workmem_store::board::Error::Refused { .. }) => Ok(ToolOutput::refused(format!("error: {e}"))),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -503,6 +485,14 @@ mod tests {
 
     fn names<T: Named>() -> Vec<String> {
         T::names().map(|n| n.replace('-', "_")).collect()
+    }
+
+    /// The tools compaction treats apart are tools.
+    #[test]
+    fn compaction_names_tools_that_exist() {
+        for name in crate::compact::NEVER_COMPACTED.iter().chain(&crate::compact::MEMORY_TOOLS) {
+            assert!(TOOLS.iter().any(|t| t.name == *name), "{name} is a tool");
+        }
     }
 
     /// The tools' argument lists are the engine's names (in the snake_case the board's JSON

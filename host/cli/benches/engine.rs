@@ -114,7 +114,10 @@ fn context_session() -> (workmem_store::Session, workmem_agent::context::Options
         session.append_message(m).unwrap();
     }
     session.memory_files().write("working-memory/overview.md", &overview()).unwrap();
-    let options = workmem_agent::context::Options { history: workmem_runtime::HistoryMode::All, ..workmem_agent::context::Options::new("gpt-4o") };
+    let options = workmem_agent::context::Options {
+        history: workmem_runtime::HistoryMode::All,
+        ..workmem_agent::context::Options::new("gpt-4o", workmem_agent::tools::openai_tools(false))
+    };
     (session, options)
 }
 

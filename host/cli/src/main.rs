@@ -353,7 +353,7 @@ impl ContextArgs {
             Some(m) => m.clone(),
             None => workmem_llm::Config::load()?.model,
         };
-        let mut o = workmem_agent::context::Options::new(&model);
+        let mut o = workmem_agent::context::Options::new(&model, workmem_agent::tools::openai_tools(false));
         o.history = match self.history {
             History::Auto => HistoryMode::Auto,
             History::All => HistoryMode::All,

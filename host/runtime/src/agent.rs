@@ -1,15 +1,10 @@
 //! The agent world: the engine with the capabilities a host grants it, and nothing else.
 
+use crate::capabilities::{Capabilities, bindings, clock, llm, session_store};
 use crate::sandbox::{self, Ctx};
 use crate::{Result, Runtime};
-use wasmtime::Store;
-
-pub(crate) mod bindings {
-    wasmtime::component::bindgen!({ world: "agent", path: "wit" });
-}
-
 use bindings::exports::workmem::memory::{context as cx, history as hx, memory as m, workflows as wf};
-pub use bindings::workmem::memory::{clock, llm, session_store};
+use wasmtime::Store;
 
 /// What a memory update run inside the sandbox did.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,15 +132,6 @@ fn compact_failure(e: wf::CompactFailure) -> CompactFailure {
         wf::CompactFailure::Refused(hx::CompactError::EmptySummary) => CompactFailure::Refused(CompactError::EmptySummary),
         wf::CompactFailure::Refused(hx::CompactError::Invariant(why)) => CompactFailure::Refused(CompactError::Invariant(why)),
     }
-}
-
-/// Everything the agent world can reach: the model, the session's storage, the time. The
-/// host decides what each one really is; the guest has no other way out.
-pub trait Capabilities: Send {
-    fn complete(&mut self, messages: Vec<llm::Message>) -> std::result::Result<llm::Completion, llm::LlmError>;
-    fn load_memory(&mut self) -> std::result::Result<Option<String>, session_store::StoreError>;
-    fn commit_update(&mut self, commit: session_store::Commit) -> std::result::Result<(), session_store::StoreError>;
-    fn now(&mut self) -> String;
 }
 
 impl llm::Host for Ctx {

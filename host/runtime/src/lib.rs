@@ -23,6 +23,8 @@
 mod agent;
 pub mod board;
 mod cache;
+#[cfg(feature = "agent")]
+mod capabilities;
 pub mod document;
 mod error;
 mod instance;
@@ -31,7 +33,7 @@ pub mod names;
 mod sandbox;
 
 #[cfg(feature = "agent")]
-pub use agent::{AgentInstance, Capabilities, CompactFailure, UpdateError, UpdateReport, clock, llm, session_store};
+pub use agent::{AgentInstance, CompactFailure, UpdateError, UpdateReport};
 pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, HistoryMode, ToolCall};
 /// Compaction's types (the `history` interface).
 pub use bindings::exports::workmem::memory::history;
@@ -39,6 +41,8 @@ pub use bindings::exports::workmem::memory::memory::{
     Applied, Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Message, ParseOutcome, Progress, Severity, Snapshot, Update, UpdateStep,
     VerbatimAdd, VerbatimEntry, VerbatimOps, Wants,
 };
+#[cfg(feature = "agent")]
+pub use capabilities::{Capabilities, clock, llm, session_store};
 pub use error::{Error, Result};
 pub use instance::Instance;
 pub use memory::{Memory, UpdateRun};
@@ -144,7 +148,7 @@ struct Inner {
     options: Options,
     engine_pre: EnginePre<sandbox::Ctx>,
     #[cfg(feature = "agent")]
-    agent_pre: OnceLock<agent::bindings::AgentPre<sandbox::Ctx>>,
+    agent_pre: OnceLock<capabilities::bindings::AgentPre<sandbox::Ctx>>,
     from_cache: bool,
 }
 
@@ -238,8 +242,8 @@ impl Runtime {
             None => {
                 let (component, _) = cache::load(&self.inner.engine, AGENT_COMPONENT, self.inner.options.cache_dir.as_deref())?;
                 let mut linker = Linker::<sandbox::Ctx>::new(&self.inner.engine);
-                agent::bindings::Agent::add_to_linker::<sandbox::Ctx, HasSelf<sandbox::Ctx>>(&mut linker, |c| c).map_err(Error::Load)?;
-                let pre = agent::bindings::AgentPre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
+                capabilities::bindings::Agent::add_to_linker::<sandbox::Ctx, HasSelf<sandbox::Ctx>>(&mut linker, |c| c).map_err(Error::Load)?;
+                let pre = capabilities::bindings::AgentPre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
                 self.inner.agent_pre.get_or_init(|| pre)
             }
         };

@@ -43,7 +43,7 @@ impl ResourceLimiter for Limits {
 
 /// The host's capabilities in an agent-world store; `None` in the engine world's.
 #[cfg(feature = "agent")]
-pub(crate) type Capabilities = Option<Box<dyn crate::agent::Capabilities>>;
+pub(crate) type Capabilities = Option<Box<dyn crate::capabilities::Capabilities>>;
 /// Only the agent world has capabilities (the `agent` feature).
 #[cfg(not(feature = "agent"))]
 pub(crate) type Capabilities = Option<std::convert::Infallible>;
@@ -62,7 +62,7 @@ pub(crate) struct Ctx {
 #[cfg(feature = "agent")]
 impl Ctx {
     /// Runs an import, keeping its time off the guest's account.
-    pub(crate) fn import<T>(&mut self, f: impl FnOnce(&mut dyn crate::agent::Capabilities) -> T) -> T {
+    pub(crate) fn import<T>(&mut self, f: impl FnOnce(&mut dyn crate::capabilities::Capabilities) -> T) -> T {
         let start = Instant::now();
         let caps = self.capabilities.as_deref_mut().expect("only the agent world has imports, and it has capabilities");
         let out = f(caps);

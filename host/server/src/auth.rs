@@ -6,7 +6,6 @@
 
 use crate::error::ApiError;
 use crate::request;
-use crate::slots::Stores;
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -14,6 +13,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use std::path::Path as FsPath;
 use workmem_store::Session;
+use workmem_store::db::Grants;
 use workmem_store::db::{self, Access, Scope};
 
 /// What a route acts on, named by its path, and what a token's grant for it gives.
@@ -23,7 +23,7 @@ pub trait Target: DeserializeOwned + Clone + Send + 'static {
     type Grant: Send + 'static;
 
     /// The grant `token` holds for this target with `access`, or why it holds none.
-    fn authorize(&self, stores: &mut Stores, sessions: &FsPath, token: &str, access: Access) -> Result<Self::Grant, ApiError>;
+    fn authorize(&self, grants: &mut Grants, sessions: &FsPath, token: &str, access: Access) -> Result<Self::Grant, ApiError>;
 }
 
 /// `{board}`: the token's grant is for this board.
@@ -44,24 +44,24 @@ pub struct SessionId {
     pub session: String,
 }
 
-fn agent(stores: &mut Stores, token: &str, scope: Scope<'_>, access: Access) -> Result<String, ApiError> {
+fn agent(grants: &mut Grants, token: &str, scope: Scope<'_>, access: Access) -> Result<String, ApiError> {
     Ok(match access {
-        Access::Read => stores.grants.authorize(token, scope)?,
-        Access::Write => stores.grants.authorize_write(token, scope)?,
+        Access::Read => grants.authorize(token, scope)?,
+        Access::Write => grants.authorize_write(token, scope)?,
     })
 }
 
 impl Target for Board {
     type Grant = String;
-    fn authorize(&self, stores: &mut Stores, _: &FsPath, token: &str, access: Access) -> Result<String, ApiError> {
-        agent(stores, token, Scope::Board(&self.board), access)
+    fn authorize(&self, grants: &mut Grants, _: &FsPath, token: &str, access: Access) -> Result<String, ApiError> {
+        agent(grants, token, Scope::Board(&self.board), access)
     }
 }
 
 impl Target for Vault {
     type Grant = String;
-    fn authorize(&self, stores: &mut Stores, _: &FsPath, token: &str, access: Access) -> Result<String, ApiError> {
-        agent(stores, token, Scope::Vault(&self.vault), access)
+    fn authorize(&self, grants: &mut Grants, _: &FsPath, token: &str, access: Access) -> Result<String, ApiError> {
+        agent(grants, token, Scope::Vault(&self.vault), access)
     }
 }
 
@@ -70,8 +70,8 @@ impl Target for SessionId {
     /// The one directory the grant names, whatever directory the server runs in, and only
     /// while it is the session granted (not one made since with its ID); anything else is
     /// forbidden, naming no path.
-    fn authorize(&self, stores: &mut Stores, sessions: &FsPath, token: &str, access: Access) -> Result<(String, Session), ApiError> {
-        let (agent, name) = stores.grants.authorize_session(token, &self.session, access)?;
+    fn authorize(&self, grants: &mut Grants, sessions: &FsPath, token: &str, access: Access) -> Result<(String, Session), ApiError> {
+        let (agent, name) = grants.authorize_session(token, &self.session, access)?;
         let session = name.open(sessions).map_err(|_| ApiError::from(db::Error::Forbidden(Scope::Session(&self.session).to_string())))?;
         Ok((agent, session))
     }

@@ -58,7 +58,7 @@ impl Slots {
     ) -> Result<R, ApiError> {
         let slots = self.clone();
         self.run(move |stores| {
-            let grant = who.target.authorize(stores, &slots.sessions, who.token(), access)?;
+            let grant = who.target.authorize(&mut stores.grants, &slots.sessions, who.token(), access)?;
             f(stores, who.target, grant)
         })
         .await

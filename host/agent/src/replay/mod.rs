@@ -155,7 +155,7 @@ pub fn replay<'a>(
     let mut meter = meter::Meter::new(tokenizer, window, requests);
     let task = history.iter().position(|m| m.role == "user");
     let mut answered: HashSet<String> = history.iter().filter_map(|m| m.tool_call_id.clone()).collect();
-    let options = Options::new(MODEL).with_window(window);
+    let options = Options::new(MODEL, crate::tools::openai_tools(false)).with_window(window);
     let net = (options.compact_at.unwrap_or(u32::MAX), options.compact_goal);
     if !policy.is_workmem() {
         let mut base = baseline::Baseline::new(policy);

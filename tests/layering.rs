@@ -1,0 +1,92 @@
+//! The crates' modules form layers: no module reaches, through `crate::` paths, a module
+//! that reaches it back. A circle means two modules that can only be understood together; a
+//! new one fails here, naming it.
+
+use crate::common;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Each top-level module of the crate at `src` (a file, or a folder with its files) and the
+/// top-level modules it names through `crate::`.
+fn modules(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut files = vec![src.to_path_buf()];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let first = path.strip_prefix(src).unwrap().components().next().unwrap().as_os_str().to_string_lossy().into_owned();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let deps = graph.entry(module.clone()).or_default();
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for (at, _) in code.match_indices("crate::") {
+                let name: String = code[at + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if !name.is_empty() && name != module {
+                    deps.insert(name);
+                }
+            }
+        }
+    }
+    let names: BTreeSet<String> = graph.keys().cloned().collect();
+    graph.values_mut().for_each(|deps| deps.retain(|d| names.contains(d)));
+    graph
+}
+
+/// A circle through `graph`, if there is one, as the modules along it.
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(node: &str, graph: &BTreeMap<String, BTreeSet<String>>, path: &mut Vec<String>, done: &mut BTreeSet<String>) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == node) {
+            return Some(path[at..].iter().cloned().chain([node.to_string()]).collect());
+        }
+        if !done.insert(node.to_string()) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in &graph[node] {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_module_circles() {
+    let root = common::root();
+    let mut crates: Vec<_> = std::fs::read_dir(root.join("host")).unwrap().map(|e| e.unwrap().path().join("src")).collect();
+    crates.push(root.join("guest/src"));
+    for src in crates {
+        let graph = modules(&src);
+        assert!(graph.len() > 1 || src.ends_with("llm/src") || src.ends_with("mcp/src"), "{}: modules found", src.display());
+        if let Some(found) = circle(&graph) {
+            panic!("{}: the modules {} import each other", src.display(), found.join(" -> "));
+        }
+    }
+}
+
+/// The check finds a circle where there is one.
+#[test]
+fn a_circle_is_found() {
+    let graph: BTreeMap<String, BTreeSet<String>> = [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")].into_iter().fold(BTreeMap::new(), |mut g, (from, to)| {
+        g.entry(from.to_string()).or_default().insert(to.to_string());
+        g.entry(to.to_string()).or_default();
+        g
+    });
+    assert_eq!(circle(&graph), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
+    let acyclic: BTreeMap<String, BTreeSet<String>> =
+        [("a", ["b"].into_iter().map(String::from).collect()), ("b", BTreeSet::new())].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    assert_eq!(circle(&acyclic), None);
+}
