@@ -120,6 +120,11 @@ pub(crate) fn to_store(m: ChatMessage) -> workmem_store::Message {
     }
 }
 
+/// A logged message as a request carries it.
+pub fn to_wire(m: &workmem_store::Message) -> Message {
+    from_engine(to_engine(m))
+}
+
 pub(crate) fn from_engine(m: ChatMessage) -> Message {
     Message {
         role: m.role,

@@ -12,7 +12,6 @@ pub mod compact;
 pub mod context;
 mod error;
 pub mod json;
-pub mod replay;
 pub mod tools;
 pub mod turn;
 pub mod update;

@@ -34,7 +34,7 @@ fn session(root: &Path, name: &str, runtime: &Runtime) -> Session {
 /// The first `turns` model calls of a trajectory: the messages before the next one.
 fn trajectory(turns: usize) -> Vec<Message> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
-    let all = workmem_agent::replay::load(&root.join("tests/data/trajectories/minisweagent-gemini3pro-django__django-16560.jsonl")).unwrap();
+    let all = workmem_store::messages::read_trajectory(&root.join("tests/data/trajectories/minisweagent-gemini3pro-django__django-16560.jsonl")).unwrap();
     let end = all.iter().enumerate().filter(|(_, m)| m.role == "assistant").nth(turns).map_or(all.len(), |(i, _)| i);
     all[1..end].to_vec()
 }

@@ -1,9 +1,9 @@
 //! Tokens per request as a PNG: one panel per trajectory (the longest four), one line per
 //! policy, the window's 75% as a grey line.
 
+use crate::replay::{Policy, Run};
 use anyhow::Result;
 use std::path::Path;
-use workmem_agent::replay::{Policy, Run};
 
 const W: usize = 1200;
 const PANEL_H: usize = 260;

@@ -748,17 +748,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Replay { files, policy, shape, seeds, window, png, requests, sessions } => {
             use clap::ValueEnum;
-            use workmem_agent::replay::{Policy, shapes::Shape};
+            use replay::{Policy, shapes::Shape};
             let policies: Vec<Policy> = match policy {
                 ReplayPolicy::All => Policy::ALL.to_vec(),
-                p => replay::policy(p.to_possible_value().expect("no policy is skipped").get_name()).into_iter().collect(),
+                p => replay::command::policy(p.to_possible_value().expect("no policy is skipped").get_name()).into_iter().collect(),
             };
             let shapes: Vec<Shape> = if shape.contains(&ReplayShape::All) {
                 Shape::ALL.to_vec()
             } else {
                 shape.iter().filter_map(|s| Shape::named(s.to_possible_value()?.get_name())).collect()
             };
-            let args = replay::Args {
+            let args = replay::command::Args {
                 files: &files,
                 shapes: &shapes,
                 seeds,
@@ -769,7 +769,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 sessions: sessions.as_deref(),
                 json,
             };
-            replay::run(&ctx.runtime, &args)?;
+            replay::command::run(&ctx.runtime, &args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Memory(MemoryCommand::Read { session, path }) => {

@@ -126,3 +126,23 @@ pub struct ToolCall {
     pub name: String,
     pub arguments: String,
 }
+
+/// Reads a trajectory: an agent run as one message a line, in the log's message shape
+/// (`tests/data/trajectories/`). Text-action sources repeat the command of the assistant's text in a
+/// derived tool call; its arguments are dropped so they are not counted twice.
+pub fn read_trajectory(path: &std::path::Path) -> std::io::Result<Vec<Message>> {
+    let text = std::fs::read_to_string(path)?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let mut m: Message =
+            serde_json::from_str(line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}:{}: {e}", path.display(), n + 1)))?;
+        for c in &mut m.tool_calls {
+            let command = serde_json::from_str::<serde_json::Value>(&c.arguments).ok().and_then(|v| v["command"].as_str().map(str::to_string));
+            if command.is_some_and(|cmd| !cmd.is_empty() && m.content.contains(cmd.trim())) {
+                c.arguments = "{}".into();
+            }
+        }
+        out.push(m);
+    }
+    Ok(out)
+}

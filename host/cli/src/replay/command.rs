@@ -1,11 +1,11 @@
 //! `workmem replay`: trajectories and generated histories under context policies, one table
 //! a group, and the targets of issue 24.
 
+use super::shapes::{self, Shape};
+use super::{MODEL, Policy, Run};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use workmem_agent::replay::shapes::{self, Shape};
-use workmem_agent::replay::{self, Policy, Run};
 use workmem_runtime::Runtime;
 
 /// What to replay and how.
@@ -73,7 +73,7 @@ pub fn run(runtime: &Runtime, a: &Args) -> Result<()> {
         let mut histories = Vec::new();
         for file in trajectories(a.files)? {
             let name = file.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            histories.push((name, replay::load(&file).with_context(|| format!("reading {}", file.display()))?));
+            histories.push((name, workmem_store::messages::read_trajectory(&file).with_context(|| format!("reading {}", file.display()))?));
         }
         groups.push(Group { name: "trajectories".into(), histories, runs: Vec::new() });
     }
@@ -81,7 +81,7 @@ pub fn run(runtime: &Runtime, a: &Args) -> Result<()> {
         let histories = (0..a.seeds).map(|seed| (format!("{}-{seed}", shape.name()), shapes::generate(shape, seed))).collect();
         groups.push(Group { name: shape.name().into(), histories, runs: Vec::new() });
     }
-    let tokenizer = workmem_llm::Tokenizer::for_model(replay::MODEL);
+    let tokenizer = workmem_llm::Tokenizer::for_model(MODEL);
     let scratch = match a.sessions {
         Some(dir) => Scratch(dir.to_path_buf(), true),
         None => Scratch(std::env::temp_dir().join(format!("workmem-replay-{}", std::process::id())), false),
@@ -103,7 +103,7 @@ pub fn run(runtime: &Runtime, a: &Args) -> Result<()> {
                     None => None,
                 };
                 let out = file.as_mut().map(|f| f as &mut dyn std::io::Write);
-                let run = replay::replay(messages, *p, a.window, runtime, &tokenizer, &dir, out).with_context(|| format!("replaying {name}"))?;
+                let run = super::replay(messages, *p, a.window, runtime, &tokenizer, &dir, out).with_context(|| format!("replaying {name}"))?;
                 if let Some(mut f) = file {
                     std::io::Write::flush(&mut f)?;
                 }

@@ -3,8 +3,8 @@
 //! numbers must return each original's bytes; the archive lines a replacement cites must
 //! hold the text it replaced (an earlier replacement, when it compacted one again).
 
-use crate::error::Result;
 use std::collections::HashMap;
+use workmem_agent::Result;
 use workmem_store::{Entry, Message, Session};
 
 /// Replaced messages checked, and how many of them read back whole through every handle.
@@ -50,7 +50,7 @@ pub fn check(session: &Session) -> Result<ReadBack> {
                     // The handles are on the first line; what follows may be the original's own
                     // text (an offloaded message keeps its ends), which is not followed.
                     let handle = r.message.content.lines().next().unwrap_or_default();
-                    let reads: Vec<_> = history_handles(handle).into_iter().map(|spec| crate::compact::read_history(session, spec)).collect();
+                    let reads: Vec<_> = history_handles(handle).into_iter().map(|spec| workmem_agent::compact::read_history(session, spec)).collect();
                     let read: Option<String> = (!reads.is_empty()).then(|| reads.iter().flatten().cloned().collect());
                     let failed = reads.iter().any(std::result::Result::is_err);
                     let archived = archive_handle(handle).map(|(path, a, b)| {

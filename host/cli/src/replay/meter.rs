@@ -4,8 +4,8 @@
 
 use super::Run;
 use super::facts::{Need, visible_text};
-use crate::error::{Error, Result};
 use std::io::Write;
+use workmem_agent::{Error, Result};
 use workmem_llm::{Message as Wire, Tokenizer};
 
 /// Prompt caching's prices, in units of one uncached input token: a cached prefix at 0.1,

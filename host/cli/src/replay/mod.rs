@@ -11,22 +11,23 @@
 //! a request over it is unsendable.
 
 mod baseline;
+pub mod command;
 pub mod facts;
 mod meter;
 mod readback;
 pub mod shapes;
 mod standin;
 
-use crate::compact;
-use crate::context::{self, Options};
-use crate::error::Result;
-use crate::tools::{self, ToolContext};
-pub use meter::{CACHED, MODEL, UNCACHED};
+pub use meter::MODEL;
 use standin::StandIn;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
+use workmem_agent::Result;
+use workmem_agent::compact;
+use workmem_agent::context::{self, Options};
+use workmem_agent::tools::{self, ToolContext};
 use workmem_llm::{Message as Wire, Tokenizer};
 use workmem_runtime::{HistoryMode, Runtime};
 use workmem_store::{Message, Sessions, ToolCall, Usage};
@@ -113,27 +114,8 @@ impl Run {
     }
 }
 
-/// Reads a trajectory. Text-action sources repeat the command of the assistant's text in a
-/// derived tool call; its arguments are dropped so they are not counted twice.
-pub fn load(path: &Path) -> std::io::Result<Vec<Message>> {
-    let text = std::fs::read_to_string(path)?;
-    let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let mut m: Message =
-            serde_json::from_str(line).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}:{}: {e}", path.display(), n + 1)))?;
-        for c in &mut m.tool_calls {
-            let command = serde_json::from_str::<serde_json::Value>(&c.arguments).ok().and_then(|v| v["command"].as_str().map(str::to_string));
-            if command.is_some_and(|cmd| !cmd.is_empty() && m.content.contains(cmd.trim())) {
-                c.arguments = "{}".into();
-            }
-        }
-        out.push(m);
-    }
-    Ok(out)
-}
-
 fn wire(m: &Message) -> Wire {
-    context::from_engine(context::to_engine(m))
+    context::to_wire(m)
 }
 
 /// Replays `messages` under `policy` with a window of `window` tokens; with `requests`,
@@ -155,7 +137,7 @@ pub fn replay<'a>(
     let mut meter = meter::Meter::new(tokenizer, window, requests);
     let task = history.iter().position(|m| m.role == "user");
     let mut answered: HashSet<String> = history.iter().filter_map(|m| m.tool_call_id.clone()).collect();
-    let options = Options::new(MODEL, crate::tools::openai_tools(false)).with_window(window);
+    let options = Options::new(MODEL, tools::openai_tools(false)).with_window(window);
     let net = (options.compact_at.unwrap_or(u32::MAX), options.compact_goal);
     if !policy.is_workmem() {
         let mut base = baseline::Baseline::new(policy);
@@ -201,7 +183,7 @@ pub fn replay<'a>(
         }
         sent_any = true;
         let mut built = context::build(&session, &mut engine, tokenizer, &options)?;
-        for _ in 0..crate::turn::MAX_COMPACTIONS {
+        for _ in 0..workmem_agent::turn::MAX_COMPACTIONS {
             let started = Instant::now();
             let Some(_) = compact::before_request(&session, runtime, tokenizer, built.tokens, &options)? else { break };
             meter.run.compaction_ms.push(started.elapsed().as_secs_f64() * 1000.0);
@@ -212,7 +194,7 @@ pub fn replay<'a>(
         let sent = meter.send(&built.messages, Some(&options.tools))?;
         meter.facts(&needs[i], &built.messages, sent, |source| {
             let seq = seq_of.get(&source).copied().unwrap_or(0);
-            let text = compact::read_history(&session, &seq.to_string()).map_err(crate::Error::Compact)?;
+            let text = compact::read_history(&session, &seq.to_string()).map_err(workmem_agent::Error::Compact)?;
             Ok(tokenizer.count(&text))
         })?;
         let context_meta = built.messages.last().map_or("", |m| m.content.as_str());
