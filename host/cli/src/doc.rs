@@ -112,7 +112,7 @@ pub fn run(runtime: Runtime, args: DocArgs, as_json: bool) -> Result<ExitCode> {
         }
         DocCommand::Template => println!("{}", runtime.instance()?.document_template()?.trim_end()),
         DocCommand::Put { vault, memory, file, expect, actor, max_bytes, keep_versions } => {
-            let (_, bytes) = crate::read_bytes(file.as_ref())?;
+            let (_, bytes) = crate::input::read_bytes(file.as_ref())?;
             let stored = open(Config { max_bytes, keep_versions })?.put(&vault, &memory, &actor, &bytes, expect)?;
             if as_json {
                 print_json(&json!({"ok": true, "version": stored}));
@@ -140,7 +140,7 @@ pub fn run(runtime: Runtime, args: DocArgs, as_json: bool) -> Result<ExitCode> {
             }
         }
         DocCommand::SetSection { vault, memory, name, file, actor } => {
-            let (_, body) = crate::read_input(file.as_ref())?;
+            let (_, body) = crate::input::read_input(file.as_ref())?;
             let mut docs = open(Config::default())?;
             let latest = docs.latest(&vault, &memory)?;
             let text = runtime.instance()?.replace_document_section(&latest.context, &name, &body)?;

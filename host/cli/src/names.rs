@@ -6,22 +6,31 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use std::sync::Arc;
 use workmem_runtime::names::{self, Named};
 
-/// One of `choices`, by name.
+/// One of `choices`, by name; `snake` shows a WIT name in snake_case (taking its own too).
 #[derive(Clone)]
-pub struct Choices<T>(Arc<Vec<(&'static str, T)>>);
+pub struct Choices<T> {
+    choices: Arc<Vec<(&'static str, T)>>,
+    snake: bool,
+}
 
 /// Every case of a WIT enum.
 pub fn named<T: Named>() -> Choices<T> {
-    Choices(Arc::new(T::CASES.iter().map(|(case, name)| (*name, *case)).collect()))
+    Choices::new(T::CASES.iter().map(|(case, name)| (*name, *case)).collect())
 }
 
 impl<T> Choices<T> {
+    /// Cases of WIT names, shown in snake_case.
     pub fn new(choices: Vec<(&'static str, T)>) -> Self {
-        Choices(Arc::new(choices))
+        Choices { choices: Arc::new(choices), snake: true }
+    }
+
+    /// Cases shown by their names as given.
+    pub fn as_named(choices: Vec<(&'static str, T)>) -> Self {
+        Choices { choices: Arc::new(choices), snake: false }
     }
 
     fn shown(&self) -> impl Iterator<Item = PossibleValue> + '_ {
-        self.0.iter().map(|(name, _)| PossibleValue::new(name.replace('-', "_")).alias(*name))
+        self.choices.iter().map(|(name, _)| if self.snake { PossibleValue::new(name.replace('-', "_")).alias(*name) } else { PossibleValue::new(*name) })
     }
 }
 
@@ -29,7 +38,7 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Choices<T> {
     type Value = T;
 
     fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<T, clap::Error> {
-        let found = value.to_str().and_then(|given| self.0.iter().find(|(name, _)| names::matches(name, given)));
+        let found = value.to_str().and_then(|given| self.choices.iter().find(|(name, _)| names::matches(name, given)));
         match found {
             Some((_, case)) => Ok(case.clone()),
             // The refusal clap gives a value outside its list, naming the list.

@@ -152,7 +152,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         Some(A::Setting { .. }) => ("config", None),
         Some(A::Compact(_)) => ("compaction_refused", None),
         Some(A::Requests(_)) => ("failed", None),
-        None if e.downcast_ref::<crate::NotUtf8>().is_some() || e.downcast_ref::<crate::TooLarge>().is_some() => ("invalid_input", None),
+        None if e.downcast_ref::<crate::input::NotUtf8>().is_some() || e.downcast_ref::<crate::input::TooLarge>().is_some() => ("invalid_input", None),
         None if let Some(b) = e.downcast_ref::<workmem_store::db::Error>() => (b.code(), None),
         None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
         None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
@@ -177,7 +177,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
             Some(workmem_store::db::Error::InvalidDocument { rule, .. }) => error["rule"] = (*rule).into(),
             _ => {}
         }
-        if let Some(bad) = e.downcast_ref::<crate::NotUtf8>() {
+        if let Some(bad) = e.downcast_ref::<crate::input::NotUtf8>() {
             error["diagnostics"] = json::diagnostics(std::slice::from_ref(&bad.diagnostic));
         }
         print_json(&json!({"ok": false, "error": error}));

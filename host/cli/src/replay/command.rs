@@ -3,13 +3,85 @@
 
 use super::shapes::{self, Shape};
 use super::{MODEL, Policy, Run};
+use crate::names::Choices;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use workmem_runtime::Runtime;
 
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// Trajectory files (.jsonl), or directories of them
+    files: Vec<PathBuf>,
+    /// One policy, or all of them: full, mask (all but the last 5 tool outputs masked),
+    /// mask+net (with a safety net), mask-batched, mask-batched+net, last-k (the task and
+    /// the last 5 groups), safety-net (workmem's alone), workmem (the compression guide and
+    /// the safety net)
+    #[arg(long, value_parser = or_all(Policy::ALL.map(|p| (p.name(), p)).to_vec()), default_value = "all")]
+    policy: OneOrAll<Policy>,
+    /// Generated histories of a shape too (repeat it, or all): parallel, large-outputs,
+    /// user-in-loop, tiny-steps, instructions
+    #[arg(long, value_parser = or_all(Shape::ALL.map(|s| (s.name(), s)).to_vec()))]
+    shape: Vec<OneOrAll<Shape>>,
+    /// Generated histories of each shape
+    #[arg(long, default_value_t = 4)]
+    seeds: u64,
+    /// The context window, in tokens (every policy gets the same)
+    #[arg(long, default_value_t = 16_000)]
+    window: u32,
+    /// Draw tokens per request of the longest trajectories to this PNG file
+    #[arg(long, value_name = "FILE")]
+    png: Option<PathBuf>,
+    /// Write every request of every policy as it would be sent, one JSON body a line, to
+    /// DIR/<history>.<policy>.jsonl
+    #[arg(long, value_name = "DIR")]
+    requests: Option<PathBuf>,
+    /// Keep the sessions the workmem policies replay into under DIR/<history>.<policy>/
+    /// (by default they are removed)
+    #[arg(long, value_name = "DIR")]
+    sessions: Option<PathBuf>,
+}
+
+/// A policy or shape by name, or `all` of them.
+#[derive(Clone, Copy, PartialEq)]
+enum OneOrAll<T> {
+    One(T),
+    All,
+}
+
+fn or_all<T: Copy>(named: Vec<(&'static str, T)>) -> Choices<OneOrAll<T>> {
+    Choices::as_named(named.into_iter().map(|(n, t)| (n, OneOrAll::One(t))).chain([("all", OneOrAll::All)]).collect())
+}
+
+/// `workmem replay` as the command line gives it.
+pub fn command(runtime: &Runtime, a: ReplayArgs, json: bool) -> Result<ExitCode> {
+    let policies = match a.policy {
+        OneOrAll::One(p) => vec![p],
+        OneOrAll::All => Policy::ALL.to_vec(),
+    };
+    let shapes: Vec<Shape> = if a.shape.contains(&OneOrAll::All) {
+        Shape::ALL.to_vec()
+    } else {
+        a.shape.iter().filter_map(|s| if let OneOrAll::One(s) = s { Some(*s) } else { None }).collect()
+    };
+    let args = Args {
+        files: &a.files,
+        shapes: &shapes,
+        seeds: a.seeds,
+        policies: &policies,
+        window: a.window,
+        png: a.png.as_deref(),
+        requests: a.requests.as_deref(),
+        sessions: a.sessions.as_deref(),
+        json,
+    };
+    run(runtime, &args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// What to replay and how.
-pub struct Args<'a> {
+struct Args<'a> {
     pub files: &'a [PathBuf],
     pub shapes: &'a [Shape],
     /// Generated histories of each shape.
@@ -22,10 +94,6 @@ pub struct Args<'a> {
     /// Where the workmem policies' sessions are kept (by default they are removed).
     pub sessions: Option<&'a Path>,
     pub json: bool,
-}
-
-pub fn policy(name: &str) -> Option<Policy> {
-    Policy::ALL.into_iter().find(|p| p.name() == name)
 }
 
 fn trajectories(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
@@ -66,7 +134,7 @@ struct Group {
     runs: Vec<Vec<Run>>,
 }
 
-pub fn run(runtime: &Runtime, a: &Args) -> Result<()> {
+fn run(runtime: &Runtime, a: &Args) -> Result<()> {
     anyhow::ensure!(!a.files.is_empty() || !a.shapes.is_empty(), "nothing to replay: name trajectory files or directories, or --shape");
     let mut groups = Vec::new();
     if !a.files.is_empty() {
@@ -113,7 +181,7 @@ pub fn run(runtime: &Runtime, a: &Args) -> Result<()> {
     }
     if let (Some(path), Some(g)) = (a.png, groups.first()) {
         let names: Vec<String> = g.histories.iter().map(|h| h.0.clone()).collect();
-        crate::chart::tokens_per_turn(path, &names, a.policies, &g.runs, a.window)?;
+        super::chart::tokens_per_turn(path, &names, a.policies, &g.runs, a.window)?;
     }
     if groups.len() == 1 && groups[0].histories.len() == 1 && a.policies.len() == 1 {
         let (g, p) = (&groups[0], a.policies[0]);

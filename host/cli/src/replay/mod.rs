@@ -11,6 +11,7 @@
 //! a request over it is unsendable.
 
 mod baseline;
+mod chart;
 pub mod command;
 pub mod facts;
 mod meter;

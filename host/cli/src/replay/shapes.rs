@@ -32,10 +32,6 @@ impl Shape {
             Shape::Instructions => "instructions",
         }
     }
-
-    pub fn named(name: &str) -> Option<Shape> {
-        Shape::ALL.into_iter().find(|s| s.name() == name)
-    }
 }
 
 /// xorshift64*: the same history for the same seed on every machine.
