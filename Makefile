@@ -54,21 +54,21 @@ component:
 # `npm install` from the lock file rather than `npm ci`: some of jco's optional per-platform
 # packages are not on the registry this machine reaches, so the lock file cannot list them
 # and `npm ci` refuses it. --no-save leaves the lock file as committed.
-examples/js/node_modules/.installed: examples/js/package-lock.json
-	cd examples/js && npm install --no-save --no-audit --no-fund
+packages/js/node_modules/.installed: packages/js/package-lock.json
+	cd packages/js && npm install --no-save --no-audit --no-fund
 	touch $@
 
-test-js: component examples/js/node_modules/.installed
-	cd examples/js && npm run build && npm run typecheck && npm test && node example.js > /dev/null
+test-js: component packages/js/node_modules/.installed
+	cd packages/js && npm run build && npm run typecheck && npm test && node example.js > /dev/null
 
-$(VENV)/.installed: examples/python/pyproject.toml Makefile
+$(VENV)/.installed: packages/python/pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'examples/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0
 	touch $@
 
 test-python: component $(VENV)/.installed
-	cp $(COMPONENT) examples/python/workmem/workmem.wasm
-	cd examples/python && $(PYTHON) -m mypy --strict workmem && $(PYTHON) -X faulthandler -m pytest -q && $(PYTHON) -X faulthandler example.py > /dev/null
+	cp $(COMPONENT) packages/python/workmem/workmem.wasm
+	cd packages/python && $(PYTHON) -m mypy --strict workmem && $(PYTHON) -X faulthandler -m pytest -q && $(PYTHON) -X faulthandler example.py > /dev/null
 
 # The HTTP API fuzzed from its own OpenAPI document (tests/http/run.sh): any 5xx or any
 # answer the document does not describe fails.
@@ -98,30 +98,30 @@ define gravity
 endef
 
 go-bindings: component $(GRAVITY)
-	$(call gravity,examples/go/engine)
+	$(call gravity,packages/go/engine)
 
 go-bindings-check: component $(GRAVITY)
 	$(call gravity,target/go-bindings)
-	diff -r target/go-bindings examples/go/engine > /dev/null || \
-	  { echo "examples/go/engine differs from this build's bindings: run make go-bindings and commit it" >&2; exit 1; }
+	diff -r target/go-bindings packages/go/engine > /dev/null || \
+	  { echo "packages/go/engine differs from this build's bindings: run make go-bindings and commit it" >&2; exit 1; }
 
 test-go: go-bindings-check
-	cd examples/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
+	cd packages/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
 
 # The artifacts a user installs: the npm tarball (the component inside), the Python wheel and
-# the crates (the runtime's with its components prebuilt); the Go module is examples/go as
+# the crates (the runtime's with its components prebuilt); the Go module is packages/go as
 # committed.
 CRATES := workmem-runtime workmem-store workmem-llm workmem-agent workmem-page workmem-server workmem-mcp workmem
-dist: component examples/js/node_modules/.installed $(VENV)/.installed
+dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	rm -rf target/dist && mkdir -p target/dist host/runtime/components
 	cp $(COMPONENT) host/runtime/components/workmem-engine.wasm
 	cp $(AGENT) host/runtime/components/workmem-agent.wasm
 	cp $(GO_CORE) host/runtime/components/workmem-engine-go-core.wasm
 	cargo package -q --no-verify --allow-dirty $(addprefix -p ,$(CRATES))
 	cp $(foreach c,$(CRATES),target/package/$(c)-$(VERSION).crate) target/dist/
-	cd examples/js && npm run build && npm pack --silent --pack-destination ../../target/dist > /dev/null
-	cp $(COMPONENT) examples/python/workmem/workmem.wasm
-	$(PYTHON) -m build --wheel --outdir target/dist examples/python > /dev/null
+	cd packages/js && npm run build && npm pack --silent --pack-destination ../../target/dist > /dev/null
+	cp $(COMPONENT) packages/python/workmem/workmem.wasm
+	$(PYTHON) -m build --wheel --outdir target/dist packages/python > /dev/null
 
 # Each artifact installed into a new project outside the repository, used as a user would.
 test-packages: dist go-bindings-check
@@ -152,9 +152,9 @@ bench-instructions:
 	python3 host/cli/benches/instructions.py
 
 # The same 4 KB update in every runtime, one table.
-bench-runtimes: component go-bindings-check examples/js/node_modules/.installed $(VENV)/.installed
-	cp $(COMPONENT) examples/python/workmem/workmem.wasm
-	cd examples/js && npm run build
+bench-runtimes: component go-bindings-check packages/js/node_modules/.installed $(VENV)/.installed
+	cp $(COMPONENT) packages/python/workmem/workmem.wasm
+	cd packages/js && npm run build
 	$(PYTHON) examples/bench_runtimes.py
 
 # Issue 11's benchmark: board mutations on SQLite and a real PostgreSQL (1 and 16 writers)

@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 RUNS = [
     (["cargo", "bench", "-q", "-p", "workmem", "--bench", "engine", "--", "--json"], ROOT),
-    (["node", "bench.js"], ROOT / "examples" / "js"),
-    ([sys.executable, "bench.py"], ROOT / "examples" / "python"),
-    (["go", "run", "./cmd/bench"], ROOT / "examples" / "go"),
+    (["node", "bench.js"], ROOT / "packages" / "js"),
+    ([sys.executable, "bench.py"], ROOT / "packages" / "python"),
+    (["go", "run", "./cmd/bench"], ROOT / "packages" / "go"),
 ]
 
 # Targets relative to the wasmtime host (issue #7).

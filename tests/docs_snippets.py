@@ -14,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+PACKAGES = ROOT / "packages"
 
 
 def main() -> int:
@@ -26,9 +27,9 @@ def main() -> int:
         "the packages chapter's Rust snippet is not examples/rust/src/main.rs"
 
     runs = []
-    js = EXAMPLES / "js" / ".docs-snippet.mjs"
+    js = PACKAGES / "js" / ".docs-snippet.mjs"
     py = Path(tempfile.mkdtemp()) / "snippet.py"
-    go = EXAMPLES / "go" / "cmd" / "docs-snippet"
+    go = PACKAGES / "go" / "cmd" / "docs-snippet"
     try:
         js.write_text(blocks["js"])
         py.write_text(blocks["python"])
@@ -36,8 +37,8 @@ def main() -> int:
         (go / "main.go").write_text(blocks["go"])
         runs = [
             (["node", js.name], js.parent),
-            ([sys.executable, str(py)], EXAMPLES / "python"),
-            (["go", "run", "./cmd/docs-snippet"], EXAMPLES / "go"),
+            ([sys.executable, str(py)], PACKAGES / "python"),
+            (["go", "run", "./cmd/docs-snippet"], PACKAGES / "go"),
         ]
         for cmd, cwd in runs:
             out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)

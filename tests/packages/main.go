@@ -8,7 +8,7 @@ import (
 	"log"
 	"os"
 
-	workmem "github.com/workmem/workmem/examples/go"
+	workmem "github.com/workmem/workmem/packages/go"
 )
 
 func main() {

@@ -35,10 +35,10 @@ cp "$HERE/main.py" "$WORK/"
 (cd "$WORK" && venv/bin/mypy --strict --no-incremental main.py > /dev/null) || { echo "mypy --strict failed on main.py" >&2; (cd "$WORK" && venv/bin/mypy --strict main.py) >&2; exit 1; }
 (cd / && "$WORK/venv/bin/python" "$WORK/main.py" "$dir" "$(update python)") >> "$WORK/out.jsonl"
 
-echo "Go: github.com/workmem/workmem/examples/go, replaced by $ROOT/examples/go"
+echo "Go: github.com/workmem/workmem/packages/go, replaced by $ROOT/packages/go"
 mkdir "$WORK/go" && cd "$WORK/go"
 go mod init example.com/user > /dev/null 2>&1
-go mod edit -require github.com/workmem/workmem/examples/go@v0.2.0 -replace "github.com/workmem/workmem/examples/go=$ROOT/examples/go"
+go mod edit -require github.com/workmem/workmem/packages/go@v0.2.0 -replace "github.com/workmem/workmem/packages/go=$ROOT/packages/go"
 cp "$HERE/main.go" .
 go mod tidy 2> /dev/null || go mod tidy
 go run . "$dir" "$(update go)" >> "$WORK/out.jsonl"

@@ -1,6 +1,6 @@
 // Package workmem is the workmem working-memory engine for Go: the same engine the other
 // runtimes load, run on wazero through bindings Gravity generates from the engine-go world's
-// core module (package github.com/workmem/workmem/examples/go/engine, made by `make go-bindings`). A Memory lives inside the
+// core module (package github.com/workmem/workmem/packages/go/engine, made by `make go-bindings`). A Memory lives inside the
 // engine; an apply carries the DSL in and the outcome out.
 //
 // An Engine is not safe for concurrent use; give each goroutine its own.
@@ -15,7 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero/experimental"
 
-	engine "github.com/workmem/workmem/examples/go/engine"
+	engine "github.com/workmem/workmem/packages/go/engine"
 )
 
 // The engine's records, as Gravity generates them from the engine-go world.

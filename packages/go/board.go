@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	engine "github.com/workmem/workmem/examples/go/engine"
+	engine "github.com/workmem/workmem/packages/go/engine"
 )
 
 // Board is spec 002's shared task board, kept inside the engine: an orchestrator's and its

@@ -1,4 +1,4 @@
-module github.com/workmem/workmem/examples/go
+module github.com/workmem/workmem/packages/go
 
 go 1.25.0
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from workmem import Engine
 
-responses = Path(__file__).resolve().parent.parent / "responses"
+responses = Path(__file__).resolve().parent.parent.parent / "examples" / "responses"
 answers = [(responses / name).read_text() for name in ("02-malformed.dsl", "01-start.dsl", "03-progress.dsl")]
 
 

@@ -10,7 +10,7 @@ let ask;
 if (process.env.OPENAI_BASE_URL) {
   ask = chatCompletions({ baseUrl: process.env.OPENAI_BASE_URL, model: process.env.WORKMEM_MODEL ?? 'gpt-4o-mini', apiKey: process.env.OPENAI_API_KEY });
 } else {
-  const responses = new URL('../responses/', import.meta.url);
+  const responses = new URL('../../examples/responses/', import.meta.url);
   const answers = ['02-malformed.dsl', '01-start.dsl', '03-progress.dsl'].map((f) => readFileSync(new URL(f, responses), 'utf8'));
   ask = async (messages) => {
     console.log(`model <- ${messages.length} messages`);

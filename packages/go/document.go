@@ -3,7 +3,7 @@ package workmem
 import (
 	"context"
 
-	engine "github.com/workmem/workmem/examples/go/engine"
+	engine "github.com/workmem/workmem/packages/go/engine"
 )
 
 // Spec 004's single context document: one text per memory with labeled sections (# Name

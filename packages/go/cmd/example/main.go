@@ -11,7 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
-	workmem "github.com/workmem/workmem/examples/go"
+	workmem "github.com/workmem/workmem/packages/go"
 )
 
 func main() {
@@ -24,7 +24,7 @@ func main() {
 
 	var answers []string
 	for _, name := range []string{"02-malformed.dsl", "01-start.dsl", "03-progress.dsl"} {
-		b, err := os.ReadFile(filepath.Join("..", "responses", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "responses", name))
 		if err != nil {
 			log.Fatal(err)
 		}

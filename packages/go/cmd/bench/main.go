@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	workmem "github.com/workmem/workmem/examples/go"
+	workmem "github.com/workmem/workmem/packages/go"
 )
 
 func median(samples, batch int, f func()) float64 {
