@@ -73,3 +73,17 @@ def test_the_one_rule_of_ids(engine: Engine) -> None:
         assert refused.value.kind == "invalid-id", id
     for id in ids["accepted"]:
         engine.new_board(id, "n", "g")
+
+
+def test_view_names_are_the_wit_variant() -> None:
+    """The views `Board.view` takes are the cases of `variant view` in wit/board.wit, the one
+    list every runtime answers to."""
+    import re
+
+    from workmem import _BOARD_VIEWS
+
+    wit = (Path(__file__).resolve().parents[3] / "wit" / "board.wit").read_text()
+    body = wit[wit.index("variant view {"):].split("{", 1)[1].split("}", 1)[0]
+    code = "".join(line.split("///")[0] for line in body.splitlines())
+    cases = [re.sub(r"\(.*\)", "", c).strip() for c in code.split(",") if c.strip()]
+    assert sorted(_BOARD_VIEWS) == sorted(cases)
