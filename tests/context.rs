@@ -128,7 +128,7 @@ fn agents_md_is_read_beneath_the_project_and_capped() {
         let started = std::time::Instant::now();
         let error =
             context::build(&s, engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false))).map(|b| format!("{:?}", b.messages)).unwrap_err();
-        let message = workmem_agent::error_chain(&error);
+        let message = workmem_runtime::error_chain(&error);
         assert!(message.contains("\"AGENTS.md\" is refused") && message.contains(why), "{message}");
         assert!(!message.contains("hunter2"));
         assert!(started.elapsed() < std::time::Duration::from_secs(5), "the read did not wait");

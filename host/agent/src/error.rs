@@ -52,15 +52,3 @@ fn update_error(e: &UpdateError) -> String {
         UpdateError::Store(why) => format!("the session store failed, so nothing was applied: {why}"),
     }
 }
-
-/// An error and its sources as one line (`a: b: c`): what a tool result or an API error
-/// carries, where there is no terminal to print the chain to.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(&format!(": {s}"));
-        source = s.source();
-    }
-    text
-}

@@ -17,4 +17,4 @@ pub mod turn;
 pub mod update;
 pub mod window;
 
-pub use error::{Error, Result, error_chain};
+pub use error::{Error, Result};

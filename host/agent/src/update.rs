@@ -3,8 +3,8 @@
 //! clock. Nothing else is reachable from inside.
 
 use crate::error::{Error, Result};
-use crate::error_chain;
 use workmem_llm::{Client, LlmError, Message};
+use workmem_runtime::error_chain;
 use workmem_runtime::{Capabilities, Runtime, UpdateReport, llm, session_store};
 use workmem_store::{Locked, Session};
 

@@ -89,7 +89,7 @@ impl ServerHandler for Server {
             // The host's failure (a path, the engine's trap and its wasm backtrace) goes to
             // the operator's log; the client and its model get a sentence.
             // Escaped: the tool's name and what failed may be the model's text, and this is a log.
-            eprintln!("workmem mcp: {} failed: {}", tool.escape_debug(), workmem_agent::error_chain(&e).escape_debug());
+            eprintln!("workmem mcp: {} failed: {}", tool.escape_debug(), workmem_runtime::error_chain(&e).escape_debug());
             ErrorData::internal_error(format!("the tool {tool} failed in the host; its log (standard error) has the detail"), None)
         })?;
         let content = vec![ContentBlock::text(output.text)];

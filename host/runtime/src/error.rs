@@ -22,3 +22,15 @@ pub enum Error {
     #[error("the engine call ran past its CPU deadline of {limit:?} (the runtime's `call_deadline`; ${} raises it for the CLI)", crate::DEADLINE_ENV)]
     Deadline { limit: Duration },
 }
+
+/// An error and its sources as one line (`a: b: c`): what a tool result or an API error
+/// carries, where there is no terminal to print the chain to.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(&format!(": {s}"));
+        source = s.source();
+    }
+    text
+}

@@ -43,7 +43,7 @@ pub use bindings::exports::workmem::memory::memory::{
 };
 #[cfg(feature = "agent")]
 pub use capabilities::{Capabilities, clock, llm, session_store};
-pub use error::{Error, Result};
+pub use error::{Error, Result, error_chain};
 pub use instance::Instance;
 pub use memory::{Memory, UpdateRun};
 

@@ -47,7 +47,7 @@ impl From<db::Error> for ApiError {
             E::Forbidden(_) | E::OwnerOnly(_) | E::Expired { .. } | E::ReadOnly(_) => StatusCode::FORBIDDEN,
             E::Open { .. } | E::Db(_) | E::Schema(_) | E::NewerSchema { .. } | E::Log { .. } | E::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        let error = ApiError::new(status, e.code(), workmem_agent::error_chain(&e));
+        let error = ApiError::new(status, e.code(), workmem_runtime::error_chain(&e));
         match e {
             E::Conflict { current, .. } => error.with("current_revision", current),
             E::VersionConflict { current, .. } => error.with("current_version", current),
@@ -67,7 +67,7 @@ impl From<workmem_store::Error> for ApiError {
             E::Ambiguous { .. } => (StatusCode::CONFLICT, "ambiguous_session"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "session_store"),
         };
-        ApiError::new(status, code, workmem_agent::error_chain(&e))
+        ApiError::new(status, code, workmem_runtime::error_chain(&e))
     }
 }
 
@@ -76,14 +76,14 @@ impl From<workmem_agent::Error> for ApiError {
         match e {
             workmem_agent::Error::Store(e) => e.into(),
             workmem_agent::Error::Board(e) => e.into(),
-            other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_agent::error_chain(&other)),
+            other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_runtime::error_chain(&other)),
         }
     }
 }
 
 impl From<workmem_runtime::Error> for ApiError {
     fn from(e: workmem_runtime::Error) -> Self {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_agent::error_chain(&e))
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_runtime::error_chain(&e))
     }
 }
 
