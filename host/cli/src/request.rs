@@ -1,8 +1,11 @@
 //! How a request to the model is assembled (spec 001 US-2, US-3, US-8; spec 003 §2.3): the
 //! options `agent` and `context` share.
 
+use crate::names::Choices;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
+use workmem_runtime::HistoryMode;
+use workmem_runtime::names::HISTORY_MODES;
 
 #[derive(clap::Args)]
 pub struct ContextArgs {
@@ -11,8 +14,8 @@ pub struct ContextArgs {
     model: Option<String>,
     /// Which history goes in: auto (all until overview.md is maintained, then the active
     /// turn), all, active-turn, or last-n
-    #[arg(long, value_enum, default_value_t = History::Auto)]
-    history: History,
+    #[arg(long, value_parser = history_modes(), default_value = "auto")]
+    history: HistoryMode,
     /// With --history last-n: how many messages
     #[arg(long, default_value_t = 10)]
     last_n: u32,
@@ -45,26 +48,18 @@ pub struct ContextArgs {
     auto_compact: bool,
 }
 
-/// `--history`: a CLI spelling of `HistoryMode`, whose `last-n` takes its count from
-/// `--last-n`.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum History {
-    Auto,
-    All,
-    ActiveTurn,
-    LastN,
+/// `--history`: the engine's history modes by name; `last-n` takes its count from `--last-n`.
+fn history_modes() -> Choices<HistoryMode> {
+    Choices::as_named(HISTORY_MODES.iter().map(|(name, mode)| (*name, *mode)).collect())
 }
 
 impl ContextArgs {
     pub fn options(&self) -> Result<workmem_agent::context::Options> {
-        use workmem_runtime::HistoryMode;
         let model = crate::model::model(self.model.clone())?;
         let mut o = workmem_agent::context::Options::new(&model, workmem_agent::tools::openai_tools(false));
         o.history = match self.history {
-            History::Auto => HistoryMode::Auto,
-            History::All => HistoryMode::All,
-            History::ActiveTurn => HistoryMode::ActiveTurn,
-            History::LastN => HistoryMode::LastN(self.last_n),
+            HistoryMode::LastN(_) => HistoryMode::LastN(self.last_n),
+            mode => mode,
         };
         o = o.with_window(self.tokens_max);
         o.compact_at = match self.compact_at.trim() {

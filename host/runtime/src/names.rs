@@ -3,9 +3,9 @@
 //! A name is matched with `_` and `-` alike (`in_progress` is `in-progress`), so the
 //! snake_case that JSON arguments and older scripts use still names the case.
 
-use crate::Severity;
 use crate::board::{ArtifactType, BoardStatus, DiscoveryType, Priority, ReviewStatus, TaskStatus, View};
 use crate::history::{Strategy, Target};
+use crate::{HistoryMode, Severity};
 
 /// A WIT enum whose cases have names.
 pub trait Named: Sized + Copy + PartialEq + 'static {
@@ -98,6 +98,11 @@ impl View {
     }
 }
 
+/// The `history-mode` variant's cases by name; `last-n`'s count is a setting of its own
+/// (0 here stands for it).
+pub const HISTORY_MODES: [(&str, HistoryMode); 4] =
+    [("auto", HistoryMode::Auto), ("all", HistoryMode::All), ("active-turn", HistoryMode::ActiveTurn), ("last-n", HistoryMode::LastN(0))];
+
 /// Why [`View::named`] found no view.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ViewError {
@@ -170,6 +175,18 @@ mod tests {
             .filter(|c| !c.is_empty())
             .collect();
         assert_eq!(view, View::names().map(String::from).collect::<Vec<_>>());
+        let context = include_str!("../wit/context.wit");
+        let modes = &context[context.find("variant history-mode {").unwrap()..];
+        let modes = &modes[modes.find('{').unwrap() + 1..modes.find('}').unwrap()];
+        let modes: Vec<String> = modes
+            .lines()
+            .map(|l| l.split("///").next().unwrap())
+            .collect::<String>()
+            .split(',')
+            .map(|c| c.split('(').next().unwrap().trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(modes, HISTORY_MODES.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>());
     }
 
     #[test]
