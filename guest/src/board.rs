@@ -395,7 +395,7 @@ impl std::error::Error for BoardError {}
 impl BoardError {
     /// The rule's name, as `board-error` in `wit/board.wit` names the case: what a runtime
     /// without variants (Go) matches on. The conformance case checks every runtime agrees.
-    pub fn kind(&self) -> &'static str {
+    pub fn rule(&self) -> &'static str {
         match self {
             BoardError::UnknownTask(_) => "unknown-task",
             BoardError::UnknownDecision(_) => "unknown-decision",

@@ -44,7 +44,7 @@ impl std::error::Error for DocumentError {}
 impl DocumentError {
     /// The rule's name, as `document-error` in `wit/document.wit` names the case: what a
     /// runtime without variants (Go) matches on. The conformance case checks every runtime agrees.
-    pub fn kind(&self) -> &'static str {
+    pub fn rule(&self) -> &'static str {
         match self {
             DocumentError::Empty => "empty",
             DocumentError::TooLarge { .. } => "too-large",

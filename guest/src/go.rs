@@ -58,7 +58,7 @@ fn with_board<T>(handle: u32, f: impl FnOnce(&mut crate::board::Board) -> T) -> 
 
 /// A refusal as the flat world words it: `<kind>: <sentence>` (see `wit/go.wit`).
 fn refusal(e: &crate::board::BoardError) -> String {
-    format!("{}: {e}", e.kind())
+    format!("{}: {e}", e.rule())
 }
 
 fn with_memory<T>(handle: u32, f: impl FnOnce(&mut crate::Memory) -> T) -> T {
@@ -142,7 +142,7 @@ fn empty_applied() -> Applied {
 impl Guest for Component {
     fn document_validate(text: Vec<u32>, max_bytes: u32) -> Result<(), String> {
         let bytes: Vec<u8> = text.into_iter().map(|b| u8::try_from(b).map_err(|_| format!("{b} is not a byte"))).collect::<Result<_, _>>()?;
-        crate::document::validate(&bytes, u64::from(max_bytes)).map(drop).map_err(|e| format!("{}: {e}", e.kind()))
+        crate::document::validate(&bytes, u64::from(max_bytes)).map(drop).map_err(|e| format!("{}: {e}", e.rule()))
     }
 
     fn document_sections(text: String) -> Vec<DocumentSection> {
@@ -190,7 +190,7 @@ impl Guest for Component {
 
     fn board_replay(board: u32, event: String) -> Result<u32, String> {
         with_board(board, |b| b.replay(&event).map(|()| seq32(b.revision))).map_err(|e| match &e {
-            crate::board::ReplayError::Refused(why) => format!("{}: {e}", why.kind()),
+            crate::board::ReplayError::Refused(why) => format!("{}: {e}", why.rule()),
             _ => e.to_string(),
         })
     }
