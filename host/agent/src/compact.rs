@@ -3,7 +3,7 @@
 //! archive file, and the log entry that records the compaction. All of it runs under the
 //! session's lock, and a refused plan appends nothing.
 
-use crate::context::{self, from_engine, to_store};
+use crate::context::{self, to_store};
 use crate::error::{Error, Result};
 use workmem_llm::{Client, Tokenizer};
 use workmem_runtime::history::{self, CompactRequest, FallbackRequest, Plan, Strategy, Target};
@@ -201,7 +201,7 @@ fn record(
     };
     let tokens_before = c.tokens_before;
     // The engine estimated the new entries; the tokenizer counts them.
-    let tokens_after = c.view.iter().map(|e| tokenizer.count_message(&from_engine(e.message.clone()))).sum();
+    let tokens_after = c.view.iter().map(|e| context::count(tokenizer, &e.message)).sum();
     let replaced: Vec<Vec<u64>> = c.replacements.iter().map(|r| r.replaces.clone()).collect();
     let meta = session.meta()?;
     let entry = workmem_store::Compaction {

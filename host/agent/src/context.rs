@@ -125,6 +125,11 @@ pub fn to_wire(m: &workmem_store::Message) -> Message {
     from_engine(to_engine(m))
 }
 
+/// An engine message's tokens, as `tokenizer` counts it in a request.
+pub(crate) fn count(tokenizer: &Tokenizer, m: &ChatMessage) -> u32 {
+    tokenizer.count_parts(&m.role, &m.content, m.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())))
+}
+
 pub(crate) fn from_engine(m: ChatMessage) -> Message {
     Message {
         role: m.role,
@@ -152,7 +157,7 @@ fn counted(entries: Vec<(u64, workmem_store::Message)>, tokenizer: &Tokenizer) -
         .into_iter()
         .map(|(seq, m)| {
             let message = to_engine(&m);
-            let tokens = tokenizer.count_message(&from_engine(message.clone()));
+            let tokens = count(tokenizer, &message);
             history::Entry { seq, message, tokens }
         })
         .collect()

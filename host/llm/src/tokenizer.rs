@@ -41,8 +41,15 @@ impl Tokenizer {
     /// One message's share of a request, as OpenAI frames it: 3 tokens, its role and
     /// content, and for each tool call its name and arguments with 3 tokens of framing.
     pub fn count_message(&self, m: &crate::Message) -> u32 {
-        let calls: u32 = m.tool_calls.iter().map(|c| 3 + self.count_remembered(&c.function.name) + self.count_remembered(&c.function.arguments)).sum();
-        3 + self.count_remembered(&m.role) + self.count_remembered(&m.content) + calls
+        self.count_parts(&m.role, &m.content, m.tool_calls.iter().map(|c| (c.function.name.as_str(), c.function.arguments.as_str())))
+    }
+
+    /// [`Tokenizer::count_message`] of a message in any shape: its role, its content and its
+    /// tool calls' `(name, arguments)`; what the host counts the engine's messages with,
+    /// without making a request's message of each.
+    pub fn count_parts<'a>(&self, role: &str, content: &str, calls: impl IntoIterator<Item = (&'a str, &'a str)>) -> u32 {
+        let calls: u32 = calls.into_iter().map(|(name, arguments)| 3 + self.count_remembered(name) + self.count_remembered(arguments)).sum();
+        3 + self.count_remembered(role) + self.count_remembered(content) + calls
     }
 
     /// A chat request's prompt tokens: its messages, and 3 more that prime the reply.
