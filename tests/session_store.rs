@@ -181,7 +181,7 @@ fn the_kept_view_is_the_log_folded_whatever_happened_to_view_json() {
     assert_eq!(session.view().unwrap(), folded(&session));
 }
 
-/// The store's fold and the engine's `history.replay` are one rule written twice (the host
+/// The store's fold and the engine's `history.apply-replacements` are one rule written twice (the host
 /// reads its log without an engine instance); this holds them together.
 #[test]
 fn the_store_folds_compactions_as_the_engine_replays_them() {
@@ -204,7 +204,8 @@ fn the_store_folds_compactions_as_the_engine_replays_them() {
             replaces: replaces.clone(),
             message: ChatMessage { role: "assistant".into(), content: text.clone(), tool_call_id: None, tool_calls: vec![] },
         };
-        let engine_view: Vec<(u64, String)> = engine.replay(&before, &[replacement]).unwrap().into_iter().map(|e| (e.seq, e.message.content)).collect();
+        let engine_view: Vec<(u64, String)> =
+            engine.apply_replacements(&before, &[replacement]).unwrap().into_iter().map(|e| (e.seq, e.message.content)).collect();
         session.append(&locked, compaction(replaces, &text)).unwrap();
         let store_view: Vec<(u64, String)> = session.view().unwrap().entries.into_iter().map(|(seq, m)| (seq, m.content)).collect();
         assert_eq!(store_view, engine_view);

@@ -325,7 +325,7 @@ impl hx::Guest for Component {
         history::fallback(&entries(view), &f).map(to_compaction)
     }
 
-    fn replay(view: Vec<hx::Entry>, replacements: Vec<hx::Replacement>) -> Vec<hx::Entry> {
+    fn apply_replacements(view: Vec<hx::Entry>, replacements: Vec<hx::Replacement>) -> Vec<hx::Entry> {
         let replacements: Vec<history::Replacement> =
             replacements.into_iter().map(|r| history::Replacement { replaces: r.replaces, message: chat_message(r.message) }).collect();
         to_entries(history::apply(&entries(view), &replacements))

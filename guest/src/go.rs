@@ -366,7 +366,7 @@ impl Guest for Component {
         }
     }
 
-    fn history_replay(view: Vec<HistoryEntry>, replacements: Vec<Replacement>) -> Vec<HistoryEntry> {
+    fn history_apply_replacements(view: Vec<HistoryEntry>, replacements: Vec<Replacement>) -> Vec<HistoryEntry> {
         let replacements: Vec<history::Replacement> = replacements
             .into_iter()
             .map(|r| history::Replacement { replaces: r.replaces.into_iter().map(u64::from).collect(), message: to_chat(r.message) })

@@ -458,9 +458,9 @@ func (e *Engine) Fallback(ctx context.Context, view []HistoryEntry, r FallbackRe
 	return &out.Compaction, nil
 }
 
-// Replay is the view after replacements: how a log of messages and compactions reads back.
-func (e *Engine) Replay(ctx context.Context, view []HistoryEntry, replacements []Replacement) ([]HistoryEntry, error) {
-	return call(ctx, e, func(i *engine.EngineGoInstance) []HistoryEntry { return i.HistoryReplay(ctx, view, replacements) })
+// ApplyReplacements is the view after replacements: how a log of messages and compactions reads back.
+func (e *Engine) ApplyReplacements(ctx context.Context, view []HistoryEntry, replacements []Replacement) ([]HistoryEntry, error) {
+	return call(ctx, e, func(i *engine.EngineGoInstance) []HistoryEntry { return i.HistoryApplyReplacements(ctx, view, replacements) })
 }
 
 // ContextRequest is what one request to the model is assembled from (spec 001): the agent's

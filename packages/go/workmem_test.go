@@ -280,9 +280,9 @@ func TestCompactOffloadsOldToolOutputsAndReplaysFromTheLog(t *testing.T) {
 	if !strings.Contains(done.Archive, "output 0\n") || done.TokensAfter >= done.TokensBefore {
 		t.Errorf("archive or tokens: %d -> %d", done.TokensBefore, done.TokensAfter)
 	}
-	again, err := e.Replay(ctx, view, done.Replacements)
+	again, err := e.ApplyReplacements(ctx, view, done.Replacements)
 	if err != nil || !reflect.DeepEqual(again, done.View) {
-		t.Errorf("replay differs: %v", err)
+		t.Errorf("the view read back differs: %v", err)
 	}
 }
 

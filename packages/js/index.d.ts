@@ -67,7 +67,7 @@ export type AskChat = (messages: ChatMessage[]) => string | Promise<string>;
 
 export function compact(view: Entry[], options?: CompactOptions, ask?: AskChat): Promise<Compaction>;
 export function fallback(view: Entry[], options: FallbackOptions): Compaction | null;
-export function replay(view: Entry[], replacements: Replacement[]): Required<Entry>[];
+export function applyReplacements(view: Entry[], replacements: Replacement[]): Required<Entry>[];
 
 export interface Parsed {
   ok: boolean;

@@ -195,9 +195,9 @@ export function fallback(view, { used, threshold, goal, keepRecent = 5, archiveT
 }
 
 /** The view after `replacements`: how a log of messages and compactions reads back. */
-export function replay(view, replacements) {
+export function applyReplacements(view, replacements) {
   const wit = replacements.map((r) => ({ replaces: BigUint64Array.from(r.replaces.map(BigInt)), message: r.message }));
-  return history.replay(view.map(toEntry), wit).map(fromEntry);
+  return history.applyReplacements(view.map(toEntry), wit).map(fromEntry);
 }
 
 // The request to the model (spec 001).

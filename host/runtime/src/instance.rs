@@ -56,8 +56,8 @@ impl Instance {
         self.call(|b, s| b.workmem_memory_history().call_fallback(s, view, request))
     }
 
-    pub fn replay(&mut self, view: &[history::Entry], replacements: &[history::Replacement]) -> Result<Vec<history::Entry>> {
-        self.call(|b, s| b.workmem_memory_history().call_replay(s, view, replacements))
+    pub fn apply_replacements(&mut self, view: &[history::Entry], replacements: &[history::Replacement]) -> Result<Vec<history::Entry>> {
+        self.call(|b, s| b.workmem_memory_history().call_apply_replacements(s, view, replacements))
     }
 
     pub fn overview_maintained(&mut self, overview: &str) -> Result<bool> {

@@ -73,7 +73,7 @@ pub struct Replacement {
 
 /// The history the model sees, derived from the log: every message in order, with each
 /// compaction's replacements put in place of what they replace. Each replacement takes the
-/// position and the `seq` of the first entry it replaces (the engine's `history.replay`
+/// position and the `seq` of the first entry it replaces (the engine's `history.apply-replacements`
 /// applies the same rule, and `tests/session_store.rs` holds the two together).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct View {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { chatCompletions, compact, fallback, Memory, parse, replay, WorkmemError } from '../index.js';
+import { applyReplacements, chatCompletions, compact, fallback, Memory, parse, WorkmemError } from '../index.js';
 
 test('apply throws a WorkmemError that carries positioned diagnostics, and changes nothing', () => {
   const memory = new Memory();
@@ -100,7 +100,7 @@ const toolLoop = (rounds) => {
   return view;
 };
 
-test('compact offloads old tool outputs, keeps the pairs, and replays from the log', async () => {
+test('compact offloads old tool outputs, keeps the pairs, and reads back from the log', async () => {
   const view = toolLoop(6);
   const done = await compact(view, { target: 'tools', keepRecent: 2 });
   assert.deepEqual(done.replacements.map((r) => r.replaces), [[3], [5], [7], [9]]);
@@ -110,7 +110,7 @@ test('compact offloads old tool outputs, keeps the pairs, and replays from the l
   }
   assert.ok(done.archive.includes('output 0\n'));
   assert.ok(done.tokensAfter < done.tokensBefore);
-  assert.deepEqual(replay(view, done.replacements).map((e) => [e.seq, e.message.content]), done.view.map((e) => [e.seq, e.message.content]));
+  assert.deepEqual(applyReplacements(view, done.replacements).map((e) => [e.seq, e.message.content]), done.view.map((e) => [e.seq, e.message.content]));
   assert.equal(typeof done.view[0].seq, 'number');
 });
 

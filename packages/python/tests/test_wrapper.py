@@ -159,7 +159,7 @@ def test_the_dataclasses_match_the_component_types():
     check(Update, funcs["[method]memory.merge"].params[1][1].element)
     history = {name: item.ty for name, item in component.type.exports(engine)[workmem.HISTORY].ty.exports(engine).items()}
     check(workmem.Compaction, history["fallback"].result.payload)
-    check(workmem.Entry, history["replay"].result.element)
+    check(workmem.Entry, history["apply-replacements"].result.element)
     assert {"ParseResult", "Update", "Diagnostic", "Applied", "Snapshot", "Learning", "Progress", "Compaction", "Entry", "ChatMessage",
             "Replacement", "ToolCall"} <= set(checked), checked
 
@@ -268,7 +268,7 @@ def _tool_loop(rounds: int) -> list:
     return view
 
 
-def test_compact_offloads_old_tool_outputs_and_replays_from_the_log():
+def test_compact_offloads_old_tool_outputs_and_reads_back_from_the_log():
     engine = Engine()
     view = _tool_loop(6)
     done = engine.compact(view, target="tools", keep_recent=2)
@@ -277,7 +277,7 @@ def test_compact_offloads_old_tool_outputs_and_replays_from_the_log():
         assert r.message.content.startswith("[offloaded output of bash: ")
         assert r.message.tool_call_id == next(e for e in view if e.seq == r.replaces[0]).message.tool_call_id
     assert "output 0\n" in done.archive and done.tokens_after < done.tokens_before
-    assert engine.replay(view, done.replacements) == done.view
+    assert engine.apply_replacements(view, done.replacements) == done.view
 
 
 def test_compact_summarizes_with_asyncio_and_refuses_with_a_kind():

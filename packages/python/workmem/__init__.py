@@ -412,7 +412,7 @@ class Engine:
                                            "[method]memory.merge", "[method]memory.render", "[method]memory.snapshot",
                                            "[method]memory.update-prompt", "[constructor]update-run",
                                            "[method]update-run.request", "[method]update-run.answer")),
-                                (HISTORY, ("compact", "fallback", "replay")),
+                                (HISTORY, ("compact", "fallback", "apply-replacements")),
                                 (CONTEXT, ("assemble", "context-meta", "overview-maintained")),
                                 (BOARD, ("[static]board.create", "[static]board.load", "[method]board.save",
                                          "[method]board.revision", "[method]board.apply-json", "[method]board.replay",
@@ -520,9 +520,9 @@ class Engine:
         done = self._call("fallback", _to_wit(view), request)
         return None if done is None else _from_wit(done, Compaction)
 
-    def replay(self, view: List[Entry], replacements: List[Replacement]) -> List[Entry]:
+    def apply_replacements(self, view: List[Entry], replacements: List[Replacement]) -> List[Entry]:
         """The view after `replacements`: how a log of messages and compactions reads back."""
-        return _from_wit(self._call("replay", _to_wit(view), _to_wit(replacements)), List[Entry])
+        return _from_wit(self._call("apply-replacements", _to_wit(view), _to_wit(replacements)), List[Entry])
 
     # --- the request to the model (spec 001) ---------------------------------------------
 
