@@ -4861,7 +4861,7 @@ func (i *EngineGoInstance) HistoryFallback(
 	return value95
 }
 
-func (i *EngineGoInstance) HistoryReplay(
+func (i *EngineGoInstance) HistoryApplyReplacements(
 	ctx context.Context,
 	view []HistoryEntry,
 	replacements []Replacement,
@@ -5064,7 +5064,7 @@ func (i *EngineGoInstance) HistoryReplay(
 		i.module.Memory().WriteUint32Le(base+36, uint32(len21))
 		i.module.Memory().WriteUint32Le(base+32, uint32(ptr21))
 	}
-	raw23, err23 := i.module.ExportedFunction("history-replay").Call(ctx, uint64(ptr10), uint64(len10), uint64(ptr22), uint64(len22))
+	raw23, err23 := i.module.ExportedFunction("history-apply-replacements").Call(ctx, uint64(ptr10), uint64(len10), uint64(ptr22), uint64(len22))
 	// The return type doesn't contain an error so we panic if one is encountered
 	if err23 != nil {
 		panic(err23)
@@ -5074,7 +5074,7 @@ func (i *EngineGoInstance) HistoryReplay(
 	// deferring this, we ensure that no memory is corrupted before the function
 	// is done accessing it.
 	defer func() {
-		if _, err := i.module.ExportedFunction("cabi_post_history-replay").Call(ctx, raw23...); err != nil {
+		if _, err := i.module.ExportedFunction("cabi_post_history-apply-replacements").Call(ctx, raw23...); err != nil {
 			// If we get an error during cleanup, something really bad is
 			// going on, so we panic. Also, you can't return the error from
 			// the `defer`
