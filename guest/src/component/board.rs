@@ -221,6 +221,10 @@ impl wit::Guest for Component {
     fn describe(error: wit::BoardError) -> String {
         to_error(error).to_string()
     }
+
+    fn rule(error: wit::BoardError) -> String {
+        to_error(error).rule().to_string()
+    }
 }
 
 impl wit::GuestBoard for BoardResource {

@@ -35,6 +35,10 @@ impl wit::Guest for Component {
         to_error(e).to_string()
     }
 
+    fn rule(e: wit::DocumentError) -> String {
+        to_error(e).rule().to_string()
+    }
+
     fn sections(text: String) -> Vec<wit::Section> {
         d::sections(&text).into_iter().map(|s| wit::Section { name: s.name, body: s.body, line: s.line }).collect()
     }

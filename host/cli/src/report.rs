@@ -173,8 +173,9 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         match e.downcast_ref() {
             Some(workmem_store::db::Error::Conflict { current, .. }) => error["current_revision"] = (*current).into(),
             Some(workmem_store::db::Error::VersionConflict { current, .. }) => error["current_version"] = (*current).into(),
-            Some(workmem_store::db::Error::Refused { error: why, .. }) => error["rule"] = why.rule().into(),
-            Some(workmem_store::db::Error::InvalidDocument { rule, .. }) => error["rule"] = (*rule).into(),
+            Some(workmem_store::db::Error::Refused { rule, .. } | workmem_store::db::Error::InvalidDocument { rule, .. }) => {
+                error["rule"] = rule.as_str().into()
+            }
             _ => {}
         }
         if let Some(bad) = e.downcast_ref::<crate::input::NotUtf8>() {

@@ -10,29 +10,6 @@ pub use crate::bindings::exports::workmem::memory::board::{
     View, Waiting,
 };
 
-impl BoardError {
-    /// The rule the op broke, named as `board-error`'s case in `wit/board.wit` (`waiting`,
-    /// `claimed`, `cycle`, ...), as JS and Python read it from the tag and Go from `Kind`:
-    /// what a program acts on, beside the sentence for people (`describe`).
-    pub fn rule(&self) -> &'static str {
-        match self {
-            BoardError::UnknownTask(_) => "unknown-task",
-            BoardError::UnknownDecision(_) => "unknown-decision",
-            BoardError::Empty(_) => "empty",
-            BoardError::IllegalTransition(_) => "illegal-transition",
-            BoardError::Waiting(_) => "waiting",
-            BoardError::Cycle(_) => "cycle",
-            BoardError::Closed(_) => "closed",
-            BoardError::NeedsReview(_) => "needs-review",
-            BoardError::TooLarge(_) => "too-large",
-            BoardError::Claimed(_) => "claimed",
-            BoardError::InvalidOp(_) => "invalid-op",
-            BoardError::NotAnEnding(_) => "not-an-ending",
-            BoardError::InvalidId(_) => "invalid-id",
-        }
-    }
-}
-
 /// A board living in an engine instance of its own (see [`Error::Lost`] for a trap).
 pub struct Board(Resident);
 
@@ -81,6 +58,11 @@ impl Board {
     /// The engine's sentence for `error`.
     pub fn describe(&mut self, error: &BoardError) -> Result<String> {
         self.call(|b, s, _| b.workmem_memory_board().call_describe(s, error))
+    }
+
+    /// The rule `error` broke, as `board-error` names its case.
+    pub fn rule(&mut self, error: &BoardError) -> Result<String> {
+        self.call(|b, s, _| b.workmem_memory_board().call_rule(s, error))
     }
 
     pub fn revision(&mut self) -> Result<u64> {

@@ -4,20 +4,6 @@ use crate::*;
 
 pub use crate::bindings::exports::workmem::memory::document::{DocumentError, Offense, Oversize, Section};
 
-impl DocumentError {
-    /// The rule the text broke, named as `document-error`'s case in `wit/document.wit`, as
-    /// the other runtimes name it.
-    pub fn rule(&self) -> &'static str {
-        match self {
-            DocumentError::Empty => "empty",
-            DocumentError::TooLarge(_) => "too-large",
-            DocumentError::InvalidUtf8(_) => "invalid-utf8",
-            DocumentError::ControlCharacter(_) => "control-character",
-            DocumentError::Noncharacter(_) => "noncharacter",
-        }
-    }
-}
-
 impl Instance {
     /// Checks a document's bytes against every rule; the inner `Err` is the rule it breaks.
     pub fn validate_document(&mut self, text: &[u8], max_bytes: u64) -> Result<std::result::Result<(), DocumentError>> {
@@ -27,6 +13,11 @@ impl Instance {
     /// The engine's sentence for a document error, line:column included.
     pub fn describe_document_error(&mut self, error: &DocumentError) -> Result<String> {
         self.call(|b, s| b.workmem_memory_document().call_describe(s, *error))
+    }
+
+    /// The rule `error` broke, as `document-error` names its case (`empty`, `too-large`, ...).
+    pub fn document_error_rule(&mut self, error: &DocumentError) -> Result<String> {
+        self.call(|b, s| b.workmem_memory_document().call_rule(s, *error))
     }
 
     pub fn document_sections(&mut self, text: &str) -> Result<Vec<Section>> {

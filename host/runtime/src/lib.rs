@@ -224,6 +224,12 @@ impl Runtime {
         self.instance()?.call(|b, s| b.workmem_memory_board().call_describe(s, error))
     }
 
+    /// The rule `error` broke, as `board-error` names its case (`waiting`, `cycle`, ...): what
+    /// JS and Python read from the variant's tag, and Go from the error's text.
+    pub fn board_error_rule(&self, error: &board::BoardError) -> Result<String> {
+        self.instance()?.call(|b, s| b.workmem_memory_board().call_rule(s, error))
+    }
+
     pub fn load_board(&self, state: &str) -> Result<std::result::Result<board::Board, String>> {
         board::Board::load(self.instance()?, state)
     }

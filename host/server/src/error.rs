@@ -51,8 +51,7 @@ impl From<db::Error> for ApiError {
         match e {
             E::Conflict { current, .. } => error.with("current_revision", current),
             E::VersionConflict { current, .. } => error.with("current_version", current),
-            E::Refused { error: why, .. } => error.with("rule", why.rule()),
-            E::InvalidDocument { rule, .. } => error.with("rule", rule),
+            E::Refused { rule, .. } | E::InvalidDocument { rule, .. } => error.with("rule", rule),
             _ => error,
         }
     }

@@ -110,7 +110,7 @@ impl Documents {
         }
         let mut engine = self.runtime.instance()?;
         if let Err(e) = engine.validate_document(text, self.config.max_bytes)? {
-            return Err(Error::InvalidDocument { rule: e.rule(), message: engine.describe_document_error(&e)? });
+            return Err(Error::InvalidDocument { rule: engine.document_error_rule(&e)?, message: engine.describe_document_error(&e)? });
         }
         let text = std::str::from_utf8(text).expect("the engine checked it is UTF-8");
         let keep = self.config.keep_versions.max(1);

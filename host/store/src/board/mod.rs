@@ -124,7 +124,10 @@ impl Boards {
         let now = crate::now();
         let mut board = match self.runtime.create_board(id, name, goal, constraints, memory_core_refs, &now)? {
             Ok(board) => board,
-            Err(error) => return Err(Error::Refused { message: self.runtime.describe_board_error(&error)?, error }),
+            Err(error) => {
+                let (rule, message) = (self.runtime.board_error_rule(&error)?, self.runtime.describe_board_error(&error)?);
+                return Err(Error::Refused { error, rule, message });
+            }
         };
         let state = board.save()?;
         let tip = first_tip()?;
@@ -480,8 +483,8 @@ fn head(row: Vec<Value>) -> Result<Head> {
 
 /// The engine's refusal as an [`Error`], worded by the engine.
 fn refused(board: &mut Board, error: workmem_runtime::board::BoardError) -> Result<Error> {
-    let message = board.describe(&error)?;
-    Ok(Error::Refused { error, message })
+    let (rule, message) = (board.rule(&error)?, board.describe(&error)?);
+    Ok(Error::Refused { error, rule, message })
 }
 
 /// The resident board brought to the head's revision with the head's events (those after

@@ -21,9 +21,10 @@ pub enum Error {
     /// A write made against a revision that is no longer the board's: nothing was written.
     #[error("board {board} is at revision {current}, not {expected}: another writer came first; read it again and retry")]
     Conflict { board: String, expected: u64, current: u64 },
-    /// The engine refused the op; `message` is its sentence.
+    /// The engine refused the op: the rule it broke, as `board-error` names its case, and
+    /// the engine's sentence.
     #[error("{message}")]
-    Refused { error: BoardError, message: String },
+    Refused { error: BoardError, rule: String, message: String },
     #[error("board {board}'s event log does not replay at revision {revision}: {why}")]
     Log { board: String, revision: u64, why: String },
     /// The token was not granted this scope (named as "board B" or "vault V").
@@ -57,7 +58,7 @@ pub enum Error {
     /// The engine refused the text as a context document: the rule it broke, as
     /// `document-error` names its case, and the engine's sentence for it.
     #[error("{message}")]
-    InvalidDocument { rule: &'static str, message: String },
+    InvalidDocument { rule: String, message: String },
     #[error(transparent)]
     Engine(#[from] workmem_runtime::Error),
 }
