@@ -319,7 +319,7 @@ fn the_board_conformance_case() {
             (Ok(applied), None) => events.push_str(&format!("{}\n", applied.event)),
             (Err(e), Some(expected)) => {
                 assert_eq!(board.describe(&e).unwrap(), expected, "ops.jsonl line {}", n + 1);
-                assert_eq!(Some(board.rule(&e).unwrap().as_str()), line["kind"].as_str(), "ops.jsonl line {}", n + 1);
+                assert_eq!(Some(board.rule(&e).unwrap().as_str()), line["rule"].as_str(), "ops.jsonl line {}", n + 1);
                 assert_eq!(board.save().unwrap(), before, "a refused op changed the board");
             }
             (outcome, expected) => panic!("ops.jsonl line {}: {outcome:?}, expected refusal {expected:?}", n + 1),

@@ -27,34 +27,34 @@ type BoardApplied struct {
 }
 
 // BoardError is an op the engine refused (an unknown task, an illegal transition, a cycle,
-// an empty or oversized field, ...), in the engine's words. Nothing was applied. Kind names
+// an empty or oversized field, ...), in the engine's words. Nothing was applied. Rule names
 // the rule as the engine's board-error does ("unknown-task", "illegal-transition",
 // "waiting", "cycle", "closed", "needs-review", "too-large", "claimed", "invalid-op", ...),
 // for a program to act on; it is empty when the error is not a refusal (a board that does
 // not load, an event that is not the next one).
 type BoardError struct {
-	Kind    string
+	Rule    string
 	Message string
 }
 
 func (e *BoardError) Error() string { return e.Message }
 
 func boardError(err error) *BoardError {
-	kind, message := refusal(err)
-	return &BoardError{Kind: kind, Message: message}
+	rule, message := refusal(err)
+	return &BoardError{Rule: rule, Message: message}
 }
 
-// refusal reads the engine's "<kind>: <sentence>" for a refusal (see wit/go.wit); any other
+// refusal reads the engine's "<rule>: <sentence>" for a refusal (see wit/go.wit); any other
 // error is a sentence alone.
-func refusal(err error) (kind, message string) {
+func refusal(err error) (rule, message string) {
 	text := err.Error()
-	if kind, sentence, ok := strings.Cut(text, ": "); ok && isKind(kind) {
-		return kind, sentence
+	if rule, sentence, ok := strings.Cut(text, ": "); ok && isRule(rule) {
+		return rule, sentence
 	}
 	return "", text
 }
 
-func isKind(s string) bool {
+func isRule(s string) bool {
 	for _, r := range s {
 		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
 			return false

@@ -41,7 +41,7 @@ func TestBoardConformance(t *testing.T) {
 	var events strings.Builder
 	for n, line := range strings.Split(strings.TrimSpace(string(read("ops.jsonl"))), "\n") {
 		var step struct {
-			Actor, At, Refused, Kind string
+			Actor, At, Refused, Rule string
 			Op                       json.RawMessage
 		}
 		if err := json.Unmarshal([]byte(line), &step); err != nil {
@@ -58,8 +58,8 @@ func TestBoardConformance(t *testing.T) {
 		case step.Refused == "" && err == nil:
 			events.WriteString(applied.Event + "\n")
 		case step.Refused != "" && errors.As(err, &refused):
-			if refused.Message != step.Refused || refused.Kind != step.Kind {
-				t.Errorf("ops.jsonl line %d: refused with %q (%s), want %q (%s)", n+1, refused.Message, refused.Kind, step.Refused, step.Kind)
+			if refused.Message != step.Refused || refused.Rule != step.Rule {
+				t.Errorf("ops.jsonl line %d: refused with %q (%s), want %q (%s)", n+1, refused.Message, refused.Rule, step.Refused, step.Rule)
 			}
 			if after, _ := b.Save(ctx); after != before {
 				t.Errorf("ops.jsonl line %d: a refused op changed the board", n+1)
@@ -130,11 +130,11 @@ func TestBoardApplyTakesAnOpAsAMap(t *testing.T) {
 	}
 	_, err = b.Apply(ctx, "dev", Now(), Op{"op": "set_status", "task": "T-9", "status": "in_progress"})
 	var refused *BoardError
-	if !errors.As(err, &refused) || refused.Message != "no task T-9 on this board" || refused.Kind != "unknown-task" {
+	if !errors.As(err, &refused) || refused.Message != "no task T-9 on this board" || refused.Rule != "unknown-task" {
 		t.Fatalf("%v", err)
 	}
 	_, err = e.NewBoard(ctx, "b", "Board", " ", nil, nil, Now())
-	if !errors.As(err, &refused) || refused.Message != "goal is empty; it is required" || refused.Kind != "empty" {
+	if !errors.As(err, &refused) || refused.Message != "goal is empty; it is required" || refused.Rule != "empty" {
 		t.Fatalf("%v", err)
 	}
 	raw, err := os.ReadFile("../../tests/data/ids.json")
@@ -147,7 +147,7 @@ func TestBoardApplyTakesAnOpAsAMap(t *testing.T) {
 	}
 	for _, id := range ids.Refused {
 		_, err = e.NewBoard(ctx, id, "n", "g", nil, nil, Now())
-		if !errors.As(err, &refused) || refused.Kind != "invalid-id" {
+		if !errors.As(err, &refused) || refused.Rule != "invalid-id" {
 			t.Errorf("the ID %q: %v", id, err)
 		}
 	}
@@ -157,7 +157,7 @@ func TestBoardApplyTakesAnOpAsAMap(t *testing.T) {
 		}
 	}
 	_, err = e.LoadBoard(ctx, "{}")
-	if !errors.As(err, &refused) || refused.Kind != "" || !strings.HasPrefix(refused.Message, "not a serialized board: ") {
+	if !errors.As(err, &refused) || refused.Rule != "" || !strings.HasPrefix(refused.Message, "not a serialized board: ") {
 		t.Fatalf("a board that does not load is not a refusal: %#v", err)
 	}
 }

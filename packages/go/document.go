@@ -14,10 +14,10 @@ import (
 type DocumentSection = engine.DocumentSection
 
 // DocumentError is a text the engine refused as a context document, in its words (with the
-// line:column where the rule has one). Kind names the rule as the engine's document-error
+// line:column where the rule has one). Rule names it as the engine's document-error
 // does: "empty", "too-large", "invalid-utf8", "control-character" or "noncharacter".
 type DocumentError struct {
-	Kind    string
+	Rule    string
 	Message string
 }
 
@@ -35,8 +35,8 @@ func (e *Engine) ValidateDocument(ctx context.Context, text []byte, maxBytes uin
 		return trap
 	}
 	if err != nil {
-		kind, message := refusal(err)
-		return &DocumentError{Kind: kind, Message: message}
+		rule, message := refusal(err)
+		return &DocumentError{Rule: rule, Message: message}
 	}
 	return nil
 }

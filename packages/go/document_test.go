@@ -51,7 +51,7 @@ func TestDocumentConformance(t *testing.T) {
 		switch want := expected.Validate[n]; {
 		case want == nil && err != nil:
 			t.Errorf("validate %d: %v, want valid", n, err)
-		case want != nil && (!errors.As(err, &refused) || [2]string{refused.Kind, refused.Message} != *want):
+		case want != nil && (!errors.As(err, &refused) || [2]string{refused.Rule, refused.Message} != *want):
 			t.Errorf("validate %d: %#v, want %q", n, err, *want)
 		}
 	}

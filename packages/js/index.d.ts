@@ -156,7 +156,7 @@ export function overviewMaintained(overview: string): boolean;
 /** An op the board refused, in the engine's words; nothing was applied. */
 export class BoardError extends Error {
   /** The rule: 'unknown-task', 'unknown-decision', 'empty', 'illegal-transition', 'waiting', 'cycle', 'closed', 'needs-review', 'too-large', 'claimed', 'invalid-op', 'not-an-ending', 'invalid-id'. */
-  kind: string;
+  rule: string;
   /** The engine's value for it (a task ID, the cycle, the transition, ...). */
   detail: unknown;
 }
@@ -184,7 +184,7 @@ export class Board {
 
 /** A text refused as a context document, in the engine's words. */
 export class DocumentError extends Error {
-  kind: 'empty' | 'too-large' | 'invalid-utf8' | 'control-character' | 'noncharacter';
+  rule: 'empty' | 'too-large' | 'invalid-utf8' | 'control-character' | 'noncharacter';
   line?: number;
   column?: number;
 }

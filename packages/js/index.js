@@ -228,7 +228,7 @@ export function contextMeta({ messagesInHistory = 0, workingMemorySize = 0, roun
 export const overviewMaintained = (overview) => context.overviewMaintained(overview);
 
 /**
- * An op the board refused (`kind` names the rule: 'unknown-task', 'illegal-transition',
+ * An op the board refused (`rule` names it: 'unknown-task', 'illegal-transition',
  * 'cycle', 'empty', 'too-large', 'claimed', 'invalid-op', ...; `detail` is the engine's value),
  * in the engine's words. Nothing was applied.
  */
@@ -236,7 +236,7 @@ export class BoardError extends Error {
   constructor(error) {
     super(boards.describe(error));
     this.name = 'BoardError';
-    this.kind = error.tag;
+    this.rule = error.tag;
     this.detail = error.val;
   }
 }
@@ -311,14 +311,14 @@ export class Board {
 
 /**
  * A text refused as a context document (spec 004), in the engine's words, with its line and
- * column where the rule has one. `kind`: 'empty', 'too-large', 'invalid-utf8',
+ * column where the rule has one. `rule`: 'empty', 'too-large', 'invalid-utf8',
  * 'control-character' or 'noncharacter'.
  */
 export class DocumentError extends Error {
   constructor(error) {
     super(documents.describe(error));
     this.name = 'DocumentError';
-    this.kind = error.tag;
+    this.rule = error.tag;
     this.line = error.val?.line;
     this.column = error.val?.column;
   }

@@ -19,7 +19,7 @@ test('the board conformance case', () => {
     if (step.refused === undefined) {
       events += board.apply(step.actor, step.op, { at: step.at }).event + '\n';
     } else {
-      assert.throws(() => board.apply(step.actor, step.op, { at: step.at }), (e) => e instanceof BoardError && e.message === step.refused && e.kind === step.kind, `ops.jsonl line ${n + 1}`);
+      assert.throws(() => board.apply(step.actor, step.op, { at: step.at }), (e) => e instanceof BoardError && e.message === step.refused && e.rule === step.rule, `ops.jsonl line ${n + 1}`);
       assert.equal(board.save(), before, 'a refused op changed the board');
     }
   });
@@ -43,18 +43,18 @@ test('a refusal names its rule', () => {
   const board = Board.create({ id: 'b', name: 'n', goal: 'g' });
   board.apply('orchestrator', { op: 'add_task', title: 'a', description: '', depends_on: [], needs_review: false });
   assert.throws(() => board.apply('orchestrator', { op: 'add_dependency', task: 'T-1', on: 'T-1' }), (/** @type {BoardError} */ e) => {
-    assert.equal(e.kind, 'cycle');
+    assert.equal(e.rule, 'cycle');
     assert.deepEqual(e.detail, ['T-1', 'T-1']);
     assert.equal(e.message, 'that dependency would close a cycle: T-1 -> T-1');
     return true;
   });
-  assert.throws(() => Board.create({ id: 'b', name: 'n', goal: ' ' }), (e) => e instanceof BoardError && e.kind === 'empty');
+  assert.throws(() => Board.create({ id: 'b', name: 'n', goal: ' ' }), (e) => e instanceof BoardError && e.rule === 'empty');
 });
 
 test('the one rule of IDs (tests/data/ids.json)', () => {
   const ids = JSON.parse(readFileSync(new URL('../ids.json', dir), 'utf8'));
   for (const id of ids.refused) {
-    assert.throws(() => Board.create({ id, name: 'n', goal: 'g' }), (e) => e instanceof BoardError && e.kind === 'invalid-id', JSON.stringify(id));
+    assert.throws(() => Board.create({ id, name: 'n', goal: 'g' }), (e) => e instanceof BoardError && e.rule === 'invalid-id', JSON.stringify(id));
   }
   for (const id of ids.accepted) Board.create({ id, name: 'n', goal: 'g' });
 });

@@ -15,7 +15,7 @@ test('the document conformance case', () => {
     if (want === null) {
       contextDocument.validate(input, cases.limit);
     } else {
-      assert.throws(() => contextDocument.validate(input, cases.limit), (e) => e instanceof DocumentError && e.kind === want[0] && e.message === want[1], `case ${n}`);
+      assert.throws(() => contextDocument.validate(input, cases.limit), (e) => e instanceof DocumentError && e.rule === want[0] && e.message === want[1], `case ${n}`);
     }
   });
   cases.documents.forEach((/** @type {string} */ d, /** @type {number} */ n) => {
@@ -26,5 +26,5 @@ test('the document conformance case', () => {
   });
   assert.equal(contextDocument.section(cases.documents[0], 'facts'), '- CEO = Bob\n');
   assert.equal(contextDocument.section(cases.documents[0], 'Timeline'), undefined);
-  assert.throws(() => contextDocument.validate('bell \u0007', 64), (/** @type {DocumentError} */ e) => e.kind === 'control-character' && e.line === 1 && e.column === 6);
+  assert.throws(() => contextDocument.validate('bell \u0007', 64), (/** @type {DocumentError} */ e) => e.rule === 'control-character' && e.line === 1 && e.column === 6);
 });

@@ -33,7 +33,7 @@ def test_the_board_conformance_case(engine: Engine) -> None:
         with pytest.raises(BoardError) as info:
             board.apply(step["actor"], step["op"], at=step["at"])
         assert str(info.value) == step["refused"], f"ops.jsonl line {n}"
-        assert info.value.kind == step["kind"], f"ops.jsonl line {n}"
+        assert info.value.rule == step["rule"], f"ops.jsonl line {n}"
         assert board.save() == before, "a refused op changed the board"
     assert events == _read("events.jsonl")
     assert board.save() == _read("state.json")
@@ -57,10 +57,10 @@ def test_a_refusal_names_its_rule(engine: Engine) -> None:
     board.apply("orchestrator", {"op": "add_task", "title": "a", "description": "", "depends_on": [], "needs_review": False})
     with pytest.raises(BoardError) as info:
         board.apply("orchestrator", {"op": "add_dependency", "task": "T-1", "on": "T-1"})
-    assert (info.value.kind, str(info.value)) == ("cycle", "that dependency would close a cycle: T-1 -> T-1")
+    assert (info.value.rule, str(info.value)) == ("cycle", "that dependency would close a cycle: T-1 -> T-1")
     with pytest.raises(BoardError) as empty:
         engine.new_board("b", "n", " ")
-    assert empty.value.kind == "empty"
+    assert empty.value.rule == "empty"
     with pytest.raises(ValueError):
         board.view("everything")
 
@@ -70,7 +70,7 @@ def test_the_one_rule_of_ids(engine: Engine) -> None:
     for id in ids["refused"]:
         with pytest.raises(BoardError) as refused:
             engine.new_board(id, "n", "g")
-        assert refused.value.kind == "invalid-id", id
+        assert refused.value.rule == "invalid-id", id
     for id in ids["accepted"]:
         engine.new_board(id, "n", "g")
 

@@ -21,7 +21,7 @@ def test_the_document_conformance_case(engine: Engine) -> None:
             continue
         with pytest.raises(DocumentError) as info:
             engine.validate_document(data, cases["limit"])
-        assert [info.value.kind, str(info.value)] == want, f"case {n}"
+        assert [info.value.rule, str(info.value)] == want, f"case {n}"
     for n, doc in enumerate(cases["documents"]):
         assert [[s.name, s.line] for s in engine.document_sections(doc)] == expected["sections"][n]
     for n, r in enumerate(cases["replace"]):
@@ -30,4 +30,4 @@ def test_the_document_conformance_case(engine: Engine) -> None:
     assert engine.document_section(cases["documents"][0], "Timeline") is None
     with pytest.raises(DocumentError) as info:
         engine.validate_document("bell \u0007", 64)
-    assert info.value.kind == "control-character"
+    assert info.value.rule == "control-character"

@@ -600,13 +600,13 @@ class Engine:
 
 
 class BoardError(WorkmemError):
-    """An op the board refused, in the engine's words; nothing was applied. `kind` names the
-    rule ("unknown-task", "illegal-transition", "cycle", "empty", "too-large", "claimed",
+    """An op the board refused, in the engine's words; nothing was applied. `rule` names it
+    ("unknown-task", "illegal-transition", "cycle", "empty", "too-large", "claimed",
     "invalid-op", ...)."""
 
     def __init__(self, engine: Engine, error: Any):
         super().__init__(str(engine._call("board.describe", error)))
-        self.kind: str = error.tag
+        self.rule: str = error.tag
 
 
 @dataclass
@@ -619,12 +619,12 @@ class DocumentSection:
 
 class DocumentError(WorkmemError):
     """A text refused as a context document, in the engine's words (with line:column where the
-    rule has one). `kind`: "empty", "too-large", "invalid-utf8", "control-character" or
+    rule has one). `rule`: "empty", "too-large", "invalid-utf8", "control-character" or
     "noncharacter"."""
 
     def __init__(self, engine: Engine, error: Any):
         super().__init__(str(engine._call("document.describe", error)))
-        self.kind: str = getattr(error, "tag", "empty")
+        self.rule: str = getattr(error, "tag", "empty")
 
 
 @dataclass
