@@ -266,7 +266,7 @@ fn memory_changes_the_history_shows_keep_the_prefix() {
     assert!(done.replaced.concat().len() >= 2, "{done:?}");
     assert!(memory(&mut engine, &options).contains("the cache keys are per vault"));
     // An update from outside the loop is nowhere in the history: the prefix takes it.
-    workmem_agent::apply::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the CLI said so: retries are bounded\n").unwrap();
+    workmem_memory::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the CLI said so: retries are bounded\n").unwrap();
     let now = memory(&mut engine, &options);
     assert!(now.contains("retries are bounded") && now.contains("the cache keys are per vault"), "{now}");
 }

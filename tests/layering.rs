@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// Each top-level module of the crate at `src` (a file, or a folder with its files) and the
-/// top-level modules it names through `crate::`.
-fn modules(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+/// top-level modules it names through `crate::`; and how many files were read.
+fn modules(src: &Path) -> (BTreeMap<String, BTreeSet<String>>, usize) {
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut read = 0;
     let mut files = vec![src.to_path_buf()];
     while let Some(path) = files.pop() {
         if path.is_dir() {
@@ -19,6 +20,7 @@ fn modules(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
         if path.extension().is_none_or(|e| e != "rs") {
             continue;
         }
+        read += 1;
         let first = path.strip_prefix(src).unwrap().components().next().unwrap().as_os_str().to_string_lossy().into_owned();
         let module = first.trim_end_matches(".rs").to_string();
         if module == "lib" || module == "main" {
@@ -38,7 +40,7 @@ fn modules(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     }
     let names: BTreeSet<String> = graph.keys().cloned().collect();
     graph.values_mut().for_each(|deps| deps.retain(|d| names.contains(d)));
-    graph
+    (graph, read)
 }
 
 /// A circle through `graph`, if there is one, as the modules along it.
@@ -69,8 +71,8 @@ fn no_module_circles() {
     let mut crates: Vec<_> = std::fs::read_dir(root.join("host")).unwrap().map(|e| e.unwrap().path().join("src")).collect();
     crates.push(root.join("guest/src"));
     for src in crates {
-        let graph = modules(&src);
-        assert!(graph.len() > 1 || src.ends_with("llm/src") || src.ends_with("mcp/src"), "{}: modules found", src.display());
+        let (graph, read) = modules(&src);
+        assert!(read > 0, "{}: no sources read", src.display());
         if let Some(found) = circle(&graph) {
             panic!("{}: the modules {} import each other", src.display(), found.join(" -> "));
         }

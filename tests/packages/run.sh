@@ -57,7 +57,7 @@ edition = "2024"
 [dependencies]
 workmem-runtime = "$version"
 workmem-store = "$version"
-workmem-agent = "$version"
+workmem-memory = "$version"
 
 [patch.crates-io]
 TOML

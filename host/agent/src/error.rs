@@ -1,5 +1,4 @@
-use std::path::PathBuf;
-use workmem_runtime::{Diagnostic, Severity, UpdateError};
+use workmem_runtime::{Severity, UpdateError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -13,14 +12,13 @@ pub enum Error {
     Board(#[from] workmem_store::board::Error),
     #[error("the LLM call failed")]
     Llm(#[from] workmem_llm::LlmError),
-    /// The DSL has errors; nothing was applied.
-    #[error("the update has {} error(s); nothing was applied", errors(.0))]
-    InvalidDsl(Vec<Diagnostic>),
+    /// The commit path refused or failed: invalid DSL, a memory that does not load, ...
+    /// (boxed: it holds a database's error, and every result of this crate carries the size)
+    #[error(transparent)]
+    Memory(Box<workmem_memory::Error>),
     /// The memory-update workflow applied nothing.
     #[error("{}", update_error(.0))]
     Update(UpdateError),
-    #[error("the memory in {} could not be loaded: {why}", dir.display())]
-    BadState { dir: PathBuf, why: String },
     #[error("{0:?} is not a token threshold: write a count (64000) or a percentage (50%)")]
     Threshold(String),
     /// A compaction was refused or could not run; nothing was appended.
@@ -35,8 +33,10 @@ pub enum Error {
     OutOfSteps { max_steps: u32 },
 }
 
-fn errors(ds: &[Diagnostic]) -> usize {
-    ds.iter().filter(|d| d.severity == Severity::Error).count()
+impl From<workmem_memory::Error> for Error {
+    fn from(e: workmem_memory::Error) -> Self {
+        Error::Memory(Box::new(e))
+    }
 }
 
 fn update_error(e: &UpdateError) -> String {

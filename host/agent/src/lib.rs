@@ -6,12 +6,10 @@
 //! sandbox, [`tools`] is the one registry of LLM-callable tools, and [`turn`] is a minimal
 //! agent loop over them.
 
-pub mod apply;
 pub mod board;
 pub mod compact;
 pub mod context;
 mod error;
-pub mod json;
 pub mod tools;
 pub mod turn;
 pub mod update;

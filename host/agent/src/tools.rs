@@ -174,12 +174,12 @@ pub const TOOLS: &[Tool] = &[
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
         needs: Needs::Session,
-        handler: |cx, args| match (cx.session.overview()?, crate::apply::apply(cx.runtime, cx.session, args.str("dsl"))) {
+        handler: |cx, args| match (cx.session.overview()?, workmem_memory::apply(cx.runtime, cx.session, args.str("dsl"))) {
             (before, Ok(applied)) => {
                 shown_in_history(cx.session, &before, applied.overview.as_deref().unwrap_or(&before))?;
                 Ok(ToolOutput { ok: true, text: applied_text(&applied) })
             }
-            (_, Err(crate::Error::InvalidDsl(diagnostics))) => {
+            (_, Err(workmem_memory::Error::InvalidDsl(diagnostics))) => {
                 let mut text = String::from("The update was refused and the memory is unchanged:\n");
                 for d in diagnostics.iter().filter(|d| d.severity == Severity::Error) {
                     text.push_str(&format!("- line {}, column {}: {}\n", d.line, d.column, d.message));
@@ -187,7 +187,7 @@ pub const TOOLS: &[Tool] = &[
                 text.push_str("Call update_memory again with the corrected DSL.");
                 Ok(ToolOutput::refused(text))
             }
-            (_, Err(e)) => Err(e),
+            (_, Err(e)) => Err(e.into()),
         },
     },
     Tool {

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use std::process::ExitCode;
-use workmem_agent::Error;
+use workmem_memory::Error;
 use workmem_runtime::{Diagnostic, Runtime};
 use workmem_store::Sessions;
 
@@ -18,7 +18,7 @@ pub fn run(runtime: &Runtime, sessions: &Sessions) -> Result<ExitCode> {
     println!("Created session {}\n", session.dir().display());
     for (name, text) in RESPONSES {
         println!("━━ Applying the LLM response examples/responses/{name}");
-        match workmem_agent::apply::apply(runtime, &session, text) {
+        match workmem_memory::apply(runtime, &session, text) {
             Ok(applied) => {
                 print_diagnostics(name, &applied.warnings);
                 println!("{}", applied.diff);

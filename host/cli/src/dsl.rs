@@ -73,9 +73,9 @@ pub fn run(ctx: &Ctx, command: DslCommand, json: bool) -> Result<ExitCode> {
         DslCommand::Apply { session, file } => {
             let s = ctx.session(&session)?;
             let (name, text) = read_input(file.as_ref())?;
-            match workmem_agent::apply::apply(&ctx.runtime, &s, &text) {
+            match workmem_memory::apply(&ctx.runtime, &s, &text) {
                 Ok(applied) => report::applied(&name, &applied, json),
-                Err(workmem_agent::Error::InvalidDsl(ds)) => {
+                Err(workmem_memory::Error::InvalidDsl(ds)) => {
                     report::rejected(&name, &ds, json);
                     return Ok(ExitCode::from(1));
                 }

@@ -128,7 +128,7 @@ impl Ctx {
     /// A session's memory, loaded into the engine (under its lock, briefly).
     fn memory(&self, session: &Session) -> Result<workmem_runtime::Memory> {
         let locked = session.lock()?;
-        Ok(workmem_agent::apply::load(&self.runtime, session, &locked)?)
+        Ok(workmem_memory::load(&self.runtime, session, &locked)?)
     }
 }
 

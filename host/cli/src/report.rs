@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 use std::process::ExitCode;
-use workmem_agent::json;
+use workmem_memory::json;
 use workmem_runtime::names::Named;
 use workmem_runtime::{Applied, Diagnostic, ParseOutcome, Snapshot, UpdateError, UpdateReport};
 use workmem_store::Session;
@@ -141,27 +141,36 @@ pub fn usage(e: clap::Error) -> std::process::ExitCode {
 /// stdout under --json), so a script can tell what went wrong.
 pub fn error(e: &anyhow::Error, as_json: bool) {
     use workmem_agent::Error as A;
-    let (kind, diagnostics) = match e.downcast_ref::<A>() {
-        Some(A::InvalidDsl(ds)) => ("invalid_dsl", Some(ds)),
-        Some(A::Update(UpdateError::Invalid { diagnostics, .. })) => ("invalid_answer", Some(diagnostics)),
-        Some(A::Update(UpdateError::Model(_)) | A::Llm(_)) => ("model", None),
-        Some(A::Update(UpdateError::Store(_)) | A::Store(_) | A::BadState { .. }) => ("store", None),
-        Some(A::Engine(_)) => ("engine", None),
-        Some(A::Board(b)) => (b.code(), None),
-        Some(A::Threshold(_) | A::OutOfSteps { .. }) => ("agent", None),
-        Some(A::Setting { .. }) => ("config", None),
-        Some(A::Compact(_)) => ("compaction_refused", None),
-        Some(A::Requests(_)) => ("failed", None),
-        None if e.downcast_ref::<crate::input::NotUtf8>().is_some() || e.downcast_ref::<crate::input::TooLarge>().is_some() => ("invalid_input", None),
-        None if let Some(b) = e.downcast_ref::<workmem_store::db::Error>() => (b.code(), None),
-        None if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
-        None if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
-        None if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
-        None if e.downcast_ref::<workmem_llm::ConfigError>().is_some() => ("config", None),
-        None => ("failed", None),
+    use workmem_memory::Error as M;
+    // The commit path's errors, whether they came straight from it or through the agent.
+    let memory = e.downcast_ref::<M>().or(match e.downcast_ref::<A>() {
+        Some(A::Memory(m)) => Some(m.as_ref()),
+        _ => None,
+    });
+    let (kind, diagnostics) = match (memory, e.downcast_ref::<A>()) {
+        (Some(M::InvalidDsl(ds)), _) => ("invalid_dsl", Some(ds)),
+        (Some(M::Store(_) | M::BadState { .. }), _) => ("store", None),
+        (Some(M::Engine(_)), _) => ("engine", None),
+        (Some(M::Db(b)), _) => (b.code(), None),
+        (None, Some(A::Update(UpdateError::Invalid { diagnostics, .. }))) => ("invalid_answer", Some(diagnostics)),
+        (None, Some(A::Update(UpdateError::Model(_)) | A::Llm(_))) => ("model", None),
+        (None, Some(A::Update(UpdateError::Store(_)) | A::Store(_))) => ("store", None),
+        (None, Some(A::Engine(_))) => ("engine", None),
+        (None, Some(A::Board(b))) => (b.code(), None),
+        (None, Some(A::Threshold(_) | A::OutOfSteps { .. })) => ("agent", None),
+        (None, Some(A::Setting { .. })) => ("config", None),
+        (None, Some(A::Compact(_))) => ("compaction_refused", None),
+        (None, Some(A::Requests(_) | A::Memory(_))) => ("failed", None),
+        (None, None) if e.downcast_ref::<crate::input::NotUtf8>().is_some() || e.downcast_ref::<crate::input::TooLarge>().is_some() => ("invalid_input", None),
+        (None, None) if let Some(b) = e.downcast_ref::<workmem_store::db::Error>() => (b.code(), None),
+        (None, None) if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
+        (None, None) if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),
+        (None, None) if e.downcast_ref::<workmem_runtime::Error>().is_some() => ("engine", None),
+        (None, None) if e.downcast_ref::<workmem_llm::ConfigError>().is_some() => ("config", None),
+        (None, None) => ("failed", None),
     };
     let message = sentence(e);
-    if let Some(A::InvalidDsl(ds)) = e.downcast_ref::<A>() {
+    if let Some(M::InvalidDsl(ds)) = memory {
         self::diagnostics("<input>", ds);
     }
     eprintln!("workmem: error: {message}");

@@ -14,7 +14,7 @@ mod html;
 mod session;
 
 use html::esc;
-use workmem_agent::Result;
+use workmem_memory::Result;
 use workmem_runtime::Runtime;
 use workmem_store::Session;
 use workmem_store::board::Boards;

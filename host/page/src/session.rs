@@ -8,7 +8,7 @@ use crate::{MAX_COMPACTIONS, MAX_MESSAGE_CHARS, MAX_UPDATES};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt::Write;
-use workmem_agent::Result;
+use workmem_memory::Result;
 use workmem_runtime::{Runtime, Snapshot};
 use workmem_store::{Compaction, Entry, LogRecord, Message, Meta, Session};
 
@@ -37,7 +37,7 @@ pub struct Data {
 
 pub fn read(runtime: &Runtime, session: &Session) -> Result<Data> {
     let locked = session.lock()?;
-    let memory = workmem_agent::apply::load(runtime, session, &locked)?.snapshot()?;
+    let memory = workmem_memory::load(runtime, session, &locked)?.snapshot()?;
     Ok(Data { meta: session.meta()?, overview: session.overview()?, memory, updates: session.log()?, records: session.records()? })
 }
 

@@ -70,11 +70,11 @@ impl From<workmem_store::Error> for ApiError {
     }
 }
 
-impl From<workmem_agent::Error> for ApiError {
-    fn from(e: workmem_agent::Error) -> Self {
+impl From<workmem_memory::Error> for ApiError {
+    fn from(e: workmem_memory::Error) -> Self {
         match e {
-            workmem_agent::Error::Store(e) => e.into(),
-            workmem_agent::Error::Board(e) => e.into(),
+            workmem_memory::Error::Store(e) => e.into(),
+            workmem_memory::Error::Db(e) => e.into(),
             other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_runtime::error_chain(&other)),
         }
     }

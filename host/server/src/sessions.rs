@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Json, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use workmem_agent::json as report;
+use workmem_memory::json as report;
 use workmem_store::db::{self, Access};
 
 pub fn routes() -> Router<Arc<App>> {
@@ -32,7 +32,7 @@ async fn memory(axum::extract::State(app): State, who: Authorized<SessionId>) ->
         .slots
         .run_as(who, Access::Read, move |_, SessionId { session: id }, (_, session)| {
             let locked = session.lock()?;
-            let state = workmem_agent::apply::load(&runtime, &session, &locked)?.save()?;
+            let state = workmem_memory::load(&runtime, &session, &locked)?.save()?;
             let state: Value = serde_json::from_str(&state)
                 .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", format!("the engine's state is not JSON: {e}")))?;
             Ok(json!({"session": id, "overview": session.overview()?, "memory": state}))
@@ -56,20 +56,20 @@ async fn update(
             let outcome = match key {
                 Some(key) => {
                     let request = db::RequestKey::new(&key, &["update", &agent, &text])?;
-                    workmem_agent::apply::apply_once(&runtime, &session, &text, &request)
+                    workmem_memory::apply_once(&runtime, &session, &text, &request)
                 }
-                None => workmem_agent::apply::apply(&runtime, &session, &text).map(workmem_agent::apply::Once::Applied),
+                None => workmem_memory::apply(&runtime, &session, &text).map(workmem_memory::Once::Applied),
             };
             match outcome {
-                Ok(workmem_agent::apply::Once::Applied(applied)) => Ok(report::applied(&applied)),
+                Ok(workmem_memory::Once::Applied(applied)) => Ok(report::applied(&applied)),
                 // The update this key made: the answer it had (its warnings are not kept).
-                Ok(workmem_agent::apply::Once::Before(record)) => Ok(json!({
+                Ok(workmem_memory::Once::Before(record)) => Ok(json!({
                     "ok": true, "seq": record["seq"], "added": record["added"], "archived": record["archived"],
                     "ignored": record["ignored"], "diff": record["diff"], "diagnostics": [],
                 })),
-                Err(workmem_agent::Error::InvalidDsl(ds)) => {
+                Err(workmem_memory::Error::InvalidDsl(ds)) => {
                     let diagnostics = report::rejected(&ds)["diagnostics"].take();
-                    let message = workmem_agent::Error::InvalidDsl(ds).to_string();
+                    let message = workmem_memory::Error::InvalidDsl(ds).to_string();
                     Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_dsl", message).with("diagnostics", diagnostics))
                 }
                 Err(e) => Err(e.into()),

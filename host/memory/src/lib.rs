@@ -1,10 +1,38 @@
-//! The one commit path: a memory is loaded from the session's store into the engine, an
-//! update is applied there, and the outcome is committed through [`Session::commit`]. The
-//! CLI's `apply`, the `update_memory` tool and the agent world's `commit-update` all end here.
+//! A session's working memory through the engine, and nothing else (no model, no tokenizer):
+//! the one commit path (a memory is loaded from the session's store into the engine, an update
+//! is applied there, and the outcome is committed through [`Session::commit`]; the CLI's
+//! `apply`, the `update_memory` tool, the agent world's `commit-update` and the HTTP API's
+//! updates all end here), and the JSON shapes of what it did ([`json`]).
 
-use crate::error::{Error, Result};
-use workmem_runtime::{Applied, Memory, Runtime, Wants};
+pub mod json;
+
+use std::path::PathBuf;
+use workmem_runtime::{Applied, Diagnostic, Memory, Runtime, Severity, Wants};
 use workmem_store::{Commit, Locked, Session};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why an update was not committed; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Engine(#[from] workmem_runtime::Error),
+    #[error(transparent)]
+    Store(#[from] workmem_store::Error),
+    /// The database's refusal or failure (an idempotency key reused for another request, a
+    /// board that is not there, ...).
+    #[error(transparent)]
+    Db(#[from] workmem_store::db::Error),
+    /// The DSL has errors; nothing was applied.
+    #[error("the update has {} error(s); nothing was applied", errors(.0))]
+    InvalidDsl(Vec<Diagnostic>),
+    #[error("the memory in {} could not be loaded: {why}", dir.display())]
+    BadState { dir: PathBuf, why: String },
+}
+
+fn errors(ds: &[Diagnostic]) -> usize {
+    ds.iter().filter(|d| d.severity == Severity::Error).count()
+}
 
 /// What a commit needs from an applied update.
 pub const COMMIT: Wants = Wants { overview: true, state: true };
