@@ -138,55 +138,40 @@ mod tests {
         check::<Strategy>();
     }
 
-    /// The tables against the WIT files themselves: every enum's cases, in order.
+    /// The case names of `declaration` (`enum task-status`, `variant view`) in `wit`, in
+    /// order, without their payloads or doc comments.
+    fn wit_cases(wit: &str, declaration: &str) -> Vec<String> {
+        let start = wit.find(&format!("{declaration} {{")).unwrap_or_else(|| panic!("{declaration} in the WIT"));
+        let body = &wit[start..];
+        let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+        body.lines()
+            .map(|l| l.split("///").next().unwrap())
+            .collect::<String>()
+            .split(',')
+            .map(|c| c.split('(').next().unwrap().trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    }
+
+    /// The tables against the WIT files themselves: every enum's and variant's cases, in order.
     #[test]
     fn tables_are_the_wit_enums() {
-        let wit = [include_str!("../wit/board.wit"), include_str!("../wit/history.wit"), include_str!("../wit/memory.wit")].concat();
-        let cases = |enum_name: &str| -> Vec<String> {
-            let start = wit.find(&format!("enum {enum_name} {{")).unwrap_or_else(|| panic!("enum {enum_name} in the WIT"));
-            let body = &wit[start..];
-            let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
-            body.lines()
-                .map(|l| l.split("///").next().unwrap())
-                .collect::<String>()
-                .split(',')
-                .map(|c| c.trim().to_string())
-                .filter(|c| !c.is_empty())
-                .collect()
-        };
-        let names = |it: &mut dyn Iterator<Item = &'static str>| it.map(String::from).collect::<Vec<_>>();
-        assert_eq!(cases("task-status"), names(&mut TaskStatus::names()));
-        assert_eq!(cases("review-status"), names(&mut ReviewStatus::names()));
-        assert_eq!(cases("board-status"), names(&mut BoardStatus::names()));
-        assert_eq!(cases("discovery-type"), names(&mut DiscoveryType::names()));
-        assert_eq!(cases("artifact-type"), names(&mut ArtifactType::names()));
-        assert_eq!(cases("priority"), names(&mut Priority::names()));
-        assert_eq!(cases("severity"), names(&mut Severity::names()));
-        assert_eq!(cases("target"), names(&mut Target::names()));
-        assert_eq!(cases("strategy"), names(&mut Strategy::names()));
-        let view = &wit[wit.find("variant view {").unwrap()..];
-        let view = &view[view.find('{').unwrap() + 1..view.find('}').unwrap()];
-        let view: Vec<String> = view
-            .lines()
-            .map(|l| l.split("///").next().unwrap())
-            .collect::<String>()
-            .split(',')
-            .map(|c| c.split('(').next().unwrap().trim().to_string())
-            .filter(|c| !c.is_empty())
-            .collect();
-        assert_eq!(view, View::names().map(String::from).collect::<Vec<_>>());
-        let context = include_str!("../wit/context.wit");
-        let modes = &context[context.find("variant history-mode {").unwrap()..];
-        let modes = &modes[modes.find('{').unwrap() + 1..modes.find('}').unwrap()];
-        let modes: Vec<String> = modes
-            .lines()
-            .map(|l| l.split("///").next().unwrap())
-            .collect::<String>()
-            .split(',')
-            .map(|c| c.split('(').next().unwrap().trim().to_string())
-            .filter(|c| !c.is_empty())
-            .collect();
-        assert_eq!(modes, HISTORY_MODES.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>());
+        let wit = [include_str!("../wit/board.wit"), include_str!("../wit/history.wit"), include_str!("../wit/memory.wit"), include_str!("../wit/context.wit")]
+            .concat();
+        fn names<T: Named>() -> Vec<String> {
+            T::names().map(String::from).collect()
+        }
+        assert_eq!(wit_cases(&wit, "enum task-status"), names::<TaskStatus>());
+        assert_eq!(wit_cases(&wit, "enum review-status"), names::<ReviewStatus>());
+        assert_eq!(wit_cases(&wit, "enum board-status"), names::<BoardStatus>());
+        assert_eq!(wit_cases(&wit, "enum discovery-type"), names::<DiscoveryType>());
+        assert_eq!(wit_cases(&wit, "enum artifact-type"), names::<ArtifactType>());
+        assert_eq!(wit_cases(&wit, "enum priority"), names::<Priority>());
+        assert_eq!(wit_cases(&wit, "enum severity"), names::<Severity>());
+        assert_eq!(wit_cases(&wit, "enum target"), names::<Target>());
+        assert_eq!(wit_cases(&wit, "enum strategy"), names::<Strategy>());
+        assert_eq!(wit_cases(&wit, "variant view"), View::names().map(String::from).collect::<Vec<_>>());
+        assert_eq!(wit_cases(&wit, "variant history-mode"), HISTORY_MODES.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>());
     }
 
     #[test]
