@@ -19,9 +19,9 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
+.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
 
-test: test-rust test-js test-python test-go test-http test-mcp test-packages test-docs fuzz
+test: test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs fuzz
 
 # Builds every target (the benchmark included, so it cannot rot), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
@@ -63,7 +63,7 @@ test-js: component packages/js/node_modules/.installed
 
 $(VENV)/.installed: packages/python/pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0 openai==3.57.0 openai-agents==0.24.0
 	touch $@
 
 test-python: component $(VENV)/.installed
@@ -80,6 +80,19 @@ test-http: $(VENV)/.installed
 test-mcp: $(VENV)/.installed
 	cargo build -q
 	WORKMEM=target/debug/workmem $(PYTHON) tests/mcp/client.py
+
+# `workmem proxy` in front of real clients, unmodified, each driven through a long tool loop by
+# a scripted model on loopback (tests/proxy/run.py): the OpenAI Agents SDK on Chat Completions
+# from the project's Python environment, Claude Code from npm into target/proxy-clients.
+PROXY_CLIENTS := target/proxy-clients
+$(PROXY_CLIENTS)/.installed: Makefile
+	mkdir -p $(PROXY_CLIENTS)
+	cd $(PROXY_CLIENTS) && npm install --no-save --no-audit --no-fund @anthropic-ai/claude-code@2.1.328
+	touch $@
+
+test-proxy: $(VENV)/.installed $(PROXY_CLIENTS)/.installed
+	cargo build -q
+	WORKMEM=target/debug/workmem CLAUDE=$(PROXY_CLIENTS)/node_modules/.bin/claude $(PYTHON) tests/proxy/run.py
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the

@@ -40,6 +40,9 @@ pub struct Options {
     pub tools: serde_json::Value,
     /// Entries the host's compactions never replace besides the current task, by `seq`.
     pub pinned: Vec<u64>,
+    /// Whether the project's AGENTS.md goes into each request (a client behind `workmem
+    /// proxy` sends its own instructions).
+    pub agents_md: bool,
 }
 
 impl Options {
@@ -60,6 +63,7 @@ impl Options {
             auto_compact: false,
             tools,
             pinned: Vec::new(),
+            agents_md: true,
         }
     }
 
@@ -179,7 +183,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     // The memory's changes are in the history only where the whole history is sent.
     let chain = meta.memory_chain.as_ref().filter(|_| options.history == HistoryMode::All);
     let overview = workmem_store::MemoryChain::shown(chain, &live).to_string();
-    let agents_md = agents_md(std::path::Path::new(&meta.cwd))?;
+    let agents_md = if options.agents_md { agents_md(std::path::Path::new(&meta.cwd))? } else { None };
     let active_turn = view.iter().rposition(|e| e.message.role == "user").unwrap_or(0);
     let request = ContextRequest {
         system_prompt: options.system_prompt.clone(),

@@ -85,6 +85,16 @@ pub struct Tool {
 }
 
 impl Tool {
+    /// The tool as Chat Completions' `tools` array offers it.
+    pub fn openai(&self) -> Value {
+        json!({"type": "function", "function": {"name": self.name, "description": self.description, "parameters": self.parameters()}})
+    }
+
+    /// The tool named `name`.
+    pub fn named(name: &str) -> Option<&'static Tool> {
+        TOOLS.iter().find(|t| t.name == name)
+    }
+
     /// The JSON schema of the tool's arguments.
     pub fn parameters(&self) -> Value {
         let mut properties = Map::new();
@@ -370,9 +380,7 @@ and the token status; update working-memory/overview.md afterwards.",
 /// The registry as Chat Completions' `tools` array; the `board_*` tools only for a worker on
 /// a board.
 pub fn openai_tools(worker: bool) -> Value {
-    offered(worker, false)
-        .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters()}}))
-        .collect()
+    offered(worker, false).map(Tool::openai).collect()
 }
 
 /// The tools offered where there is a board (`board`) and context documents (`documents`).
@@ -403,7 +411,7 @@ fn on_board(cx: &mut ToolContext, op: impl FnOnce(&crate::board::Worker) -> std:
 
 /// Runs the tool `name` with the JSON text the model wrote as its arguments.
 pub fn call(cx: &mut ToolContext, name: &str, arguments: &str) -> Result<ToolOutput> {
-    let Some(tool) = TOOLS.iter().find(|t| t.name == name) else {
+    let Some(tool) = Tool::named(name) else {
         return Ok(ToolOutput::refused(format!("error: there is no tool named {name:?}")));
     };
     // A call without arguments (some models send none for a tool that needs none) is `{}`.

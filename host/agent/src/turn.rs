@@ -8,8 +8,8 @@ use crate::board::Worker;
 use crate::error::{Error, Result};
 use crate::tools::{self, ToolContext};
 use crate::{compact, context};
-use workmem_llm::{Client, Tokenizer};
-use workmem_runtime::Runtime;
+use workmem_llm::{Client, Completion, Tokenizer};
+use workmem_runtime::{Instance, Runtime};
 use workmem_store::{Message, Session, ToolCall, Usage};
 
 #[derive(Debug, Clone)]
@@ -66,43 +66,75 @@ pub fn turn_on(
             }
             None => None,
         };
-        let mut built = context::build_with(session, &mut engine, &tokenizer, &context_options, brief.clone())?;
-        // Checked before every request, not once a turn: a tool loop is one long turn.
-        for _ in 0..MAX_COMPACTIONS {
-            let Some(done) = compact::before_request(session, runtime, &tokenizer, built.tokens, &context_options)? else { break };
-            on_event(&Event::Compacted(done));
-            built = context::build_with(session, &mut engine, &tokenizer, &context_options, brief.clone())?;
-        }
+        let built = bounded(session, runtime, &mut engine, &tokenizer, &context_options, brief, &mut |done| on_event(&Event::Compacted(done)))?;
         let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
-        let sent = i64::from(tokenizer.count_chat(&built.messages) + tokenizer.count_tools(offered));
-        session.update_meta(|m| {
-            m.rounds += 1;
-            // Our count of what we sent, against the provider's: the difference corrects the next.
-            if let Some(usage) = reply.usage {
-                m.token_correction = i64::from(usage.prompt_tokens) - sent;
-            }
-        })?;
-        let calls: Vec<ToolCall> =
-            reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
-        let usage = Usage {
-            sent: u32::try_from(sent).unwrap_or(u32::MAX),
-            prompt_tokens: reply.usage.map(|u| u.prompt_tokens),
-            completion_tokens: reply.usage.map(|u| u.completion_tokens),
-        };
-        session.append_reply(Message { tool_calls: calls.clone(), ..Message::new("assistant", reply.text.clone()) }, usage)?;
+        let calls = record_reply(session, &tokenizer, &built, offered, &reply)?;
         if calls.is_empty() {
             on_event(&Event::Answer(reply.text.clone()));
             return Ok(reply.text);
         }
+        let mut cx = ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm), board: board.as_deref_mut(), documents: None };
         for call in calls {
-            let out = tools::call(
-                &mut ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm), board: board.as_deref_mut(), documents: None },
-                &call.name,
-                &call.arguments,
-            )?;
-            on_event(&Event::Tool { name: call.name, arguments: call.arguments, ok: out.ok, result: out.text.clone() });
-            session.append_message(Message { tool_call_id: Some(call.id), ..Message::new("tool", out.text) })?;
+            let out = run_tool(&mut cx, &call)?;
+            on_event(&Event::Tool { name: call.name, arguments: call.arguments, ok: out.ok, result: out.text });
         }
     }
     Err(Error::OutOfSteps { max_steps: options.max_steps })
+}
+
+/// The request for the session as it stands, bounded: built, then compacted and built again
+/// while the safety net (or automatic mode) asks, at most [`MAX_COMPACTIONS`] times. Checked
+/// before every request, not once a turn: a tool loop is one long turn.
+pub fn bounded(
+    session: &Session,
+    runtime: &Runtime,
+    engine: &mut Instance,
+    tokenizer: &Tokenizer,
+    options: &context::Options,
+    tail: Option<String>,
+    on_compacted: &mut dyn FnMut(compact::Compacted),
+) -> Result<context::Built> {
+    let mut built = context::build_with(session, engine, tokenizer, options, tail.clone())?;
+    for _ in 0..MAX_COMPACTIONS {
+        let Some(done) = compact::before_request(session, runtime, tokenizer, built.tokens, options)? else { break };
+        on_compacted(done);
+        built = context::build_with(session, engine, tokenizer, options, tail.clone())?;
+    }
+    Ok(built)
+}
+
+/// Logs the model's reply to `built` (which offered `offered`) with what the request cost, and
+/// counts the round; the provider's count corrects the next request's estimate. Returns the
+/// tool calls the reply asks for.
+pub fn record_reply(
+    session: &Session,
+    tokenizer: &Tokenizer,
+    built: &context::Built,
+    offered: &serde_json::Value,
+    reply: &Completion,
+) -> Result<Vec<ToolCall>> {
+    let sent = i64::from(tokenizer.count_chat(&built.messages) + tokenizer.count_tools(offered));
+    session.update_meta(|m| {
+        m.rounds += 1;
+        if let Some(usage) = reply.usage {
+            m.token_correction = i64::from(usage.prompt_tokens) - sent;
+        }
+    })?;
+    let calls: Vec<ToolCall> =
+        reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
+    let usage = Usage {
+        sent: u32::try_from(sent).unwrap_or(u32::MAX),
+        prompt_tokens: reply.usage.map(|u| u.prompt_tokens),
+        completion_tokens: reply.usage.map(|u| u.completion_tokens),
+    };
+    session.append_reply(Message { tool_calls: calls.clone(), ..Message::new("assistant", reply.text.clone()) }, usage)?;
+    Ok(calls)
+}
+
+/// Runs one tool call and logs its answer after the call. A refusal is an answer (the model
+/// is told why); only a failure of the host is an error.
+pub fn run_tool(cx: &mut ToolContext, call: &ToolCall) -> Result<tools::ToolOutput> {
+    let out = tools::call(cx, &call.name, &call.arguments)?;
+    cx.session.append_message(Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text.clone()) })?;
+    Ok(out)
 }

@@ -14,6 +14,7 @@ mod history;
 mod input;
 mod model;
 mod names;
+mod proxy;
 mod replay;
 mod report;
 mod request;
@@ -64,6 +65,9 @@ enum Command {
     Doc(doc::DocArgs),
     /// Serve context documents, boards and session memory over HTTP (bearer tokens from `grant`)
     Serve(serve::ServeArgs),
+    /// Put workmem in front of an unmodified agent (Claude Code, Codex CLI, any Chat
+    /// Completions client): point its API base URL here and its context stays bounded
+    Proxy(proxy::ProxyArgs),
     /// List or revoke the tokens granted for boards, vaults and sessions
     Token(token::TokenArgs),
     /// Write a page that shows a person a session's memory (IDs, updates as diffs, compactions,
@@ -145,6 +149,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Board(args) => board::run(ctx.runtime, args, json),
         Command::Doc(args) => doc::run(ctx.runtime, args, json),
         Command::Serve(args) => serve::run(ctx.runtime, ctx.sessions_root, args, json),
+        Command::Proxy(args) => proxy::run(ctx.runtime, ctx.sessions, args, json),
         Command::Token(args) => token::run(args, json),
         Command::View(args) => view::run(&ctx, args, json),
         Command::Replay(args) => replay::command::command(&ctx.runtime, args, json),

@@ -162,6 +162,22 @@ pub struct Completion {
     pub usage: Option<Usage>,
 }
 
+impl Completion {
+    /// A (non-streamed) `chat.completion` body's first choice; the error says what is missing.
+    pub fn from_chat(v: &Value) -> Result<Completion, String> {
+        let message = &v["choices"][0]["message"];
+        if !message.is_object() {
+            return Err("the LLM's answer has no choices[0].message".into());
+        }
+        let tool_calls = match &message["tool_calls"] {
+            Value::Null => Vec::new(),
+            calls => serde_json::from_value(calls.clone()).map_err(|e| format!("the LLM's tool calls are malformed: {e}"))?,
+        };
+        let text = message["content"].as_str().unwrap_or_default().to_string();
+        Ok(Completion { text, tool_calls, usage: serde_json::from_value(v["usage"].clone()).ok() })
+    }
+}
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum LlmError {
     #[error("the LLM did not answer within {0:?}")]
@@ -270,16 +286,7 @@ impl Client {
         } else {
             let text = response.body_mut().with_config().limit(limit).read_to_string().map_err(|e| self.failure(e))?;
             let v: Value = serde_json::from_str(&text).map_err(|e| transport(format!("the LLM's answer is not JSON: {e}")))?;
-            let message = &v["choices"][0]["message"];
-            if !message.is_object() {
-                return Err(transport("the LLM's answer has no choices[0].message"));
-            }
-            let tool_calls = match &message["tool_calls"] {
-                Value::Null => Vec::new(),
-                calls => serde_json::from_value(calls.clone()).map_err(|e| transport(format!("the LLM's tool calls are malformed: {e}")))?,
-            };
-            let text = message["content"].as_str().unwrap_or_default().to_string();
-            Completion { text, tool_calls, usage: serde_json::from_value(v["usage"].clone()).ok() }
+            Completion::from_chat(&v).map_err(transport)?
         };
         self.check_size(&completion.text, &completion.tool_calls)?;
         Ok(completion)
@@ -295,9 +302,7 @@ impl Client {
     /// No line may pass `line_limit` bytes (a line that never ends is cut off there), and the
     /// answer is checked against its cap as it grows.
     fn read_stream(&self, mut reader: impl BufRead, line_limit: u64) -> Result<Completion, LlmError> {
-        let mut text = String::new();
-        let mut usage = None;
-        let mut tool_calls: Vec<ToolCall> = Vec::new();
+        let mut stream = ChatStream::default();
         let mut raw = Vec::new();
         loop {
             raw.clear();
@@ -310,34 +315,11 @@ impl Client {
             let line = String::from_utf8_lossy(&raw);
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             if data == "[DONE]" {
-                return Ok(Completion { text, tool_calls, usage });
+                return Ok(stream.finish());
             }
             let chunk: Value = serde_json::from_str(data).map_err(|e| transport(format!("a stream event is not JSON: {e}")))?;
-            let delta = &chunk["choices"][0]["delta"];
-            if let Some(piece) = delta["content"].as_str() {
-                text.push_str(piece);
-            }
-            // Tool calls arrive in pieces: the first names the call, later ones extend its arguments.
-            for part in delta["tool_calls"].as_array().into_iter().flatten() {
-                let index = part["index"].as_u64().unwrap_or(0) as usize;
-                while tool_calls.len() <= index {
-                    tool_calls.push(ToolCall { id: String::new(), kind: function_kind(), function: FunctionCall::default() });
-                }
-                let call = &mut tool_calls[index];
-                if let Some(id) = part["id"].as_str() {
-                    call.id = id.to_string();
-                }
-                if let Some(name) = part["function"]["name"].as_str() {
-                    call.function.name.push_str(name);
-                }
-                if let Some(args) = part["function"]["arguments"].as_str() {
-                    call.function.arguments.push_str(args);
-                }
-            }
-            if let Ok(u) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
-                usage = Some(u);
-            }
-            self.check_size(&text, &tool_calls)?;
+            stream.push(&chunk);
+            self.check_size(&stream.text, &stream.tool_calls)?;
         }
         Err(transport("the LLM's stream ended before [DONE]"))
     }
@@ -360,6 +342,48 @@ impl Client {
         }
         let timed_out = e.kind() == std::io::ErrorKind::TimedOut || inner.is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
         if timed_out { LlmError::Timeout(self.config.timeout) } else { transport(format!("the connection to the LLM broke: {e}")) }
+    }
+}
+
+/// A streamed chat completion as its chunks arrive: the text, the tool calls (the first piece
+/// of each names it, later ones extend its arguments) and the usage, if reported.
+#[derive(Debug, Clone, Default)]
+pub struct ChatStream {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Option<Usage>,
+}
+
+impl ChatStream {
+    /// Folds in one `chat.completion.chunk`.
+    pub fn push(&mut self, chunk: &Value) {
+        let delta = &chunk["choices"][0]["delta"];
+        if let Some(piece) = delta["content"].as_str() {
+            self.text.push_str(piece);
+        }
+        for part in delta["tool_calls"].as_array().into_iter().flatten() {
+            let index = part["index"].as_u64().unwrap_or(0) as usize;
+            while self.tool_calls.len() <= index {
+                self.tool_calls.push(ToolCall { id: String::new(), kind: function_kind(), function: FunctionCall::default() });
+            }
+            let call = &mut self.tool_calls[index];
+            if let Some(id) = part["id"].as_str() {
+                call.id = id.to_string();
+            }
+            if let Some(name) = part["function"]["name"].as_str() {
+                call.function.name.push_str(name);
+            }
+            if let Some(args) = part["function"]["arguments"].as_str() {
+                call.function.arguments.push_str(args);
+            }
+        }
+        if let Ok(u) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
+            self.usage = Some(u);
+        }
+    }
+
+    pub fn finish(self) -> Completion {
+        Completion { text: self.text, tool_calls: self.tool_calls, usage: self.usage }
     }
 }
 

@@ -19,7 +19,7 @@ pub mod session;
 pub use confine::{Confined, MEMORY_DIR, MemoryFiles, PathError};
 pub use error::{Error, Result};
 pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View};
-pub use session::{Commit, GrantName, KeyedUpdate, Locked, MemoryChain, Meta, Session, Sessions};
+pub use session::{Commit, GrantName, KeyedUpdate, Locked, MemoryChain, Meta, Proxied, Session, Sessions};
 
 /// The current time as RFC 3339 UTC, second precision.
 pub fn now() -> String {

@@ -74,6 +74,23 @@ pub struct Meta {
     /// history shows (the model's own memory tool calls); see [`MemoryChain`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_chain: Option<MemoryChain>,
+    /// Set on a session `workmem proxy` keeps for a client: see [`Proxied`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proxied: Option<Proxied>,
+}
+
+/// What `workmem proxy` knows of the client whose requests a session logs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proxied {
+    /// The client's protocol: `chat` (Chat Completions) or `messages` (Anthropic Messages).
+    pub protocol: String,
+    /// The client's own name for its session (an `X-Workmem-Session` header, or the session
+    /// id the protocol carries), when it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// The session this one branched from: the client sent a history that did not extend it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_of: Option<String>,
 }
 
 /// The working memory as requests carry it in their prefix, and the memory the history leads
@@ -205,6 +222,7 @@ impl Sessions {
             uid: random_uid()?,
             requests: Vec::new(),
             memory_chain: Some(MemoryChain::at(overview)),
+            proxied: None,
         };
         // meta.json last: its marker makes the directory a session.
         session.write_json(META, &meta)?;

@@ -1,0 +1,76 @@
+//! `workmem proxy`: an unmodified agent's API base URL pointed at workmem (workmem-proxy),
+//! until Ctrl-C or SIGTERM.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+use workmem_runtime::Runtime;
+use workmem_store::Sessions;
+
+#[derive(Args)]
+pub struct ProxyArgs {
+    /// The address to listen on (port 0: any free port, printed at start)
+    #[arg(long, default_value = "127.0.0.1:7384", value_name = "HOST:PORT")]
+    listen: String,
+    /// The provider's base URL, e.g. https://api.openai.com or https://api.anthropic.com
+    #[arg(long, value_name = "URL")]
+    upstream: String,
+    /// The model's context window in tokens: the safety net compacts at three quarters of it
+    #[arg(long, default_value_t = 128_000)]
+    window: u32,
+    /// What happens when workmem fails on a request: send it upstream as the client sent it,
+    /// or answer with the protocol's error
+    #[arg(long, value_enum, default_value_t = OnError::Passthrough)]
+    on_error: OnError,
+    /// The largest request body read from a client, in bytes
+    #[arg(long, default_value_t = 64 << 20)]
+    max_body_bytes: usize,
+    /// The largest upstream answer read whole, and the longest line of a stream, in bytes
+    #[arg(long, default_value_t = 16 << 20)]
+    max_answer_bytes: usize,
+    /// Upstream requests one client request may take while the model calls only workmem's tools
+    #[arg(long, default_value_t = 8)]
+    max_rounds: u32,
+    /// Deadline for one upstream request, to its last byte
+    #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
+    upstream_timeout: Duration,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OnError {
+    Passthrough,
+    Fail,
+}
+
+pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool) -> Result<ExitCode> {
+    let config = workmem_proxy::Config {
+        upstream: args.upstream.clone(),
+        sessions,
+        window: args.window,
+        on_error: match args.on_error {
+            OnError::Passthrough => workmem_proxy::OnError::Passthrough,
+            OnError::Fail => workmem_proxy::OnError::Fail,
+        },
+        max_body_bytes: args.max_body_bytes,
+        max_answer_bytes: args.max_answer_bytes,
+        max_rounds: args.max_rounds.max(1),
+        timeout: args.upstream_timeout,
+    };
+    let router = workmem_proxy::router(runtime, config)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the proxy's runtime")?;
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
+        let url = format!("http://{}", listener.local_addr()?);
+        // The first line says where it listens, for a script that started it on port 0.
+        if as_json {
+            println!("{}", serde_json::json!({"listening": url, "upstream": args.upstream}));
+        } else {
+            println!("listening on {url}, proxying to {}", args.upstream);
+        }
+        std::io::stdout().flush()?;
+        workmem_proxy::serve(listener, router).await.context("serving")
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

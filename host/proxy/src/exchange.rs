@@ -1,0 +1,286 @@
+//! One client request, start to end, on a blocking thread: the session found and brought up to
+//! date, the request built from its view and bounded, sent upstream, the answer logged and
+//! relayed, workmem's own tool calls run in between.
+
+use crate::protocol::Protocol;
+use crate::relay::Sink;
+use crate::sessions::{self, OWN_TOOLS, own_tool};
+use crate::upstream::{Answer, SESSION_HEADER};
+use crate::{App, OnError, chat};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method};
+use bytes::Bytes;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use workmem_agent::tools::{Tool, ToolContext};
+use workmem_agent::{context, turn};
+use workmem_llm::Completion;
+use workmem_runtime::HistoryMode;
+use workmem_store::Message;
+
+/// Why workmem could not handle a request.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    /// Before anything went upstream: the client's request can still go as it was.
+    #[error("{0}")]
+    Before(String),
+    /// The upstream could not be reached, or broke off.
+    #[error("{0}")]
+    Upstream(String),
+    /// After the upstream answered (logging the answer, running a tool).
+    #[error("{0}")]
+    After(String),
+}
+
+fn before(e: impl std::fmt::Display) -> Failure {
+    Failure::Before(e.to_string())
+}
+
+fn after(e: impl std::fmt::Display) -> Failure {
+    Failure::After(e.to_string())
+}
+
+pub(crate) fn run(app: &App, protocol: Option<Protocol>, parts: Parts, body: Bytes, mut sink: Sink) {
+    let Some(protocol) = protocol else {
+        if let Err(e) = passthrough(app, &parts, body, &mut sink) {
+            answer_error(&mut sink, Protocol::Chat, &e);
+        }
+        return;
+    };
+    let failure = match proxied(app, protocol, &parts, &body, &mut sink) {
+        Ok(()) => return,
+        Err(f) => f,
+    };
+    match failure {
+        Failure::Before(why) if app.config.on_error == OnError::Passthrough => {
+            eprintln!("workmem proxy: {} {}: passed through as sent: {why}", parts.method, parts.uri.path());
+            if let Err(e) = passthrough(app, &parts, body, &mut sink) {
+                answer_error(&mut sink, protocol, &e);
+            }
+        }
+        f => {
+            eprintln!("workmem proxy: {} {}: {f}", parts.method, parts.uri.path());
+            answer_error(&mut sink, protocol, &f);
+        }
+    }
+}
+
+fn answer_error(sink: &mut Sink, protocol: Protocol, f: &Failure) {
+    let code = match f {
+        Failure::Before(_) | Failure::After(_) => "workmem_failed",
+        Failure::Upstream(_) => "upstream_unreachable",
+    };
+    if sink.started() {
+        sink.abort(f.to_string());
+    } else {
+        sink.respond(crate::relay::error(502, protocol.error_body(code, &f.to_string())));
+    }
+}
+
+fn path(parts: &Parts) -> &str {
+    parts.uri.path_and_query().map_or("/", |p| p.as_str())
+}
+
+/// The request upstream as the client sent it; the answer back as it comes.
+fn passthrough(app: &App, parts: &Parts, body: Bytes, sink: &mut Sink) -> Result<(), Failure> {
+    let answer = send(app, &parts.method, path(parts), &parts.headers, body.to_vec())?;
+    relay_raw(answer, sink);
+    Ok(())
+}
+
+fn send(app: &App, method: &Method, path: &str, headers: &HeaderMap, body: Vec<u8>) -> Result<Answer, Failure> {
+    app.upstream.send(method, path, headers, body).map_err(|e| Failure::Upstream(format!("could not reach the upstream at {}: {e}", app.upstream.url(path))))
+}
+
+/// An answer relayed byte for byte, as it arrives.
+fn relay_raw(answer: Answer, sink: &mut Sink) {
+    let (head, body) = answer.into_parts();
+    if !sink.start(head.status.as_u16(), &head.headers) {
+        return;
+    }
+    let mut reader = body.into_reader();
+    let mut buf = vec![0; 16 << 10];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if !sink.send(Bytes::copy_from_slice(&buf[..n])) {
+                    return;
+                }
+            }
+            Err(e) => return sink.abort(format!("the upstream broke off: {e}")),
+        }
+    }
+}
+
+/// Every tool call answered, and every answer's call made, in the message before it: what a
+/// provider refuses a request over.
+fn paired(messages: &[workmem_llm::Message]) -> Result<(), String> {
+    let mut open: Vec<&str> = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        if m.role == "tool" {
+            let id = m.tool_call_id.as_deref().unwrap_or_default();
+            let Some(at) = open.iter().position(|c| *c == id) else {
+                return Err(format!("message {i} answers a tool call {id:?} that no message before it made"));
+            };
+            open.remove(at);
+            continue;
+        }
+        if let Some(id) = open.first() {
+            return Err(format!("tool call {id:?} has no answer before message {i}"));
+        }
+        open = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    }
+    match open.first() {
+        Some(id) => Err(format!("tool call {id:?} has no answer")),
+        None => Ok(()),
+    }
+}
+
+fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
+    let request: Value = serde_json::from_slice(body).map_err(|e| before(format!("the request is not JSON: {e}")))?;
+    let history = protocol.history(&request).map_err(before)?;
+    if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
+        return Err(before(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
+    }
+    let model = request["model"].as_str().unwrap_or_default().to_string();
+    let streamed = request["stream"].as_bool().unwrap_or(false);
+    let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request));
+
+    // The session, locked for the whole exchange; found again if another request got to it
+    // between the search and the lock.
+    let (tracked, created) = loop {
+        let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
+        let ok = created || sessions::lock(&found.tracked).seen.extended_by(&history) == Some(found.logged);
+        if ok {
+            break (found, created);
+        }
+    };
+    let mut t = sessions::lock(&tracked.tracked);
+    if created {
+        eprintln!("workmem proxy: new session {} ({} client)", t.id, protocol.name());
+    }
+    for m in &history[tracked.logged..] {
+        t.append(m.clone()).map_err(before)?;
+    }
+
+    let own: Vec<&Tool> = OWN_TOOLS.iter().filter_map(|n| Tool::named(n)).collect();
+    let tools = protocol.tools(&request, &own);
+    let mut options = context::Options::new(&model, tools.clone()).with_window(app.config.window);
+    options.system_prompt = String::new();
+    options.history = HistoryMode::All;
+    options.agents_md = false;
+    options.pinned = t.pinned.clone();
+    let mut engine = app.runtime.instance().map_err(before)?;
+    let tokenizer = t.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
+
+    let mut before_text = String::new();
+    let mut relay = chat::Relay::default();
+    let mut result = Ok(());
+    for round in 1..=app.config.max_rounds {
+        let id = t.id.clone();
+        let built = turn::bounded(&t.session, &app.runtime, &mut engine, &tokenizer, &options, None, &mut |c| {
+            eprintln!("workmem proxy: session {id}: compacted {} messages, {} → {} tokens", c.messages, c.tokens_before, c.tokens_after);
+        });
+        let built = match built {
+            Ok(b) => b,
+            Err(e) if round == 1 => return Err(before(workmem_runtime::error_chain(&e))),
+            Err(e) => {
+                result = Err(after(workmem_runtime::error_chain(&e)));
+                break;
+            }
+        };
+        if let Err(why) = paired(&built.messages) {
+            let why = format!("the request would break tool-call pairing, so it was not sent: {why}");
+            result = Err(if round == 1 { before(why) } else { after(why) });
+            break;
+        }
+        let upstream = protocol.upstream_body(&request, &built.messages, &tools);
+        let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream.to_string().into_bytes())?;
+        if answer.status() != 200 {
+            if sink.started() {
+                result = Err(Failure::Upstream(format!("the upstream answered HTTP {} to a later round", answer.status())));
+            } else {
+                relay_raw(answer, sink);
+            }
+            break;
+        }
+        let (completion, reply) = if streamed {
+            relay.next_round();
+            (relay_stream(app, answer, &mut relay, sink)?, None)
+        } else {
+            let (head, body) = answer.into_parts();
+            let text = body.into_with_config().limit(app.config.max_answer_bytes as u64).read_to_string().map_err(|e| {
+                Failure::Upstream(format!("reading the upstream's answer (at most {} bytes, --max-answer-bytes): {e}", app.config.max_answer_bytes))
+            })?;
+            let reply: Value = serde_json::from_str(&text).map_err(|e| Failure::Upstream(format!("the upstream's answer is not JSON: {e}")))?;
+            (protocol.completion(&reply).map_err(Failure::Upstream)?, Some((head, reply)))
+        };
+        let calls = turn::record_reply(&t.session, &tokenizer, &built, &tools, &completion).map_err(after)?;
+        t.seen.push(&Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
+        let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
+        for call in &mine {
+            let mut cx = ToolContext { session: &t.session, runtime: &app.runtime, tokenizer: &tokenizer, llm: None, board: None, documents: None };
+            let out = turn::run_tool(&mut cx, call).map_err(after)?;
+            eprintln!("workmem proxy: session {}: ran {}: {}", t.id, call.name, if out.ok { "ok" } else { "refused" });
+            t.seen.push(&Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text) });
+        }
+        let internal = !mine.is_empty() && theirs.is_empty() && round < app.config.max_rounds;
+        if internal {
+            before_text.push_str(&completion.text);
+            continue;
+        }
+        match reply {
+            Some((mut head, reply)) => {
+                let body = protocol.client_answer(reply, &before_text).to_string();
+                head.headers.remove("content-length");
+                let mut response = axum::response::Response::new(axum::body::Body::from(body));
+                *response.status_mut() = head.status;
+                for (name, value) in &head.headers {
+                    response.headers_mut().append(name.clone(), value.clone());
+                }
+                sink.respond(response);
+            }
+            None => {
+                for chunk in relay.end() {
+                    if !sink.send(chunk) {
+                        break;
+                    }
+                }
+            }
+        }
+        break;
+    }
+    t.tokenizer = Some((model, tokenizer));
+    result
+}
+
+/// A streamed answer relayed line by line through `relay`; what it said, once it ended.
+fn relay_stream(app: &App, answer: Answer, relay: &mut chat::Relay, sink: &mut Sink) -> Result<Completion, Failure> {
+    let (head, body) = answer.into_parts();
+    if !sink.start(head.status.as_u16(), &head.headers) {
+        return Err(Failure::Upstream("the client went away".into()));
+    }
+    let limit = app.config.max_answer_bytes as u64;
+    let mut reader = BufReader::new(body.into_reader());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut reader).take(limit + 1).read_until(b'\n', &mut line).map_err(|e| Failure::Upstream(format!("the upstream's stream broke off: {e}")))?;
+        if n == 0 {
+            break;
+        }
+        if n as u64 > limit {
+            return Err(Failure::Upstream(format!("a line of the upstream's stream passed {limit} bytes (--max-answer-bytes)")));
+        }
+        if let Some(out) = relay.line(&line).map_err(Failure::Upstream)?
+            && !sink.send(out)
+        {
+            return Err(Failure::Upstream("the client went away".into()));
+        }
+    }
+    if !relay.complete() {
+        return Err(Failure::Upstream("the upstream's stream ended before [DONE]".into()));
+    }
+    Ok(std::mem::take(&mut relay.stream).finish())
+}

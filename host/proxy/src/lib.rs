@@ -1,0 +1,145 @@
+//! `workmem proxy`: workmem in front of an agent that is not changed at all. The agent (Claude
+//! Code, Codex CLI, any Chat Completions client) is pointed at the proxy as its API base URL;
+//! each request it sends resends its whole history, and the proxy:
+//!
+//! 1. finds the client's session ([`sessions`]) and appends to `messages.jsonl` only what is new;
+//! 2. sends upstream the session's view instead (compactions applied, the safety net run before
+//!    every request, the working memory and `context_meta` in it), with workmem's own tools
+//!    offered beside the client's ([`exchange`]);
+//! 3. runs workmem's tools itself when the model calls them, so the client only ever sees its
+//!    own tools, and relays everything else as the upstream sent it, streams chunk by chunk.
+//!
+//! If anything of workmem's fails, the request goes upstream as the client sent it
+//! ([`OnError::Passthrough`]): the proxy never takes the agent down. Routes it does not know
+//! pass through unchanged.
+
+mod chat;
+mod exchange;
+mod protocol;
+mod relay;
+mod sessions;
+mod upstream;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use std::sync::Arc;
+use std::time::Duration;
+use workmem_runtime::Runtime;
+use workmem_store::Sessions;
+
+/// What the proxy does when workmem itself fails on a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnError {
+    /// Send the request upstream as the client sent it, and log why.
+    Passthrough,
+    /// Answer with the protocol's own error shape (HTTP 502).
+    Fail,
+}
+
+/// What `workmem proxy` is given.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The provider's base URL: each request's path goes after it (`https://api.openai.com`,
+    /// `https://api.anthropic.com`; a trailing `/v1` is not doubled).
+    pub upstream: String,
+    /// Where the proxied sessions live (the sessions of the proxy's working directory).
+    pub sessions: Sessions,
+    /// The model's context window in tokens; the safety net compacts at three quarters of it.
+    pub window: u32,
+    pub on_error: OnError,
+    /// The largest request body read from a client, in bytes (`--max-body-bytes`).
+    pub max_body_bytes: usize,
+    /// The largest upstream answer read whole (not streamed), in bytes; a stream's lines are
+    /// capped at this too (`--max-answer-bytes`).
+    pub max_answer_bytes: usize,
+    /// Upstream requests one client request may take when the model calls only workmem's
+    /// tools (`--max-rounds`); past it the client gets the answer as it stands.
+    pub max_rounds: u32,
+    /// Deadline for one upstream request, from sending it to the last byte.
+    pub timeout: Duration,
+}
+
+/// The proxy failed to start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("loading the proxied sessions")]
+    Store(#[from] workmem_store::Error),
+    #[error("the upstream URL {0:?} is not an http:// or https:// URL")]
+    Upstream(String),
+    #[error("starting the engine")]
+    Engine(#[from] workmem_runtime::Error),
+}
+
+/// What every request shares.
+pub(crate) struct App {
+    pub runtime: Runtime,
+    pub config: Config,
+    pub sessions: sessions::Index,
+    pub upstream: upstream::Upstream,
+    /// The memory a new session starts with (the engine's template).
+    pub template: String,
+}
+
+/// The proxy's routes: Chat Completions and Anthropic Messages are proxied through workmem,
+/// everything else passes through. The sessions this proxy kept before are loaded here.
+pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
+    if !(config.upstream.starts_with("http://") || config.upstream.starts_with("https://")) {
+        return Err(Error::Upstream(config.upstream));
+    }
+    let sessions = sessions::Index::load(&config.sessions)?;
+    let upstream = upstream::Upstream::new(&config.upstream, config.timeout);
+    let template = runtime.instance()?.overview_template()?;
+    let app = Arc::new(App { runtime, config, sessions, upstream, template });
+    Ok(Router::new()
+        .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
+        .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
+        .fallback(|s, r| handle(s, r, None))
+        .with_state(app))
+}
+
+async fn handle(State(app): State<Arc<App>>, request: Request, protocol: Option<protocol::Protocol>) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            let message = format!("the request body passed {} bytes, the most the proxy reads (--max-body-bytes)", app.config.max_body_bytes);
+            return relay::error(413, protocol.unwrap_or(protocol::Protocol::Chat).error_body("request_too_large", &message));
+        }
+    };
+    let (sink, response) = relay::channel();
+    tokio::task::spawn_blocking(move || exchange::run(&app, protocol, parts, body, sink));
+    match response.await {
+        Ok(r) => r,
+        Err(_) => relay::error(502, serde_json::json!({"error": {"message": "the proxy's exchange ended without an answer", "type": "workmem_error"}})),
+    }
+}
+
+/// Serves `router` on `listener` until Ctrl-C or SIGTERM, finishing the requests in flight.
+pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
+    axum::serve(listener, router).with_graceful_shutdown(shutdown()).await
+}
+
+async fn shutdown() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! { _ = interrupt => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+/// A response of `status` with a JSON body, for the few the proxy writes itself.
+pub(crate) fn json_response(status: u16, body: &serde_json::Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("a status and a content type make a response")
+}

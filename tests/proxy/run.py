@@ -1,0 +1,205 @@
+"""`workmem proxy` in front of real, unmodified agents (`make test-proxy`): each client runs a
+long tool loop over large files in a scratch work tree, driven by a scripted model on loopback
+(upstream.py), through the proxy. For each client:
+
+- it finishes and prints the scripted answer;
+- every upstream request was under the safety net (the session log's count of each request
+  sent), and its tool calls and results paired;
+- the client never saw a workmem tool (its own record of the tool calls it ran);
+- a scripted `read_history` call gave back a file's original bytes;
+- the session opens in `workmem view`.
+
+And once, a store broken mid-run: the client still finishes, its requests passed through.
+
+WORKMEM names the binary; CLIENTS (comma-separated: agents-sdk, claude) picks the clients."""
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+import upstream  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKMEM = os.environ.get("WORKMEM", str(ROOT / "target" / "debug" / "workmem"))
+STEPS = int(os.environ.get("PROXY_STEPS", "60"))
+WINDOW = 64_000
+FILE_SIZE = 12_000
+
+
+class Proxy:
+    """`workmem proxy` on a free port, its sessions under `sessions`."""
+
+    def __init__(self, upstream_url: str, sessions: Path, cwd: Path):
+        self.sessions = sessions
+        self.env = {**os.environ, "WORKMEM_SESSIONS_DIR": str(sessions)}
+        self.process = subprocess.Popen(
+            [WORKMEM, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream_url, "--window", str(WINDOW), "--json"],
+            cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.process.stdout.readline() if self.process.stdout else ""
+        if not line:
+            raise SystemExit(f"workmem proxy did not start: {self.process.stderr.read() if self.process.stderr else ''}")
+        self.url = json.loads(line)["listening"]
+        self.cwd = cwd
+
+    def stop(self) -> str:
+        self.process.terminate()
+        try:
+            _, err = self.process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err
+
+    def workmem(self, *args: str) -> Any:
+        out = subprocess.run([WORKMEM, *args, "--json"], cwd=self.cwd, env=self.env, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise AssertionError(f"workmem {' '.join(args)} failed: {out.stdout}{out.stderr}")
+        return json.loads(out.stdout)
+
+    def session_logs(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """Each proxied session's ID and its messages.jsonl records."""
+        out = []
+        for meta in self.sessions.glob("*/*/meta.json"):
+            if json.loads(meta.read_text()).get("proxied"):
+                records = [json.loads(line) for line in (meta.parent / "messages.jsonl").read_text().splitlines() if line.strip()]
+                out.append((meta.parent.name, records))
+        return out
+
+
+def work_tree(base: Path) -> Path:
+    tree = base / "work"
+    tree.mkdir()
+    for k in range(1, 13):
+        (tree / f"file_{k}.txt").write_text(upstream.file_text(k, FILE_SIZE))
+    return tree
+
+
+def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, tools_run: list[str]) -> None:
+    failures = []
+    expected = f"{upstream.ANSWER} {script.steps} steps"
+    if expected not in output:
+        failures.append(f"the client did not print {expected!r}: {output[-2000:]!r}")
+    seen = sorted(set(tools_run) & set(["read_history", "update_memory", "compact_history"]))
+    if seen:
+        failures.append(f"the client saw workmem's tools {seen}")
+    requests = [json.loads(line) for line in script.log.read_text().splitlines()] if script.log else []
+    main = [r for r in requests if r["main"]]
+    if len(main) < script.steps:
+        failures.append(f"only {len(main)} loop requests reached the upstream, of {script.steps}+")
+    for r in requests:
+        if r["unpaired"]:
+            failures.append(f"an upstream request broke tool-call pairing: {r['unpaired'][:3]}")
+    reads = [ok for r in main for ok in r["read_back"]]
+    if not reads or not all(reads):
+        failures.append(f"read_history did not give back a file's original bytes: {reads}")
+    compact_at = WINDOW * 3 // 4
+    sessions = proxy.session_logs()
+    compactions = sum(1 for _, records in sessions for r in records if r.get("kind") == "compaction")
+    if compactions == 0:
+        failures.append("no compaction happened: the loop never reached the safety net")
+    for sid, records in sessions:
+        for r in records:
+            sent = (r.get("usage") or {}).get("sent")
+            if sent is not None and sent > compact_at:
+                failures.append(f"session {sid}: a request of {sent} tokens went upstream, over the safety net's {compact_at}")
+    loop = max(sessions, key=lambda s: len(s[1]))[0] if sessions else None
+    if loop:
+        view = proxy.workmem("view", "--session", loop, "--out", str(Path(tempfile.gettempdir()) / f"proxy-{name}.html"))
+        if not view.get("ok", True):
+            failures.append(f"workmem view failed: {view}")
+    updated = [sid for sid, records in sessions if any(r.get("role") == "tool" and r["content"].startswith("applied update") for r in records)]
+    if not updated:
+        failures.append("the scripted update_memory call was not applied")
+    largest = max((r["bytes"] for r in main), default=0)
+    print(f"{name}: {len(main)} loop requests, {len(requests) - len(main)} others, {compactions} compactions, "
+          f"largest request {largest} bytes, {len(sessions)} sessions, read back {reads}")
+    if failures:
+        raise SystemExit(f"{name}: " + "\n".join(failures[:20]))
+
+
+def agents_sdk(base: Path, upstream_url: str, broken_store: bool = False) -> None:
+    """The OpenAI Agents SDK on Chat Completions, streaming, with one function tool."""
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+    from openai import AsyncOpenAI
+
+    tree = base / "work"
+    proxy = Proxy(upstream_url, base / "sessions", tree)
+    tools_run: list[str] = []
+
+    @function_tool
+    def read_file(path: str) -> str:
+        """Read a file of the work tree."""
+        tools_run.append("read_file")
+        if broken_store and len(tools_run) == STEPS // 2:
+            for log in (base / "sessions").glob("*/*/messages.jsonl"):
+                with log.open("a") as f:
+                    f.write("this line breaks the log\n")
+        return (tree / path).read_text()
+
+    set_tracing_disabled(True)
+    client = AsyncOpenAI(base_url=proxy.url + "/v1", api_key="sk-test", max_retries=0)
+    agent = Agent(name="reader", instructions="Read the files you are asked to, one at a time.",
+                  model=OpenAIChatCompletionsModel(model="gpt-4o", openai_client=client), tools=[read_file])
+
+    async def go() -> str:
+        result = Runner.run_streamed(agent, "Read the files of this work tree.", max_turns=STEPS + 20)
+        async for _ in result.stream_events():
+            pass
+        for item in result.new_items:
+            raw = getattr(item, "raw_item", None)
+            name = getattr(raw, "name", None)
+            if item.type == "tool_call_item" and name:
+                tools_run.append(name)
+        return str(result.final_output)
+
+    try:
+        output = asyncio.run(go())
+    finally:
+        err = proxy.stop()
+    if broken_store:
+        if "passed through as sent" not in err:
+            raise SystemExit(f"agents-sdk, broken store: the proxy never passed a request through: {err[-2000:]}")
+        if f"{upstream.ANSWER} {STEPS} steps" not in output:
+            raise SystemExit(f"agents-sdk, broken store: the client did not finish: {output!r}")
+        print("agents-sdk, broken store: finished, requests passed through")
+        return
+    return output, tools_run, proxy
+
+
+def main() -> None:
+    clients = os.environ.get("CLIENTS", "agents-sdk").split(",")
+    for client in clients:
+        base = Path(tempfile.mkdtemp(prefix=f"workmem-proxy-{client}-"))
+        try:
+            work_tree(base)
+            script = upstream.Script(steps=STEPS, files=12, file_size=FILE_SIZE, tool="read_file",
+                                     arguments=lambda p: {"path": p}, update_at=5, read_back_at=STEPS // 2, log=base / "upstream.jsonl")
+            server = upstream.start(script)
+            url = f"http://127.0.0.1:{server.server_address[1]}"
+            if client == "agents-sdk":
+                output, tools_run, proxy = agents_sdk(base, url)
+                check_run("agents-sdk", script, proxy, output, tools_run)
+                server.shutdown()
+                broken = Path(tempfile.mkdtemp(prefix="workmem-proxy-broken-"))
+                work_tree(broken)
+                script = upstream.Script(steps=STEPS, files=12, file_size=FILE_SIZE, tool="read_file", arguments=lambda p: {"path": p})
+                server = upstream.start(script)
+                agents_sdk(broken, f"http://127.0.0.1:{server.server_address[1]}", broken_store=True)
+                shutil.rmtree(broken, ignore_errors=True)
+            else:
+                raise SystemExit(f"unknown client {client}")
+            server.shutdown()
+        finally:
+            if not os.environ.get("KEEP"):
+                shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

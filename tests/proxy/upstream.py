@@ -1,0 +1,303 @@
+"""A scripted model on loopback for `workmem proxy`'s tests: it speaks OpenAI Chat Completions
+(`/v1/chat/completions`) and Anthropic Messages (`/v1/messages`, `count_tokens`), streamed as
+server-sent events or not, and drives a tool loop over large files whatever the client is.
+
+Each answer follows from the request alone (the ID of the last tool call answered), so the loop
+goes on however the proxy compacted the history. The script, step k of `steps`:
+- calls the client's file tool on file k (ID `s-k`);
+- at `update_at`, calls workmem's `update_memory`; at `read_back_at`, once a compaction has left
+  a `read_history {"seq": ...}` pointer in the request, calls `read_history` with it;
+- after the last step, answers `FINISHED <steps> steps`.
+
+Every request is checked as it arrives and written to `log` (JSON lines): tool calls and results
+paired, the size sent, and whether a `read_history` answer held a file's original bytes. Requests
+that are not the main loop (a client's title or quota requests) get a short answer."""
+
+import hashlib
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable
+
+POINTER = re.compile(r'read_history \{"seq": "(\d+(?:-\d+)?)"\}')
+ANSWER = "FINISHED"
+
+
+def file_text(k: int, size: int) -> str:
+    """File k's content: `size` bytes of hex digests, different in every file and on every line,
+    so that it costs as many tokens as real code does, not as few as repeated text."""
+    lines, n, total = [], 0, 0
+    while total < size:
+        line = f"{k}:{n} " + " ".join(hashlib.sha256(f"{k}/{n}/{i}".encode()).hexdigest()[:16] for i in range(5))
+        lines.append(line)
+        total += len(line) + 1
+        n += 1
+    return "\n".join(lines)[:size]
+
+
+@dataclass
+class Script:
+    steps: int
+    files: int
+    file_size: int
+    # The client's file tool: its name and its arguments for a path.
+    tool: str
+    arguments: Callable[[str], dict[str, Any]]
+    update_at: int = 0
+    read_back_at: int = 0
+    log: Path | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    texts: dict[int, str] = field(default_factory=dict)
+
+    def text(self, k: int) -> str:
+        if k not in self.texts:
+            self.texts[k] = file_text(k, self.file_size)
+        return self.texts[k]
+
+    def record(self, entry: dict[str, Any]) -> None:
+        if self.log:
+            with self.lock, self.log.open("a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+
+@dataclass
+class Turn:
+    """A request as the script reads it, in either protocol."""
+
+    texts: list[str]  # every text the request carries, tool results included
+    last_call: str | None  # the ID of the tool call the last message answers
+    results: dict[str, str]  # tool call ID -> its answer's text
+    unpaired: list[str]
+    tools: list[str]
+
+
+def chat_turn(body: dict[str, Any]) -> Turn:
+    texts, results, unpaired, open_calls = [], {}, [], []
+    last_call = None
+    for i, m in enumerate(body.get("messages", [])):
+        content = m.get("content")
+        text = content if isinstance(content, str) else "".join(p.get("text", "") for p in content or [])
+        texts.append(text)
+        if m["role"] == "tool":
+            cid = m.get("tool_call_id")
+            if cid in open_calls:
+                open_calls.remove(cid)
+            else:
+                unpaired.append(f"message {i} answers {cid}, which is not open")
+            results[cid] = text
+            last_call = cid
+            continue
+        if m["role"] == "system":
+            # workmem's context_meta comes last; the turn is what came before it.
+            continue
+        unpaired.extend(f"{c} unanswered at message {i}" for c in open_calls)
+        open_calls = [c["id"] for c in m.get("tool_calls") or []]
+        for c in m.get("tool_calls") or []:
+            texts.append(c["function"]["arguments"])
+        last_call = None
+    unpaired.extend(f"{c} unanswered at the end" for c in open_calls)
+    tools = [t["function"]["name"] for t in body.get("tools") or []]
+    return Turn(texts, last_call, results, unpaired, tools)
+
+
+def messages_turn(body: dict[str, Any]) -> Turn:
+    texts, results, unpaired, open_calls = [], {}, [], []
+    last_call = None
+    system = body.get("system")
+    texts.append(system if isinstance(system, str) else "".join(b.get("text", "") for b in system or []))
+    for i, m in enumerate(body.get("messages", [])):
+        content = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        answered, last_call = [], None
+        for block in content:
+            if block["type"] == "text":
+                texts.append(block["text"])
+            elif block["type"] == "tool_use":
+                texts.append(json.dumps(block["input"]))
+            elif block["type"] == "tool_result":
+                inner = block.get("content")
+                text = inner if isinstance(inner, str) else "".join(b.get("text", "") for b in inner or [])
+                texts.append(text)
+                results[block["tool_use_id"]] = text
+                answered.append(block["tool_use_id"])
+                last_call = block["tool_use_id"]
+        if m["role"] == "user":
+            unpaired.extend(f"{c} unanswered at message {i}" for c in open_calls if c not in answered)
+            unpaired.extend(f"message {i} answers {c}, which is not open" for c in answered if c not in open_calls)
+            open_calls = []
+        else:
+            unpaired.extend(f"{c} unanswered at message {i}" for c in open_calls)
+            open_calls = [b["id"] for b in content if b["type"] == "tool_use"]
+    unpaired.extend(f"{c} unanswered at the end" for c in open_calls)
+    tools = [t["name"] for t in body.get("tools") or []]
+    return Turn(texts, last_call, results, unpaired, tools)
+
+
+def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any]] | str:
+    """The next tool call `(id, name, arguments)`, or the final answer."""
+    step = 1
+    if turn.last_call and turn.last_call.startswith(("s-", "wm-")):
+        step = int(turn.last_call.split("-")[1]) + 1
+    if step > script.steps:
+        return f"{ANSWER} {script.steps} steps"
+    if step == script.update_at and "update_memory" in turn.tools:
+        dsl = (f"CURRENT_PROGRESS:\n  In Progress:\n    - Reading file {step} of {script.steps}\n"
+               "KEY_LEARNINGS:\n  ADD:\n    - because later steps rely on it: every file has numbered lines\n")
+        return (f"wm-{step}-update", "update_memory", {"dsl": dsl})
+    if step >= script.read_back_at > 0 and "read_history" in turn.tools and not any(k.startswith("wm-") and k.endswith("-read") for k in turn.results):
+        # One offloaded output, not a range: a range's answer may be too large to stay in a request.
+        pointer = next((m.group(1) for t in turn.texts for m in POINTER.finditer(t) if "-" not in m.group(1)), None)
+        if pointer:
+            return (f"wm-{step}-read", "read_history", {"seq": pointer})
+    k = (step - 1) % script.files + 1
+    return (f"s-{step}", script.tool, script.arguments(f"file_{k}.txt"))
+
+
+def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn: Turn, main: bool) -> None:
+    # Checked where the answer is new: later, a compaction may rightly have replaced it.
+    read_back = [turn.results[turn.last_call]] if turn.last_call and turn.last_call.endswith("-read") else []
+    script.record({
+        "protocol": protocol,
+        "main": main,
+        "bytes": len(raw),
+        "messages": len(body.get("messages", [])),
+        "unpaired": turn.unpaired,
+        "tools": turn.tools,
+        "last_call": turn.last_call,
+        # True when workmem's read_history gave back some file's whole original text.
+        "read_back": [any(script.text(k) in text for k in range(1, script.files + 1)) for text in read_back],
+    })
+
+
+class Handler(BaseHTTPRequestHandler):
+    script: Script
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+    def body(self) -> tuple[bytes, dict[str, Any]]:
+        raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+        return raw, json.loads(raw or b"{}")
+
+    def send_json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_events(self, events: list[tuple[str | None, dict[str, Any] | str]]) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for name, data in events:
+            text = data if isinstance(data, str) else json.dumps(data)
+            head = f"event: {name}\n" if name else ""
+            self.wfile.write(f"{head}data: {text}\n\n".encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+    def do_GET(self) -> None:
+        if self.path.startswith("/v1/models"):
+            return self.send_json(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def do_POST(self) -> None:
+        raw, body = self.body()
+        if self.path.startswith("/v1/chat/completions"):
+            return self.chat(raw, body)
+        if self.path.startswith("/v1/messages/count_tokens"):
+            return self.send_json(200, {"input_tokens": len(raw) // 4})
+        if self.path.startswith("/v1/messages"):
+            return self.messages(raw, body)
+        self.send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+    def chat(self, raw: bytes, body: dict[str, Any]) -> None:
+        turn = chat_turn(body)
+        main = self.script.tool in turn.tools
+        check(self.script, "chat", body, raw, turn, main)
+        action = decide(self.script, turn) if main else "ok"
+        usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": 10, "total_tokens": len(raw) // 4 + 10}
+        if isinstance(action, str):
+            message: dict[str, Any] = {"role": "assistant", "content": action}
+            finish = "stop"
+        else:
+            cid, name, args = action
+            message = {"role": "assistant", "content": None,
+                       "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
+            finish = "tool_calls"
+        if not body.get("stream"):
+            return self.send_json(200, {"id": "chatcmpl-s", "object": "chat.completion", "model": body.get("model", "scripted"),
+                                        "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage})
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> tuple[None, dict[str, Any]]:
+            return (None, {"id": "chatcmpl-s", "object": "chat.completion.chunk", "model": "scripted",
+                           "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]})
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        if message["content"]:
+            events += [chunk({"content": message["content"][i:i + 5]}) for i in range(0, len(message["content"]), 5)]
+        for i, call in enumerate(message.get("tool_calls") or []):
+            events.append(chunk({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                                 "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+            args = call["function"]["arguments"]
+            events += [chunk({"tool_calls": [{"index": i, "function": {"arguments": args[j:j + 9]}}]}) for j in range(0, len(args), 9)]
+        events.append(chunk({}, finish))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            events.append((None, {"id": "chatcmpl-s", "object": "chat.completion.chunk", "choices": [], "usage": usage}))
+        events.append((None, "[DONE]"))
+        self.send_events(events)
+
+    def messages(self, raw: bytes, body: dict[str, Any]) -> None:
+        turn = messages_turn(body)
+        main = self.script.tool in turn.tools
+        check(self.script, "messages", body, raw, turn, main)
+        action = decide(self.script, turn) if main else "ok"
+        if isinstance(action, str):
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": action}]
+            stop = "end_turn"
+        else:
+            cid, name, args = action
+            blocks = [{"type": "tool_use", "id": cid, "name": name, "input": args}]
+            stop = "tool_use"
+        usage = {"input_tokens": len(raw) // 4, "output_tokens": 10}
+        message = {"id": "msg_s", "type": "message", "role": "assistant", "model": body.get("model", "scripted"),
+                   "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        if not body.get("stream"):
+            return self.send_json(200, message)
+        events: list[tuple[str | None, dict[str, Any] | str]] = [
+            ("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None,
+                                                                    "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}})]
+        for i, block in enumerate(blocks):
+            if block["type"] == "text":
+                events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}))
+                events += [("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                    "delta": {"type": "text_delta", "text": block["text"][j:j + 5]}})
+                           for j in range(0, len(block["text"]), 5)]
+            else:
+                events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                                       "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+                args = json.dumps(block["input"])
+                events += [("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                    "delta": {"type": "input_json_delta", "partial_json": args[j:j + 9]}})
+                           for j in range(0, len(args), 9)]
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                         "usage": {"output_tokens": 10}}))
+        events.append(("message_stop", {"type": "message_stop"}))
+        self.send_events(events)
+
+
+def start(script: Script) -> ThreadingHTTPServer:
+    """Serves `script` on a free loopback port, on a thread of its own."""
+    handler = type("ScriptedHandler", (Handler,), {"script": script})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
