@@ -28,6 +28,7 @@ import upstream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKMEM = os.environ.get("WORKMEM", str(ROOT / "target" / "debug" / "workmem"))
+CLAUDE = os.environ.get("CLAUDE", str(ROOT / "target" / "proxy-clients" / "node_modules" / ".bin" / "claude"))
 STEPS = int(os.environ.get("PROXY_STEPS", "60"))
 WINDOW = 64_000
 FILE_SIZE = 12_000
@@ -104,11 +105,12 @@ def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, too
     compactions = sum(1 for _, records in sessions for r in records if r.get("kind") == "compaction")
     if compactions == 0:
         failures.append("no compaction happened: the loop never reached the safety net")
-    for sid, records in sessions:
-        for r in records:
-            sent = (r.get("usage") or {}).get("sent")
-            if sent is not None and sent > compact_at:
-                failures.append(f"session {sid}: a request of {sent} tokens went upstream, over the safety net's {compact_at}")
+    # As the model counts them (its usage, which the proxy corrects its own count by); the
+    # first request has no correction yet, so it is held to the window alone.
+    for i, r in enumerate(main):
+        limit = compact_at if i > 0 else WINDOW
+        if r["tokens"] > limit:
+            failures.append(f"request {i} of {r['tokens']} tokens went upstream, over the safety net's {limit}")
     loop = max(sessions, key=lambda s: len(s[1]))[0] if sessions else None
     if loop:
         view = proxy.workmem("view", "--session", loop, "--out", str(Path(tempfile.gettempdir()) / f"proxy-{name}.html"))
@@ -173,8 +175,37 @@ def agents_sdk(base: Path, upstream_url: str, broken_store: bool = False) -> Non
     return output, tools_run, proxy
 
 
+def claude(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
+    """Claude Code in print mode, its Bash tool allowed (it refuses to skip permissions as root)."""
+    tree = base / "work"
+    proxy = Proxy(upstream_url, base / "sessions", tree)
+    home = base / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": proxy.url, "ANTHROPIC_API_KEY": "sk-ant-test",
+           "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    try:
+        out = subprocess.run([CLAUDE, "-p", "Read the files of this work tree.", "--allowedTools", "Bash",
+                              "--output-format", "stream-json", "--verbose", "--max-turns", str(STEPS + 20)],
+                             cwd=tree, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        err = proxy.stop()
+    tools_run, result = [], ""
+    for line in out.stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("type") == "assistant":
+            tools_run += [b["name"] for b in event["message"]["content"] if b.get("type") == "tool_use"]
+        if event.get("type") == "result":
+            result = str(event.get("result"))
+    if out.returncode != 0 or not result:
+        raise SystemExit(f"claude failed ({out.returncode}): {out.stdout[-3000:]}{out.stderr[-2000:]}\nproxy: {err[-3000:]}")
+    return result, tools_run, proxy
+
+
 def main() -> None:
-    clients = os.environ.get("CLIENTS", "agents-sdk").split(",")
+    clients = os.environ.get("CLIENTS", "agents-sdk,claude").split(",")
     for client in clients:
         base = Path(tempfile.mkdtemp(prefix=f"workmem-proxy-{client}-"))
         try:
@@ -193,6 +224,10 @@ def main() -> None:
                 server = upstream.start(script)
                 agents_sdk(broken, f"http://127.0.0.1:{server.server_address[1]}", broken_store=True)
                 shutil.rmtree(broken, ignore_errors=True)
+            elif client == "claude":
+                script.tool, script.arguments = "Bash", lambda p: {"command": f"cat {p}", "description": f"Read {p}"}
+                output, tools_run, proxy = claude(base, url)
+                check_run("claude", script, proxy, output, tools_run)
             else:
                 raise SystemExit(f"unknown client {client}")
             server.shutdown()

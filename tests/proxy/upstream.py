@@ -68,7 +68,7 @@ class Turn:
     """A request as the script reads it, in either protocol."""
 
     texts: list[str]  # every text the request carries, tool results included
-    last_call: str | None  # the ID of the tool call the last message answers
+    last_call: str | None  # the ID of the last tool call answered (what comes after is not the model's)
     results: dict[str, str]  # tool call ID -> its answer's text
     unpaired: list[str]
     tools: list[str]
@@ -90,14 +90,10 @@ def chat_turn(body: dict[str, Any]) -> Turn:
             results[cid] = text
             last_call = cid
             continue
-        if m["role"] == "system":
-            # workmem's context_meta comes last; the turn is what came before it.
-            continue
         unpaired.extend(f"{c} unanswered at message {i}" for c in open_calls)
         open_calls = [c["id"] for c in m.get("tool_calls") or []]
         for c in m.get("tool_calls") or []:
             texts.append(c["function"]["arguments"])
-        last_call = None
     unpaired.extend(f"{c} unanswered at the end" for c in open_calls)
     tools = [t["function"]["name"] for t in body.get("tools") or []]
     return Turn(texts, last_call, results, unpaired, tools)
@@ -110,7 +106,7 @@ def messages_turn(body: dict[str, Any]) -> Turn:
     texts.append(system if isinstance(system, str) else "".join(b.get("text", "") for b in system or []))
     for i, m in enumerate(body.get("messages", [])):
         content = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
-        answered, last_call = [], None
+        answered = []
         for block in content:
             if block["type"] == "text":
                 texts.append(block["text"])
@@ -155,6 +151,12 @@ def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any]] | str:
     return (f"s-{step}", script.tool, script.arguments(f"file_{k}.txt"))
 
 
+def tokens(raw: bytes) -> int:
+    """The prompt tokens this model reports for a request (and that the proxy corrects its own
+    count by): a byte count's quarter, as a provider's tokenizer would give for English."""
+    return len(raw) // 4
+
+
 def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn: Turn, main: bool) -> None:
     # Checked where the answer is new: later, a compaction may rightly have replaced it.
     read_back = [turn.results[turn.last_call]] if turn.last_call and turn.last_call.endswith("-read") else []
@@ -162,6 +164,7 @@ def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn:
         "protocol": protocol,
         "main": main,
         "bytes": len(raw),
+        "tokens": tokens(raw),
         "messages": len(body.get("messages", [])),
         "unpaired": turn.unpaired,
         "tools": turn.tools,
@@ -213,7 +216,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/v1/chat/completions"):
             return self.chat(raw, body)
         if self.path.startswith("/v1/messages/count_tokens"):
-            return self.send_json(200, {"input_tokens": len(raw) // 4})
+            return self.send_json(200, {"input_tokens": tokens(raw)})
         if self.path.startswith("/v1/messages"):
             return self.messages(raw, body)
         self.send_json(404, {"error": {"message": f"no route {self.path}"}})
@@ -223,7 +226,7 @@ class Handler(BaseHTTPRequestHandler):
         main = self.script.tool in turn.tools
         check(self.script, "chat", body, raw, turn, main)
         action = decide(self.script, turn) if main else "ok"
-        usage = {"prompt_tokens": len(raw) // 4, "completion_tokens": 10, "total_tokens": len(raw) // 4 + 10}
+        usage = {"prompt_tokens": tokens(raw), "completion_tokens": 10, "total_tokens": tokens(raw) + 10}
         if isinstance(action, str):
             message: dict[str, Any] = {"role": "assistant", "content": action}
             finish = "stop"
@@ -266,7 +269,7 @@ class Handler(BaseHTTPRequestHandler):
             cid, name, args = action
             blocks = [{"type": "tool_use", "id": cid, "name": name, "input": args}]
             stop = "tool_use"
-        usage = {"input_tokens": len(raw) // 4, "output_tokens": 10}
+        usage = {"input_tokens": tokens(raw), "output_tokens": 10}
         message = {"id": "msg_s", "type": "message", "role": "assistant", "model": body.get("model", "scripted"),
                    "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
         if not body.get("stream"):

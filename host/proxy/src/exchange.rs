@@ -3,10 +3,11 @@
 //! relayed, workmem's own tool calls run in between.
 
 use crate::protocol::Protocol;
+use crate::protocol::Relay;
 use crate::relay::Sink;
 use crate::sessions::{self, OWN_TOOLS, own_tool};
 use crate::upstream::{Answer, SESSION_HEADER};
-use crate::{App, OnError, chat};
+use crate::{App, OnError};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method};
 use bytes::Bytes;
@@ -149,18 +150,18 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
 
     // The session, locked for the whole exchange; found again if another request got to it
     // between the search and the lock.
-    let (tracked, created) = loop {
+    let (found, created) = loop {
         let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
-        let ok = created || sessions::lock(&found.tracked).seen.extended_by(&history) == Some(found.logged);
-        if ok {
+        let new = if created { Some(found.new.clone()) } else { sessions::lock(&found.tracked).seen.new_in(&history).map(|(_, new)| new) };
+        if new.as_ref() == Some(&found.new) {
             break (found, created);
         }
     };
-    let mut t = sessions::lock(&tracked.tracked);
+    let mut t = sessions::lock(&found.tracked);
     if created {
         eprintln!("workmem proxy: new session {} ({} client)", t.id, protocol.name());
     }
-    for m in &history[tracked.logged..] {
+    for m in &found.new {
         t.append(m.clone()).map_err(before)?;
     }
 
@@ -175,7 +176,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     let tokenizer = t.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
 
     let mut before_text = String::new();
-    let mut relay = chat::Relay::default();
+    let mut relay = protocol.relay();
     let mut result = Ok(());
     for round in 1..=app.config.max_rounds {
         let id = t.id.clone();
@@ -195,7 +196,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
             result = Err(if round == 1 { before(why) } else { after(why) });
             break;
         }
-        let upstream = protocol.upstream_body(&request, &built.messages, &tools);
+        let upstream = protocol.upstream_body(&request, &built, &tools);
         let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream.to_string().into_bytes())?;
         if answer.status() != 200 {
             if sink.started() {
@@ -256,7 +257,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
 }
 
 /// A streamed answer relayed line by line through `relay`; what it said, once it ended.
-fn relay_stream(app: &App, answer: Answer, relay: &mut chat::Relay, sink: &mut Sink) -> Result<Completion, Failure> {
+fn relay_stream(app: &App, answer: Answer, relay: &mut Relay, sink: &mut Sink) -> Result<Completion, Failure> {
     let (head, body) = answer.into_parts();
     if !sink.start(head.status.as_u16(), &head.headers) {
         return Err(Failure::Upstream("the client went away".into()));
@@ -280,7 +281,7 @@ fn relay_stream(app: &App, answer: Answer, relay: &mut chat::Relay, sink: &mut S
         }
     }
     if !relay.complete() {
-        return Err(Failure::Upstream("the upstream's stream ended before [DONE]".into()));
+        return Err(Failure::Upstream("the upstream's stream ended before its end event".into()));
     }
-    Ok(std::mem::take(&mut relay.stream).finish())
+    Ok(relay.completion())
 }

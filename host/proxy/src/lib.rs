@@ -15,6 +15,7 @@
 
 mod chat;
 mod exchange;
+mod messages;
 mod protocol;
 mod relay;
 mod sessions;
@@ -95,6 +96,7 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     Ok(Router::new()
         .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
         .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
+        .route("/v1/messages", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Messages))))
         .fallback(|s, r| handle(s, r, None))
         .with_state(app))
 }

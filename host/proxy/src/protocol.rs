@@ -1,7 +1,8 @@
 //! The client protocols the proxy speaks, each in its own module; this is where an exchange
 //! asks the one at hand.
 
-use crate::chat;
+use crate::{chat, messages};
+use bytes::Bytes;
 use serde_json::Value;
 use workmem_agent::tools::Tool;
 use workmem_llm::Completion;
@@ -11,6 +12,8 @@ use workmem_store::Message;
 pub(crate) enum Protocol {
     /// OpenAI Chat Completions.
     Chat,
+    /// Anthropic Messages.
+    Messages,
 }
 
 impl Protocol {
@@ -18,49 +21,69 @@ impl Protocol {
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Chat => "chat",
+            Protocol::Messages => "messages",
         }
     }
 
     pub fn history(self, request: &Value) -> Result<Vec<Message>, String> {
         match self {
             Protocol::Chat => chat::history(request),
+            Protocol::Messages => messages::history(request),
         }
     }
 
     pub fn tool_names(self, request: &Value) -> Vec<String> {
         match self {
             Protocol::Chat => chat::tool_names(request),
+            Protocol::Messages => messages::tool_names(request),
         }
     }
 
     /// The client's own name for its session, where the protocol carries one.
-    pub fn client_session(self, _request: &Value) -> Option<String> {
+    pub fn client_session(self, request: &Value) -> Option<String> {
         match self {
             Protocol::Chat => None,
+            Protocol::Messages => messages::client_session(request),
         }
     }
 
     pub fn tools(self, request: &Value, own: &[&Tool]) -> Value {
         match self {
             Protocol::Chat => chat::tools(request, own),
+            Protocol::Messages => messages::tools(request, own),
         }
     }
 
-    pub fn upstream_body(self, request: &Value, messages: &[workmem_llm::Message], tools: &Value) -> Value {
+    /// The client's request with `built` (the session's view, bounded) in place of its history.
+    pub fn upstream_body(self, request: &Value, built: &workmem_agent::context::Built, tools: &Value) -> Value {
         match self {
-            Protocol::Chat => chat::upstream_body(request, messages, tools),
+            Protocol::Chat => chat::upstream_body(request, &built.messages, tools),
+            Protocol::Messages => {
+                // The engine's messages before the history: its instructions and the memory.
+                let leading = built.messages.len().saturating_sub(built.view.len() + 1);
+                messages::upstream_body(request, &built.messages, leading, tools)
+            }
+        }
+    }
+
+    pub fn relay(self) -> Relay {
+        match self {
+            Protocol::Chat => Relay::Chat(chat::Relay::default()),
+            Protocol::Messages => Relay::Messages(messages::Relay::default()),
         }
     }
 
     pub fn completion(self, reply: &Value) -> Result<Completion, String> {
         match self {
             Protocol::Chat => chat::completion(reply),
+            Protocol::Messages => messages::completion(reply),
         }
     }
 
     pub fn client_answer(self, reply: Value, before: &str) -> Value {
         match self {
             Protocol::Chat => chat::client_answer(reply, before),
+            Protocol::Messages => messages::client_answer(reply, before),
         }
     }
 
@@ -68,6 +91,55 @@ impl Protocol {
     pub fn error_body(self, code: &str, message: &str) -> Value {
         match self {
             Protocol::Chat => chat::error_body(code, message),
+            Protocol::Messages => messages::error_body(code, message),
+        }
+    }
+}
+
+/// A stream on its way to the client, in the protocol's own events.
+pub(crate) enum Relay {
+    Chat(chat::Relay),
+    Messages(messages::Relay),
+}
+
+impl Relay {
+    /// Starts the next round's answer, which continues the one the client is getting.
+    pub fn next_round(&mut self) {
+        match self {
+            Relay::Chat(r) => r.next_round(),
+            Relay::Messages(r) => r.next_round(),
+        }
+    }
+
+    /// One line of the upstream's stream: what goes on to the client now.
+    pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
+        match self {
+            Relay::Chat(r) => r.line(line),
+            Relay::Messages(r) => r.line(line),
+        }
+    }
+
+    /// Whether the upstream ended its stream as the protocol ends one.
+    pub fn complete(&self) -> bool {
+        match self {
+            Relay::Chat(r) => r.complete(),
+            Relay::Messages(r) => r.complete(),
+        }
+    }
+
+    /// What the round said.
+    pub fn completion(&self) -> Completion {
+        match self {
+            Relay::Chat(r) => r.stream.clone().finish(),
+            Relay::Messages(r) => r.completion(),
+        }
+    }
+
+    /// The held end of the answer, once it is the client's.
+    pub fn end(&mut self) -> Vec<Bytes> {
+        match self {
+            Relay::Chat(r) => r.end(),
+            Relay::Messages(r) => r.end(),
         }
     }
 }

@@ -1,14 +1,20 @@
 //! Finding a client's session without its help. A client resends its whole history with each
-//! request; the session a request belongs to is the one whose history, as that client saw it,
-//! the request extends (the longest such, among the sessions of the client's own name for its
-//! session when it gives one). A request that extends none starts a session, recorded as a
-//! branch of the last one of that name: a client that edited or compacted its own history is
-//! never merged into a history it did not send.
+//! request; the session a request belongs to is one whose history, as that client saw it, the
+//! request holds all of (the most such, among the sessions of the client's own name for its
+//! session when it gives one). A request that holds none starts a session, recorded as a branch
+//! of the last one of that name: a client that edited or compacted its own history is never
+//! merged into a history it did not send.
+//!
+//! "Holds" is by item, not by position: clients regroup what they resend (Claude Code merges
+//! an assistant's successive tool uses, and their results, into one message each), so each
+//! message counts as its items (each tool call by its ID, each result by its call's, each text
+//! by its role and text), and a request holds a history when it holds each of its items.
 //!
 //! What the client saw differs from the log: the log also holds workmem's own tool calls and
 //! their answers, which the client never received. [`Seen`] keeps the client's view of the log.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
@@ -20,10 +26,33 @@ pub(crate) fn own_tool(name: &str) -> bool {
     OWN_TOOLS.contains(&name)
 }
 
-/// The client's view of a session's log.
+fn key(parts: &[&str]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    parts.hash(&mut h);
+    h.finish()
+}
+
+/// A message's items: an assistant's tool calls (its text goes with them, wherever the client
+/// regroups it), else the message itself.
+fn items(m: &Message) -> Vec<u64> {
+    match (m.role.as_str(), m.tool_call_id.as_deref()) {
+        ("assistant", _) if !m.tool_calls.is_empty() => m.tool_calls.iter().map(|c| key(&["call", &c.id, &c.name, &c.arguments])).collect(),
+        ("tool", id) => vec![key(&["result", id.unwrap_or_default(), &m.content])],
+        (role, _) => vec![key(&[role, &m.content])],
+    }
+}
+
+/// The client's view of a session's log, as counts of its items.
 #[derive(Default)]
 pub(crate) struct Seen {
-    messages: Vec<Message>,
+    items: HashMap<u64, usize>,
+    /// The items that are system messages amid the history: the client's to change (Claude
+    /// Code rewrites its reminders from one request to the next), so a request may leave them
+    /// out and still continue the session; a changed one is logged where it now appears.
+    system: HashSet<u64>,
+    len: usize,
+    /// The last message the client saw: the next assistant message may continue it.
+    last: Option<Message>,
     /// The IDs of workmem's own calls: their answers are not the client's.
     own_calls: HashSet<String>,
     /// The last assistant message called only workmem's tools, so the next one continues it:
@@ -32,6 +61,28 @@ pub(crate) struct Seen {
 }
 
 impl Seen {
+    fn add(&mut self, m: &Message) {
+        if m.role == "system" {
+            self.system.extend(items(m));
+        }
+        for k in items(m) {
+            *self.items.entry(k).or_default() += 1;
+            self.len += 1;
+        }
+    }
+
+    fn remove(&mut self, m: &Message) {
+        for k in items(m) {
+            if let Some(n) = self.items.get_mut(&k) {
+                *n -= 1;
+                self.len -= 1;
+                if *n == 0 {
+                    self.items.remove(&k);
+                }
+            }
+        }
+    }
+
     /// Folds in one message as it is logged.
     pub fn push(&mut self, m: &Message) {
         if m.role == "tool" && m.tool_call_id.as_ref().is_some_and(|id| self.own_calls.contains(id)) {
@@ -39,24 +90,50 @@ impl Seen {
         }
         if m.role != "assistant" {
             self.continues = false;
-            self.messages.push(m.clone());
+            self.add(m);
+            self.last = Some(m.clone());
             return;
         }
         let (own, theirs): (Vec<_>, Vec<_>) = m.tool_calls.iter().cloned().partition(|c| own_tool(&c.name));
         self.own_calls.extend(own.iter().map(|c| c.id.clone()));
-        match self.messages.last_mut() {
-            Some(last) if self.continues => {
+        let visible = match self.last.take() {
+            Some(mut last) if self.continues => {
+                self.remove(&last);
                 last.content.push_str(&m.content);
                 last.tool_calls.extend(theirs.iter().cloned());
+                last
             }
-            _ => self.messages.push(Message { tool_calls: theirs.clone(), ..m.clone() }),
-        }
+            _ => Message { tool_calls: theirs.clone(), ..m.clone() },
+        };
+        self.add(&visible);
+        self.last = Some(visible);
         self.continues = !own.is_empty() && theirs.is_empty();
     }
 
-    /// How much of `history` this view is, if `history` extends it (or is it).
-    pub fn extended_by(&self, history: &[Message]) -> Option<usize> {
-        (self.messages.len() <= history.len() && history[..self.messages.len()] == self.messages[..]).then_some(self.messages.len())
+    /// When `history` holds every item of this view: how many that is, and what of `history`
+    /// is new (a message with some new calls keeps only those).
+    pub fn new_in(&self, history: &[Message]) -> Option<(usize, Vec<Message>)> {
+        let mut left = self.items.clone();
+        let mut new = Vec::new();
+        for m in history {
+            let mut fresh = Vec::new();
+            for (i, k) in items(m).into_iter().enumerate() {
+                match left.get_mut(&k) {
+                    Some(n) if *n > 0 => *n -= 1,
+                    _ => fresh.push(i),
+                }
+            }
+            if fresh.is_empty() {
+                continue;
+            }
+            if m.role == "assistant" && !m.tool_calls.is_empty() && fresh.len() < m.tool_calls.len() {
+                let calls = fresh.iter().map(|&i| m.tool_calls[i].clone()).collect();
+                new.push(Message { tool_calls: calls, content: String::new(), ..m.clone() });
+            } else {
+                new.push(m.clone());
+            }
+        }
+        left.iter().all(|(k, &n)| n == 0 || self.system.contains(k)).then_some((self.len, new))
     }
 }
 
@@ -87,7 +164,7 @@ impl Tracked {
 
     /// Folds in one message the log holds as `seq`.
     pub fn observe(&mut self, seq: u64, m: &Message) {
-        if m.role == "system" && self.seen.messages.iter().all(|s| s.role == "system") {
+        if m.role == "system" && self.seen.last.as_ref().is_none_or(|s| s.role == "system") {
             self.pinned.push(seq);
         }
         self.seen.push(m);
@@ -100,10 +177,10 @@ pub(crate) struct Index {
     tracked: Mutex<Vec<Arc<Mutex<Tracked>>>>,
 }
 
-/// A session found for a request, locked, and how much of the request's history it holds.
+/// A session found for a request, and what of the request's history is new to it.
 pub(crate) struct Found {
     pub tracked: Arc<Mutex<Tracked>>,
-    pub logged: usize,
+    pub new: Vec<Message>,
 }
 
 impl Index {
@@ -129,7 +206,7 @@ impl Index {
     /// session when none is found, made with `template` as its memory.
     pub fn find(&self, protocol: &str, client: Option<&str>, history: &[Message], template: &str) -> workmem_store::Result<(Found, bool)> {
         let mut all = lock(&self.tracked);
-        let mut best: Option<(usize, &Arc<Mutex<Tracked>>)> = None;
+        let mut best: Option<(usize, Found)> = None;
         let mut last_of_name: Option<String> = None;
         for candidate in all.iter() {
             let Ok(t) = candidate.try_lock() else { continue };
@@ -137,14 +214,14 @@ impl Index {
                 continue;
             }
             last_of_name = Some(t.id.clone());
-            if let Some(n) = t.seen.extended_by(history).filter(|&n| n > 0)
-                && best.is_none_or(|(b, _)| n > b)
+            if let Some((n, new)) = t.seen.new_in(history).filter(|(n, _)| *n > 0)
+                && best.as_ref().is_none_or(|(b, _)| n > *b)
             {
-                best = Some((n, candidate));
+                best = Some((n, Found { tracked: candidate.clone(), new }));
             }
         }
-        if let Some((logged, tracked)) = best {
-            return Ok((Found { tracked: tracked.clone(), logged }, false));
+        if let Some((_, found)) = best {
+            return Ok((found, false));
         }
         let proxied = Proxied { protocol: protocol.to_string(), client: client.map(str::to_string), branch_of: last_of_name.filter(|_| client.is_some()) };
         // The client's name is the session's ID where it makes a valid, unused one.
@@ -156,7 +233,7 @@ impl Index {
         let id = session.meta()?.id;
         let tracked = Arc::new(Mutex::new(Tracked::new(session, id, proxied)));
         all.push(tracked.clone());
-        Ok((Found { tracked, logged: 0 }, true))
+        Ok((Found { tracked, new: history.to_vec() }, true))
     }
 }
 

@@ -1,0 +1,361 @@
+//! Anthropic Messages (`/v1/messages`) as the proxy reads and writes it. The client's `system`
+//! goes upstream as it came, workmem's instructions and memory after it; the history is
+//! rendered from the session's view, with tool results first in their user message as the API
+//! asks, and `context_meta` last in the last user message, so that everything before it is a
+//! prefix the next request repeats (cache breakpoints go on the system and on the history's end).
+
+use crate::sessions::own_tool;
+use bytes::Bytes;
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use workmem_llm::{Completion, FunctionCall, Usage};
+use workmem_store::{Message, ToolCall};
+
+/// The most cache breakpoints the API takes in one request.
+const MAX_BREAKPOINTS: usize = 4;
+
+fn texts(content: &Value) -> Result<String, String> {
+    match content {
+        Value::Null => Ok(String::new()),
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(blocks) => {
+            let mut out = Vec::new();
+            for b in blocks {
+                match (b["type"].as_str(), b["text"].as_str()) {
+                    (Some("text"), Some(t)) => out.push(t),
+                    (kind, _) => return Err(format!("a content block of type {kind:?}, which the session cannot keep")),
+                }
+            }
+            Ok(out.join("\n\n"))
+        }
+        _ => Err("content that is neither text nor blocks".into()),
+    }
+}
+
+/// The input of a tool use as the session keeps its arguments: JSON text, in one spelling
+/// whether it came whole or streamed in pieces.
+fn arguments(input: &Value) -> String {
+    input.to_string()
+}
+
+/// The client's history in the session's message shape (its `system` stays out: it goes
+/// upstream as it came). Thinking, images and documents are refused, and the request then
+/// goes upstream as it was.
+pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
+    let messages = request["messages"].as_array().ok_or("the request has no messages array")?;
+    let mut out = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        let at = |why: String| format!("messages[{i}]: {why}");
+        let role = m["role"].as_str().ok_or_else(|| at("no role".into()))?;
+        let blocks = match &m["content"] {
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            Value::Array(b) => b.clone(),
+            _ => return Err(at("content that is neither text nor blocks".into())),
+        };
+        let mut text = Vec::new();
+        let mut calls = Vec::new();
+        for b in &blocks {
+            match b["type"].as_str() {
+                Some("text") => text.push(b["text"].as_str().unwrap_or_default().to_string()),
+                Some("tool_use") if role == "assistant" => calls.push(ToolCall {
+                    id: b["id"].as_str().ok_or_else(|| at("a tool use without an id".into()))?.to_string(),
+                    name: b["name"].as_str().ok_or_else(|| at("a tool use without a name".into()))?.to_string(),
+                    arguments: arguments(&b["input"]),
+                }),
+                Some("tool_result") if role == "user" => out.push(Message {
+                    tool_call_id: Some(b["tool_use_id"].as_str().ok_or_else(|| at("a tool result without a tool_use_id".into()))?.to_string()),
+                    ..Message::new("tool", texts(&b["content"]).map_err(at)?)
+                }),
+                kind => return Err(at(format!("a {role} block of type {kind:?}, which the session cannot keep"))),
+            }
+        }
+        let joined = if role == "assistant" { text.concat() } else { text.join("\n\n") };
+        if role == "assistant" || !joined.is_empty() {
+            out.push(Message { tool_calls: calls, ..Message::new(role, joined) });
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str().map(str::to_string)).collect()
+}
+
+/// The client's session ID: `metadata.user_id` is JSON with a `session_id` (Claude Code), or
+/// ends in `_session_<id>` (its older form).
+pub(crate) fn client_session(request: &Value) -> Option<String> {
+    let user = request["metadata"]["user_id"].as_str()?;
+    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(user) {
+        return o.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+    }
+    user.rsplit_once("_session_").map(|(_, id)| id.to_string()).filter(|s| !s.is_empty())
+}
+
+pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Value {
+    let mut all: Vec<Value> = request["tools"].as_array().cloned().unwrap_or_default();
+    all.extend(own.iter().map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters()})));
+    Value::Array(all)
+}
+
+fn breakpoints(v: &Value) -> usize {
+    match v {
+        Value::Object(o) => usize::from(o.contains_key("cache_control")) + o.values().map(breakpoints).sum::<usize>(),
+        Value::Array(a) => a.iter().map(breakpoints).sum(),
+        _ => 0,
+    }
+}
+
+fn text_block(text: &str) -> Value {
+    // The API refuses an empty text block.
+    json!({"type": "text", "text": if text.is_empty() { "[empty]" } else { text }})
+}
+
+/// One message of the view as Anthropic blocks, and the role it goes under.
+fn blocks(m: &workmem_llm::Message) -> (&'static str, Vec<Value>) {
+    match m.role.as_str() {
+        "tool" => ("user", vec![json!({"type": "tool_result", "tool_use_id": m.tool_call_id, "content": text_block(&m.content)["text"]})]),
+        "assistant" => {
+            let mut out = Vec::new();
+            if !m.content.is_empty() || m.tool_calls.is_empty() {
+                out.push(text_block(&m.content));
+            }
+            for c in &m.tool_calls {
+                let input: Value = serde_json::from_str(&c.function.arguments).unwrap_or_else(|_| json!({}));
+                out.push(json!({"type": "tool_use", "id": c.id, "name": c.function.name, "input": input}));
+            }
+            ("assistant", out)
+        }
+        "system" => ("system", vec![text_block(&m.content)]),
+        _ => ("user", vec![text_block(&m.content)]),
+    }
+}
+
+/// The client's request with the session's view in place of its messages: `leading` system
+/// messages (workmem's instructions and memory) after the client's `system`, the history, and
+/// the last message (`context_meta`) in the last user message.
+pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], leading: usize, tools: &Value) -> Value {
+    let mut body = request.clone();
+    let (head, rest) = messages.split_at(leading.min(messages.len()));
+    let (history, tail) = match rest.split_last() {
+        Some((last, history)) if last.role == "system" => (history, Some(last)),
+        _ => (rest, None),
+    };
+    let mut system: Vec<Value> = match &request["system"] {
+        Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
+        Value::Array(b) => b.clone(),
+        _ => Vec::new(),
+    };
+    system.extend(head.iter().map(|m| text_block(&m.content)));
+    let mut rendered: Vec<Value> = Vec::new();
+    for m in history {
+        let (role, mut content) = blocks(m);
+        match rendered.last_mut() {
+            Some(prev) if prev["role"] == role && role != "system" => prev["content"].as_array_mut().expect("rendered content is a list").append(&mut content),
+            _ => rendered.push(json!({"role": role, "content": content})),
+        }
+    }
+    // Tool results come first in a user message.
+    for m in &mut rendered {
+        if m["role"] == "user" {
+            m["content"].as_array_mut().expect("rendered content is a list").sort_by_key(|b| b["type"] != "tool_result");
+        }
+    }
+    let mut room = MAX_BREAKPOINTS.saturating_sub(system.iter().map(breakpoints).sum::<usize>() + breakpoints(&body["tools"]));
+    if room > 0 && !head.is_empty() {
+        system.last_mut().expect("workmem's system blocks").as_object_mut().expect("a block").insert("cache_control".into(), json!({"type": "ephemeral"}));
+        room -= 1;
+    }
+    if room > 0
+        && let Some(block) = rendered.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut()).and_then(Value::as_object_mut)
+    {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
+    if let Some(meta) = tail {
+        match rendered.last_mut() {
+            Some(last) if last["role"] == "user" => last["content"].as_array_mut().expect("rendered content is a list").push(text_block(&meta.content)),
+            _ => rendered.push(json!({"role": "user", "content": [text_block(&meta.content)]})),
+        }
+    }
+    body["system"] = Value::Array(system);
+    body["messages"] = Value::Array(rendered);
+    body["tools"] = tools.clone();
+    body
+}
+
+fn usage(u: &Value) -> Option<Usage> {
+    let input = u["input_tokens"].as_u64()? + u["cache_read_input_tokens"].as_u64().unwrap_or(0) + u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+    let output = u["output_tokens"].as_u64().unwrap_or(0);
+    let (prompt_tokens, completion_tokens) = (u32::try_from(input).unwrap_or(u32::MAX), u32::try_from(output).unwrap_or(u32::MAX));
+    Some(Usage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) })
+}
+
+fn call(id: &str, name: &str, input: &Value) -> workmem_llm::ToolCall {
+    workmem_llm::ToolCall { id: id.to_string(), kind: "function".into(), function: FunctionCall { name: name.to_string(), arguments: arguments(input) } }
+}
+
+pub(crate) fn completion(reply: &Value) -> Result<Completion, String> {
+    let content = reply["content"].as_array().ok_or("the upstream's message has no content list")?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for b in content {
+        match b["type"].as_str() {
+            Some("text") => text.push_str(b["text"].as_str().unwrap_or_default()),
+            Some("tool_use") => tool_calls.push(call(b["id"].as_str().unwrap_or_default(), b["name"].as_str().unwrap_or_default(), &b["input"])),
+            _ => {}
+        }
+    }
+    Ok(Completion { text, tool_calls, usage: usage(&reply["usage"]) })
+}
+
+pub(crate) fn client_answer(mut reply: Value, before: &str) -> Value {
+    if let Some(content) = reply["content"].as_array_mut() {
+        content.retain(|b| !(b["type"] == "tool_use" && b["name"].as_str().is_some_and(own_tool)));
+        if !before.is_empty() {
+            content.insert(0, json!({"type": "text", "text": before}));
+        }
+        if reply["stop_reason"] == "tool_use" && !reply["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use")) {
+            reply["stop_reason"] = json!("end_turn");
+        }
+    }
+    reply
+}
+
+pub(crate) fn error_body(code: &str, message: &str) -> Value {
+    json!({"type": "error", "error": {"type": "api_error", "message": message, "code": code}})
+}
+
+/// A Messages event stream on its way to the client: events go on as they came but for the
+/// blocks of workmem's tool uses (left out, the client's blocks renumbered around them), a later
+/// round's `message_start` (the client is getting one message), and the message's end
+/// (`message_delta`, `message_stop`), which waits until the proxy knows whether this round's
+/// answer is the client's.
+#[derive(Default)]
+pub(crate) struct Relay {
+    text: String,
+    calls: Vec<(String, String, String)>,
+    usage: Map<String, Value>,
+    /// Each upstream block index's index for the client (`None`: workmem's), and the call it
+    /// builds when it is a tool use.
+    indices: HashMap<u64, (Option<u64>, Option<usize>)>,
+    /// Blocks the client has got, over all rounds.
+    sent_blocks: u64,
+    sent_calls: u64,
+    started: bool,
+    held: Vec<Value>,
+    done: bool,
+    event: Vec<u8>,
+}
+
+impl Relay {
+    pub fn next_round(&mut self) {
+        self.text.clear();
+        self.calls.clear();
+        self.usage.clear();
+        self.indices.clear();
+        self.held.clear();
+        self.done = false;
+    }
+
+    /// One line of the stream: events are passed on whole, once their blank line arrives.
+    pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
+        self.event.extend_from_slice(line);
+        if !line.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let event = std::mem::take(&mut self.event);
+        let text = std::str::from_utf8(&event).map_err(|_| "a stream event is not UTF-8")?;
+        let Some(data) = text.lines().find_map(|l| l.strip_prefix("data:")).map(str::trim) else { return Ok(Some(Bytes::from(event))) };
+        let mut data: Value = serde_json::from_str(data).map_err(|e| format!("a stream event is not JSON: {e}"))?;
+        let index = data["index"].as_u64().unwrap_or(0);
+        match data["type"].as_str() {
+            Some("message_start") => {
+                if let Some(u) = data["message"]["usage"].as_object() {
+                    self.usage.extend(u.clone());
+                }
+                if std::mem::replace(&mut self.started, true) {
+                    return Ok(None);
+                }
+            }
+            Some("content_block_start") => {
+                let block = &data["content_block"];
+                let own = block["type"] == "tool_use" && block["name"].as_str().is_some_and(own_tool);
+                let call = (block["type"] == "tool_use").then(|| {
+                    self.calls.push((block["id"].as_str().unwrap_or_default().into(), block["name"].as_str().unwrap_or_default().into(), String::new()));
+                    self.calls.len() - 1
+                });
+                if let Some(t) = block["text"].as_str() {
+                    self.text.push_str(t);
+                }
+                let theirs = (!own).then(|| {
+                    self.sent_blocks += 1;
+                    self.sent_calls += u64::from(call.is_some());
+                    self.sent_blocks - 1
+                });
+                self.indices.insert(index, (theirs, call));
+            }
+            Some("content_block_delta") => {
+                let delta = &data["delta"];
+                if let Some(t) = delta["text"].as_str() {
+                    self.text.push_str(t);
+                }
+                if let (Some(piece), Some((_, Some(call)))) = (delta["partial_json"].as_str(), self.indices.get(&index)) {
+                    self.calls[*call].2.push_str(piece);
+                }
+            }
+            Some("content_block_stop") => {}
+            Some("message_delta") => {
+                if let Some(u) = data["usage"].as_object() {
+                    self.usage.extend(u.clone());
+                }
+                self.held.push(data);
+                return Ok(None);
+            }
+            Some("message_stop") => {
+                self.done = true;
+                return Ok(None);
+            }
+            _ => return Ok(Some(Bytes::from(event))),
+        }
+        if data["type"].as_str().is_some_and(|t| t.starts_with("content_block")) {
+            match self.indices.get(&index) {
+                Some((Some(theirs), _)) => data["index"] = json!(theirs),
+                _ => return Ok(None),
+            }
+            return Ok(Some(Bytes::from(format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or_default()))));
+        }
+        Ok(Some(Bytes::from(event)))
+    }
+
+    pub fn complete(&self) -> bool {
+        self.done
+    }
+
+    /// What the round said, once it ended.
+    pub fn completion(&self) -> Completion {
+        let tool_calls = self
+            .calls
+            .iter()
+            .map(|(id, name, json)| {
+                let input: Value = if json.trim().is_empty() { json!({}) } else { serde_json::from_str(json).unwrap_or(Value::String(json.clone())) };
+                call(id, name, &input)
+            })
+            .collect();
+        Completion { text: self.text.clone(), tool_calls, usage: usage(&Value::Object(self.usage.clone())) }
+    }
+
+    /// The held end of the message, for the client: a stop reason of `tool_use` with none of
+    /// the client's tool uses in it becomes `end_turn`.
+    pub fn end(&mut self) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        for mut data in self.held.drain(..) {
+            if self.sent_calls == 0 && data["delta"]["stop_reason"] == "tool_use" {
+                data["delta"]["stop_reason"] = json!("end_turn");
+            }
+            out.push(Bytes::from(format!("event: message_delta\ndata: {data}\n\n")));
+        }
+        if self.done {
+            out.push(Bytes::from_static(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+        }
+        out
+    }
+}
