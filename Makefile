@@ -83,16 +83,17 @@ test-mcp: $(VENV)/.installed
 
 # `workmem proxy` in front of real clients, unmodified, each driven through a long tool loop by
 # a scripted model on loopback (tests/proxy/run.py): the OpenAI Agents SDK on Chat Completions
-# from the project's Python environment, Claude Code from npm into target/proxy-clients.
+# from the project's Python environment, Claude Code (Anthropic Messages) and Codex CLI (the
+# Responses API) from npm into target/proxy-clients.
 PROXY_CLIENTS := target/proxy-clients
 $(PROXY_CLIENTS)/.installed: Makefile
 	mkdir -p $(PROXY_CLIENTS)
-	cd $(PROXY_CLIENTS) && npm install --no-save --no-audit --no-fund @anthropic-ai/claude-code@2.1.328
+	cd $(PROXY_CLIENTS) && npm install --no-save --no-audit --no-fund @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0
 	touch $@
 
 test-proxy: $(VENV)/.installed $(PROXY_CLIENTS)/.installed
 	cargo build -q
-	WORKMEM=target/debug/workmem CLAUDE=$(PROXY_CLIENTS)/node_modules/.bin/claude $(PYTHON) tests/proxy/run.py
+	WORKMEM=target/debug/workmem CLAUDE=$(PROXY_CLIENTS)/node_modules/.bin/claude CODEX=$(PROXY_CLIENTS)/node_modules/.bin/codex $(PYTHON) tests/proxy/run.py
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the

@@ -6,12 +6,13 @@ long tool loop over large files in a scratch work tree, driven by a scripted mod
 - every upstream request was under the safety net (the session log's count of each request
   sent), and its tool calls and results paired;
 - the client never saw a workmem tool (its own record of the tool calls it ran);
-- a scripted `read_history` call gave back a file's original bytes;
+- a scripted `read_history` call gave back a tool result's original bytes;
 - the session opens in `workmem view`.
 
 And once, a store broken mid-run: the client still finishes, its requests passed through.
 
-WORKMEM names the binary; CLIENTS (comma-separated: agents-sdk, claude) picks the clients."""
+WORKMEM, CLAUDE and CODEX name the binaries; CLIENTS (comma-separated: agents-sdk, claude, codex)
+picks the clients."""
 
 import asyncio
 import json
@@ -28,6 +29,7 @@ import upstream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKMEM = os.environ.get("WORKMEM", str(ROOT / "target" / "debug" / "workmem"))
+CODEX = os.environ.get("CODEX", str(ROOT / "target" / "proxy-clients" / "node_modules" / ".bin" / "codex"))
 CLAUDE = os.environ.get("CLAUDE", str(ROOT / "target" / "proxy-clients" / "node_modules" / ".bin" / "claude"))
 STEPS = int(os.environ.get("PROXY_STEPS", "60"))
 WINDOW = 64_000
@@ -204,8 +206,39 @@ def claude(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
     return result, tools_run, proxy
 
 
+def codex(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
+    """Codex CLI's `exec`, its model provider the proxy (Responses API, no WebSockets)."""
+    tree = base / "work"
+    proxy = Proxy(upstream_url, base / "sessions", tree)
+    home = base / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        'model = "gpt-5"\nmodel_provider = "workmem"\n\n[model_providers.workmem]\nname = "workmem proxy"\n'
+        f'base_url = "{proxy.url}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\nsupports_websockets = false\n')
+    env = {**os.environ, "HOME": str(home), "OPENAI_API_KEY": "sk-test", "CODEX_HOME": str(home / ".codex")}
+    try:
+        out = subprocess.run([CODEX, "exec", "--skip-git-repo-check", "--json", "Read the files of this work tree."],
+                             cwd=tree, env=env, capture_output=True, text=True, timeout=600)
+    finally:
+        err = proxy.stop()
+    tools_run, result = [], ""
+    for line in out.stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        item = event.get("item") or {}
+        if event.get("type") == "item.completed" and item.get("type") == "agent_message":
+            result = item.get("text", "")
+        if event.get("type") == "item.started" and item.get("type") in ("command_execution", "mcp_tool_call", "function_call"):
+            tools_run.append(item.get("tool") or item.get("name") or "exec_command")
+    if out.returncode != 0 or not result:
+        raise SystemExit(f"codex failed ({out.returncode}): {out.stdout[-3000:]}{out.stderr[-2000:]}\nproxy: {err[-3000:]}")
+    return result, tools_run, proxy
+
+
 def main() -> None:
-    clients = os.environ.get("CLIENTS", "agents-sdk,claude").split(",")
+    clients = os.environ.get("CLIENTS", "agents-sdk,claude,codex").split(",")
     for client in clients:
         base = Path(tempfile.mkdtemp(prefix=f"workmem-proxy-{client}-"))
         try:
@@ -228,6 +261,10 @@ def main() -> None:
                 script.tool, script.arguments = "Bash", lambda p: {"command": f"cat {p}", "description": f"Read {p}"}
                 output, tools_run, proxy = claude(base, url)
                 check_run("claude", script, proxy, output, tools_run)
+            elif client == "codex":
+                script.tool, script.arguments = "exec_command", lambda p: {"cmd": f"cat {p}"}
+                output, tools_run, proxy = codex(base, url)
+                check_run("codex", script, proxy, output, tools_run)
             else:
                 raise SystemExit(f"unknown client {client}")
             server.shutdown()

@@ -1,6 +1,7 @@
 """A scripted model on loopback for `workmem proxy`'s tests: it speaks OpenAI Chat Completions
-(`/v1/chat/completions`) and Anthropic Messages (`/v1/messages`, `count_tokens`), streamed as
-server-sent events or not, and drives a tool loop over large files whatever the client is.
+(`/v1/chat/completions`), Anthropic Messages (`/v1/messages`, `count_tokens`) and the OpenAI
+Responses API (`/v1/responses`), streamed as server-sent events or not, and drives a tool loop
+over large files whatever the client is.
 
 Each answer follows from the request alone (the ID of the last tool call answered), so the loop
 goes on however the proxy compacted the history. The script, step k of `steps`:
@@ -10,7 +11,7 @@ goes on however the proxy compacted the history. The script, step k of `steps`:
 - after the last step, answers `FINISHED <steps> steps`.
 
 Every request is checked as it arrives and written to `log` (JSON lines): tool calls and results
-paired, the size sent, and whether a `read_history` answer held a file's original bytes. Requests
+paired, the size sent, and whether a `read_history` answer held a tool result's original bytes. Requests
 that are not the main loop (a client's title or quota requests) get a short answer."""
 
 import hashlib
@@ -51,6 +52,8 @@ class Script:
     log: Path | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     texts: dict[int, str] = field(default_factory=dict)
+    # Each tool result as the client first sent it (before any compaction could replace it).
+    originals: dict[str, str] = field(default_factory=dict)
 
     def text(self, k: int) -> str:
         if k not in self.texts:
@@ -131,6 +134,38 @@ def messages_turn(body: dict[str, Any]) -> Turn:
     return Turn(texts, last_call, results, unpaired, tools)
 
 
+def responses_turn(body: dict[str, Any]) -> Turn:
+    texts, results, unpaired, open_calls = [], {}, [], []
+    last_call = None
+    texts.append(body.get("instructions") or "")
+    items = body.get("input")
+    for i, item in enumerate(items if isinstance(items, list) else [{"type": "message", "content": items}]):
+        kind = item.get("type", "message")
+        if kind == "message":
+            content = item.get("content")
+            texts.append(content if isinstance(content, str) else "".join(p.get("text", "") for p in content or []))
+            if item.get("role") != "developer":
+                unpaired.extend(f"{c} unanswered at input {i}" for c in open_calls)
+                open_calls = []
+        elif kind == "function_call":
+            open_calls.append(item["call_id"])
+            texts.append(item.get("arguments", ""))
+        elif kind == "function_call_output":
+            cid = item["call_id"]
+            if cid in open_calls:
+                open_calls.remove(cid)
+            else:
+                unpaired.append(f"input {i} answers {cid}, which is not open")
+            output = item.get("output")
+            text = output if isinstance(output, str) else "".join(p.get("text", "") for p in output or [])
+            texts.append(text)
+            results[cid] = text
+            last_call = cid
+    unpaired.extend(f"{c} unanswered at the end" for c in open_calls)
+    tools = [t.get("name") for t in body.get("tools") or [] if t.get("name")]
+    return Turn(texts, last_call, results, unpaired, tools)
+
+
 def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any]] | str:
     """The next tool call `(id, name, arguments)`, or the final answer."""
     step = 1
@@ -160,6 +195,11 @@ def tokens(raw: bytes) -> int:
 def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn: Turn, main: bool) -> None:
     # Checked where the answer is new: later, a compaction may rightly have replaced it.
     read_back = [turn.results[turn.last_call]] if turn.last_call and turn.last_call.endswith("-read") else []
+    with script.lock:
+        for cid, text in turn.results.items():
+            if cid.startswith("s-"):
+                script.originals.setdefault(cid, text)
+        originals = [t for t in script.originals.values() if len(t) >= 1000]
     script.record({
         "protocol": protocol,
         "main": main,
@@ -169,8 +209,9 @@ def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn:
         "unpaired": turn.unpaired,
         "tools": turn.tools,
         "last_call": turn.last_call,
-        # True when workmem's read_history gave back some file's whole original text.
-        "read_back": [any(script.text(k) in text for k in range(1, script.files + 1)) for text in read_back],
+        # True when workmem's read_history gave back a tool result's whole original bytes, as
+        # the client sent them.
+        "read_back": [any(o in text for o in originals) for text in read_back],
     })
 
 
@@ -214,14 +255,16 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         raw, body = self.body()
         if self.path.startswith("/v1/chat/completions"):
-            return self.chat(raw, body)
+            return self.answer_chat(raw, body)
         if self.path.startswith("/v1/messages/count_tokens"):
             return self.send_json(200, {"input_tokens": tokens(raw)})
         if self.path.startswith("/v1/messages"):
-            return self.messages(raw, body)
+            return self.answer_messages(raw, body)
+        if self.path.startswith("/v1/responses"):
+            return self.answer_responses(raw, body)
         self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
-    def chat(self, raw: bytes, body: dict[str, Any]) -> None:
+    def answer_chat(self, raw: bytes, body: dict[str, Any]) -> None:
         turn = chat_turn(body)
         main = self.script.tool in turn.tools
         check(self.script, "chat", body, raw, turn, main)
@@ -257,7 +300,7 @@ class Handler(BaseHTTPRequestHandler):
         events.append((None, "[DONE]"))
         self.send_events(events)
 
-    def messages(self, raw: bytes, body: dict[str, Any]) -> None:
+    def answer_messages(self, raw: bytes, body: dict[str, Any]) -> None:
         turn = messages_turn(body)
         main = self.script.tool in turn.tools
         check(self.script, "messages", body, raw, turn, main)
@@ -294,6 +337,55 @@ class Handler(BaseHTTPRequestHandler):
         events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
                                          "usage": {"output_tokens": 10}}))
         events.append(("message_stop", {"type": "message_stop"}))
+        self.send_events(events)
+
+
+    def answer_responses(self, raw: bytes, body: dict[str, Any]) -> None:
+        turn = responses_turn(body)
+        main = self.script.tool in turn.tools
+        check(self.script, "responses", body, raw, turn, main)
+        action = decide(self.script, turn) if main else "ok"
+        if isinstance(action, str):
+            item: dict[str, Any] = {"type": "message", "id": "msg_s", "status": "completed", "role": "assistant",
+                                    "content": [{"type": "output_text", "text": action, "annotations": []}]}
+        else:
+            cid, name, args = action
+            item = {"type": "function_call", "id": f"fc_{cid}", "status": "completed", "call_id": cid, "name": name, "arguments": json.dumps(args)}
+        usage = {"input_tokens": tokens(raw), "output_tokens": 10, "total_tokens": tokens(raw) + 10,
+                 "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
+        response = {"id": "resp_s", "object": "response", "created_at": 1764000000, "status": "completed", "model": body.get("model", "scripted"),
+                    "output": [item], "usage": usage}
+        if not body.get("stream"):
+            return self.send_json(200, response)
+        opening = {**response, "status": "in_progress", "output": [], "usage": None}
+        events: list[tuple[str | None, dict[str, Any] | str]] = [
+            ("response.created", {"type": "response.created", "response": opening}),
+            ("response.in_progress", {"type": "response.in_progress", "response": opening})]
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                                          "item": {**item, "status": "in_progress", "content": []}}))
+            events.append(("response.content_part.added", {"type": "response.content_part.added", "item_id": item["id"], "output_index": 0,
+                                                           "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}))
+            events += [("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
+                                                       "content_index": 0, "delta": text[j:j + 5]}) for j in range(0, len(text), 5)]
+            events.append(("response.output_text.done", {"type": "response.output_text.done", "item_id": item["id"], "output_index": 0,
+                                                         "content_index": 0, "text": text}))
+            events.append(("response.content_part.done", {"type": "response.content_part.done", "item_id": item["id"], "output_index": 0,
+                                                          "content_index": 0, "part": item["content"][0]}))
+        else:
+            events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
+                                                          "item": {**item, "status": "in_progress", "arguments": ""}}))
+            args = item["arguments"]
+            events += [("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta", "item_id": item["id"],
+                                                                   "output_index": 0, "delta": args[j:j + 9]}) for j in range(0, len(args), 9)]
+            events.append(("response.function_call_arguments.done", {"type": "response.function_call_arguments.done", "item_id": item["id"],
+                                                                     "output_index": 0, "arguments": args}))
+        events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}))
+        events.append(("response.completed", {"type": "response.completed", "response": response}))
+        for n, (_, data) in enumerate(events):
+            if isinstance(data, dict):
+                data["sequence_number"] = n
         self.send_events(events)
 
 

@@ -66,9 +66,10 @@ pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], 
     body
 }
 
-/// The answer as the client gets it: `before` (the text of the rounds that called only
+/// The answer as the client gets it: the text of `earlier` rounds (those that called only
 /// workmem's tools) ahead of its text, and workmem's calls taken out.
-pub(crate) fn client_answer(mut reply: Value, before: &str) -> Value {
+pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
+    let before: String = earlier.iter().filter_map(|r| r["choices"][0]["message"]["content"].as_str()).collect();
     let choice = &mut reply["choices"][0];
     if !before.is_empty() {
         let text = choice["message"]["content"].as_str().unwrap_or_default();

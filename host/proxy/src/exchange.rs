@@ -175,7 +175,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     let mut engine = app.runtime.instance().map_err(before)?;
     let tokenizer = t.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
 
-    let mut before_text = String::new();
+    let mut earlier: Vec<Value> = Vec::new();
     let mut relay = protocol.relay();
     let mut result = Ok(());
     for round in 1..=app.config.max_rounds {
@@ -228,12 +228,14 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
         }
         let internal = !mine.is_empty() && theirs.is_empty() && round < app.config.max_rounds;
         if internal {
-            before_text.push_str(&completion.text);
+            if let Some((_, reply)) = reply {
+                earlier.push(reply);
+            }
             continue;
         }
         match reply {
             Some((mut head, reply)) => {
-                let body = protocol.client_answer(reply, &before_text).to_string();
+                let body = protocol.client_answer(reply, &earlier).to_string();
                 head.headers.remove("content-length");
                 let mut response = axum::response::Response::new(axum::body::Body::from(body));
                 *response.status_mut() = head.status;

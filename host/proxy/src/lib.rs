@@ -1,5 +1,6 @@
 //! `workmem proxy`: workmem in front of an agent that is not changed at all. The agent (Claude
-//! Code, Codex CLI, any Chat Completions client) is pointed at the proxy as its API base URL;
+//! Code on Anthropic Messages, Codex CLI on the Responses API, any Chat Completions client) is
+//! pointed at the proxy as its API base URL;
 //! each request it sends resends its whole history, and the proxy:
 //!
 //! 1. finds the client's session ([`sessions`]) and appends to `messages.jsonl` only what is new;
@@ -18,6 +19,7 @@ mod exchange;
 mod messages;
 mod protocol;
 mod relay;
+mod responses;
 mod sessions;
 mod upstream;
 
@@ -83,8 +85,8 @@ pub(crate) struct App {
     pub template: String,
 }
 
-/// The proxy's routes: Chat Completions and Anthropic Messages are proxied through workmem,
-/// everything else passes through. The sessions this proxy kept before are loaded here.
+/// The proxy's routes: Chat Completions, Anthropic Messages and Responses are proxied through
+/// workmem, everything else (models, `count_tokens`, ...) passes through. The sessions this proxy kept before are loaded here.
 pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     if !(config.upstream.starts_with("http://") || config.upstream.starts_with("https://")) {
         return Err(Error::Upstream(config.upstream));
@@ -97,6 +99,7 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
         .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
         .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
         .route("/v1/messages", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Messages))))
+        .route("/v1/responses", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Responses))))
         .fallback(|s, r| handle(s, r, None))
         .with_state(app))
 }

@@ -207,7 +207,11 @@ pub(crate) fn completion(reply: &Value) -> Result<Completion, String> {
     Ok(Completion { text, tool_calls, usage: usage(&reply["usage"]) })
 }
 
-pub(crate) fn client_answer(mut reply: Value, before: &str) -> Value {
+/// The answer as the client gets it: the text of `earlier` rounds (those that called only
+/// workmem's tools) ahead of its content, and workmem's tool uses taken out.
+pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
+    let before: String =
+        earlier.iter().flat_map(|r| r["content"].as_array().cloned().unwrap_or_default()).filter_map(|b| b["text"].as_str().map(str::to_string)).collect();
     if let Some(content) = reply["content"].as_array_mut() {
         content.retain(|b| !(b["type"] == "tool_use" && b["name"].as_str().is_some_and(own_tool)));
         if !before.is_empty() {

@@ -1,7 +1,7 @@
 //! The client protocols the proxy speaks, each in its own module; this is where an exchange
 //! asks the one at hand.
 
-use crate::{chat, messages};
+use crate::{chat, messages, responses};
 use bytes::Bytes;
 use serde_json::Value;
 use workmem_agent::tools::Tool;
@@ -14,6 +14,8 @@ pub(crate) enum Protocol {
     Chat,
     /// Anthropic Messages.
     Messages,
+    /// OpenAI Responses.
+    Responses,
 }
 
 impl Protocol {
@@ -22,6 +24,7 @@ impl Protocol {
         match self {
             Protocol::Chat => "chat",
             Protocol::Messages => "messages",
+            Protocol::Responses => "responses",
         }
     }
 
@@ -29,6 +32,7 @@ impl Protocol {
         match self {
             Protocol::Chat => chat::history(request),
             Protocol::Messages => messages::history(request),
+            Protocol::Responses => responses::history(request),
         }
     }
 
@@ -36,13 +40,15 @@ impl Protocol {
         match self {
             Protocol::Chat => chat::tool_names(request),
             Protocol::Messages => messages::tool_names(request),
+            Protocol::Responses => responses::tool_names(request),
         }
     }
 
     /// The client's own name for its session, where the protocol carries one.
     pub fn client_session(self, request: &Value) -> Option<String> {
         match self {
-            Protocol::Chat => None,
+            // Codex CLI names its thread here.
+            Protocol::Chat | Protocol::Responses => request["prompt_cache_key"].as_str().filter(|k| !k.is_empty()).map(str::to_string),
             Protocol::Messages => messages::client_session(request),
         }
     }
@@ -51,6 +57,7 @@ impl Protocol {
         match self {
             Protocol::Chat => chat::tools(request, own),
             Protocol::Messages => messages::tools(request, own),
+            Protocol::Responses => responses::tools(request, own),
         }
     }
 
@@ -63,6 +70,7 @@ impl Protocol {
                 let leading = built.messages.len().saturating_sub(built.view.len() + 1);
                 messages::upstream_body(request, &built.messages, leading, tools)
             }
+            Protocol::Responses => responses::upstream_body(request, &built.messages, tools),
         }
     }
 
@@ -70,6 +78,7 @@ impl Protocol {
         match self {
             Protocol::Chat => Relay::Chat(chat::Relay::default()),
             Protocol::Messages => Relay::Messages(messages::Relay::default()),
+            Protocol::Responses => Relay::Responses(responses::Relay::default()),
         }
     }
 
@@ -77,13 +86,17 @@ impl Protocol {
         match self {
             Protocol::Chat => chat::completion(reply),
             Protocol::Messages => messages::completion(reply),
+            Protocol::Responses => responses::completion(reply),
         }
     }
 
-    pub fn client_answer(self, reply: Value, before: &str) -> Value {
+    /// The answer the client gets: `reply` after the `earlier` replies of rounds that called
+    /// only workmem's tools.
+    pub fn client_answer(self, reply: Value, earlier: &[Value]) -> Value {
         match self {
-            Protocol::Chat => chat::client_answer(reply, before),
-            Protocol::Messages => messages::client_answer(reply, before),
+            Protocol::Chat => chat::client_answer(reply, earlier),
+            Protocol::Messages => messages::client_answer(reply, earlier),
+            Protocol::Responses => responses::client_answer(reply, earlier),
         }
     }
 
@@ -92,6 +105,7 @@ impl Protocol {
         match self {
             Protocol::Chat => chat::error_body(code, message),
             Protocol::Messages => messages::error_body(code, message),
+            Protocol::Responses => responses::error_body(code, message),
         }
     }
 }
@@ -100,6 +114,7 @@ impl Protocol {
 pub(crate) enum Relay {
     Chat(chat::Relay),
     Messages(messages::Relay),
+    Responses(responses::Relay),
 }
 
 impl Relay {
@@ -108,6 +123,7 @@ impl Relay {
         match self {
             Relay::Chat(r) => r.next_round(),
             Relay::Messages(r) => r.next_round(),
+            Relay::Responses(r) => r.next_round(),
         }
     }
 
@@ -116,6 +132,7 @@ impl Relay {
         match self {
             Relay::Chat(r) => r.line(line),
             Relay::Messages(r) => r.line(line),
+            Relay::Responses(r) => r.line(line),
         }
     }
 
@@ -124,6 +141,7 @@ impl Relay {
         match self {
             Relay::Chat(r) => r.complete(),
             Relay::Messages(r) => r.complete(),
+            Relay::Responses(r) => r.complete(),
         }
     }
 
@@ -132,6 +150,7 @@ impl Relay {
         match self {
             Relay::Chat(r) => r.stream.clone().finish(),
             Relay::Messages(r) => r.completion(),
+            Relay::Responses(r) => r.completion(),
         }
     }
 
@@ -140,6 +159,7 @@ impl Relay {
         match self {
             Relay::Chat(r) => r.end(),
             Relay::Messages(r) => r.end(),
+            Relay::Responses(r) => r.end(),
         }
     }
 }
