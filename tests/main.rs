@@ -19,5 +19,6 @@ mod document_store;
 mod layering;
 mod llm;
 mod memory_files;
+mod proxy;
 mod server;
 mod session_store;

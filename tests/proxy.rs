@@ -1,0 +1,217 @@
+//! `workmem proxy` (the binary) between a client and the scripted Chat Completions server: what
+//! the client gets back and what the upstream is sent, request by request. The real clients
+//! (Claude Code, Codex CLI, the OpenAI Agents SDK) run in `make test-proxy` (tests/proxy/).
+
+use crate::llm_server::{Reply, Server};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+struct Proxy {
+    child: Child,
+    url: String,
+    root: PathBuf,
+}
+
+impl Proxy {
+    fn start(name: &str, upstream: &str, args: &[&str]) -> Proxy {
+        let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("proxy-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        Proxy::at(root, upstream, args)
+    }
+
+    /// A proxy on the sessions a proxy left in `root` before.
+    fn at(root: PathBuf, upstream: &str, args: &[&str]) -> Proxy {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_workmem"))
+            .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json"])
+            .args(args)
+            .current_dir(&root)
+            .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
+            .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = serde_json::from_str::<Value>(&line).unwrap()["listening"].as_str().unwrap().to_string();
+        Proxy { child, url, root }
+    }
+
+    fn stop(mut self) -> PathBuf {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.root.clone()
+    }
+
+    fn post(&self, path: &str, body: &Value) -> (u16, Vec<(String, String)>, String) {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let mut response = agent.post(format!("{}{path}", self.url)).header("authorization", "Bearer client-key").send(body.to_string()).unwrap();
+        let headers = response.headers().iter().map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string())).collect();
+        (response.status().as_u16(), headers, response.body_mut().read_to_string().unwrap())
+    }
+
+    /// Each proxied session's log records.
+    fn sessions(&self) -> Vec<Vec<Value>> {
+        sessions(&self.root)
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn sessions(root: &Path) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(root.join("sessions")).into_iter().flatten().flatten() {
+        for session in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let log = std::fs::read_to_string(session.path().join("messages.jsonl")).unwrap();
+            out.push(log.lines().map(|l| serde_json::from_str(l).unwrap()).collect());
+        }
+    }
+    out
+}
+
+const DSL: &str = "CURRENT_PROGRESS:\n  In Progress:\n    - Reading the files\n";
+
+fn read_file_tool() -> Value {
+    json!([{"type": "function", "function": {"name": "read_file", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}])
+}
+
+fn names(tools: &Value) -> Vec<String> {
+    tools.as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect()
+}
+
+/// The model calls only workmem's tool: the proxy runs it and asks again, and the client gets
+/// the second answer alone, as if the model had answered at once; after a restart, the next
+/// request still finds its session.
+#[test]
+fn workmem_tools_run_unseen() {
+    let server = Server::start(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::say("read them all"), Reply::say("bye")]);
+    let proxy = Proxy::start("unseen", &server.url, &[]);
+    let first = json!({"model": "gpt-4o", "tools": read_file_tool(), "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Read the files."}]});
+    let (status, _, body) = proxy.post("/v1/chat/completions", &first);
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(answer["choices"][0]["message"]["content"], "read them all", "{answer}");
+    assert!(answer["choices"][0]["message"]["tool_calls"].is_null(), "the client saw workmem's call: {answer}");
+    assert_eq!(answer["choices"][0]["finish_reason"], "stop");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one request for the update, one for the answer");
+    assert_eq!(names(&requests[0].body["tools"]), ["read_file", "read_history", "update_memory", "compact_history"]);
+    assert_eq!(requests[0].authorization.as_deref(), Some("Bearer client-key"), "the client's key goes upstream");
+    let second = requests[1].body["messages"].as_array().unwrap();
+    let result = second.iter().find(|m| m["role"] == "tool").expect("the update's answer goes upstream");
+    assert!(result["content"].as_str().unwrap().starts_with("applied update"), "{result}");
+    let meta = second.last().unwrap();
+    assert!(meta["content"].as_str().unwrap().starts_with("<context_meta>"), "context_meta comes last: {meta}");
+    // The memory's change goes upstream as its call (the memory block keeps the prefix cached).
+    assert!(requests[1].body.to_string().contains("Reading the files"), "the memory goes upstream");
+
+    let root = proxy.stop();
+    let proxy = Proxy::at(root, &server.url, &[]);
+    let mut next = first.clone();
+    next["messages"].as_array_mut().unwrap().extend([json!({"role": "assistant", "content": "read them all"}), json!({"role": "user", "content": "Thanks."})]);
+    let (status, _, body) = proxy.post("/v1/chat/completions", &next);
+    assert_eq!(status, 200, "{body}");
+    let logs = proxy.sessions();
+    assert_eq!(logs.len(), 1, "the restarted proxy found the session the history extends");
+    let roles: Vec<&str> = logs[0].iter().filter_map(|r| r["role"].as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]);
+}
+
+/// Server-sent events of the model calling workmem's tool and the client's in one answer: the
+/// client's stream carries its own call alone, renumbered to index 0; workmem's is answered in
+/// the log, so the client's next request goes upstream with every call paired.
+#[test]
+fn mixed_calls_stream_the_clients_alone() {
+    let server =
+        Server::start(vec![Reply::call_streamed(&[("update_memory", json!({"dsl": DSL})), ("read_file", json!({"path": "a.txt"}))]), Reply::streamed("done")]);
+    let proxy = Proxy::start("mixed", &server.url, &[]);
+    let mut request = json!({"model": "gpt-4o", "stream": true, "tools": read_file_tool(), "messages": [{"role": "user", "content": "Read a.txt."}]});
+    let (status, headers, body) = proxy.post("/v1/chat/completions", &request);
+    assert_eq!(status, 200, "{body}");
+    assert!(headers.iter().any(|(k, v)| k == "content-type" && v.starts_with("text/event-stream")), "{headers:?}");
+    let mut stream = workmem_llm::ChatStream::default();
+    let mut done = false;
+    for data in body.lines().filter_map(|l| l.strip_prefix("data: ")) {
+        if data == "[DONE]" {
+            done = true;
+            continue;
+        }
+        let chunk: Value = serde_json::from_str(data).unwrap();
+        for part in chunk["choices"][0]["delta"]["tool_calls"].as_array().into_iter().flatten() {
+            assert_eq!(part["index"], 0, "the client's call is renumbered: {part}");
+        }
+        stream.push(&chunk);
+    }
+    assert!(done, "the stream ends as the upstream's did: {body}");
+    let got = stream.finish();
+    let calls: Vec<&str> = got.tool_calls.iter().map(|c| c.function.name.as_str()).collect();
+    assert_eq!(calls, ["read_file"], "{body}");
+
+    let call = &got.tool_calls[0];
+    request["messages"].as_array_mut().unwrap().extend([
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": call.id, "type": "function", "function": {"name": "read_file", "arguments": call.function.arguments}}]}),
+        json!({"role": "tool", "tool_call_id": call.id, "content": "the text of a.txt"}),
+    ]);
+    let (status, _, body) = proxy.post("/v1/chat/completions", &request);
+    assert_eq!(status, 200, "{body}");
+    let sent = &server.requests()[1].body["messages"];
+    let kinds: Vec<String> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .map(|m| format!("{}{}", m["role"].as_str().unwrap(), m["tool_calls"].as_array().map_or(String::new(), |c| format!("×{}", c.len()))))
+        .collect();
+    assert_eq!(kinds, ["user", "assistant×2", "tool", "tool"], "{sent}");
+    assert_eq!(proxy.sessions().len(), 1);
+}
+
+/// An upstream's error reaches the client as it was sent: status, `retry-after`, body.
+#[test]
+fn upstream_errors_reach_the_client_unchanged() {
+    let server = Server::start(vec![Reply::status(429, vec![("retry-after", "7".into())])]);
+    let proxy = Proxy::start("errors", &server.url, &[]);
+    let (status, headers, body) = proxy.post("/v1/chat/completions", &json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]}));
+    assert_eq!(status, 429);
+    assert!(headers.iter().any(|(k, v)| k == "retry-after" && v == "7"), "{headers:?}");
+    assert!(body.contains("scripted 429"), "{body}");
+}
+
+/// What workmem cannot take goes upstream as the client sent it (a tool of the client's named
+/// as one of workmem's), or, with `--on-error fail`, gets the protocol's error; a body past
+/// the cap is refused naming the setting; routes the proxy does not know pass through.
+#[test]
+fn passthrough_fail_and_caps() {
+    let clash = json!({"model": "m", "tools": [{"type": "function", "function": {"name": "read_history", "parameters": {"type": "object"}}}],
+                       "messages": [{"role": "user", "content": "hi"}]});
+    let server = Server::start(vec![Reply::say("as sent"), Reply::say("a route of its own")]);
+    let proxy = Proxy::start("passthrough", &server.url, &["--max-body-bytes", "2000"]);
+    let (status, _, body) = proxy.post("/v1/chat/completions", &clash);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(server.requests()[0].body, clash, "passed through unchanged");
+    assert!(proxy.sessions().is_empty(), "nothing logged for a request passed through");
+
+    let (status, _, body) = proxy.post("/v1/embeddings", &json!({"input": "x"}));
+    assert_eq!((status, server.requests()[1].path.as_str()), (200, "/v1/embeddings"), "{body}");
+
+    let (status, _, body) = proxy.post("/v1/chat/completions", &json!({"model": "m", "messages": [{"role": "user", "content": "x".repeat(3000)}]}));
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("--max-body-bytes"), "{body}");
+
+    let failing = Proxy::start("fail", &server.url, &["--on-error", "fail"]);
+    let (status, _, body) = failing.post("/v1/chat/completions", &clash);
+    assert_eq!(status, 502, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], "workmem_failed", "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("read_history"), "{error}");
+    assert_eq!(server.requests().len(), 2, "--on-error fail sent nothing upstream");
+}
