@@ -19,7 +19,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents
+.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents bench-proxy
 
 test: test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs fuzz
 
@@ -179,6 +179,11 @@ bench-board:
 # Issue 12's benchmark: context document put and get-latest at 100,000 stored snapshots.
 bench-documents:
 	cargo bench -q -p workmem --bench documents
+
+# Issue 26's benchmark: the latency `workmem proxy` adds (1,000-message history), and 64
+# sessions at once for PROXY_BENCH_SECONDS (default 60).
+bench-proxy:
+	cargo bench -q -p workmem --bench proxy
 
 # Issue 24's benchmark: the 40 trajectories and four generated histories of each adversarial
 # shape replayed under eight context policies (a table and the targets per group, the chart

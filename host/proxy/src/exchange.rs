@@ -5,7 +5,7 @@
 use crate::protocol::Protocol;
 use crate::protocol::Relay;
 use crate::relay::Sink;
-use crate::sessions::{self, OWN_TOOLS, own_tool};
+use crate::sessions::{self, Exchange, OWN_TOOLS, Tracked, own_tool};
 use crate::upstream::{Answer, SESSION_HEADER};
 use crate::{App, OnError};
 use axum::http::request::Parts;
@@ -148,39 +148,55 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     let streamed = request["stream"].as_bool().unwrap_or(false);
     let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request));
 
-    // The session, locked for the whole exchange; found again if another request got to it
-    // between the search and the lock.
-    let (found, created) = loop {
+    // The session, held for the whole exchange; found again if another request extended it
+    // between the search and the hold.
+    loop {
         let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
-        let new = if created { Some(found.new.clone()) } else { sessions::lock(&found.tracked).seen.new_in(&history).map(|(_, new)| new) };
-        if new.as_ref() == Some(&found.new) {
-            break (found, created);
+        let mut exchange = sessions::lock(&found.tracked.exchange);
+        let new = if created { Some(found.new.clone()) } else { found.tracked.new_in(&history).map(|(_, new)| new) };
+        if new.as_ref() != Some(&found.new) {
+            continue;
         }
-    };
-    let mut t = sessions::lock(&found.tracked);
-    if created {
-        eprintln!("workmem proxy: new session {} ({} client)", t.id, protocol.name());
+        if created {
+            eprintln!("workmem proxy: new session {} ({} client)", found.tracked.id, protocol.name());
+        }
+        for m in &found.new {
+            found.tracked.append(&exchange, m.clone()).map_err(before)?;
+        }
+        let request = Request { protocol, parts, body: &request, model: &model, streamed };
+        return converse(app, &request, &found.tracked, &mut exchange, sink);
     }
-    for m in &found.new {
-        t.append(m.clone()).map_err(before)?;
-    }
+}
 
+/// A client's request as an exchange reads it.
+struct Request<'a> {
+    protocol: Protocol,
+    parts: &'a Parts,
+    body: &'a Value,
+    model: &'a str,
+    streamed: bool,
+}
+
+/// The session's view upstream, the answer back, workmem's tools run in between, for as many
+/// rounds as the model calls only those.
+fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: &mut Sink) -> Result<(), Failure> {
+    let (protocol, parts, request, model, streamed) = (r.protocol, r.parts, r.body, r.model, r.streamed);
     let own: Vec<&Tool> = OWN_TOOLS.iter().filter_map(|n| Tool::named(n)).collect();
-    let tools = protocol.tools(&request, &own);
-    let mut options = context::Options::new(&model, tools.clone()).with_window(app.config.window);
+    let tools = protocol.tools(request, &own);
+    let mut options = context::Options::new(model, tools.clone()).with_window(app.config.window);
     options.system_prompt = String::new();
     options.history = HistoryMode::All;
     options.agents_md = false;
-    options.pinned = t.pinned.clone();
+    options.pinned = t.pinned();
     let mut engine = app.runtime.instance().map_err(before)?;
-    let tokenizer = t.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
+    let tokenizer = exchange.tokenizer.take().filter(|(m, _)| m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(model), |(_, tok)| tok);
 
     let mut earlier: Vec<Value> = Vec::new();
     let mut relay = protocol.relay();
     let mut result = Ok(());
     for round in 1..=app.config.max_rounds {
         let id = t.id.clone();
-        let built = turn::bounded(&t.session, &app.runtime, &mut engine, &tokenizer, &options, None, &mut |c| {
+        let built = turn::bounded(&exchange.session, &app.runtime, &mut engine, &tokenizer, &options, None, &mut |c| {
             eprintln!("workmem proxy: session {id}: compacted {} messages, {} → {} tokens", c.messages, c.tokens_before, c.tokens_after);
         });
         let built = match built {
@@ -196,7 +212,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
             result = Err(if round == 1 { before(why) } else { after(why) });
             break;
         }
-        let upstream = protocol.upstream_body(&request, &built, &tools);
+        let upstream = protocol.upstream_body(request, &built, &tools);
         let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream.to_string().into_bytes())?;
         if answer.status() != 200 {
             if sink.started() {
@@ -217,14 +233,14 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
             let reply: Value = serde_json::from_str(&text).map_err(|e| Failure::Upstream(format!("the upstream's answer is not JSON: {e}")))?;
             (protocol.completion(&reply).map_err(Failure::Upstream)?, Some((head, reply)))
         };
-        let calls = turn::record_reply(&t.session, &tokenizer, &built, &tools, &completion).map_err(after)?;
-        t.seen.push(&Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
+        let calls = turn::record_reply(&exchange.session, &tokenizer, &built, &tools, &completion).map_err(after)?;
+        t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
         let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
         for call in &mine {
-            let mut cx = ToolContext { session: &t.session, runtime: &app.runtime, tokenizer: &tokenizer, llm: None, board: None, documents: None };
+            let mut cx = ToolContext { session: &exchange.session, runtime: &app.runtime, tokenizer: &tokenizer, llm: None, board: None, documents: None };
             let out = turn::run_tool(&mut cx, call).map_err(after)?;
             eprintln!("workmem proxy: session {}: ran {}: {}", t.id, call.name, if out.ok { "ok" } else { "refused" });
-            t.seen.push(&Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text) });
+            t.observe(0, &Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text) });
         }
         let internal = !mine.is_empty() && theirs.is_empty() && round < app.config.max_rounds;
         if internal {
@@ -254,7 +270,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
         }
         break;
     }
-    t.tokenizer = Some((model, tokenizer));
+    exchange.tokenizer = Some((model.to_string(), tokenizer));
     result
 }
 

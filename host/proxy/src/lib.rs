@@ -123,6 +123,11 @@ async fn handle(State(app): State<Arc<App>>, request: Request, protocol: Option<
 
 /// Serves `router` on `listener` until Ctrl-C or SIGTERM, finishing the requests in flight.
 pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
+    use axum::serve::ListenerExt;
+    // A stream's events go out as they come: no small write waits for an acknowledgement.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     axum::serve(listener, router).with_graceful_shutdown(shutdown()).await
 }
 

@@ -58,6 +58,8 @@ pub(crate) struct Seen {
     /// The last assistant message called only workmem's tools, so the next one continues it:
     /// the client got both as one answer.
     continues: bool,
+    /// The client's leading system messages, by `seq`.
+    pinned: Vec<u64>,
 }
 
 impl Seen {
@@ -137,49 +139,65 @@ impl Seen {
     }
 }
 
-/// One session the proxy keeps, with what it needs between requests. Locked for a whole
-/// exchange: one client request at a time per session.
+/// One session the proxy keeps.
 pub(crate) struct Tracked {
-    pub session: Session,
     pub id: String,
     proxied: Proxied,
-    pub seen: Seen,
-    /// The client's leading system messages, by `seq`: compactions never replace them.
-    pub pinned: Vec<u64>,
+    /// The client's view, which every search reads: locked only for a moment, never across
+    /// a request upstream.
+    seen: Mutex<Seen>,
+    /// Held for a whole exchange: one client request at a time per session.
+    pub exchange: Mutex<Exchange>,
+}
+
+/// What one exchange at a time works with.
+pub(crate) struct Exchange {
+    pub session: Session,
     /// Counts texts once per session: each request repeats most of the last.
     pub tokenizer: Option<(String, Tokenizer)>,
 }
 
 impl Tracked {
     fn new(session: Session, id: String, proxied: Proxied) -> Self {
-        Tracked { session, id, proxied, seen: Seen::default(), pinned: Vec::new(), tokenizer: None }
+        Tracked { id, proxied, seen: Mutex::default(), exchange: Mutex::new(Exchange { session, tokenizer: None }) }
     }
 
-    /// Logs one message and folds it into the client's view.
-    pub fn append(&mut self, m: Message) -> workmem_store::Result<()> {
-        let record = self.session.append_message(m.clone())?;
+    /// See [`Seen::new_in`].
+    pub fn new_in(&self, history: &[Message]) -> Option<(usize, Vec<Message>)> {
+        lock(&self.seen).new_in(history)
+    }
+
+    /// Logs one message (under the exchange the caller holds) and folds it into the view.
+    pub fn append(&self, exchange: &Exchange, m: Message) -> workmem_store::Result<()> {
+        let record = exchange.session.append_message(m.clone())?;
         self.observe(record.seq, &m);
         Ok(())
     }
 
     /// Folds in one message the log holds as `seq`.
-    pub fn observe(&mut self, seq: u64, m: &Message) {
-        if m.role == "system" && self.seen.last.as_ref().is_none_or(|s| s.role == "system") {
-            self.pinned.push(seq);
+    pub fn observe(&self, seq: u64, m: &Message) {
+        let mut seen = lock(&self.seen);
+        if m.role == "system" && seen.last.as_ref().is_none_or(|s| s.role == "system") {
+            seen.pinned.push(seq);
         }
-        self.seen.push(m);
+        seen.push(m);
+    }
+
+    /// The client's leading system messages, by `seq`: compactions never replace them.
+    pub fn pinned(&self) -> Vec<u64> {
+        lock(&self.seen).pinned.clone()
     }
 }
 
 /// Every session this proxy keeps.
 pub(crate) struct Index {
     sessions: Sessions,
-    tracked: Mutex<Vec<Arc<Mutex<Tracked>>>>,
+    tracked: Mutex<Vec<Arc<Tracked>>>,
 }
 
 /// A session found for a request, and what of the request's history is new to it.
 pub(crate) struct Found {
-    pub tracked: Arc<Mutex<Tracked>>,
+    pub tracked: Arc<Tracked>,
     pub new: Vec<Message>,
 }
 
@@ -190,31 +208,32 @@ impl Index {
         let mut tracked = Vec::new();
         for (session, meta) in sessions.list()? {
             let Some(proxied) = meta.proxied else { continue };
-            let mut t = Tracked::new(session, meta.id, proxied);
-            for record in t.session.records()? {
+            let records = session.records()?;
+            let t = Tracked::new(session, meta.id, proxied);
+            for record in records {
                 if let Entry::Message(m) = record.entry {
                     t.observe(record.seq, &m);
                 }
             }
-            tracked.push(Arc::new(Mutex::new(t)));
+            tracked.push(Arc::new(t));
         }
         Ok(Index { sessions: sessions.clone(), tracked: Mutex::new(tracked) })
     }
 
     /// The session `history` extends, among those of the client's name `client` (or of no
-    /// name), of `protocol`; sessions busy with another request are not candidates. A new
-    /// session when none is found, made with `template` as its memory.
+    /// name), of `protocol`. A new session when none is found, made with `template` as its
+    /// memory. The caller checks again once it holds the session's exchange: another request
+    /// may have extended the session in between.
     pub fn find(&self, protocol: &str, client: Option<&str>, history: &[Message], template: &str) -> workmem_store::Result<(Found, bool)> {
         let mut all = lock(&self.tracked);
         let mut best: Option<(usize, Found)> = None;
         let mut last_of_name: Option<String> = None;
         for candidate in all.iter() {
-            let Ok(t) = candidate.try_lock() else { continue };
-            if t.proxied.protocol != protocol || t.proxied.client.as_deref() != client {
+            if candidate.proxied.protocol != protocol || candidate.proxied.client.as_deref() != client {
                 continue;
             }
-            last_of_name = Some(t.id.clone());
-            if let Some((n, new)) = t.seen.new_in(history).filter(|(n, _)| *n > 0)
+            last_of_name = Some(candidate.id.clone());
+            if let Some((n, new)) = candidate.new_in(history).filter(|(n, _)| *n > 0)
                 && best.as_ref().is_none_or(|(b, _)| n > *b)
             {
                 best = Some((n, Found { tracked: candidate.clone(), new }));
@@ -231,7 +250,7 @@ impl Index {
         };
         session.update_meta(|m| m.proxied = Some(proxied.clone()))?;
         let id = session.meta()?.id;
-        let tracked = Arc::new(Mutex::new(Tracked::new(session, id, proxied)));
+        let tracked = Arc::new(Tracked::new(session, id, proxied));
         all.push(tracked.clone());
         Ok((Found { tracked, new: history.to_vec() }, true))
     }
