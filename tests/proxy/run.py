@@ -28,9 +28,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 import upstream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKMEM = os.environ.get("WORKMEM", str(ROOT / "target" / "debug" / "workmem"))
-CODEX = os.environ.get("CODEX", str(ROOT / "target" / "proxy-clients" / "node_modules" / ".bin" / "codex"))
-CLAUDE = os.environ.get("CLAUDE", str(ROOT / "target" / "proxy-clients" / "node_modules" / ".bin" / "claude"))
+# Absolute: each client and the proxy run in a scratch directory of their own.
+WORKMEM = str(Path(os.environ.get("WORKMEM", ROOT / "target" / "debug" / "workmem")).resolve())
+CODEX = str(Path(os.environ.get("CODEX", ROOT / "target" / "proxy-clients" / "node_modules" / ".bin" / "codex")).resolve())
+CLAUDE = str(Path(os.environ.get("CLAUDE", ROOT / "target" / "proxy-clients" / "node_modules" / ".bin" / "claude")).resolve())
 STEPS = int(os.environ.get("PROXY_STEPS", "60"))
 WINDOW = 64_000
 FILE_SIZE = 12_000
@@ -42,29 +43,37 @@ class Proxy:
     def __init__(self, upstream_url: str, sessions: Path, cwd: Path):
         self.sessions = sessions
         self.env = {**os.environ, "WORKMEM_SESSIONS_DIR": str(sessions)}
-        self.process = subprocess.Popen(
-            [WORKMEM, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream_url, "--window", str(WINDOW), "--json"],
-            cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Its log goes to a file: a pipe nobody reads until the end would fill and stall it.
+        self.log = sessions.parent / "proxy.log"
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen(
+                [WORKMEM, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream_url, "--window", str(WINDOW), "--json"],
+                cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=log, text=True)
         line = self.process.stdout.readline() if self.process.stdout else ""
         if not line:
-            raise SystemExit(f"workmem proxy did not start: {self.process.stderr.read() if self.process.stderr else ''}")
+            raise SystemExit(f"workmem proxy did not start: {self.log.read_text()}")
         self.url = json.loads(line)["listening"]
         self.cwd = cwd
 
     def stop(self) -> str:
+        """Stops the proxy; what it logged."""
         self.process.terminate()
         try:
-            _, err = self.process.communicate(timeout=10)
+            self.process.communicate(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            _, err = self.process.communicate()
-        return err
+            self.process.communicate()
+        return self.log.read_text()
 
     def workmem(self, *args: str) -> Any:
         out = subprocess.run([WORKMEM, *args, "--json"], cwd=self.cwd, env=self.env, capture_output=True, text=True)
         if out.returncode != 0:
             raise AssertionError(f"workmem {' '.join(args)} failed: {out.stdout}{out.stderr}")
         return json.loads(out.stdout)
+
+    def branches(self) -> list[str]:
+        """The proxied sessions recorded as branches: a request the proxy could not follow."""
+        return [m.parent.name for m in self.sessions.glob("*/*/meta.json") if (json.loads(m.read_text()).get("proxied") or {}).get("branch_of")]
 
     def session_logs(self) -> list[tuple[str, list[dict[str, Any]]]]:
         """Each proxied session's ID and its messages.jsonl records."""
@@ -113,6 +122,8 @@ def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, too
         limit = compact_at if i > 0 else WINDOW
         if r["tokens"] > limit:
             failures.append(f"request {i} of {r['tokens']} tokens went upstream, over the safety net's {limit}")
+    if proxy.branches():
+        failures.append(f"the client's history was not followed: sessions {proxy.branches()} were branched off")
     loop = max(sessions, key=lambda s: len(s[1]))[0] if sessions else None
     if loop:
         view = proxy.workmem("view", "--session", loop, "--out", str(Path(tempfile.gettempdir()) / f"proxy-{name}.html"))

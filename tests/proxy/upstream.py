@@ -166,8 +166,9 @@ def responses_turn(body: dict[str, Any]) -> Turn:
     return Turn(texts, last_call, results, unpaired, tools)
 
 
-def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any]] | str:
-    """The next tool call `(id, name, arguments)`, or the final answer."""
+def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any], str] | str:
+    """The next tool call `(id, name, arguments, text before it)`, or the final answer. Every
+    seventh step says something before its call, as models do."""
     step = 1
     if turn.last_call and turn.last_call.startswith(("s-", "wm-")):
         step = int(turn.last_call.split("-")[1]) + 1
@@ -176,14 +177,14 @@ def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any]] | str:
     if step == script.update_at and "update_memory" in turn.tools:
         dsl = (f"CURRENT_PROGRESS:\n  In Progress:\n    - Reading file {step} of {script.steps}\n"
                "KEY_LEARNINGS:\n  ADD:\n    - because later steps rely on it: every file has numbered lines\n")
-        return (f"wm-{step}-update", "update_memory", {"dsl": dsl})
+        return (f"wm-{step}-update", "update_memory", {"dsl": dsl}, "")
     if step >= script.read_back_at > 0 and "read_history" in turn.tools and not any(k.startswith("wm-") and k.endswith("-read") for k in turn.results):
         # One offloaded output, not a range: a range's answer may be too large to stay in a request.
         pointer = next((m.group(1) for t in turn.texts for m in POINTER.finditer(t) if "-" not in m.group(1)), None)
         if pointer:
-            return (f"wm-{step}-read", "read_history", {"seq": pointer})
+            return (f"wm-{step}-read", "read_history", {"seq": pointer}, "Reading an earlier output back. ")
     k = (step - 1) % script.files + 1
-    return (f"s-{step}", script.tool, script.arguments(f"file_{k}.txt"))
+    return (f"s-{step}", script.tool, script.arguments(f"file_{k}.txt"), f"Step {step}: the next file. " if step % 7 == 3 else "")
 
 
 def tokens(raw: bytes) -> int:
@@ -274,8 +275,8 @@ class Handler(BaseHTTPRequestHandler):
             message: dict[str, Any] = {"role": "assistant", "content": action}
             finish = "stop"
         else:
-            cid, name, args = action
-            message = {"role": "assistant", "content": None,
+            cid, name, args, said = action
+            message = {"role": "assistant", "content": said or None,
                        "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]}
             finish = "tool_calls"
         if not body.get("stream"):
@@ -309,8 +310,8 @@ class Handler(BaseHTTPRequestHandler):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": action}]
             stop = "end_turn"
         else:
-            cid, name, args = action
-            blocks = [{"type": "tool_use", "id": cid, "name": name, "input": args}]
+            cid, name, args, said = action
+            blocks = ([{"type": "text", "text": said}] if said else []) + [{"type": "tool_use", "id": cid, "name": name, "input": args}]
             stop = "tool_use"
         usage = {"input_tokens": tokens(raw), "output_tokens": 10}
         message = {"id": "msg_s", "type": "message", "role": "assistant", "model": body.get("model", "scripted"),
@@ -345,43 +346,48 @@ class Handler(BaseHTTPRequestHandler):
         main = self.script.tool in turn.tools
         check(self.script, "responses", body, raw, turn, main)
         action = decide(self.script, turn) if main else "ok"
+        def said(text: str) -> dict[str, Any]:
+            return {"type": "message", "id": "msg_s", "status": "completed", "role": "assistant",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}
+
         if isinstance(action, str):
-            item: dict[str, Any] = {"type": "message", "id": "msg_s", "status": "completed", "role": "assistant",
-                                    "content": [{"type": "output_text", "text": action, "annotations": []}]}
+            items = [said(action)]
         else:
-            cid, name, args = action
-            item = {"type": "function_call", "id": f"fc_{cid}", "status": "completed", "call_id": cid, "name": name, "arguments": json.dumps(args)}
+            cid, name, args, text = action
+            items = ([said(text)] if text else []) + [
+                {"type": "function_call", "id": f"fc_{cid}", "status": "completed", "call_id": cid, "name": name, "arguments": json.dumps(args)}]
         usage = {"input_tokens": tokens(raw), "output_tokens": 10, "total_tokens": tokens(raw) + 10,
                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
         response = {"id": "resp_s", "object": "response", "created_at": 1764000000, "status": "completed", "model": body.get("model", "scripted"),
-                    "output": [item], "usage": usage}
+                    "output": items, "usage": usage}
         if not body.get("stream"):
             return self.send_json(200, response)
         opening = {**response, "status": "in_progress", "output": [], "usage": None}
         events: list[tuple[str | None, dict[str, Any] | str]] = [
             ("response.created", {"type": "response.created", "response": opening}),
             ("response.in_progress", {"type": "response.in_progress", "response": opening})]
-        if item["type"] == "message":
-            text = item["content"][0]["text"]
-            events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
-                                                          "item": {**item, "status": "in_progress", "content": []}}))
-            events.append(("response.content_part.added", {"type": "response.content_part.added", "item_id": item["id"], "output_index": 0,
-                                                           "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}))
-            events += [("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"], "output_index": 0,
-                                                       "content_index": 0, "delta": text[j:j + 5]}) for j in range(0, len(text), 5)]
-            events.append(("response.output_text.done", {"type": "response.output_text.done", "item_id": item["id"], "output_index": 0,
-                                                         "content_index": 0, "text": text}))
-            events.append(("response.content_part.done", {"type": "response.content_part.done", "item_id": item["id"], "output_index": 0,
-                                                          "content_index": 0, "part": item["content"][0]}))
-        else:
-            events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": 0,
-                                                          "item": {**item, "status": "in_progress", "arguments": ""}}))
-            args = item["arguments"]
-            events += [("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta", "item_id": item["id"],
-                                                                   "output_index": 0, "delta": args[j:j + 9]}) for j in range(0, len(args), 9)]
-            events.append(("response.function_call_arguments.done", {"type": "response.function_call_arguments.done", "item_id": item["id"],
-                                                                     "output_index": 0, "arguments": args}))
-        events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}))
+        for i, item in enumerate(items):
+            if item["type"] == "message":
+                text = item["content"][0]["text"]
+                events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": i,
+                                                              "item": {**item, "status": "in_progress", "content": []}}))
+                events.append(("response.content_part.added", {"type": "response.content_part.added", "item_id": item["id"], "output_index": i,
+                                                               "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}))
+                events += [("response.output_text.delta", {"type": "response.output_text.delta", "item_id": item["id"], "output_index": i,
+                                                           "content_index": 0, "delta": text[j:j + 5]}) for j in range(0, len(text), 5)]
+                events.append(("response.output_text.done", {"type": "response.output_text.done", "item_id": item["id"], "output_index": i,
+                                                             "content_index": 0, "text": text}))
+                events.append(("response.content_part.done", {"type": "response.content_part.done", "item_id": item["id"], "output_index": i,
+                                                              "content_index": 0, "part": item["content"][0]}))
+            else:
+                events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": i,
+                                                              "item": {**item, "status": "in_progress", "arguments": ""}}))
+                args = item["arguments"]
+                events += [("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta", "item_id": item["id"],
+                                                                       "output_index": i, "delta": args[j:j + 9]}) for j in range(0, len(args), 9)]
+                events.append(("response.function_call_arguments.done", {"type": "response.function_call_arguments.done", "item_id": item["id"],
+                                                                         "output_index": i, "arguments": args}))
+            events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": i, "item": item}))
         events.append(("response.completed", {"type": "response.completed", "response": response}))
         for n, (_, data) in enumerate(events):
             if isinstance(data, dict):

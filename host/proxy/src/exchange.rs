@@ -5,7 +5,7 @@
 use crate::protocol::Protocol;
 use crate::protocol::Relay;
 use crate::relay::Sink;
-use crate::sessions::{self, Exchange, OWN_TOOLS, Tracked, own_tool};
+use crate::sessions::{self, Exchange, Keyed, OWN_TOOLS, Tracked, own_tool};
 use crate::upstream::{Answer, SESSION_HEADER};
 use crate::{App, OnError};
 use axum::http::request::Parts;
@@ -150,10 +150,11 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
 
     // The session, held for the whole exchange; found again if another request extended it
     // between the search and the hold.
+    let keyed = Keyed::new(&history);
     loop {
-        let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
+        let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &keyed, &app.template).map_err(before)?;
         let mut exchange = sessions::lock(&found.tracked.exchange);
-        let new = if created { Some(found.new.clone()) } else { found.tracked.new_in(&history).map(|(_, new)| new) };
+        let new = if created { Some(found.new.clone()) } else { found.tracked.new_in(&keyed).map(|(_, new)| new) };
         if new.as_ref() != Some(&found.new) {
             continue;
         }

@@ -28,8 +28,8 @@ fn texts(content: &Value) -> Result<String, String> {
     }
 }
 
-/// The client's `input` in the session's message shape; successive function calls go into one
-/// assistant message, as the other protocols have them.
+/// The client's `input` in the session's message shape; an assistant's text and the function
+/// calls after it go into one assistant message, as the other protocols have them.
 pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
     let input = match &request["input"] {
         Value::String(s) => return Ok(vec![Message::new("user", s.clone())]),
@@ -50,8 +50,9 @@ pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
                     name: item["name"].as_str().unwrap_or_default().to_string(),
                     arguments: item["arguments"].as_str().unwrap_or_default().to_string(),
                 };
+                // A call goes with the assistant's text before it: one answer, as it was logged.
                 match out.last_mut() {
-                    Some(last) if last.role == "assistant" && (!last.tool_calls.is_empty() || last.content.is_empty()) => last.tool_calls.push(call),
+                    Some(last) if last.role == "assistant" => last.tool_calls.push(call),
                     _ => out.push(Message { tool_calls: vec![call], ..Message::new("assistant", "") }),
                 }
             }

@@ -42,6 +42,19 @@ fn items(m: &Message) -> Vec<u64> {
     }
 }
 
+/// A request's history with its messages' items, worked out once for every session it is
+/// held against.
+pub(crate) struct Keyed<'a> {
+    messages: &'a [Message],
+    keys: Vec<Vec<u64>>,
+}
+
+impl<'a> Keyed<'a> {
+    pub fn new(messages: &'a [Message]) -> Self {
+        Keyed { messages, keys: messages.iter().map(items).collect() }
+    }
+}
+
 /// The client's view of a session's log, as counts of its items.
 #[derive(Default)]
 pub(crate) struct Seen {
@@ -112,21 +125,43 @@ impl Seen {
         self.continues = !own.is_empty() && theirs.is_empty();
     }
 
-    /// When `history` holds every item of this view: how many that is, and what of `history`
-    /// is new (a message with some new calls keeps only those).
-    pub fn new_in(&self, history: &[Message]) -> Option<(usize, Vec<Message>)> {
+    /// When `history` (its messages' items worked out in [`Keyed`]) holds every item of this
+    /// view: how many that is, and what of `history` is new (a message with some new calls
+    /// keeps only those). Clients move texts around (Claude Code puts its reminders after the
+    /// tool results it adds; Codex keeps the text of a round that called only workmem's tools
+    /// as a message of its own) and reword them, so a new text before the last logged call or
+    /// result is the client's regrouping and is left out; a new result there is an edit, and
+    /// the history does not continue this view.
+    pub fn new_in(&self, history: &Keyed) -> Option<(usize, Vec<Message>)> {
         let mut left = self.items.clone();
-        let mut new = Vec::new();
-        for m in history {
-            let mut fresh = Vec::new();
-            for (i, k) in items(m).into_iter().enumerate() {
+        let mut fresh: Vec<Vec<usize>> = Vec::with_capacity(history.keys.len());
+        let mut last_logged_call = None;
+        for (at, (m, keys)) in history.messages.iter().zip(&history.keys).enumerate() {
+            let mut new = Vec::new();
+            for (i, &k) in keys.iter().enumerate() {
                 match left.get_mut(&k) {
-                    Some(n) if *n > 0 => *n -= 1,
-                    _ => fresh.push(i),
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        if m.role == "tool" || !m.tool_calls.is_empty() {
+                            last_logged_call = Some(at);
+                        }
+                    }
+                    _ => new.push(i),
                 }
             }
+            fresh.push(new);
+        }
+        let mut new = Vec::new();
+        for (at, (m, fresh)) in history.messages.iter().zip(fresh).enumerate() {
             if fresh.is_empty() {
                 continue;
+            }
+            if last_logged_call.is_some_and(|last| at < last) {
+                match (m.role.as_str(), m.tool_calls.is_empty()) {
+                    ("tool", _) => return None,
+                    (_, true) => continue,
+                    _ => {}
+                }
             }
             if m.role == "assistant" && !m.tool_calls.is_empty() && fresh.len() < m.tool_calls.len() {
                 let calls = fresh.iter().map(|&i| m.tool_calls[i].clone()).collect();
@@ -163,7 +198,7 @@ impl Tracked {
     }
 
     /// See [`Seen::new_in`].
-    pub fn new_in(&self, history: &[Message]) -> Option<(usize, Vec<Message>)> {
+    pub fn new_in(&self, history: &Keyed) -> Option<(usize, Vec<Message>)> {
         lock(&self.seen).new_in(history)
     }
 
@@ -224,7 +259,7 @@ impl Index {
     /// name), of `protocol`. A new session when none is found, made with `template` as its
     /// memory. The caller checks again once it holds the session's exchange: another request
     /// may have extended the session in between.
-    pub fn find(&self, protocol: &str, client: Option<&str>, history: &[Message], template: &str) -> workmem_store::Result<(Found, bool)> {
+    pub fn find(&self, protocol: &str, client: Option<&str>, history: &Keyed, template: &str) -> workmem_store::Result<(Found, bool)> {
         let mut all = lock(&self.tracked);
         let mut best: Option<(usize, Found)> = None;
         let mut last_of_name: Option<String> = None;
@@ -252,11 +287,86 @@ impl Index {
         let id = session.meta()?.id;
         let tracked = Arc::new(Tracked::new(session, id, proxied));
         all.push(tracked.clone());
-        Ok((Found { tracked, new: history.to_vec() }, true))
+        Ok((Found { tracked, new: history.messages.to_vec() }, true))
     }
 }
 
 /// A lock whose holder panicked still guards consistent data here (every change is a push).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use workmem_store::ToolCall;
+
+    fn call(id: &str, name: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: name.into(), arguments: "{}".into() }
+    }
+
+    fn said(role: &str, text: &str) -> Message {
+        Message::new(role, text)
+    }
+
+    fn calls(text: &str, ids: &[&str]) -> Message {
+        Message { tool_calls: ids.iter().map(|id| call(id, "bash")).collect(), ..Message::new("assistant", text) }
+    }
+
+    fn result(id: &str) -> Message {
+        Message { tool_call_id: Some(id.into()), ..Message::new("tool", format!("output of {id}")) }
+    }
+
+    fn seen(log: &[Message]) -> Seen {
+        let mut seen = Seen::default();
+        log.iter().for_each(|m| seen.push(m));
+        seen
+    }
+
+    fn new_in(seen: &Seen, history: &[Message]) -> Option<Vec<Message>> {
+        seen.new_in(&Keyed::new(history)).map(|(_, new)| new)
+    }
+
+    /// Claude Code resends two rounds as one assistant message and one user message, its
+    /// reminder after the results: only the new result is new.
+    #[test]
+    fn a_regrouped_history_continues() {
+        let log = [said("user", "go"), calls("", &["a"]), result("a"), calls("next", &["b"])];
+        let history = [said("user", "go"), calls("next", &["a", "b"]), result("a"), result("b"), said("user", "<reminder>")];
+        assert_eq!(new_in(&seen(&log), &history), Some(vec![result("b"), said("user", "<reminder>")]));
+    }
+
+    /// A round that called only workmem's tools is one answer for the client; Codex keeps its
+    /// text as a message of its own, before the call it led to.
+    #[test]
+    fn workmem_rounds_are_not_the_clients() {
+        let mut own = calls("Reading back. ", &[]);
+        own.tool_calls.push(call("w", "read_history"));
+        let log = [said("user", "go"), own, result("w"), calls("Step 2. ", &["b"])];
+        let joined = [said("user", "go"), calls("Reading back. Step 2. ", &["b"]), result("b")];
+        assert_eq!(new_in(&seen(&log), &joined), Some(vec![result("b")]));
+        let split = [said("user", "go"), said("assistant", "Reading back. "), calls("Step 2. ", &["b"]), result("b")];
+        assert_eq!(new_in(&seen(&log), &split), Some(vec![result("b")]));
+    }
+
+    /// A reworded reminder amid the history is left out; an edited result, or a logged message
+    /// missing, is not this session's history.
+    #[test]
+    fn edits_start_a_branch() {
+        let log = [said("user", "go"), said("system", "reminder 1"), calls("", &["a"]), result("a")];
+        let reworded = [said("user", "go"), said("system", "reminder 2"), calls("", &["a"]), result("a"), said("user", "more")];
+        assert_eq!(new_in(&seen(&log), &reworded), Some(vec![said("user", "more")]));
+        let edited = [said("user", "go"), calls("", &["a"]), Message { content: "changed".into(), ..result("a") }, said("user", "more")];
+        assert_eq!(new_in(&seen(&log), &edited), None);
+        let dropped = [said("user", "go"), said("user", "more")];
+        assert_eq!(new_in(&seen(&log), &dropped), None);
+    }
+
+    /// The same text twice is two items: a history with it once does not hold a log with it twice.
+    #[test]
+    fn repeated_messages_count() {
+        let log = [said("user", "again"), said("assistant", "ok"), said("user", "again"), said("assistant", "ok")];
+        assert_eq!(new_in(&seen(&log), &log[..2]), None);
+        assert_eq!(new_in(&seen(&log[..2]), &log), Some(log[2..].to_vec()));
+    }
 }
