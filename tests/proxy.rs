@@ -215,3 +215,27 @@ fn passthrough_fail_and_caps() {
     assert!(error["error"]["message"].as_str().unwrap().contains("read_history"), "{error}");
     assert_eq!(server.requests().len(), 2, "--on-error fail sent nothing upstream");
 }
+
+/// Requests at once are capped: while the only slot waits on an upstream that does not answer,
+/// the next request is refused after `--slot-wait`, naming both settings; the first ends at
+/// `--upstream-timeout` with the protocol's error.
+#[test]
+fn slots_bound_the_requests_at_once() {
+    let server = Server::start(vec![Reply::Hang]);
+    let proxy = Proxy::start("slots", &server.url, &["--slots", "1", "--slot-wait", "300ms", "--upstream-timeout", "3s"]);
+    let request = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    std::thread::scope(|s| {
+        let first = s.spawn(|| proxy.post("/v1/chat/completions", &request));
+        while server.requests().is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let (status, headers, body) = proxy.post("/v1/messages", &json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}));
+        assert_eq!(status, 503, "{body}");
+        assert!(body.contains("--slots") && body.contains("--slot-wait"), "{body}");
+        assert!(body.contains("\"type\":\"error\""), "an Anthropic client gets Anthropic's error shape: {body}");
+        assert!(headers.iter().any(|(k, v)| k == "retry-after" && v == "1"), "{headers:?}");
+        let (status, _, body) = first.join().unwrap();
+        assert_eq!(status, 502, "{body}");
+        assert!(body.contains("upstream_unreachable"), "{body}");
+    });
+}

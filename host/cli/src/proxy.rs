@@ -36,6 +36,12 @@ pub struct ProxyArgs {
     /// Deadline for one upstream request, to its last byte
     #[arg(long, default_value = "10m", value_parser = humantime::parse_duration)]
     upstream_timeout: Duration,
+    /// Client requests handled at once (a stream holds its slot to its last byte)
+    #[arg(long, default_value_t = 64)]
+    slots: usize,
+    /// How long a request waits for a slot before it is refused with 503
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    slot_wait: Duration,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -57,6 +63,8 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         max_answer_bytes: args.max_answer_bytes,
         max_rounds: args.max_rounds.max(1),
         timeout: args.upstream_timeout,
+        slots: args.slots,
+        slot_wait: args.slot_wait,
     };
     let router = workmem_proxy::router(runtime, config)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the proxy's runtime")?;

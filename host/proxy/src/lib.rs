@@ -62,6 +62,11 @@ pub struct Config {
     pub max_rounds: u32,
     /// Deadline for one upstream request, from sending it to the last byte.
     pub timeout: Duration,
+    /// Client requests handled at once (`--slots`): each holds a thread, an engine instance and,
+    /// while it streams, an upstream connection.
+    pub slots: usize,
+    /// How long a request waits for a slot before it is refused with 503 (`--slot-wait`).
+    pub slot_wait: Duration,
 }
 
 /// The proxy failed to start.
@@ -83,6 +88,7 @@ pub(crate) struct App {
     pub upstream: upstream::Upstream,
     /// The memory a new session starts with (the engine's template).
     pub template: String,
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 /// The proxy's routes: Chat Completions, Anthropic Messages and Responses are proxied through
@@ -94,7 +100,8 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     let sessions = sessions::Index::load(&config.sessions)?;
     let upstream = upstream::Upstream::new(&config.upstream, config.timeout);
     let template = runtime.instance()?.overview_template()?;
-    let app = Arc::new(App { runtime, config, sessions, upstream, template });
+    let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));
+    let app = Arc::new(App { runtime, config, sessions, upstream, template, slots });
     Ok(Router::new()
         .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
         .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
@@ -110,15 +117,32 @@ async fn handle(State(app): State<Arc<App>>, request: Request, protocol: Option<
         Ok(b) => b,
         Err(_) => {
             let message = format!("the request body passed {} bytes, the most the proxy reads (--max-body-bytes)", app.config.max_body_bytes);
-            return relay::error(413, protocol.unwrap_or(protocol::Protocol::Chat).error_body("request_too_large", &message));
+            return relay::error(413, shape_of(protocol).error_body("request_too_large", &message));
         }
     };
+    let shape = shape_of(protocol);
+    let Ok(Ok(slot)) = tokio::time::timeout(app.config.slot_wait, app.slots.clone().acquire_owned()).await else {
+        let message = format!("all {} of the proxy's slots stayed busy for {:?} (--slots, --slot-wait)", app.config.slots, app.config.slot_wait);
+        let mut refused = relay::error(503, shape.error_body("busy", &message));
+        refused.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("1"));
+        return refused;
+    };
     let (sink, response) = relay::channel();
-    tokio::task::spawn_blocking(move || exchange::run(&app, protocol, parts, body, sink));
+    // The slot is held until the exchange ends: a stream's last byte, not its first.
+    tokio::task::spawn_blocking(move || {
+        exchange::run(&app, protocol, parts, body, sink);
+        drop(slot);
+    });
     match response.await {
         Ok(r) => r,
         Err(_) => relay::error(502, serde_json::json!({"error": {"message": "the proxy's exchange ended without an answer", "type": "workmem_error"}})),
     }
+}
+
+/// The error shape for a route: its protocol's, else Chat Completions' (OpenAI's, which most
+/// clients of other routes read).
+fn shape_of(protocol: Option<protocol::Protocol>) -> protocol::Protocol {
+    protocol.unwrap_or(protocol::Protocol::Chat)
 }
 
 /// Serves `router` on `listener` until Ctrl-C or SIGTERM, finishing the requests in flight.
