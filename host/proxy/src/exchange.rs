@@ -234,16 +234,15 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
             let reply: Value = serde_json::from_str(&text).map_err(|e| Failure::Upstream(format!("the upstream's answer is not JSON: {e}")))?;
             (protocol.completion(&reply).map_err(Failure::Upstream)?, Some((head, reply)))
         };
-        let calls = turn::record_reply(&exchange.session, &tokenizer, &built, &tools, &completion).map_err(after)?;
-        t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
-        let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
-        for call in &mine {
-            let mut cx = ToolContext { session: &exchange.session, runtime: &app.runtime, tokenizer: &tokenizer, llm: None, board: None, documents: None };
-            let out = turn::run_tool(&mut cx, call).map_err(after)?;
-            eprintln!("workmem proxy: session {}: ran {}: {}", t.id, call.name, if out.ok { "ok" } else { "refused" });
-            t.observe(0, &Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text) });
-        }
-        let internal = !mine.is_empty() && theirs.is_empty() && round < app.config.max_rounds;
+        // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
+        // logged, and the client gets what the model said.
+        let internal = match record(app, t, exchange, &tokenizer, &built, &tools, &completion) {
+            Ok(ran_only_own) => ran_only_own && round < app.config.max_rounds,
+            Err(f) => {
+                eprintln!("workmem proxy: session {}: the answer went to the client, but: {f}", t.id);
+                false
+            }
+        };
         if internal {
             if let Some((_, reply)) = reply {
                 earlier.push(reply);
@@ -273,6 +272,29 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
     }
     exchange.tokenizer = Some((model.to_string(), tokenizer));
     result
+}
+
+/// Logs the model's answer and runs workmem's tools it called. True when it called only those,
+/// so the model is asked again.
+fn record(
+    app: &App,
+    t: &Tracked,
+    exchange: &Exchange,
+    tokenizer: &workmem_llm::Tokenizer,
+    built: &context::Built,
+    tools: &Value,
+    completion: &Completion,
+) -> Result<bool, Failure> {
+    let calls = turn::record_reply(&exchange.session, tokenizer, built, tools, completion).map_err(after)?;
+    t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
+    let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
+    for call in &mine {
+        let mut cx = ToolContext { session: &exchange.session, runtime: &app.runtime, tokenizer, llm: None, board: None, documents: None };
+        let out = turn::run_tool(&mut cx, call).map_err(after)?;
+        eprintln!("workmem proxy: session {}: ran {}: {}", t.id, call.name, if out.ok { "ok" } else { "refused" });
+        t.observe(0, &Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text) });
+    }
+    Ok(!mine.is_empty() && theirs.is_empty())
 }
 
 /// A streamed answer relayed line by line through `relay`; what it said, once it ended.
