@@ -108,6 +108,8 @@ def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, too
     for r in requests:
         if r["unpaired"]:
             failures.append(f"an upstream request broke tool-call pairing: {r['unpaired'][:3]}")
+        if r.get("unreasoned"):
+            failures.append(f"an upstream request lost the reasoning of its last turn's calls {r['unreasoned'][:3]}")
     reads = [ok for r in main for ok in r["read_back"]]
     if not reads or not all(reads):
         failures.append(f"read_history did not give back a file's original bytes: {reads}")

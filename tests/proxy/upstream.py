@@ -75,6 +75,9 @@ class Turn:
     results: dict[str, str]  # tool call ID -> its answer's text
     unpaired: list[str]
     tools: list[str]
+    # The calls of the last assistant turn whose reasoning (Anthropic thinking, Responses
+    # reasoning items) did not come back with them, as the providers require.
+    unreasoned: list[str] = field(default_factory=list)
 
 
 def chat_turn(body: dict[str, Any]) -> Turn:
@@ -131,7 +134,10 @@ def messages_turn(body: dict[str, Any]) -> Turn:
             open_calls = [b["id"] for b in content if b["type"] == "tool_use"]
     unpaired.extend(f"{c} unanswered at the end" for c in open_calls)
     tools = [t["name"] for t in body.get("tools") or []]
-    return Turn(texts, last_call, results, unpaired, tools)
+    last = next((m for m in reversed(body.get("messages", [])) if m["role"] == "assistant" and isinstance(m["content"], list)), None)
+    signed = {b.get("signature") for b in (last or {}).get("content", []) if b.get("type") == "thinking"}
+    unreasoned = [b["id"] for b in (last or {}).get("content", []) if b.get("type") == "tool_use" and f"sig-{b['id']}" not in signed]
+    return Turn(texts, last_call, results, unpaired, tools, unreasoned)
 
 
 def responses_turn(body: dict[str, Any]) -> Turn:
@@ -163,7 +169,11 @@ def responses_turn(body: dict[str, Any]) -> Turn:
             last_call = cid
     unpaired.extend(f"{c} unanswered at the end" for c in open_calls)
     tools = [t.get("name") for t in body.get("tools") or [] if t.get("name")]
-    return Turn(texts, last_call, results, unpaired, tools)
+    listed = items if isinstance(items, list) else []
+    reasoned = {i.get("encrypted_content") for i in listed if i.get("type") == "reasoning"}
+    calls = [i["call_id"] for i in listed if i.get("type") == "function_call"]
+    unreasoned = [c for c in calls[-1:] if f"enc-{c}" not in reasoned]
+    return Turn(texts, last_call, results, unpaired, tools, unreasoned)
 
 
 def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any], str] | str:
@@ -208,6 +218,7 @@ def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn:
         "tokens": tokens(raw),
         "messages": len(body.get("messages", [])),
         "unpaired": turn.unpaired,
+        "unreasoned": turn.unreasoned,
         "tools": turn.tools,
         "last_call": turn.last_call,
         # True when workmem's read_history gave back a tool result's whole original bytes, as
@@ -311,7 +322,9 @@ class Handler(BaseHTTPRequestHandler):
             stop = "end_turn"
         else:
             cid, name, args, said = action
-            blocks = ([{"type": "text", "text": said}] if said else []) + [{"type": "tool_use", "id": cid, "name": name, "input": args}]
+            # Thinking first, signed, as a model with thinking on answers.
+            blocks = [{"type": "thinking", "thinking": f"I should call {name}.", "signature": f"sig-{cid}"}]
+            blocks += ([{"type": "text", "text": said}] if said else []) + [{"type": "tool_use", "id": cid, "name": name, "input": args}]
             stop = "tool_use"
         usage = {"input_tokens": tokens(raw), "output_tokens": 10}
         message = {"id": "msg_s", "type": "message", "role": "assistant", "model": body.get("model", "scripted"),
@@ -322,7 +335,11 @@ class Handler(BaseHTTPRequestHandler):
             ("message_start", {"type": "message_start", "message": {**message, "content": [], "stop_reason": None,
                                                                     "usage": {"input_tokens": usage["input_tokens"], "output_tokens": 1}}})]
         for i, block in enumerate(blocks):
-            if block["type"] == "text":
+            if block["type"] == "thinking":
+                events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "thinking", "thinking": ""}}))
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "thinking_delta", "thinking": block["thinking"]}}))
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {"type": "signature_delta", "signature": block["signature"]}}))
+            elif block["type"] == "text":
                 events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}))
                 events += [("content_block_delta", {"type": "content_block_delta", "index": i,
                                                     "delta": {"type": "text_delta", "text": block["text"][j:j + 5]}})
@@ -354,7 +371,8 @@ class Handler(BaseHTTPRequestHandler):
             items = [said(action)]
         else:
             cid, name, args, text = action
-            items = ([said(text)] if text else []) + [
+            reasoning = {"type": "reasoning", "id": f"rs_{cid}", "summary": [], "encrypted_content": f"enc-{cid}"}
+            items = [reasoning] + ([said(text)] if text else []) + [
                 {"type": "function_call", "id": f"fc_{cid}", "status": "completed", "call_id": cid, "name": name, "arguments": json.dumps(args)}]
         usage = {"input_tokens": tokens(raw), "output_tokens": 10, "total_tokens": tokens(raw) + 10,
                  "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}
@@ -367,7 +385,9 @@ class Handler(BaseHTTPRequestHandler):
             ("response.created", {"type": "response.created", "response": opening}),
             ("response.in_progress", {"type": "response.in_progress", "response": opening})]
         for i, item in enumerate(items):
-            if item["type"] == "message":
+            if item["type"] == "reasoning":
+                events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": i, "item": item}))
+            elif item["type"] == "message":
                 text = item["content"][0]["text"]
                 events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": i,
                                                               "item": {**item, "status": "in_progress", "content": []}}))

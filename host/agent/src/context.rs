@@ -104,6 +104,9 @@ pub struct Built {
     pub tokens: u32,
     pub stats: ContextStats,
     pub view: Vec<history::Entry>,
+    /// The opaque parts of the view's messages that have them, by `seq` (see
+    /// `workmem_store::Message::opaque`).
+    pub opaque: std::collections::HashMap<u64, Vec<serde_json::Value>>,
 }
 
 pub(crate) fn to_engine(m: &workmem_store::Message) -> ChatMessage {
@@ -121,6 +124,7 @@ pub(crate) fn to_store(m: ChatMessage) -> workmem_store::Message {
         content: m.content,
         tool_call_id: m.tool_call_id,
         tool_calls: m.tool_calls.into_iter().map(|c| workmem_store::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
+        opaque: Vec::new(),
     }
 }
 
@@ -177,7 +181,9 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
 pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options, tail: Option<String>) -> Result<Built> {
     let kept = session.view()?;
     let last_compaction = kept.last_compaction;
-    let view = counted(crate::window::window(kept.entries, crate::window::max_bytes()?), tokenizer);
+    let mut entries = crate::window::window(kept.entries, crate::window::max_bytes()?);
+    let opaque = entries.iter_mut().filter(|(_, m)| !m.opaque.is_empty()).map(|(seq, m)| (*seq, std::mem::take(&mut m.opaque))).collect();
+    let view = counted(entries, tokenizer);
     let meta = session.meta()?;
     let live = session.overview()?;
     // The memory's changes are in the history only where the whole history is sent.
@@ -215,7 +221,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let meta_block = Message::new("system", engine.context_meta(&stats)?);
     let tokens = stats.tokens_used.saturating_add(tokenizer.count_message(&meta_block));
     messages.push(meta_block);
-    Ok(Built { messages, tokens, stats, view })
+    Ok(Built { messages, tokens, stats, view, opaque })
 }
 
 /// The most of a project's AGENTS.md that goes into every request.

@@ -68,7 +68,7 @@ pub fn turn_on(
         };
         let built = bounded(session, runtime, &mut engine, &tokenizer, &context_options, brief, &mut |done| on_event(&Event::Compacted(done)))?;
         let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
-        let calls = record_reply(session, &tokenizer, &built, offered, &reply)?;
+        let calls = record_reply(session, &tokenizer, &built, offered, &reply, Vec::new())?;
         if calls.is_empty() {
             on_event(&Event::Answer(reply.text.clone()));
             return Ok(reply.text);
@@ -103,15 +103,17 @@ pub fn bounded(
     Ok(built)
 }
 
-/// Logs the model's reply to `built` (which offered `offered`) with what the request cost, and
-/// counts the round; the provider's count corrects the next request's estimate. Returns the
-/// tool calls the reply asks for.
+/// Logs the model's reply to `built` (which offered `offered`), with its `opaque` parts (see
+/// `workmem_store::Message::opaque`), and what the request cost, and counts the round; the
+/// provider's count corrects the next request's estimate. Returns the tool calls the reply
+/// asks for.
 pub fn record_reply(
     session: &Session,
     tokenizer: &Tokenizer,
     built: &context::Built,
     offered: &serde_json::Value,
     reply: &Completion,
+    opaque: Vec<serde_json::Value>,
 ) -> Result<Vec<ToolCall>> {
     let sent = i64::from(tokenizer.count_chat(&built.messages) + tokenizer.count_tools(offered));
     session.update_meta(|m| {
@@ -127,7 +129,7 @@ pub fn record_reply(
         prompt_tokens: reply.usage.map(|u| u.prompt_tokens),
         completion_tokens: reply.usage.map(|u| u.completion_tokens),
     };
-    session.append_reply(Message { tool_calls: calls.clone(), ..Message::new("assistant", reply.text.clone()) }, usage)?;
+    session.append_reply(Message { tool_calls: calls.clone(), opaque, ..Message::new("assistant", reply.text.clone()) }, usage)?;
     Ok(calls)
 }
 

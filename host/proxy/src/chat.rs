@@ -43,7 +43,7 @@ fn message(m: &Value) -> Result<Message, String> {
             })
         })
         .collect::<Result<_, String>>()?;
-    Ok(Message { role: role.to_string(), content, tool_calls, tool_call_id: m["tool_call_id"].as_str().map(str::to_string) })
+    Ok(Message { tool_calls, tool_call_id: m["tool_call_id"].as_str().map(str::to_string), ..Message::new(role, content) })
 }
 
 /// The names of the tools the client offers.

@@ -236,7 +236,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         };
         // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
         // logged, and the client gets what the model said.
-        let internal = match record(app, t, exchange, &tokenizer, &built, &tools, &completion) {
+        let internal = match record(app, t, exchange, &tokenizer, &built, &tools, completion) {
             Ok(ran_only_own) => ran_only_own && round < app.config.max_rounds,
             Err(f) => {
                 eprintln!("workmem proxy: session {}: the answer went to the client, but: {f}", t.id);
@@ -274,7 +274,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
     result
 }
 
-/// Logs the model's answer and runs workmem's tools it called. True when it called only those,
+/// Logs the model's answer (with its opaque parts) and runs workmem's tools it called. True when it called only those,
 /// so the model is asked again.
 fn record(
     app: &App,
@@ -283,9 +283,9 @@ fn record(
     tokenizer: &workmem_llm::Tokenizer,
     built: &context::Built,
     tools: &Value,
-    completion: &Completion,
+    (completion, opaque): (Completion, Vec<Value>),
 ) -> Result<bool, Failure> {
-    let calls = turn::record_reply(&exchange.session, tokenizer, built, tools, completion).map_err(after)?;
+    let calls = turn::record_reply(&exchange.session, tokenizer, built, tools, &completion, opaque).map_err(after)?;
     t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
     let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
     for call in &mine {
@@ -298,7 +298,7 @@ fn record(
 }
 
 /// A streamed answer relayed line by line through `relay`; what it said, once it ended.
-fn relay_stream(app: &App, answer: Answer, relay: &mut Relay, sink: &mut Sink) -> Result<Completion, Failure> {
+fn relay_stream(app: &App, answer: Answer, relay: &mut Relay, sink: &mut Sink) -> Result<(Completion, Vec<Value>), Failure> {
     let (head, body) = answer.into_parts();
     if !sink.start(head.status.as_u16(), &head.headers) {
         return Err(Failure::Upstream("the client went away".into()));

@@ -39,8 +39,8 @@ fn arguments(input: &Value) -> String {
 }
 
 /// The client's history in the session's message shape (its `system` stays out: it goes
-/// upstream as it came). Thinking, images and documents are refused, and the request then
-/// goes upstream as it was.
+/// upstream as it came); an assistant's thinking blocks are kept as they came, opaque.
+/// Images and documents are refused, and the request then goes upstream as it was.
 pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
     let messages = request["messages"].as_array().ok_or("the request has no messages array")?;
     let mut out = Vec::new();
@@ -54,9 +54,11 @@ pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
         };
         let mut text = Vec::new();
         let mut calls = Vec::new();
+        let mut opaque = Vec::new();
         for b in &blocks {
             match b["type"].as_str() {
                 Some("text") => text.push(b["text"].as_str().unwrap_or_default().to_string()),
+                Some("thinking" | "redacted_thinking") if role == "assistant" => opaque.push(b.clone()),
                 Some("tool_use") if role == "assistant" => calls.push(ToolCall {
                     id: b["id"].as_str().ok_or_else(|| at("a tool use without an id".into()))?.to_string(),
                     name: b["name"].as_str().ok_or_else(|| at("a tool use without a name".into()))?.to_string(),
@@ -71,7 +73,7 @@ pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
         }
         let joined = if role == "assistant" { text.concat() } else { text.join("\n\n") };
         if role == "assistant" || !joined.is_empty() {
-            out.push(Message { tool_calls: calls, ..Message::new(role, joined) });
+            out.push(Message { tool_calls: calls, opaque, ..Message::new(role, joined) });
         }
     }
     Ok(out)
@@ -110,13 +112,13 @@ fn text_block(text: &str) -> Value {
     json!({"type": "text", "text": if text.is_empty() { "[empty]" } else { text }})
 }
 
-/// One message of the view as Anthropic blocks, and the role it goes under.
-fn blocks(m: &workmem_llm::Message) -> (&'static str, Vec<Value>) {
+/// One message of the view as Anthropic blocks (its thinking first), and the role it goes under.
+fn blocks(m: &workmem_llm::Message, opaque: &[Value]) -> (&'static str, Vec<Value>) {
     match m.role.as_str() {
         "tool" => ("user", vec![json!({"type": "tool_result", "tool_use_id": m.tool_call_id, "content": text_block(&m.content)["text"]})]),
         "assistant" => {
-            let mut out = Vec::new();
-            if !m.content.is_empty() || m.tool_calls.is_empty() {
+            let mut out = opaque.to_vec();
+            if !m.content.is_empty() || (m.tool_calls.is_empty() && opaque.is_empty()) {
                 out.push(text_block(&m.content));
             }
             for c in &m.tool_calls {
@@ -130,16 +132,12 @@ fn blocks(m: &workmem_llm::Message) -> (&'static str, Vec<Value>) {
     }
 }
 
-/// The client's request with the session's view in place of its messages: `leading` system
-/// messages (workmem's instructions and memory) after the client's `system`, the history, and
-/// the last message (`context_meta`) in the last user message.
-pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], leading: usize, tools: &Value) -> Value {
+/// The client's request with the session's view in place of its messages: workmem's
+/// instructions and memory after the client's `system`, the history, and `context_meta` in the
+/// last user message.
+pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, tools: &Value) -> Value {
     let mut body = request.clone();
-    let (head, rest) = messages.split_at(leading.min(messages.len()));
-    let (history, tail) = match rest.split_last() {
-        Some((last, history)) if last.role == "system" => (history, Some(last)),
-        _ => (rest, None),
-    };
+    let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
         Value::Array(b) => b.clone(),
@@ -147,8 +145,8 @@ pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], 
     };
     system.extend(head.iter().map(|m| text_block(&m.content)));
     let mut rendered: Vec<Value> = Vec::new();
-    for m in history {
-        let (role, mut content) = blocks(m);
+    for (m, opaque) in history {
+        let (role, mut content) = blocks(m, opaque);
         match rendered.last_mut() {
             Some(prev) if prev["role"] == role && role != "system" => prev["content"].as_array_mut().expect("rendered content is a list").append(&mut content),
             _ => rendered.push(json!({"role": role, "content": content})),
@@ -193,18 +191,24 @@ fn call(id: &str, name: &str, input: &Value) -> workmem_llm::ToolCall {
     workmem_llm::ToolCall { id: id.to_string(), kind: "function".into(), function: FunctionCall { name: name.to_string(), arguments: arguments(input) } }
 }
 
-pub(crate) fn completion(reply: &Value) -> Result<Completion, String> {
+fn thinking(block: &Value) -> bool {
+    matches!(block["type"].as_str(), Some("thinking" | "redacted_thinking"))
+}
+
+pub(crate) fn completion(reply: &Value) -> Result<(Completion, Vec<Value>), String> {
     let content = reply["content"].as_array().ok_or("the upstream's message has no content list")?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
+    let mut opaque = Vec::new();
     for b in content {
         match b["type"].as_str() {
             Some("text") => text.push_str(b["text"].as_str().unwrap_or_default()),
             Some("tool_use") => tool_calls.push(call(b["id"].as_str().unwrap_or_default(), b["name"].as_str().unwrap_or_default(), &b["input"])),
+            _ if thinking(b) => opaque.push(b.clone()),
             _ => {}
         }
     }
-    Ok(Completion { text, tool_calls, usage: usage(&reply["usage"]) })
+    Ok((Completion { text, tool_calls, usage: usage(&reply["usage"]) }, opaque))
 }
 
 /// The answer as the client gets it: the text of `earlier` rounds (those that called only
@@ -241,6 +245,8 @@ pub(crate) struct Relay {
     /// Each upstream block index's index for the client (`None`: workmem's), and the call it
     /// builds when it is a tool use.
     indices: HashMap<u64, (Option<u64>, Option<usize>)>,
+    /// The round's thinking blocks as they build up, by upstream block index.
+    thinking: Vec<(u64, Value)>,
     /// Blocks the client has got, over all rounds.
     sent_blocks: u64,
     sent_calls: u64,
@@ -256,6 +262,7 @@ impl Relay {
         self.calls.clear();
         self.usage.clear();
         self.indices.clear();
+        self.thinking.clear();
         self.held.clear();
         self.done = false;
     }
@@ -290,6 +297,9 @@ impl Relay {
                 if let Some(t) = block["text"].as_str() {
                     self.text.push_str(t);
                 }
+                if thinking(block) {
+                    self.thinking.push((index, block.clone()));
+                }
                 let theirs = (!own).then(|| {
                     self.sent_blocks += 1;
                     self.sent_calls += u64::from(call.is_some());
@@ -304,6 +314,15 @@ impl Relay {
                 }
                 if let (Some(piece), Some((_, Some(call)))) = (delta["partial_json"].as_str(), self.indices.get(&index)) {
                     self.calls[*call].2.push_str(piece);
+                }
+                // A thinking block's text and signature arrive as deltas of their own.
+                if let Some((_, block)) = self.thinking.iter_mut().find(|(i, _)| *i == index) {
+                    for field in ["thinking", "signature"] {
+                        if let Some(piece) = delta[field].as_str() {
+                            let so_far = block[field].as_str().unwrap_or_default().to_string();
+                            block[field] = json!(so_far + piece);
+                        }
+                    }
                 }
             }
             Some("content_block_stop") => {}
@@ -334,8 +353,8 @@ impl Relay {
         self.done
     }
 
-    /// What the round said, once it ended.
-    pub fn completion(&self) -> Completion {
+    /// What the round said, once it ended, and its thinking blocks.
+    pub fn completion(&self) -> (Completion, Vec<Value>) {
         let tool_calls = self
             .calls
             .iter()
@@ -344,7 +363,8 @@ impl Relay {
                 call(id, name, &input)
             })
             .collect();
-        Completion { text: self.text.clone(), tool_calls, usage: usage(&Value::Object(self.usage.clone())) }
+        let opaque = self.thinking.iter().map(|(_, b)| b.clone()).collect();
+        (Completion { text: self.text.clone(), tool_calls, usage: usage(&Value::Object(self.usage.clone())) }, opaque)
     }
 
     /// The held end of the message, for the client: a stop reason of `tool_use` with none of

@@ -65,12 +65,8 @@ impl Protocol {
     pub fn upstream_body(self, request: &Value, built: &workmem_agent::context::Built, tools: &Value) -> Value {
         match self {
             Protocol::Chat => chat::upstream_body(request, &built.messages, tools),
-            Protocol::Messages => {
-                // The engine's messages before the history: its instructions and the memory.
-                let leading = built.messages.len().saturating_sub(built.view.len() + 1);
-                messages::upstream_body(request, &built.messages, leading, tools)
-            }
-            Protocol::Responses => responses::upstream_body(request, &built.messages, tools),
+            Protocol::Messages => messages::upstream_body(request, &Parts::of(built), tools),
+            Protocol::Responses => responses::upstream_body(request, &Parts::of(built), tools),
         }
     }
 
@@ -82,9 +78,11 @@ impl Protocol {
         }
     }
 
-    pub fn completion(self, reply: &Value) -> Result<Completion, String> {
+    /// What the model said in a whole (not streamed) answer, and its opaque parts (see
+    /// `workmem_store::Message::opaque`).
+    pub fn completion(self, reply: &Value) -> Result<(Completion, Vec<Value>), String> {
         match self {
-            Protocol::Chat => chat::completion(reply),
+            Protocol::Chat => chat::completion(reply).map(|c| (c, Vec::new())),
             Protocol::Messages => messages::completion(reply),
             Protocol::Responses => responses::completion(reply),
         }
@@ -145,10 +143,10 @@ impl Relay {
         }
     }
 
-    /// What the round said.
-    pub fn completion(&self) -> Completion {
+    /// What the round said, and its opaque parts.
+    pub fn completion(&self) -> (Completion, Vec<Value>) {
         match self {
-            Relay::Chat(r) => r.stream.clone().finish(),
+            Relay::Chat(r) => (r.stream.clone().finish(), Vec::new()),
             Relay::Messages(r) => r.completion(),
             Relay::Responses(r) => r.completion(),
         }
@@ -161,5 +159,25 @@ impl Relay {
             Relay::Messages(r) => r.end(),
             Relay::Responses(r) => r.end(),
         }
+    }
+}
+
+/// A bounded request's messages in their parts: the engine's before the history (its
+/// instructions and the memory), the history with each message's opaque parts, and the one
+/// after it (`context_meta`).
+pub(crate) struct Parts<'a> {
+    pub leading: &'a [workmem_llm::Message],
+    pub history: Vec<(&'a workmem_llm::Message, &'a [Value])>,
+    pub tail: Option<&'a workmem_llm::Message>,
+}
+
+impl<'a> Parts<'a> {
+    pub fn of(built: &'a workmem_agent::context::Built) -> Self {
+        let n = built.view.len().min(built.messages.len());
+        let leading = built.messages.len().saturating_sub(n + 1);
+        let (leading, rest) = built.messages.split_at(leading);
+        let (history, tail) = rest.split_at(n.min(rest.len()));
+        let opaque = |i: usize| built.view.get(i).and_then(|e| built.opaque.get(&e.seq)).map_or(&[][..], Vec::as_slice);
+        Parts { leading, history: history.iter().enumerate().map(|(i, m)| (m, opaque(i))).collect(), tail: tail.first() }
     }
 }

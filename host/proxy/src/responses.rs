@@ -1,7 +1,7 @@
 //! The OpenAI Responses API (`/v1/responses`) as far as Codex CLI uses it: messages, function
-//! calls and their outputs as input items, function tools, streamed or not. Items the session
-//! cannot keep (reasoning, images, custom tool calls) are refused, and the request then goes
-//! upstream as it was.
+//! calls and their outputs, and reasoning (kept opaque) as input items, function tools,
+//! streamed or not. Items the session cannot keep (images, custom tool calls) are refused, and
+//! the request then goes upstream as it was.
 
 use crate::sessions::own_tool;
 use bytes::Bytes;
@@ -29,7 +29,8 @@ fn texts(content: &Value) -> Result<String, String> {
 }
 
 /// The client's `input` in the session's message shape; an assistant's text and the function
-/// calls after it go into one assistant message, as the other protocols have them.
+/// calls after it go into one assistant message, as the other protocols have them, with the
+/// reasoning items before them kept as they came, opaque.
 pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
     let input = match &request["input"] {
         Value::String(s) => return Ok(vec![Message::new("user", s.clone())]),
@@ -37,12 +38,16 @@ pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
         _ => return Err("the request has no input".into()),
     };
     let mut out: Vec<Message> = Vec::new();
+    // Reasoning goes with the assistant message it led to.
+    let mut reasoning: Vec<Value> = Vec::new();
     for (i, item) in input.iter().enumerate() {
         let at = |why: String| format!("input[{i}]: {why}");
         match item["type"].as_str().unwrap_or("message") {
+            "reasoning" => reasoning.push(item.clone()),
             "message" => {
                 let role = item["role"].as_str().ok_or_else(|| at("no role".into()))?;
-                out.push(Message::new(role, texts(&item["content"]).map_err(at)?));
+                let opaque = if role == "assistant" { std::mem::take(&mut reasoning) } else { Vec::new() };
+                out.push(Message { opaque, ..Message::new(role, texts(&item["content"]).map_err(at)?) });
             }
             "function_call" => {
                 let call = ToolCall {
@@ -52,8 +57,8 @@ pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
                 };
                 // A call goes with the assistant's text before it: one answer, as it was logged.
                 match out.last_mut() {
-                    Some(last) if last.role == "assistant" => last.tool_calls.push(call),
-                    _ => out.push(Message { tool_calls: vec![call], ..Message::new("assistant", "") }),
+                    Some(last) if last.role == "assistant" && reasoning.is_empty() => last.tool_calls.push(call),
+                    _ => out.push(Message { tool_calls: vec![call], opaque: std::mem::take(&mut reasoning), ..Message::new("assistant", "") }),
                 }
             }
             "function_call_output" => {
@@ -65,6 +70,9 @@ pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
             }
             kind => return Err(at(format!("an item of type {kind:?}, which the session cannot keep"))),
         }
+    }
+    if !reasoning.is_empty() {
+        out.push(Message { opaque: reasoning, ..Message::new("assistant", "") });
     }
     Ok(out)
 }
@@ -85,13 +93,15 @@ fn message(role: &str, text: &str) -> Value {
 }
 
 /// The client's request with the session's view as its input: workmem's instructions, memory
-/// and context_meta as developer messages (first, and last).
-pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], tools: &Value) -> Value {
-    let mut input = Vec::new();
-    for m in messages {
+/// and context_meta as developer messages (first, and last), each assistant message's
+/// reasoning before it.
+pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, tools: &Value) -> Value {
+    let mut input: Vec<Value> = parts.leading.iter().map(|m| message("developer", &m.content)).collect();
+    for (m, opaque) in &parts.history {
         match m.role.as_str() {
             "tool" => input.push(json!({"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content})),
             "assistant" => {
+                input.extend(opaque.iter().cloned());
                 if !m.content.is_empty() {
                     input.push(message("assistant", &m.content));
                 }
@@ -103,6 +113,7 @@ pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], 
             role => input.push(message(role, &m.content)),
         }
     }
+    input.extend(parts.tail.map(|m| message("developer", &m.content)));
     let mut body = request.clone();
     body["input"] = Value::Array(input);
     body["tools"] = tools.clone();
@@ -140,9 +151,13 @@ fn own_call(item: &Value) -> bool {
     item["type"] == "function_call" && item["name"].as_str().is_some_and(own_tool)
 }
 
-pub(crate) fn completion(reply: &Value) -> Result<Completion, String> {
+fn reasoning(items: &[Value]) -> Vec<Value> {
+    items.iter().filter(|i| i["type"] == "reasoning").cloned().collect()
+}
+
+pub(crate) fn completion(reply: &Value) -> Result<(Completion, Vec<Value>), String> {
     let output = reply["output"].as_array().ok_or("the upstream's response has no output list")?;
-    Ok(from_output(output, &reply["usage"]))
+    Ok((from_output(output, &reply["usage"]), reasoning(output)))
 }
 
 /// The answer as the client gets it: the output items of `earlier` rounds (those that called
@@ -234,9 +249,9 @@ impl Relay {
         self.held.is_some()
     }
 
-    pub fn completion(&self) -> Completion {
+    pub fn completion(&self) -> (Completion, Vec<Value>) {
         let usage = self.held.as_ref().map_or(Value::Null, |d| d["response"]["usage"].clone());
-        from_output(&self.items, &usage)
+        (from_output(&self.items, &usage), reasoning(&self.items))
     }
 
     /// Keeps this round's items the client got, before the next round.

@@ -111,11 +111,17 @@ pub struct Message {
     /// The call a `tool` message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Parts of the message in its client protocol's own shape that the session keeps but never
+    /// reads (`workmem proxy`: Anthropic thinking blocks, Responses reasoning items, whose
+    /// signatures the provider checks): sent back as they came, never counted or compacted
+    /// apart from the message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opaque: Vec<serde_json::Value>,
 }
 
 impl Message {
     pub fn new(role: &str, content: impl Into<String>) -> Self {
-        Message { role: role.into(), content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Message { role: role.into(), content: content.into(), tool_calls: Vec::new(), tool_call_id: None, opaque: Vec::new() }
     }
 }
 
