@@ -239,3 +239,48 @@ fn slots_bound_the_requests_at_once() {
         assert!(body.contains("upstream_unreachable"), "{body}");
     });
 }
+
+/// A stream is capped as a whole, not line by line: past `--max-answer-bytes` the client's
+/// stream is cut off (no `[DONE]`), and nothing of the cut answer is logged.
+#[test]
+fn a_stream_past_the_cap_is_cut_off() {
+    let server = Server::start(vec![Reply::streamed(&"word ".repeat(600))]);
+    let proxy = Proxy::start("stream-cap", &server.url, &["--max-answer-bytes", "2000"]);
+    let request = json!({"model": "m", "stream": true, "messages": [{"role": "user", "content": "talk"}]});
+    let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+    let mut response = agent.post(format!("{}/v1/chat/completions", proxy.url)).send(request.to_string()).unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut body = Vec::new();
+    let cut = std::io::Read::read_to_end(&mut response.body_mut().as_reader(), &mut body).is_err();
+    let body = String::from_utf8_lossy(&body);
+    assert!(cut || !body.contains("[DONE]"), "the stream went on past the cap: {body}");
+    assert!(body.len() < 4000, "{} bytes relayed past a cap of 2000", body.len());
+    let logs = proxy.sessions();
+    assert!(logs.iter().flatten().all(|r| r["role"] != "assistant"), "a cut answer was logged: {logs:?}");
+}
+
+/// A failure of workmem's own under `--on-error fail` tells the client that it failed, not
+/// where its files are; a session whose log is broken does not keep the proxy from starting.
+#[test]
+fn store_failures_name_no_files() {
+    let server = Server::start(vec![Reply::say("first"), Reply::say("never sent")]);
+    let proxy = Proxy::start("store-failure", &server.url, &["--on-error", "fail"]);
+    let mut request = json!({"model": "m", "messages": [{"role": "user", "content": "one"}]});
+    assert_eq!(proxy.post("/v1/chat/completions", &request).0, 200);
+    let root = proxy.root.clone();
+    for dir in std::fs::read_dir(root.join("sessions")).unwrap().flatten() {
+        for session in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let mut log = std::fs::OpenOptions::new().append(true).open(session.path().join("messages.jsonl")).unwrap();
+            std::io::Write::write_all(&mut log, b"not a record\n").unwrap();
+        }
+    }
+    request["messages"].as_array_mut().unwrap().extend([json!({"role": "assistant", "content": "first"}), json!({"role": "user", "content": "two"})]);
+    let (status, _, body) = proxy.post("/v1/chat/completions", &request);
+    assert_eq!(status, 502, "{body}");
+    assert!(body.contains("workmem_failed") && !body.contains(root.to_str().unwrap()) && !body.contains("messages.jsonl"), "{body}");
+    assert_eq!(server.requests().len(), 1, "nothing went upstream");
+
+    let restarted = Proxy::at(proxy.stop(), &server.url, &[]);
+    let (status, _, body) = restarted.post("/v1/chat/completions", &request);
+    assert_eq!(status, 200, "the proxy started past the broken session and served: {body}");
+}

@@ -54,7 +54,7 @@ fn serve(stream: TcpStream) {
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body).unwrap();
-        let streamed = memchr_stream(&body);
+        let streamed = streamed(&body);
         let (kind, payload) = if streamed {
             let chunk = |delta: Value, finish: Value| {
                 format!(
@@ -77,8 +77,8 @@ fn serve(stream: TcpStream) {
     }
 }
 
-fn memchr_stream(body: &[u8]) -> bool {
-    body.windows(14).any(|w| w == b"\"stream\":true}") || body.windows(15).any(|w| w == b"\"stream\": true}")
+fn streamed(body: &[u8]) -> bool {
+    body.windows(13).any(|w| w == b"\"stream\":true")
 }
 
 fn proxy(root: &Path, upstream: &str) -> (std::process::Child, String) {

@@ -18,7 +18,7 @@ pub struct ProxyArgs {
     #[arg(long, value_name = "URL")]
     upstream: String,
     /// The model's context window in tokens: the safety net compacts at three quarters of it
-    #[arg(long, default_value_t = 128_000)]
+    #[arg(long, default_value_t = 128_000, value_parser = clap::value_parser!(u32).range(1024..))]
     window: u32,
     /// What happens when workmem fails on a request: send it upstream as the client sent it,
     /// or answer with the protocol's error
@@ -27,7 +27,7 @@ pub struct ProxyArgs {
     /// The largest request body read from a client, in bytes
     #[arg(long, default_value_t = 64 << 20)]
     max_body_bytes: usize,
-    /// The largest upstream answer read whole, and the longest line of a stream, in bytes
+    /// The largest upstream answer, whole or streamed, in bytes
     #[arg(long, default_value_t = 16 << 20)]
     max_answer_bytes: usize,
     /// Upstream requests one client request may take while the model calls only workmem's tools

@@ -60,7 +60,7 @@ pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Val
 
 /// The client's request with the session's view in place of its messages.
 pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], tools: &Value) -> Value {
-    let mut body = request.clone();
+    let mut body = crate::protocol::all_but(request, &["messages", "tools"]);
     body["messages"] = json!(messages);
     body["tools"] = tools.clone();
     body

@@ -19,10 +19,16 @@ use workmem_llm::Completion;
 use workmem_runtime::HistoryMode;
 use workmem_store::Message;
 
-/// Why workmem could not handle a request.
+/// Why workmem could not handle a request. Only what the request itself is refused for, and the
+/// upstream's failures, are told to the client as they are; a failure of workmem's own (the
+/// store, the engine) may name files, and goes to the proxy's log alone.
 #[derive(Debug, thiserror::Error)]
 enum Failure {
-    /// Before anything went upstream: the client's request can still go as it was.
+    /// The request is not one workmem takes (not JSON, content the session cannot keep, a
+    /// tool named as one of workmem's, a view that would break pairing). It can still go as it was.
+    #[error("{0}")]
+    Refused(String),
+    /// workmem failed before anything went upstream: the request can still go as it was.
     #[error("{0}")]
     Before(String),
     /// The upstream could not be reached, or broke off.
@@ -31,6 +37,10 @@ enum Failure {
     /// After the upstream answered (logging the answer, running a tool).
     #[error("{0}")]
     After(String),
+}
+
+fn refused(e: impl std::fmt::Display) -> Failure {
+    Failure::Refused(e.to_string())
 }
 
 fn before(e: impl std::fmt::Display) -> Failure {
@@ -53,7 +63,7 @@ pub(crate) fn run(app: &App, protocol: Option<Protocol>, parts: Parts, body: Byt
         Err(f) => f,
     };
     match failure {
-        Failure::Before(why) if app.config.on_error == OnError::Passthrough => {
+        Failure::Refused(why) | Failure::Before(why) if app.config.on_error == OnError::Passthrough => {
             eprintln!("workmem proxy: {} {}: passed through as sent: {why}", parts.method, parts.uri.path());
             if let Err(e) = passthrough(app, &parts, body, &mut sink) {
                 answer_error(&mut sink, protocol, &e);
@@ -67,14 +77,15 @@ pub(crate) fn run(app: &App, protocol: Option<Protocol>, parts: Parts, body: Byt
 }
 
 fn answer_error(sink: &mut Sink, protocol: Protocol, f: &Failure) {
-    let code = match f {
-        Failure::Before(_) | Failure::After(_) => "workmem_failed",
-        Failure::Upstream(_) => "upstream_unreachable",
+    let (code, message) = match f {
+        Failure::Refused(why) => ("workmem_failed", why.clone()),
+        Failure::Before(_) | Failure::After(_) => ("workmem_failed", "workmem failed on this request; the proxy's log says why".to_string()),
+        Failure::Upstream(why) => ("upstream_unreachable", why.clone()),
     };
     if sink.started() {
-        sink.abort(f.to_string());
+        sink.abort(message);
     } else {
-        sink.respond(crate::relay::error(502, protocol.error_body(code, &f.to_string())));
+        sink.respond(crate::relay::error(502, protocol.error_body(code, &message)));
     }
 }
 
@@ -139,10 +150,10 @@ fn paired(messages: &[workmem_llm::Message]) -> Result<(), String> {
 }
 
 fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let request: Value = serde_json::from_slice(body).map_err(|e| before(format!("the request is not JSON: {e}")))?;
-    let history = protocol.history(&request).map_err(before)?;
+    let request: Value = serde_json::from_slice(body).map_err(|e| refused(format!("the request is not JSON: {e}")))?;
+    let history = protocol.history(&request).map_err(refused)?;
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
-        return Err(before(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
+        return Err(refused(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
     }
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let streamed = request["stream"].as_bool().unwrap_or(false);
@@ -210,7 +221,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         };
         if let Err(why) = paired(&built.messages) {
             let why = format!("the request would break tool-call pairing, so it was not sent: {why}");
-            result = Err(if round == 1 { before(why) } else { after(why) });
+            result = Err(if round == 1 { refused(why) } else { after(why) });
             break;
         }
         let upstream = protocol.upstream_body(request, &built, &tools);
@@ -303,17 +314,19 @@ fn relay_stream(app: &App, answer: Answer, relay: &mut Relay, sink: &mut Sink) -
     if !sink.start(head.status.as_u16(), &head.headers) {
         return Err(Failure::Upstream("the client went away".into()));
     }
+    // The whole stream is capped, not each line alone: an event of many short lines, or a
+    // stream that never ends, stops here.
     let limit = app.config.max_answer_bytes as u64;
-    let mut reader = BufReader::new(body.into_reader());
+    let mut reader = BufReader::new(body.into_reader()).take(limit + 1);
     let mut line = Vec::new();
     loop {
         line.clear();
-        let n = (&mut reader).take(limit + 1).read_until(b'\n', &mut line).map_err(|e| Failure::Upstream(format!("the upstream's stream broke off: {e}")))?;
+        let n = reader.read_until(b'\n', &mut line).map_err(|e| Failure::Upstream(format!("the upstream's stream broke off: {e}")))?;
         if n == 0 {
             break;
         }
-        if n as u64 > limit {
-            return Err(Failure::Upstream(format!("a line of the upstream's stream passed {limit} bytes (--max-answer-bytes)")));
+        if reader.limit() == 0 {
+            return Err(Failure::Upstream(format!("the upstream's stream passed {limit} bytes (--max-answer-bytes)")));
         }
         if let Some(out) = relay.line(&line).map_err(Failure::Upstream)?
             && !sink.send(out)

@@ -21,6 +21,7 @@ mod protocol;
 mod relay;
 mod responses;
 mod sessions;
+mod sse;
 mod upstream;
 
 use axum::Router;
@@ -54,8 +55,7 @@ pub struct Config {
     pub on_error: OnError,
     /// The largest request body read from a client, in bytes (`--max-body-bytes`).
     pub max_body_bytes: usize,
-    /// The largest upstream answer read whole (not streamed), in bytes; a stream's lines are
-    /// capped at this too (`--max-answer-bytes`).
+    /// The largest upstream answer, whole or streamed, in bytes (`--max-answer-bytes`).
     pub max_answer_bytes: usize,
     /// Upstream requests one client request may take when the model calls only workmem's
     /// tools (`--max-rounds`); past it the client gets the answer as it stands.

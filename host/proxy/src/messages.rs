@@ -5,6 +5,7 @@
 //! prefix the next request repeats (cache breakpoints go on the system and on the history's end).
 
 use crate::sessions::own_tool;
+use crate::sse::{Event, Events};
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
@@ -136,7 +137,7 @@ fn blocks(m: &workmem_llm::Message, opaque: &[Value]) -> (&'static str, Vec<Valu
 /// instructions and memory after the client's `system`, the history, and `context_meta` in the
 /// last user message.
 pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, tools: &Value) -> Value {
-    let mut body = request.clone();
+    let mut body = crate::protocol::all_but(request, &["messages", "system", "tools"]);
     let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
@@ -158,7 +159,7 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, too
             m["content"].as_array_mut().expect("rendered content is a list").sort_by_key(|b| b["type"] != "tool_result");
         }
     }
-    let mut room = MAX_BREAKPOINTS.saturating_sub(system.iter().map(breakpoints).sum::<usize>() + breakpoints(&body["tools"]));
+    let mut room = MAX_BREAKPOINTS.saturating_sub(system.iter().map(breakpoints).sum::<usize>() + breakpoints(&request["tools"]));
     if room > 0 && !head.is_empty() {
         system.last_mut().expect("workmem's system blocks").as_object_mut().expect("a block").insert("cache_control".into(), json!({"type": "ephemeral"}));
         room -= 1;
@@ -232,6 +233,11 @@ pub(crate) fn error_body(code: &str, message: &str) -> Value {
     json!({"type": "error", "error": {"type": "api_error", "message": message, "code": code}})
 }
 
+/// An event as the Messages API names it: by its data's type.
+fn event(data: &Value) -> Bytes {
+    Bytes::from(format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or_default()))
+}
+
 /// A Messages event stream on its way to the client: events go on as they came but for the
 /// blocks of workmem's tool uses (left out, the client's blocks renumbered around them), a later
 /// round's `message_start` (the client is getting one message), and the message's end
@@ -253,7 +259,7 @@ pub(crate) struct Relay {
     started: bool,
     held: Vec<Value>,
     done: bool,
-    event: Vec<u8>,
+    events: Events,
 }
 
 impl Relay {
@@ -269,14 +275,11 @@ impl Relay {
 
     /// One line of the stream: events are passed on whole, once their blank line arrives.
     pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
-        self.event.extend_from_slice(line);
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(None);
-        }
-        let event = std::mem::take(&mut self.event);
-        let text = std::str::from_utf8(&event).map_err(|_| "a stream event is not UTF-8")?;
-        let Some(data) = text.lines().find_map(|l| l.strip_prefix("data:")).map(str::trim) else { return Ok(Some(Bytes::from(event))) };
-        let mut data: Value = serde_json::from_str(data).map_err(|e| format!("a stream event is not JSON: {e}"))?;
+        let mut data = match self.events.line(line)? {
+            None => return Ok(None),
+            Some(Event::Other(raw)) => return Ok(Some(raw)),
+            Some(Event::Data(data)) => data,
+        };
         let index = data["index"].as_u64().unwrap_or(0);
         match data["type"].as_str() {
             Some("message_start") => {
@@ -337,16 +340,15 @@ impl Relay {
                 self.done = true;
                 return Ok(None);
             }
-            _ => return Ok(Some(Bytes::from(event))),
+            _ => return Ok(Some(event(&data))),
         }
         if data["type"].as_str().is_some_and(|t| t.starts_with("content_block")) {
             match self.indices.get(&index) {
                 Some((Some(theirs), _)) => data["index"] = json!(theirs),
                 _ => return Ok(None),
             }
-            return Ok(Some(Bytes::from(format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or_default()))));
         }
-        Ok(Some(Bytes::from(event)))
+        Ok(Some(event(&data)))
     }
 
     pub fn complete(&self) -> bool {
@@ -375,10 +377,10 @@ impl Relay {
             if self.sent_calls == 0 && data["delta"]["stop_reason"] == "tool_use" {
                 data["delta"]["stop_reason"] = json!("end_turn");
             }
-            out.push(Bytes::from(format!("event: message_delta\ndata: {data}\n\n")));
+            out.push(event(&data));
         }
         if self.done {
-            out.push(Bytes::from_static(b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+            out.push(event(&json!({"type": "message_stop"})));
         }
         out
     }

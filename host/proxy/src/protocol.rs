@@ -181,3 +181,12 @@ impl<'a> Parts<'a> {
         Parts { leading, history: history.iter().enumerate().map(|(i, m)| (m, opaque(i))).collect(), tail: tail.first() }
     }
 }
+
+/// The client's request without the fields at `keys` (those the proxy writes anew: the history
+/// above all, which is not copied only to be replaced).
+pub(crate) fn all_but(request: &Value, keys: &[&str]) -> Value {
+    match request.as_object() {
+        Some(fields) => Value::Object(fields.iter().filter(|(k, _)| !keys.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()),
+        None => Value::Null,
+    }
+}

@@ -4,6 +4,7 @@
 //! the request then goes upstream as it was.
 
 use crate::sessions::own_tool;
+use crate::sse::{Event, Events};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -114,7 +115,7 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, too
         }
     }
     input.extend(parts.tail.map(|m| message("developer", &m.content)));
-    let mut body = request.clone();
+    let mut body = crate::protocol::all_but(request, &["input", "tools"]);
     body["input"] = Value::Array(input);
     body["tools"] = tools.clone();
     body
@@ -192,7 +193,7 @@ pub(crate) struct Relay {
     round: u32,
     sequence: u64,
     held: Option<Value>,
-    event: Vec<u8>,
+    events: Events,
 }
 
 impl Relay {
@@ -211,14 +212,11 @@ impl Relay {
     }
 
     pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
-        self.event.extend_from_slice(line);
-        if !line.iter().all(u8::is_ascii_whitespace) {
-            return Ok(None);
-        }
-        let event = std::mem::take(&mut self.event);
-        let text = std::str::from_utf8(&event).map_err(|_| "a stream event is not UTF-8")?;
-        let Some(data) = text.lines().find_map(|l| l.strip_prefix("data:")).map(str::trim) else { return Ok(Some(Bytes::from(event))) };
-        let mut data: Value = serde_json::from_str(data).map_err(|e| format!("a stream event is not JSON: {e}"))?;
+        let mut data = match self.events.line(line)? {
+            None => return Ok(None),
+            Some(Event::Other(raw)) => return Ok(Some(raw)),
+            Some(Event::Data(data)) => data,
+        };
         let kind = data["type"].as_str().unwrap_or_default().to_string();
         match kind.as_str() {
             "response.created" | "response.in_progress" => return Ok((self.round <= 1).then(|| self.pass(data))),

@@ -243,7 +243,15 @@ impl Index {
         let mut tracked = Vec::new();
         for (session, meta) in sessions.list()? {
             let Some(proxied) = meta.proxied else { continue };
-            let records = session.records()?;
+            // A session whose log cannot be read is left alone, not a reason to stay down: its
+            // client's next request starts a session of its own.
+            let records = match session.records() {
+                Ok(records) => records,
+                Err(e) => {
+                    eprintln!("workmem proxy: session {} left out: {e}", meta.id);
+                    continue;
+                }
+            };
             let t = Tracked::new(session, meta.id, proxied);
             for record in records {
                 if let Entry::Message(m) = record.entry {
