@@ -186,8 +186,8 @@ bench-proxy:
 	cargo bench -q -p workmem --bench proxy
 
 # Issue 24's benchmark: the 40 trajectories and four generated histories of each adversarial
-# shape replayed under eight context policies (a table and the targets per group, the chart
-# of tokens per request), then the compaction timings.
+# shape replayed under nine context policies, the last workmem through `workmem proxy` (a table
+# and the targets per group, the chart of tokens per request), then the compaction timings.
 bench-compaction:
 	cargo run --release -q -- replay tests/data/trajectories --shape all --seeds 4 --window 16000 --png docs/tokens-per-turn.png
 	cargo bench -q -p workmem --bench compaction

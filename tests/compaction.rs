@@ -270,6 +270,18 @@ fn replay_a_real_trajectory() {
     assert_eq!(sent.len() as u64, workmem["requests"].as_u64().unwrap());
     assert!(sent.iter().all(|b| b["tools"].as_array().is_some_and(|t| t.len() == 6)));
     assert!(lines("mask").iter().all(|b| b.get("tools").is_none()));
+    // The same through `workmem proxy`, the agent a Chat Completions client that resends its
+    // whole history: what reached the scripted model is bounded and paired as workmem's own,
+    // costs what it costs, and offers the model workmem's three tools of its own.
+    let proxy = by("proxy");
+    assert!(proxy["peak"].as_u64().unwrap() <= 6000 && proxy["unsendable"] == 0, "{proxy}");
+    assert_eq!(proxy["violations"], 0, "{proxy}");
+    assert!(proxy["compactions"].as_u64().unwrap() > 0 && proxy["memory_updates"].as_u64().unwrap() > 0, "{proxy}");
+    assert!(proxy["read_back"].as_u64().unwrap() > 0 && proxy["read_back_ok"] == proxy["read_back"], "{proxy}");
+    let ratio = proxy["effective_cost"].as_f64().unwrap() / workmem["effective_cost"].as_f64().unwrap();
+    assert!((0.9..1.1).contains(&ratio), "the proxy costs {ratio:.2}x workmem's own loop");
+    let names = |b: &Value| -> Vec<String> { b["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect() };
+    assert!(lines("proxy").iter().all(|b| names(b) == ["read_history", "update_memory", "compact_history"]));
     // One policy and one file: tokens per request.
     let out = ws.cmd(None, &["--json", "replay", file.to_str().unwrap(), "--policy", "mask"]).output().unwrap();
     let one = json_of(&out);

@@ -20,6 +20,10 @@ pub struct ProxyArgs {
     /// The model's context window in tokens: the safety net compacts at three quarters of it
     #[arg(long, default_value_t = 128_000, value_parser = clap::value_parser!(u32).range(1024..))]
     window: u32,
+    /// Compact by the compression guide (tools from 20% of the window, conversation from 40%,
+    /// all from 60%) instead of leaving it to the model: spec 003's automatic mode
+    #[arg(long)]
+    auto_compact: bool,
     /// What happens when workmem fails on a request: send it upstream as the client sent it,
     /// or answer with the protocol's error
     #[arg(long, value_enum, default_value_t = OnError::Passthrough)]
@@ -55,6 +59,7 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         upstream: args.upstream.clone(),
         sessions,
         window: args.window,
+        auto_compact: args.auto_compact,
         on_error: match args.on_error {
             OnError::Passthrough => workmem_proxy::OnError::Passthrough,
             OnError::Fail => workmem_proxy::OnError::Fail,

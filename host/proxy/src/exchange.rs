@@ -199,6 +199,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
     options.system_prompt = String::new();
     options.history = HistoryMode::All;
     options.agents_md = false;
+    options.auto_compact = app.config.auto_compact;
     options.pinned = t.pinned();
     let mut engine = app.runtime.instance().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(model), |(_, tok)| tok);

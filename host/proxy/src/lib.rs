@@ -52,6 +52,9 @@ pub struct Config {
     pub sessions: Sessions,
     /// The model's context window in tokens; the safety net compacts at three quarters of it.
     pub window: u32,
+    /// Compact by the compression guide (spec 003's automatic mode) instead of leaving it to
+    /// the model's `compact_history` calls; the safety net runs either way.
+    pub auto_compact: bool,
     pub on_error: OnError,
     /// The largest request body read from a client, in bytes (`--max-body-bytes`).
     pub max_body_bytes: usize,

@@ -71,8 +71,10 @@ pub(crate) struct Seen {
     /// The last assistant message called only workmem's tools, so the next one continues it:
     /// the client got both as one answer.
     continues: bool,
-    /// The client's leading system messages, by `seq`.
+    /// The client's opening, by `seq`: everything before the model's first answer.
     pinned: Vec<u64>,
+    /// Whether the model has answered yet.
+    answered: bool,
 }
 
 impl Seen {
@@ -212,13 +214,17 @@ impl Tracked {
     /// Folds in one message the log holds as `seq`.
     pub fn observe(&self, seq: u64, m: &Message) {
         let mut seen = lock(&self.seen);
-        if m.role == "system" && seen.last.as_ref().is_none_or(|s| s.role == "system") {
+        if m.role == "assistant" {
+            seen.answered = true;
+        } else if !seen.answered {
             seen.pinned.push(seq);
         }
         seen.push(m);
     }
 
-    /// The client's leading system messages, by `seq`: compactions never replace them.
+    /// The client's opening, by `seq`: its system prompt and its first turn (the task), all it
+    /// sent before the model first answered. Compactions never replace them: an agent that
+    /// lost its task would go on without it, as `workmem agent` pins its own.
     pub fn pinned(&self) -> Vec<u64> {
         lock(&self.seen).pinned.clone()
     }

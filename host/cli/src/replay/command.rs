@@ -17,7 +17,7 @@ pub struct ReplayArgs {
     /// One policy, or all of them: full, mask (all but the last 5 tool outputs masked),
     /// mask+net (with a safety net), mask-batched, mask-batched+net, last-k (the task and
     /// the last 5 groups), safety-net (workmem's alone), workmem (the compression guide and
-    /// the safety net)
+    /// the safety net), proxy (workmem through `workmem proxy --auto-compact`)
     #[arg(long, value_parser = or_all(Policy::ALL.map(|p| (p.name(), p)).to_vec()), default_value = "all")]
     policy: OneOrAll<Policy>,
     /// Generated histories of a shape too (repeat it, or all): parallel, large-outputs,
@@ -311,7 +311,7 @@ fn targets(rows: &[Value]) -> Vec<Value> {
             "detail": format!("{:.1}% vs {:.1}%", f(w, "recall") * 100.0, f(m, "recall") * 100.0)}));
     }
     // Baselines that sent every request and kept at least as much.
-    for b in rows.iter().filter(|r| r["policy"] != "workmem" && r["unsendable"] == 0 && f(r, "recall") >= f(w, "recall")) {
+    for b in rows.iter().filter(|r| !matches!(r["policy"].as_str(), Some("workmem" | "proxy")) && r["unsendable"] == 0 && f(r, "recall") >= f(w, "recall")) {
         out.push(json!({"target": format!("effective cost at or below {}'s (recall {:.1}%)", b["policy"].as_str().unwrap_or_default(), f(b, "recall") * 100.0),
             "ok": f(w, "effective_cost") <= f(b, "effective_cost"),
             "detail": format!("{:.0} vs {:.0} ({:.0}%)", f(w, "effective_cost"), f(b, "effective_cost"), f(w, "effective_cost") * 100.0 / f(b, "effective_cost").max(1.0))}));

@@ -15,17 +15,18 @@ mod chart;
 pub mod command;
 pub mod facts;
 mod meter;
+mod proxied;
 mod readback;
 pub mod shapes;
 mod standin;
 
+use anyhow::Result;
 pub use meter::MODEL;
 use standin::StandIn;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
-use workmem_agent::Result;
 use workmem_agent::compact;
 use workmem_agent::context::{self, Options};
 use workmem_agent::tools::{self, ToolContext};
@@ -53,11 +54,23 @@ pub enum Policy {
     /// workmem: the compression guide of spec 003 followed by the host (automatic mode),
     /// plus the safety net; the model keeps its memory (the stand-in).
     Workmem,
+    /// The same through `workmem proxy --auto-compact`, the agent a Chat Completions client
+    /// that sends its whole history every time ([`proxied`]).
+    Proxy,
 }
 
 impl Policy {
-    pub const ALL: [Policy; 8] =
-        [Policy::Full, Policy::Mask, Policy::MaskNet, Policy::MaskBatched, Policy::MaskBatchedNet, Policy::LastK, Policy::SafetyNet, Policy::Workmem];
+    pub const ALL: [Policy; 9] = [
+        Policy::Full,
+        Policy::Mask,
+        Policy::MaskNet,
+        Policy::MaskBatched,
+        Policy::MaskBatchedNet,
+        Policy::LastK,
+        Policy::SafetyNet,
+        Policy::Workmem,
+        Policy::Proxy,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -69,12 +82,13 @@ impl Policy {
             Policy::LastK => "last-k",
             Policy::SafetyNet => "safety-net",
             Policy::Workmem => "workmem",
+            Policy::Proxy => "proxy",
         }
     }
 
     /// Whether it runs workmem's host (a session, its log and tools).
     pub fn is_workmem(self) -> bool {
-        matches!(self, Policy::SafetyNet | Policy::Workmem)
+        matches!(self, Policy::SafetyNet | Policy::Workmem | Policy::Proxy)
     }
 }
 
@@ -130,6 +144,9 @@ pub fn replay<'a>(
     scratch: &Path,
     requests: Option<&'a mut dyn Write>,
 ) -> Result<Run> {
+    if policy == Policy::Proxy {
+        return proxied::replay(messages, window, runtime, tokenizer, scratch, requests);
+    }
     let (system, history) = match messages.first() {
         Some(m) if m.role == "system" => (m.content.as_str(), &messages[1..]),
         _ => ("", messages),
