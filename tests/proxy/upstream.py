@@ -52,7 +52,7 @@ class Script:
     log: Path | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     texts: dict[int, str] = field(default_factory=dict)
-    # Each tool result as the client first sent it (before any compaction could replace it).
+    # Each tool result as the model was first sent it whole (before any compaction replaced it).
     originals: dict[str, str] = field(default_factory=dict)
 
     def text(self, k: int) -> str:
@@ -189,8 +189,12 @@ def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any], str] |
                "KEY_LEARNINGS:\n  ADD:\n    - because later steps rely on it: every file has numbered lines\n")
         return (f"wm-{step}-update", "update_memory", {"dsl": dsl}, "")
     if step >= script.read_back_at > 0 and "read_history" in turn.tools and not any(k.startswith("wm-") and k.endswith("-read") for k in turn.results):
-        # One offloaded output, not a range: a range's answer may be too large to stay in a request.
-        pointer = next((m.group(1) for t in turn.texts for m in POINTER.finditer(t) if "-" not in m.group(1)), None)
+        # One offloaded output, not a range (a range's answer may be too large to stay in a
+        # request), and one this model was once sent whole: only then do bytes stand apart from
+        # the proxy's to check the answer against.
+        with script.lock:
+            seen = {cid for cid, text in script.originals.items() if len(text) >= 1000}
+        pointer = next((m.group(1) for cid, t in turn.results.items() if cid in seen for m in POINTER.finditer(t) if "-" not in m.group(1)), None)
         if pointer:
             return (f"wm-{step}-read", "read_history", {"seq": pointer}, "Reading an earlier output back. ")
     k = (step - 1) % script.files + 1
@@ -208,7 +212,9 @@ def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn:
     read_back = [turn.results[turn.last_call]] if turn.last_call and turn.last_call.endswith("-read") else []
     with script.lock:
         for cid, text in turn.results.items():
-            if cid.startswith("s-"):
+            # Only as sent whole: the safety net may offload a new output before the model
+            # sees it (keeping its ends beside the pointer).
+            if cid.startswith("s-") and not POINTER.search(text):
                 script.originals.setdefault(cid, text)
         originals = [t for t in script.originals.values() if len(t) >= 1000]
     script.record({

@@ -59,11 +59,19 @@ pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Val
 }
 
 /// The client's request with the session's view in place of its messages.
-pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], tools: &Value) -> Value {
-    let mut body = crate::protocol::all_but(request, &["messages", "tools"]);
-    body["messages"] = json!(messages);
-    body["tools"] = tools.clone();
-    body
+#[derive(serde::Serialize)]
+struct Body<'a> {
+    #[serde(flatten)]
+    rest: Value,
+    messages: &'a [workmem_llm::Message],
+    tools: &'a Value,
+}
+
+/// The client's request with the session's view in place of its messages, written straight
+/// from the view (a `Value` of a long history first would cost more than the writing).
+pub(crate) fn upstream_body(request: &Value, messages: &[workmem_llm::Message], tools: &Value) -> Vec<u8> {
+    let body = Body { rest: crate::protocol::all_but(request, &["messages", "tools"]), messages, tools };
+    serde_json::to_vec(&body).expect("JSON values and chat messages always serialize")
 }
 
 /// The answer as the client gets it: the text of `earlier` rounds (those that called only

@@ -226,7 +226,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
             break;
         }
         let upstream = protocol.upstream_body(request, &built, &tools);
-        let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream.to_string().into_bytes())?;
+        let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
         if answer.status() != 200 {
             if sink.started() {
                 result = Err(Failure::Upstream(format!("the upstream answered HTTP {} to a later round", answer.status())));
@@ -247,7 +247,8 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
             (protocol.completion(&reply).map_err(Failure::Upstream)?, Some((head, reply)))
         };
         // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
-        // logged, and the client gets what the model said.
+        // logged, and the client gets what the model said. Logged before the client has it, so
+        // that a proxy killed in between leaves a log the client's next request continues.
         let internal = match record(app, t, exchange, &tokenizer, &built, &tools, completion) {
             Ok(ran_only_own) => ran_only_own && round < app.config.max_rounds,
             Err(f) => {

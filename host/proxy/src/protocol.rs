@@ -62,11 +62,11 @@ impl Protocol {
     }
 
     /// The client's request with `built` (the session's view, bounded) in place of its history.
-    pub fn upstream_body(self, request: &Value, built: &workmem_agent::context::Built, tools: &Value) -> Value {
+    pub fn upstream_body(self, request: &Value, built: &workmem_agent::context::Built, tools: &Value) -> Vec<u8> {
         match self {
             Protocol::Chat => chat::upstream_body(request, &built.messages, tools),
-            Protocol::Messages => messages::upstream_body(request, &Parts::of(built), tools),
-            Protocol::Responses => responses::upstream_body(request, &Parts::of(built), tools),
+            Protocol::Messages => messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(),
+            Protocol::Responses => responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(),
         }
     }
 
