@@ -71,14 +71,14 @@ fn rate_limits_and_server_errors_are_retried_honouring_the_hint() {
 fn retries_end_with_the_last_error() {
     let server = Server::start(vec![Reply::status(500, vec![]), Reply::status(500, vec![]), Reply::status(500, vec![])]);
     match ask(&Client::new(config(&server, false))) {
-        Err(LlmError::Http { status: 500, .. }) => {}
+        Err(LlmError::Provider(r)) if r.status == 500 => {}
         other => panic!("want HTTP 500, got {other:?}"),
     }
     assert_eq!(server.requests().len(), 3, "one attempt and two retries");
 
     let limited = Server::start(vec![Reply::status(429, vec![("Retry-After", "3600".into())])]);
     match ask(&Client::new(config(&limited, false))) {
-        Err(LlmError::RateLimited { retry_after: Some(d) }) => assert_eq!(d, Duration::from_secs(3600)),
+        Err(LlmError::Provider(r)) if r.rate_limited() => assert_eq!(r.retry_after, Some(Duration::from_secs(3600))),
         other => panic!("want a rate limit, got {other:?}"),
     }
     assert_eq!(limited.requests().len(), 1, "an hour's wait is not waited out");
@@ -88,10 +88,70 @@ fn retries_end_with_the_last_error() {
 fn client_errors_are_not_retried() {
     let server = Server::start(vec![Reply::status(400, vec![]), Reply::answer("never reached")]);
     match ask(&Client::new(config(&server, false))) {
-        Err(LlmError::Http { status: 400, body, .. }) => assert!(body.contains("scripted 400")),
+        Err(LlmError::Provider(r)) if r.status == 400 => assert_eq!((r.message.as_str(), r.code.as_deref()), ("scripted 400", Some("test"))),
         other => panic!("want HTTP 400, got {other:?}"),
     }
     assert_eq!(server.requests().len(), 1);
+}
+
+/// OpenAI's rate-limit reset headers, when it sends no `retry-after`, say how long to wait.
+#[test]
+fn a_rate_limit_waits_for_its_reset_header() {
+    let server = Server::start(vec![
+        Reply::status(429, vec![("x-ratelimit-reset-requests", "20ms".into()), ("x-ratelimit-reset-tokens", "1.2s".into())]),
+        Reply::answer("ok"),
+    ]);
+    assert_eq!(ask(&Client::new(config(&server, false))).unwrap().text, "ok");
+    let r = server.requests();
+    assert!(r[1].at - r[0].at >= Duration::from_millis(1200), "the later reset was not waited for");
+}
+
+/// What a user needs from a provider's refusal, said once each: the URL, the status, the
+/// provider's own code and message; under `--json` as fields. A quota or billing 429 is not
+/// a rate limit: waiting does not cure it, so it is not retried.
+#[test]
+fn provider_errors_say_what_the_provider_said() {
+    let quota = r#"{"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}"#;
+    let unauthorized =
+        r#"{"error": {"message": "Incorrect API key provided: sk-test.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}"#;
+    let overloaded = r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+    let cases = [
+        (429, quota, "insufficient_quota", "check your plan and billing details", 1),
+        (401, unauthorized, "invalid_api_key", "Incorrect API key provided", 1),
+        (529, overloaded, "overloaded_error", "Overloaded", 3),
+    ];
+    for (status, body, code, message, requests) in cases {
+        let ws = Workspace::new(&format!("provider-{status}"));
+        let before = ws.files();
+        let script = vec![Reply::Json { status, headers: vec![], body: body.to_string() }; 3];
+        let server = Server::start(script);
+        let out = update(&ws, &server, &["--json", "--retries", "2"]);
+        assert_eq!(out.status.code(), Some(1), "{status}");
+        assert_eq!(server.requests().len(), requests, "{status}: attempts");
+        let err = stderr(&out);
+        let url = format!("{}/chat/completions", server.url);
+        for once in [url.as_str(), &format!("HTTP {status}"), code, message] {
+            assert_eq!(err.matches(once).count(), 1, "{status}: {once:?} once in {err}");
+        }
+        assert!(!err.contains("rate limiting"), "{status}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let e = &v["error"];
+        assert_eq!((e["kind"].as_str(), e["status"].as_u64(), e["provider_code"].as_str()), (Some("model"), Some(u64::from(status)), Some(code)), "{v}");
+        assert!(e["provider_message"].as_str().unwrap().contains(message) && e["url"] == url.as_str(), "{v}");
+        assert_eq!(ws.files(), before, "{status}: the memory changed");
+    }
+}
+
+/// A provider that cannot be reached is named.
+#[test]
+fn an_unreachable_provider_is_named() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", free.local_addr().unwrap());
+    drop(free);
+    let ws = Workspace::new("unreachable");
+    let out = ws.cmd(Some(&url), &["update", "--session", "s", "--task", "t", "--retries", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(&format!("could not reach the LLM at {url}/chat/completions")), "{}", stderr(&out));
 }
 
 #[test]
@@ -189,7 +249,7 @@ fn update_failures_leave_the_memory_unchanged() {
     let cases: [(&str, Vec<Reply>, &str); 4] = [
         ("hang", vec![Reply::Hang], "did not answer within"),
         ("cut", vec![Reply::cut(VALID)], "broke"),
-        ("limited", vec![Reply::status(429, vec![])], "rate limiting"),
+        ("limited", vec![Reply::status(429, vec![])], "HTTP 429"),
         ("down", vec![Reply::status(502, vec![])], "HTTP 502"),
     ];
     for (name, script, message) in cases {

@@ -56,7 +56,7 @@ struct ModelOnly(Client);
 
 impl Capabilities for ModelOnly {
     fn complete(&mut self, messages: Vec<llm::Message>) -> std::result::Result<llm::Completion, llm::LlmError> {
-        crate::update::complete(&self.0, messages)
+        crate::update::complete(&self.0, messages).map_err(|e| crate::update::told(&e))
     }
 
     fn load_memory(&mut self) -> std::result::Result<Option<String>, session_store::StoreError> {

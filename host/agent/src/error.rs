@@ -12,6 +12,9 @@ pub enum Error {
     Board(#[from] workmem_store::board::Error),
     #[error("the LLM call failed")]
     Llm(#[from] workmem_llm::LlmError),
+    /// The memory update's model call failed (the client's error, whole); nothing was applied.
+    #[error("the LLM call failed, so nothing was applied")]
+    UpdateModel(#[source] workmem_llm::LlmError),
     /// The commit path refused or failed: invalid DSL, a memory that does not load, ...
     /// (boxed: it holds a database's error, and every result of this crate carries the size)
     #[error(transparent)]

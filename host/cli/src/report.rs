@@ -153,7 +153,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         (Some(M::Engine(_)), _) => ("engine", None),
         (Some(M::Db(b)), _) => (b.code(), None),
         (None, Some(A::Update(UpdateError::Invalid { diagnostics, .. }))) => ("invalid_answer", Some(diagnostics)),
-        (None, Some(A::Update(UpdateError::Model(_)) | A::Llm(_))) => ("model", None),
+        (None, Some(A::Update(UpdateError::Model(_)) | A::Llm(_) | A::UpdateModel(_))) => ("model", None),
         (None, Some(A::Update(UpdateError::Store(_)) | A::Store(_))) => ("store", None),
         (None, Some(A::Engine(_))) => ("engine", None),
         (None, Some(A::Board(b))) => (b.code(), None),
@@ -186,6 +186,12 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
                 error["rule"] = rule.as_str().into()
             }
             _ => {}
+        }
+        if let Some(workmem_llm::LlmError::Provider(r)) = e.chain().find_map(|c| c.downcast_ref::<workmem_llm::LlmError>()) {
+            error["status"] = r.status.into();
+            error["provider_code"] = r.code.clone().into();
+            error["provider_message"] = r.message.clone().into();
+            error["url"] = r.url.clone().into();
         }
         if let Some(bad) = e.downcast_ref::<crate::input::NotUtf8>() {
             error["diagnostics"] = json::diagnostics(std::slice::from_ref(&bad.diagnostic));

@@ -182,14 +182,64 @@ impl Completion {
 pub enum LlmError {
     #[error("the LLM did not answer within {0:?}")]
     Timeout(Duration),
-    #[error("the LLM provider is rate limiting requests (HTTP 429){}", retry_hint(.retry_after))]
-    RateLimited { retry_after: Option<Duration> },
-    #[error("the LLM provider answered HTTP {status}: {body}")]
-    Http { status: u16, body: String, retry_after: Option<Duration> },
+    /// The provider answered with an error status.
+    #[error("{0}")]
+    Provider(Refusal),
     #[error("the LLM's answer passed {limit} bytes, the most taken (raise it with ${MAX_ANSWER_ENV})")]
     TooLarge { limit: usize },
     #[error("{0}")]
     Other(String),
+}
+
+/// What a provider said when it refused a request: the status, and its own code and message
+/// where its error body has them (OpenAI's `{"error": {message, type, code}}`, Anthropic's
+/// `{"type": "error", "error": {type, message}}`), else the start of the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub url: String,
+    pub status: u16,
+    /// OpenAI's `code`, else its `type`; Anthropic's `type`.
+    pub code: Option<String>,
+    pub message: String,
+    /// How long the provider asked to wait before trying again, from its headers.
+    pub retry_after: Option<Duration>,
+}
+
+/// Codes of a 429 that waiting does not cure: the account is out of quota or credit.
+const NOT_RETRIED: [&str; 4] = ["insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "access_terminated"];
+
+impl Refusal {
+    fn parse(url: &str, status: u16, body: &str, retry_after: Option<Duration>) -> Self {
+        let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        let error = &v["error"];
+        let text = |v: &Value| v.as_str().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+        let message = text(&error["message"])
+            .or_else(|| text(error))
+            .or_else(|| text(&v["message"]))
+            .or_else(|| text(&v["detail"]))
+            .unwrap_or_else(|| body.trim().chars().take(500).collect());
+        let code = text(&error["code"]).or_else(|| text(&error["type"]));
+        Refusal { url: url.to_string(), status, code, message, retry_after }
+    }
+
+    /// A rate limit that waiting cures (a quota or billing refusal is not one).
+    pub fn rate_limited(&self) -> bool {
+        self.status == 429 && !self.code.as_deref().is_some_and(|c| NOT_RETRIED.contains(&c))
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the LLM provider at {} answered HTTP {}", self.url, self.status)?;
+        if let Some(code) = &self.code {
+            write!(f, " ({code})")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if self.rate_limited() {
+            write!(f, "{}", retry_hint(&self.retry_after))?;
+        }
+        Ok(())
+    }
 }
 
 fn retry_hint(d: &Option<Duration>) -> String {
@@ -200,10 +250,9 @@ impl LlmError {
     /// Worth another attempt: rate limits, server errors, timeouts, broken connections.
     fn retryable(&self) -> Option<Option<Duration>> {
         match self {
-            LlmError::RateLimited { retry_after } => Some(*retry_after),
-            LlmError::Http { status, retry_after, .. } if *status >= 500 => Some(*retry_after),
+            LlmError::Provider(r) if r.rate_limited() || r.status >= 500 => Some(r.retry_after),
             LlmError::Timeout(_) | LlmError::Other(_) => Some(None),
-            LlmError::Http { .. } | LlmError::TooLarge { .. } => None,
+            LlmError::Provider(_) | LlmError::TooLarge { .. } => None,
         }
     }
 }
@@ -266,25 +315,21 @@ impl Client {
         if let Some(key) = &self.config.api_key {
             request = request.header("Authorization", format!("Bearer {key}"));
         }
-        let mut response = request.send(body.to_string()).map_err(|e| self.failure(e))?;
+        let mut response = request.send(body.to_string()).map_err(|e| self.failure(&url, e))?;
         let status = response.status().as_u16();
         if status != 200 {
             let retry_after = retry_after(response.headers());
-            let text = response.body_mut().read_to_string().unwrap_or_default();
-            return Err(if status == 429 {
-                LlmError::RateLimited { retry_after }
-            } else {
-                LlmError::Http { status, body: text.chars().take(500).collect(), retry_after }
-            });
+            let text = response.body_mut().with_config().limit(64 << 10).read_to_string().unwrap_or_default();
+            return Err(LlmError::Provider(Refusal::parse(&url, status, &text, retry_after)));
         }
         // Room for the JSON around an answer of the largest size taken, escapes included: the
         // cap on a whole answer, and on each line of a stream (whose answer is capped as it
         // grows; its length in all is bounded by the deadline).
         let limit = self.config.max_answer_bytes as u64 * 2 + (64 << 10);
         let completion = if self.config.stream {
-            self.read_stream(BufReader::new(response.body_mut().as_reader()), limit)?
+            self.read_stream(&url, BufReader::new(response.body_mut().as_reader()), limit)?
         } else {
-            let text = response.body_mut().with_config().limit(limit).read_to_string().map_err(|e| self.failure(e))?;
+            let text = response.body_mut().with_config().limit(limit).read_to_string().map_err(|e| self.failure(&url, e))?;
             let v: Value = serde_json::from_str(&text).map_err(|e| transport(format!("the LLM's answer is not JSON: {e}")))?;
             Completion::from_chat(&v).map_err(transport)?
         };
@@ -301,12 +346,12 @@ impl Client {
     /// before `[DONE]` was cut, and its partial text is not an answer.
     /// No line may pass `line_limit` bytes (a line that never ends is cut off there), and the
     /// answer is checked against its cap as it grows.
-    fn read_stream(&self, mut reader: impl BufRead, line_limit: u64) -> Result<Completion, LlmError> {
+    fn read_stream(&self, url: &str, mut reader: impl BufRead, line_limit: u64) -> Result<Completion, LlmError> {
         let mut stream = ChatStream::default();
         let mut raw = Vec::new();
         loop {
             raw.clear();
-            if (&mut reader).take(line_limit + 1).read_until(b'\n', &mut raw).map_err(|e| self.io_failure(e))? == 0 {
+            if (&mut reader).take(line_limit + 1).read_until(b'\n', &mut raw).map_err(|e| self.io_failure(url, e))? == 0 {
                 break;
             }
             if raw.len() as u64 > line_limit {
@@ -324,16 +369,16 @@ impl Client {
         Err(transport("the LLM's stream ended before [DONE]"))
     }
 
-    fn failure(&self, e: ureq::Error) -> LlmError {
+    fn failure(&self, url: &str, e: ureq::Error) -> LlmError {
         match e {
             ureq::Error::Timeout(_) => LlmError::Timeout(self.config.timeout),
             ureq::Error::BodyExceedsLimit(_) => LlmError::TooLarge { limit: self.config.max_answer_bytes },
-            ureq::Error::Io(io) => self.io_failure(io),
-            other => transport(format!("could not reach the LLM at {}: {other}", self.config.base_url)),
+            ureq::Error::Io(io) => self.io_failure(url, io),
+            other => transport(format!("could not reach the LLM at {url}: {other}")),
         }
     }
 
-    fn io_failure(&self, e: std::io::Error) -> LlmError {
+    fn io_failure(&self, url: &str, e: std::io::Error) -> LlmError {
         // ureq reports its deadline and its body limit inside reads as an io::Error wrapping
         // its own error.
         let inner = e.get_ref().and_then(|inner| inner.downcast_ref::<ureq::Error>());
@@ -341,7 +386,14 @@ impl Client {
             return LlmError::TooLarge { limit: self.config.max_answer_bytes };
         }
         let timed_out = e.kind() == std::io::ErrorKind::TimedOut || inner.is_some_and(|u| matches!(u, ureq::Error::Timeout(_)));
-        if timed_out { LlmError::Timeout(self.config.timeout) } else { transport(format!("the connection to the LLM broke: {e}")) }
+        match e.kind() {
+            _ if timed_out => LlmError::Timeout(self.config.timeout),
+            std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::NotFound
+            | std::io::ErrorKind::HostUnreachable
+            | std::io::ErrorKind::NetworkUnreachable => transport(format!("could not reach the LLM at {url}: {e}")),
+            _ => transport(format!("the connection to the LLM at {url} broke: {e}")),
+        }
     }
 }
 
@@ -387,16 +439,77 @@ impl ChatStream {
     }
 }
 
-/// `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or as an HTTP date.
+/// `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or as an HTTP date, else the
+/// later of OpenAI's `x-ratelimit-reset-requests` and `-tokens` (`1s`, `6m0s`, `20ms`).
 fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
         return Some(Duration::from_secs_f64(ms.max(0.0) / 1e3));
     }
-    let value = header("retry-after")?;
-    if let Ok(secs) = value.parse::<f64>() {
-        return Some(Duration::from_secs_f64(secs.max(0.0)));
+    if let Some(value) = header("retry-after") {
+        if let Ok(secs) = value.parse::<f64>() {
+            return Some(Duration::from_secs_f64(secs.max(0.0)));
+        }
+        if let Ok(at) = httpdate::parse_http_date(value) {
+            return Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default());
+        }
     }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+    ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"].into_iter().filter_map(|name| header(name).and_then(go_duration)).max()
+}
+
+/// A duration as Go prints one (`1h2m3.5s`, `20ms`), as OpenAI's rate-limit headers carry it.
+fn go_duration(text: &str) -> Option<Duration> {
+    let mut total = 0.0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let number_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).filter(|&n| n > 0)?;
+        let value: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let seconds = match &rest[..unit_end] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" => 1e-6,
+            "ns" => 1e-9,
+            _ => return None,
+        };
+        total += value * seconds;
+        rest = &rest[unit_end..];
+    }
+    (total.is_finite() && total > 0.0).then(|| Duration::from_secs_f64(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations_as_openai_sends_them() {
+        assert_eq!(go_duration("1s"), Some(Duration::from_secs(1)));
+        assert_eq!(go_duration("6m0s"), Some(Duration::from_secs(360)));
+        assert_eq!(go_duration("20ms"), Some(Duration::from_millis(20)));
+        assert_eq!(go_duration("1h2m3.5s"), Some(Duration::from_secs_f64(3723.5)));
+        assert_eq!(go_duration("soon"), None);
+        assert_eq!(go_duration("5 s"), None);
+    }
+
+    #[test]
+    fn provider_errors_are_read_in_both_shapes() {
+        let openai = r#"{"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": null, "code": "insufficient_quota"}}"#;
+        let r = Refusal::parse("https://api.openai.com/v1/chat/completions", 429, openai, None);
+        assert_eq!((r.code.as_deref(), r.rate_limited()), (Some("insufficient_quota"), false));
+        assert!(r.message.starts_with("You exceeded your current quota"));
+        let anthropic =
+            r#"{"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}}"#;
+        let r = Refusal::parse("u", 429, anthropic, Some(Duration::from_secs(2)));
+        assert_eq!((r.code.as_deref(), r.rate_limited()), (Some("rate_limit_error"), true));
+        assert_eq!(
+            r.to_string(),
+            "the LLM provider at u answered HTTP 429 (rate_limit_error): Number of request tokens has exceeded your per-minute rate limit; it asked to wait 2s"
+        );
+        let plain = Refusal::parse("u", 502, "<html>Bad Gateway</html>", None);
+        assert_eq!((plain.code, plain.message.as_str()), (None, "<html>Bad Gateway</html>"));
+    }
 }
