@@ -235,6 +235,18 @@ fn a_tool_call_without_arguments_is_answered() {
     let result = second.as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("the tool's answer was sent back");
     assert_eq!(result["tool_call_id"], "call_1");
     assert!(result["content"].as_str().unwrap().contains("overview.md"), "{result}");
+
+    // Under --json, the turn as a script reads it: the answer, each tool run, no text around.
+    let server = Server::start(vec![Reply::Json { status: 200, headers: vec![], body: body.to_string() }, Reply::say("Listed.")]);
+    let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "list your files", "--no-stream", "--retries", "0", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (&v["ok"], &v["answer"], &v["tools"][0]["name"], &v["tools"][0]["ok"]),
+        (&json!(true), &json!("Listed."), &json!("list_files"), &json!(true)),
+        "{v}"
+    );
+    assert!(v["tools"][0]["result"].as_str().unwrap().contains("overview.md"), "{v}");
 }
 
 /// A model's text reaches the terminal with its control characters shown, not obeyed: an

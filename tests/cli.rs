@@ -59,7 +59,9 @@ fn parse_json_matches_every_corpus_case() {
     let mut failures = Vec::new();
     for (name, path) in common::corpus() {
         let out = env.run(&["parse", "--json", path.to_str().unwrap()]);
-        let actual: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut actual: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // The CLI's error object around a failed parse is its own, not the corpus's.
+        actual.as_object_mut().unwrap().remove("error");
         let expected: serde_json::Value = serde_json::from_str(&common::read(&path.with_extension("json"))).unwrap();
         let want_code = if expected["ok"] == true { 0 } else { 1 };
         if actual != expected || code(&out) != want_code {
@@ -197,6 +199,32 @@ fn demo_runs() {
     assert!(stdout.contains("Rejected: the memory is unchanged"));
     assert!(stdout.contains("- **KL-3**: CompositeUnit._to applies the scale twice"));
     assert!(!stdout.contains("- **KL-2**"), "KL-2 was archived");
+    // The same story as JSON: each response's result as `apply --json` gives it.
+    let out = env.run(&["demo", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<&serde_json::Value> = v["steps"].as_array().unwrap().iter().map(|s| &s["result"]).collect();
+    assert_eq!(results.iter().map(|r| r["ok"].as_bool().unwrap()).collect::<Vec<_>>(), [true, false, true]);
+    assert_eq!((results[1]["error"]["kind"].as_str(), results[1]["diagnostics"][0]["line"].as_u64()), (Some("invalid_dsl"), Some(7)));
+    assert!(v["overview"].as_str().unwrap().contains("- **KL-3**: CompositeUnit._to applies the scale twice"));
+}
+
+/// An update with errors, under --json: the verb's own fields, and the error object every
+/// failure carries (README: `error.kind: "invalid_dsl"`).
+#[test]
+fn invalid_dsl_is_an_error_object_too() {
+    let env = Env::new("invalid-dsl");
+    let dir = env.new_session();
+    let bad = "KEY_LEARNINGS:\n  ADD:\n    - no reason here\n";
+    for args in [vec!["apply", "--session", dir.as_str(), "--json"], vec!["validate", "--session", dir.as_str(), "--json"], vec!["parse", "--json"]] {
+        let out = env.run_stdin(&args, bad);
+        assert_eq!(code(&out), 1, "{args:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!((&v["ok"], v["error"]["kind"].as_str()), (&serde_json::json!(false), Some("invalid_dsl")), "{args:?}: {v}");
+        assert!(v["error"]["message"].as_str().unwrap().starts_with("the update has 1 error(s)"), "{v}");
+        assert_eq!((v["error"]["diagnostics"][0]["line"].as_u64(), v["error"]["diagnostics"][0]["column"].as_u64()), (Some(3), Some(7)), "{v}");
+        assert_eq!(v["diagnostics"], v["error"]["diagnostics"], "{args:?}");
+    }
 }
 
 #[test]
@@ -223,6 +251,8 @@ fn a_byte_order_mark_is_ignored_and_invalid_utf8_is_a_positioned_diagnostic() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"]["kind"], "invalid_input");
     assert_eq!((v["error"]["diagnostics"][0]["line"].as_u64(), v["error"]["diagnostics"][0]["column"].as_u64()), (Some(3), Some(10)));
+    // parse's own shape, as for any input it cannot take: no update, the bad byte a diagnostic.
+    assert_eq!((&v["ok"], &v["update"], &v["diagnostics"]), (&serde_json::json!(false), &serde_json::Value::Null, &v["error"]["diagnostics"]), "{v}");
     assert!(text(&out.stderr).contains("latin1.dsl:3:10: the input is not valid UTF-8 (byte 0xe9)"), "{}", text(&out.stderr));
     // UTF-16, as some editors on Windows save it: named as such.
     let utf16: Vec<u8> = [0xff, 0xfe].into_iter().chain("CURRENT_PROGRESS:\n".encode_utf16().flat_map(u16::to_le_bytes)).collect();
@@ -329,4 +359,107 @@ fn sessions_are_found_from_anywhere_and_every_verb_speaks_json() {
     let out = env.root.join("c.wasm");
     let component = json(&env.run(&["component", "--out", out.to_str().unwrap(), "--json"]));
     assert_eq!(component["bytes"].as_u64().unwrap(), std::fs::metadata(&out).unwrap().len());
+}
+
+/// The verbs of `path` (`["board"]`), from clap's own help: its `Commands:` section.
+fn subcommands(env: &Env, path: &[String]) -> Vec<String> {
+    let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+    args.push("--help");
+    let help = text(&env.run(&args).stdout);
+    let Some((_, rest)) = help.split_once("Commands:\n") else { return Vec::new() };
+    rest.lines().take_while(|l| l.starts_with("  ")).filter_map(|l| l.split_whitespace().next()).filter(|name| *name != "help").map(str::to_string).collect()
+}
+
+/// Arguments that satisfy `path`'s usage line: a made-up value for every required option
+/// and argument, so the verb gets past clap and fails (or not) on its own.
+fn required_args(env: &Env, path: &[String]) -> Vec<String> {
+    let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+    args.push("--help");
+    let help = text(&env.run(&args).stdout);
+    let usage = help.lines().find_map(|l| l.strip_prefix("Usage: ")).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut depth = 0;
+    for token in usage.split_whitespace().skip(1 + path.len()) {
+        let outside = depth == 0;
+        depth += token.matches('[').count();
+        depth -= token.matches(']').count().min(depth);
+        if !outside {
+            continue;
+        }
+        if token.starts_with("--") {
+            out.push(token.to_string());
+        } else if token.starts_with('<') {
+            out.push("nosuch".to_string());
+        }
+    }
+    out
+}
+
+/// The --json contract, held on every verb clap knows, walked from its help: whatever the verb
+/// does with made-up arguments, stdout is one JSON document, and a failure is
+/// `{"ok": false, "error": {"kind", "message"}}` (exit 1, or 2 for usage).
+#[test]
+fn every_verb_keeps_the_json_contract() {
+    let env = Env::new("json-everywhere");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut verbs = Vec::new();
+    let mut todo = vec![Vec::<String>::new()];
+    while let Some(path) = todo.pop() {
+        let subs = subcommands(&env, &path);
+        if subs.is_empty() && !path.is_empty() {
+            verbs.push(path.clone());
+        }
+        todo.extend(subs.into_iter().map(|s| [path.clone(), vec![s]].concat()));
+    }
+    assert!(verbs.len() > 40, "the walk found only {verbs:?}");
+    let mut broken = Vec::new();
+    // Servers run until stopped: their --json is a first line, tested with them.
+    for path in verbs.iter().filter(|p| !matches!(p[0].as_str(), "serve" | "mcp")) {
+        let mut args = path.clone();
+        args.extend(required_args(&env, path));
+        args.push("--json".into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut child = env
+            .cmd(&args)
+            .env("HOME", &env.root)
+            .env("OPENAI_BASE_URL", format!("http://{closed}/v1"))
+            .env("OPENAI_API_KEY", "k")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                broken.push(format!("{args:?}: still running after 30 s"));
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let stdout = text(&out.stdout);
+        let v: serde_json::Value = match serde_json::from_str(&stdout) {
+            Ok(v) => v,
+            Err(e) => {
+                broken.push(format!(
+                    "{args:?}: exit {:?}, stdout is not one JSON document ({e}): {}",
+                    out.status.code(),
+                    stdout.chars().take(200).collect::<String>()
+                ));
+                continue;
+            }
+        };
+        let failed = !out.status.success();
+        let error_ok =
+            v["ok"] == false && v["error"]["kind"].as_str().is_some_and(|k| !k.is_empty()) && v["error"]["message"].as_str().is_some_and(|m| !m.is_empty());
+        if failed && !error_ok {
+            broken.push(format!("{args:?}: exit {:?} without an error object: {}", out.status.code(), stdout.chars().take(200).collect::<String>()));
+        }
+        if !failed && v["ok"] == false {
+            broken.push(format!("{args:?}: says ok false but exits 0"));
+        }
+    }
+    assert!(broken.is_empty(), "{} of {} verbs break the --json contract:\n{}", broken.len(), verbs.len(), broken.join("\n"));
 }

@@ -100,15 +100,27 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
             let options = workmem_agent::turn::Options { context: context.options()?, max_steps };
             let llm = llm.client(&options.context.model)?;
             let mut worker = board.worker(&ctx.runtime)?;
+            // Under --json, what the turn did, printed once it ends: `{ok, answer, tools, compactions}`.
+            let (mut answer, mut tools, mut compactions) = (String::new(), Vec::new(), Vec::new());
             workmem_agent::turn::turn_on(&s, &ctx.runtime, &llm, &options, worker.as_mut(), &task, &mut |event| match event {
                 workmem_agent::turn::Event::Tool { name, arguments, ok, result } => {
                     let mark = if *ok { "→" } else { "✗" };
                     let first = result.lines().next().unwrap_or_default();
                     eprintln!("{mark} {}({}): {}", report::one_line(name), report::one_line(arguments), report::one_line(first));
+                    tools.push(serde_json::json!({"name": name, "arguments": arguments, "ok": ok, "result": result}));
                 }
+                workmem_agent::turn::Event::Answer(text) if json => answer.push_str(text),
                 workmem_agent::turn::Event::Answer(text) => println!("{}", report::visible(text)),
-                workmem_agent::turn::Event::Compacted(done) => eprintln!("⇣ {}", done.notice),
+                workmem_agent::turn::Event::Compacted(done) => {
+                    eprintln!("⇣ {}", done.notice);
+                    compactions.push(
+                        serde_json::json!({"seq": done.seq, "messages": done.messages, "tokens_before": done.tokens_before, "tokens_after": done.tokens_after}),
+                    );
+                }
             })?;
+            if json {
+                report::print_json(&serde_json::json!({"ok": true, "answer": answer, "tools": tools, "compactions": compactions}));
+            }
         }
         AgentCommand::Mcp { session, worker, vault } => {
             let session = ctx.session(&session)?;

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use std::process::ExitCode;
-use workmem_memory::Error;
+use workmem_memory::{Error, json};
 use workmem_runtime::{Diagnostic, Runtime};
 use workmem_store::Sessions;
 
@@ -13,22 +13,44 @@ const RESPONSES: [(&str, &str); 3] = [
     ("03-progress.dsl", include_str!("../../../examples/responses/03-progress.dsl")),
 ];
 
-pub fn run(runtime: &Runtime, sessions: &Sessions) -> Result<ExitCode> {
+pub fn run(runtime: &Runtime, sessions: &Sessions, as_json: bool) -> Result<ExitCode> {
     let session = sessions.create(None, &runtime.instance()?.overview_template()?)?;
-    println!("Created session {}\n", session.dir().display());
+    if !as_json {
+        println!("Created session {}\n", session.dir().display());
+    }
+    let mut steps = Vec::new();
     for (name, text) in RESPONSES {
-        println!("━━ Applying the LLM response examples/responses/{name}");
-        match workmem_memory::apply(runtime, &session, text) {
+        if !as_json {
+            println!("━━ Applying the LLM response examples/responses/{name}");
+        }
+        let step = match workmem_memory::apply(runtime, &session, text) {
             Ok(applied) => {
-                print_diagnostics(name, &applied.warnings);
-                println!("{}", applied.diff);
+                if !as_json {
+                    print_diagnostics(name, &applied.warnings);
+                    println!("{}", applied.diff);
+                }
+                json::applied(&applied)
             }
             Err(Error::InvalidDsl(ds)) => {
-                print_diagnostics(name, &ds);
-                println!("Rejected: the memory is unchanged (an agent would re-prompt with these diagnostics).\n");
+                if !as_json {
+                    print_diagnostics(name, &ds);
+                    println!("Rejected: the memory is unchanged (an agent would re-prompt with these diagnostics).\n");
+                }
+                json::rejected(&ds)
             }
             Err(e) => return Err(e.into()),
-        }
+        };
+        steps.push(serde_json::json!({"response": format!("examples/responses/{name}"), "result": step}));
+    }
+    if as_json {
+        // The demo succeeded though one response was rejected: that is what it shows.
+        crate::report::print_json(&serde_json::json!({
+            "ok": true,
+            "session": session.dir(),
+            "steps": steps,
+            "overview": session.overview()?,
+        }));
+        return Ok(ExitCode::SUCCESS);
     }
     println!("━━ {}\n", session.overview_path().display());
     print!("{}", session.overview()?);

@@ -110,7 +110,14 @@ pub fn run(runtime: Runtime, args: DocArgs, as_json: bool) -> Result<ExitCode> {
             let db = args.db.target()?;
             return crate::token::grant(&db, Scope::Vault(&vault), &agent, &limits, as_json);
         }
-        DocCommand::Template => println!("{}", runtime.instance()?.document_template()?.trim_end()),
+        DocCommand::Template => {
+            let template = runtime.instance()?.document_template()?;
+            if as_json {
+                print_json(&json!({"template": template}));
+            } else {
+                println!("{}", template.trim_end());
+            }
+        }
         DocCommand::Put { vault, memory, file, expect, actor, max_bytes, keep_versions } => {
             let (_, bytes) = crate::input::read_bytes(file.as_ref())?;
             let stored = open(Config { max_bytes, keep_versions })?.put(&vault, &memory, &actor, &bytes, expect)?;

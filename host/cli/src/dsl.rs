@@ -57,12 +57,12 @@ pub enum DslCommand {
 pub fn run(ctx: &Ctx, command: DslCommand, json: bool) -> Result<ExitCode> {
     match command {
         DslCommand::Parse { file } => {
-            let (name, text) = read_input(file.as_ref())?;
+            let Some((name, text)) = report::parsable(read_input(file.as_ref()), json)? else { return Ok(ExitCode::from(1)) };
             let outcome = ctx.runtime.instance()?.parse(&text)?;
             return Ok(report::parse(&name, &outcome, json));
         }
         DslCommand::Validate { file, session } => {
-            let (name, text) = read_input(file.as_ref())?;
+            let Some((name, text)) = report::parsable(read_input(file.as_ref()), json)? else { return Ok(ExitCode::from(1)) };
             let mut memory = match session {
                 Some(s) => ctx.memory(&ctx.session(&s)?)?,
                 None => ctx.runtime.new_memory()?,

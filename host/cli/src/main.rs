@@ -140,7 +140,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let ctx = Ctx::new(&cli)?;
     let json = cli.json;
     match cli.command {
-        Command::Demo => demo::run(&ctx.runtime, &ctx.sessions),
+        Command::Demo => demo::run(&ctx.runtime, &ctx.sessions, json),
         Command::Session(command) => session::run(&ctx, command, json),
         Command::Dsl(command) => dsl::run(&ctx, command, json),
         Command::Agent(command) => agent::run(ctx, command, json),

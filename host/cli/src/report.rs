@@ -47,9 +47,20 @@ pub fn diagnostic(name: &str, d: &Diagnostic) -> String {
     format!("{name}:{}:{}: {}: {}", d.line, d.column, d.severity.name(), d.message)
 }
 
+/// The corpus's shape, and the error object every failure under `--json` carries when there
+/// is no update.
+fn parse_json(outcome: &ParseOutcome) -> serde_json::Value {
+    let mut v = json::parse_outcome(outcome);
+    if outcome.update.is_none() {
+        let errors = outcome.diagnostics.iter().filter(|d| d.severity == workmem_runtime::Severity::Error).count();
+        v["error"] = json::invalid_dsl(&outcome.diagnostics, &format!("the update has {errors} error(s)"));
+    }
+    v
+}
+
 pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
     if as_json {
-        print_json(&json::parse_outcome(outcome));
+        print_json(&parse_json(outcome));
     } else {
         diagnostics(name, &outcome.diagnostics);
         if let Some(u) = &outcome.update {
@@ -64,6 +75,26 @@ pub fn parse(name: &str, outcome: &ParseOutcome, as_json: bool) -> ExitCode {
         }
     }
     if outcome.update.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// The input of a verb that reports a parse (`parse`, `validate`): input that is not UTF-8
+/// is reported in the parse's own shape (`None`, having printed it), the bad byte as its
+/// diagnostic; other failures stay errors.
+pub fn parsable(input: Result<(String, String)>, as_json: bool) -> Result<Option<(String, String)>> {
+    let e = match input {
+        Ok(read) => return Ok(Some(read)),
+        Err(e) => e,
+    };
+    let Some(bad) = e.downcast_ref::<crate::input::NotUtf8>() else { return Err(e) };
+    eprintln!("{bad}");
+    if as_json {
+        let outcome = ParseOutcome { update: None, diagnostics: vec![bad.diagnostic.clone()] };
+        let mut v = parse_json(&outcome);
+        v["error"]["kind"] = "invalid_input".into();
+        v["error"]["message"] = bad.to_string().into();
+        print_json(&v);
+    }
+    Ok(None)
 }
 
 pub fn applied(name: &str, a: &Applied, as_json: bool) {

@@ -36,7 +36,13 @@ pub fn update(u: &Update) -> Value {
     })
 }
 
-/// `{ok, update: ... | null, diagnostics}`
+/// `{kind: "invalid_dsl", message, diagnostics}`: the error object of an update with errors,
+/// as every failure under `--json` carries one.
+pub fn invalid_dsl(ds: &[Diagnostic], message: &str) -> Value {
+    json!({"kind": "invalid_dsl", "message": message, "diagnostics": diagnostics(ds)})
+}
+
+/// `{ok, update: ... | null, diagnostics}`: the conformance corpus's shape.
 pub fn parse_outcome(o: &ParseOutcome) -> Value {
     json!({"ok": o.update.is_some(), "update": o.update.as_ref().map(update), "diagnostics": diagnostics(&o.diagnostics)})
 }
@@ -47,7 +53,8 @@ pub fn applied(a: &Applied) -> Value {
            "diagnostics": diagnostics(&a.warnings)})
 }
 
-/// `{ok: false, diagnostics}`: an update with errors, nothing applied.
+/// `{ok: false, diagnostics, error}`: an update with errors, nothing applied.
 pub fn rejected(ds: &[Diagnostic]) -> Value {
-    json!({"ok": false, "diagnostics": diagnostics(ds)})
+    let message = crate::Error::InvalidDsl(ds.to_vec()).to_string();
+    json!({"ok": false, "diagnostics": diagnostics(ds), "error": invalid_dsl(ds, &message)})
 }
