@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Runs the book's snippets as written: the packages chapter's (docs/packages.md), each from its
-runtime's folder, checking the Rust one is the example `make test` runs; and the curl session
+runtime's folder, checking the Rust one is the example `make test` runs, and its session
+snippets on a session the CLI made; and the curl session
 of docs/documents.md against `workmem serve`, in a fresh home. Part of `make test-docs`."""
 
+import json
 import os
 import re
 import shutil
@@ -23,6 +25,8 @@ def main() -> int:
     for lang, code in re.findall(r"```(js|python|go|rust)\n(.*?)```", section, re.S):
         blocks.setdefault(lang, code)  # the first of each: the ones that run as written
     assert set(blocks) == {"js", "python", "go", "rust"}, f"snippets found: {sorted(blocks)}"
+    sessions = dict(re.findall(r"```(js|python|go),session\n(.*?)```", section, re.S))
+    assert set(sessions) == {"js", "python", "go"}, f"session snippets found: {sorted(sessions)}"
     assert blocks["rust"] == (EXAMPLES / "rust" / "src" / "main.rs").read_text(), \
         "the packages chapter's Rust snippet is not examples/rust/src/main.rs"
 
@@ -45,6 +49,21 @@ def main() -> int:
             if out.returncode != 0 or "KL-1" not in out.stdout:
                 print(f"docs/packages.md snippet `{' '.join(cmd)}` failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
                 return 1
+        # The session snippets, each on a session the CLI made: both of its updates land.
+        js.write_text(sessions["js"])
+        py.write_text(sessions["python"])
+        (go / "main.go").write_text(sessions["go"])
+        for cmd, cwd in runs:
+            home = Path(tempfile.mkdtemp())
+            made = subprocess.run([str(ROOT / "target" / "debug" / "workmem"), "session", "new", "--json"], cwd=home,
+                                  env={**os.environ, "WORKMEM_SESSIONS_DIR": str(home / "sessions")}, capture_output=True, text=True, check=True)
+            directory = json.loads(made.stdout)["dir"]
+            out = subprocess.run(cmd + [directory], cwd=cwd, capture_output=True, text=True)
+            shutil.rmtree(home, ignore_errors=True)
+            if out.returncode != 0 or "KL-1" not in out.stdout or "Writing the fix" not in out.stdout:
+                print(f"docs/packages.md session snippet `{' '.join(cmd)}` failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
+                return 1
+        runs += runs
     finally:
         js.unlink(missing_ok=True)
         shutil.rmtree(py.parent, ignore_errors=True)

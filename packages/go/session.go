@@ -114,6 +114,7 @@ func (s *Session) LoadMemory(ctx context.Context, e *Engine) (*Memory, error) {
 
 // Apply loads the memory, applies text at now (an *InvalidError, changing nothing, when it
 // has errors) and commits it, all under the session's lock: what `workmem apply` does.
+// There is nothing to Commit after it.
 func (s *Session) Apply(ctx context.Context, e *Engine, text, now string) (applied Applied, err error) {
 	err = s.locked(func() error {
 		m, err := s.load(ctx, e)
@@ -130,8 +131,9 @@ func (s *Session) Apply(ctx context.Context, e *Engine, text, now string) (appli
 }
 
 // Commit commits an update applied to a memory LoadMemory gave (asked with Overview and
-// State, as Memory.Update does). It is refused, changing nothing, when another writer
-// committed since: load the memory again and redo the update.
+// State, as Memory.Update does): the way to see an update before it lands. It is refused,
+// changing nothing, when another writer committed since (load the memory again and redo the
+// update), or when it is already committed.
 func (s *Session) Commit(applied Applied) error {
 	return s.locked(func() error {
 		last, err := s.lastSeq(false)
@@ -139,6 +141,9 @@ func (s *Session) Commit(applied Applied) error {
 			return err
 		}
 		if applied.Seq != last+1 {
+			if state, err := s.read(stateFile); err == nil && applied.Seq == last && string(state) == applied.State {
+				return &SessionError{fmt.Sprintf("update %d is already committed: Apply commits what it applies; Commit is for an update applied to a memory from LoadMemory", applied.Seq)}
+			}
 			return &SessionError{fmt.Sprintf("update %d does not follow the session's last update, %d: another writer committed since the memory was loaded; load it again", applied.Seq, last)}
 		}
 		return s.commit(applied)

@@ -142,6 +142,18 @@ func TestSessionRefusalsChangeNothing(t *testing.T) {
 	if err := s.Commit(stale); !errors.As(err, &se) || !strings.Contains(err.Error(), "another writer committed") {
 		t.Errorf("a stale commit: %v", err)
 	}
+	// Apply commits: committing what it returned again says so, and changes nothing.
+	done, err := s.Apply(ctx, e, "KEY_LEARNINGS:\n  ADD:\n    - because it is one step: apply commits\n", fixtureAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = allFiles(t, dir)
+	if err := s.Commit(done); !errors.As(err, &se) || !strings.Contains(err.Error(), "update 3 is already committed: Apply commits what it applies") {
+		t.Errorf("a commit after Apply: %v", err)
+	}
+	if !reflect.DeepEqual(before, allFiles(t, dir)) {
+		t.Error("a refused commit changed the session")
+	}
 	// Invalid DSL.
 	var invalid *InvalidError
 	if _, err := s.Apply(ctx, e, "KEY_LEARNINGS:\n  ADD:\n    - no reason\n", fixtureAt); !errors.As(err, &invalid) {

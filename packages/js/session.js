@@ -83,7 +83,7 @@ export class Session {
 
   /**
    * Loads the memory, applies `text` (throwing WorkmemError, changing nothing, when it has
-   * errors) and commits it: what `workmem apply` does.
+   * errors) and commits it: what `workmem apply` does. There is nothing to `commit` after it.
    */
   async apply(text, { at = now() } = {}) {
     const applied = (await this.loadMemory()).apply(text, { at, overview: true, state: true });
@@ -93,7 +93,8 @@ export class Session {
 
   /**
    * Commits an update applied to a memory `loadMemory` gave (with overview and state, as
-   * Memory#update gives them). Refused, changing nothing, when another commit landed since.
+   * Memory#update gives them): the way to see an update before it lands. Refused, changing
+   * nothing, when another commit landed since, or when it is already committed.
    */
   async commit(applied) {
     if (applied.state === undefined || applied.overview === undefined) {
@@ -102,7 +103,10 @@ export class Session {
     await this.#finishPending();
     const last = await this.#lastSeq(false);
     if (applied.seq !== last + 1) {
-      throw new SessionError(`update ${applied.seq} does not follow the session's last update, ${last}: another writer committed since the memory was loaded; load it again`);
+      const committed = applied.seq === last && (await this.#read(STATE).catch(() => undefined)) === applied.state;
+      throw new SessionError(committed
+        ? `update ${applied.seq} is already committed: apply() commits what it applies; commit() is for an update applied to a memory from loadMemory()`
+        : `update ${applied.seq} does not follow the session's last update, ${last}: another writer committed since the memory was loaded; load it again`);
     }
     // What could refuse a step refuses the commit before anything is written.
     await this.meta();

@@ -69,9 +69,14 @@ test('stale and invalid commits and symlinks are refused, changing nothing', asy
   const session = await Session.open(dir);
   const [first, second] = [await session.loadMemory(), await session.loadMemory()];
   await session.commit(first.apply(await update(), { at, overview: true, state: true }));
-  const before = await allFiles(dir);
+  let before = await allFiles(dir);
   const stale = second.apply('KEY_LEARNINGS:\n  ADD:\n    - because it races: a second writer\n', { at, overview: true, state: true });
   await assert.rejects(session.commit(stale), (e) => e instanceof SessionError && /another writer committed/.test(e.message));
+  // apply commits: committing what it returned again says so, and changes nothing.
+  const done = await session.apply('KEY_LEARNINGS:\n  ADD:\n    - because it is one step: apply commits\n', { at });
+  before = await allFiles(dir);
+  await assert.rejects(session.commit(done), (e) => e instanceof SessionError && /update 3 is already committed: apply\(\) commits what it applies/.test(e.message));
+  assert.deepEqual(await allFiles(dir), before);
   await assert.rejects(session.apply('KEY_LEARNINGS:\n  ADD:\n    - no reason\n'), (e) => e instanceof WorkmemError && /first at 3:7/.test(e.message));
 
   const outside = await mkdtemp(join(tmpdir(), 'workmem-outside-'));

@@ -61,6 +61,12 @@ def test_commit_after_load_and_a_stale_commit_is_refused(engine, tmp_path):
     with pytest.raises(SessionError, match="another writer committed"):
         session.commit(stale)
     assert files(directory) == before
+    # apply commits: committing what it returned again says so, and changes nothing.
+    done = session.apply(engine, "KEY_LEARNINGS:\n  ADD:\n    - because it is one step: apply commits\n", at=AT)
+    before = files(directory)
+    with pytest.raises(SessionError, match=r"update 3 is already committed: apply\(\) commits what it applies"):
+        session.commit(done)
+    assert files(directory) == before
 
 
 def test_invalid_dsl_changes_nothing(engine, tmp_path):

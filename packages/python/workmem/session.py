@@ -92,7 +92,8 @@ class Session:
 
     def apply(self, engine: "Engine", text: str, at: Optional[str] = None) -> "Applied":
         """Loads the memory, applies `text` (raising WorkmemError, changing nothing, when it
-        has errors) and commits it, all under the session's lock: what `workmem apply` does."""
+        has errors) and commits it, all under the session's lock: what `workmem apply` does.
+        There is nothing to `commit` after it."""
         with self._lock():
             applied = self._load(engine).apply(text, at=at, overview=True, state=True)
             self._commit(applied)
@@ -100,14 +101,24 @@ class Session:
 
     def commit(self, applied: "Applied") -> None:
         """Commits an update applied to a memory `load_memory` gave (asked with overview and
-        state, as `Memory.update` does). Refused, changing nothing, when another writer
-        committed since: load the memory again and redo the update."""
+        state, as `Memory.update` does): the way to see an update before it lands. Refused,
+        changing nothing, when another writer committed since (load the memory again and redo
+        the update), or when it is already committed."""
         with self._lock():
             last = self._last_seq()
             if applied.seq != last + 1:
+                if applied.seq == last and self._state() == applied.state:
+                    raise SessionError(f"update {applied.seq} is already committed: apply() commits what it applies; "
+                                       "commit() is for an update applied to a memory from load_memory()")
                 raise SessionError(f"update {applied.seq} does not follow the session's last update, {last}: another "
                                    "writer committed since the memory was loaded; load it again")
             self._commit(applied)
+
+    def _state(self) -> Optional[str]:
+        try:
+            return self._read(self._fd, STATE).decode()
+        except FileNotFoundError:
+            return None
 
     # --- the commit path ------------------------------------------------------------------
 
