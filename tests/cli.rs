@@ -88,10 +88,13 @@ fn exit_codes_and_readable_errors() {
     // A missing file or session is a sentence, exit 1.
     let out = env.run(&["parse", "missing.dsl"]);
     assert_eq!(code(&out), 1);
-    assert!(text(&out.stderr).contains("reading missing.dsl"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot read missing.dsl"), "{}", text(&out.stderr));
     let out = env.run(&["show", "--session", "nope"]);
     assert_eq!(code(&out), 1);
-    assert!(text(&out.stderr).contains("no workmem session"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no session nope here"), "{}", text(&out.stderr));
+    let out = env.run(&["show", "--session", env.root.to_str().unwrap()]);
+    assert_eq!(code(&out), 1);
+    assert!(text(&out.stderr).contains("no workmem session at"), "{}", text(&out.stderr));
     // IDs that would escape the sessions directory are refused.
     for id in ["../escape", "..", ".hidden", "a/b", ""] {
         let out = env.run(&["session", "new", "--id", id]);
@@ -462,4 +465,41 @@ fn every_verb_keeps_the_json_contract() {
         }
     }
     assert!(broken.is_empty(), "{} of {} verbs break the --json contract:\n{}", broken.len(), verbs.len(), broken.join("\n"));
+}
+
+/// What a user meets in the first hour: an unknown session says where to look and how to make
+/// one; `session list` elsewhere points at --all; help shows the LLM call's defaults and every
+/// source of the model; an empty history says so; a missing input file is invalid input.
+#[test]
+fn first_hour_messages() {
+    let env = Env::new("first-hour");
+    let out = env.run(&["show", "--session", "s1", "--json"]);
+    assert_eq!(code(&out), 1);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("no session s1 here (") && message.contains("`workmem session list --all`") && message.contains("`workmem session new --id s1`"),
+        "{message}"
+    );
+
+    let elsewhere = env.root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    assert!(env.run(&["session", "new", "--id", "s1"]).status.success());
+    let out = env.cmd(&["session", "list"]).current_dir(&elsewhere).output().unwrap();
+    assert!(text(&out.stderr).contains("1 under other directories: `workmem session list --all`"), "{}", text(&out.stderr));
+
+    let help = text(&env.run(&["update", "--help"]).stdout);
+    assert!(help.contains("[default: 120]") && help.contains("[default: 3]"), "{help}");
+    let help = text(&env.run(&["agent", "--help"]).stdout);
+    assert!(help.contains("the config file's `model`"), "{help}");
+    let help = text(&env.run(&["replay", "--help"]).stdout);
+    assert!(!help.contains("shared/data") && help.contains("tests/data/trajectories"), "{help}");
+
+    let out = env.run(&["history", "--session", "s1"]);
+    assert!(out.status.success() && text(&out.stdout).starts_with("no messages yet"), "{}", text(&out.stdout));
+
+    let out = env.run(&["apply", "--session", "s1", "missing.dsl", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((code(&out), v["error"]["kind"].as_str()), (1, Some("invalid_input")), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().starts_with("cannot read missing.dsl: "), "{v}");
 }

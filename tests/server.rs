@@ -107,6 +107,7 @@ struct Reply {
 
 impl Reply {
     fn json(&self) -> Value {
+        assert!(self.body.ends_with(b"\n"), "a JSON answer ends with a newline: {}", String::from_utf8_lossy(&self.body));
         serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
     }
 

@@ -40,7 +40,8 @@ pub enum HistoryCommand {
         /// Refuse a compaction that would free fewer tokens
         #[arg(long, default_value_t = 0)]
         min_free: u32,
-        /// The model (its tokenizer counts the tokens; summarize asks it)
+        /// The model (its tokenizer counts the tokens; summarize asks it; default:
+        /// $WORKMEM_MODEL, else the config file's `model`, else gpt-4o-mini)
         #[arg(long)]
         model: Option<String>,
         #[command(flatten)]
@@ -101,6 +102,8 @@ pub fn run(ctx: &Ctx, command: HistoryCommand, json: bool) -> Result<ExitCode> {
                     if json {
                         let v: Vec<_> = view.iter().map(|(seq, m)| serde_json::json!({"seq": seq, "message": m})).collect();
                         println!("{}", serde_json::to_string_pretty(&v)?);
+                    } else if view.is_empty() {
+                        println!("no messages yet: `workmem agent` and `workmem proxy` log a session's messages");
                     } else {
                         for (seq, m) in &view {
                             let first = m.content.lines().next().unwrap_or_default();

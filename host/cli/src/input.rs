@@ -1,7 +1,7 @@
 //! What a command reads from a file or standard input: capped in size, and checked to be
 //! UTF-8 where it must be text, each refusal naming where.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -46,6 +46,21 @@ fn utf8(name: String, bytes: Vec<u8>) -> Result<(String, String)> {
     }
 }
 
+/// An input file that cannot be opened or read (missing, a folder, no permission).
+#[derive(Debug)]
+pub struct Unreadable {
+    pub name: String,
+    pub source: std::io::Error,
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot read {}: {}", self.name, self.source)
+    }
+}
+
+impl std::error::Error for Unreadable {}
+
 /// Input past the size cap.
 #[derive(Debug)]
 pub struct TooLarge {
@@ -79,12 +94,20 @@ pub fn read_bytes(file: Option<&PathBuf>) -> Result<(String, Vec<u8>)> {
         Ok(v) => v.parse::<u64>().map_err(|_| anyhow::anyhow!("${MAX_INPUT_ENV} is {v:?}: it takes a number of bytes"))?,
         Err(_) => DEFAULT_MAX_INPUT_BYTES,
     };
+    let unreadable = |name: &str| {
+        let name = name.to_string();
+        move |source| Unreadable { name, source }
+    };
     let (name, source): (String, Box<dyn Read>) = match file {
-        Some(p) if p.as_os_str() != "-" => (p.display().to_string(), Box::new(std::fs::File::open(p).with_context(|| format!("reading {}", p.display()))?)),
+        Some(p) if p.as_os_str() != "-" => {
+            let name = p.display().to_string();
+            let file = std::fs::File::open(p).map_err(unreadable(&name))?;
+            (name, Box::new(file))
+        }
         _ => ("<stdin>".to_string(), Box::new(std::io::stdin())),
     };
     let mut bytes = Vec::new();
-    source.take(cap + 1).read_to_end(&mut bytes).with_context(|| format!("reading {name}"))?;
+    source.take(cap + 1).read_to_end(&mut bytes).map_err(unreadable(&name))?;
     if bytes.len() as u64 > cap {
         return Err(TooLarge { name, cap }.into());
     }

@@ -73,7 +73,7 @@ enum Command {
     /// Write a page that shows a person a session's memory (IDs, updates as diffs, compactions,
     /// tokens per request) and a board's task graph: one HTML file; `workmem serve` serves it live at /view
     View(view::ViewArgs),
-    /// Replay recorded trajectories (the JSONL of shared/data/trajectories) and generated
+    /// Replay recorded trajectories (JSONL, one message a line, as in tests/data/trajectories) and generated
     /// histories turn by turn under context policies: tokens, cost with caching, what each
     /// policy kept of the facts the agent needed, and the targets workmem is held to
     Replay(replay::command::ReplayArgs),

@@ -7,11 +7,11 @@ use anyhow::{Context, Result};
 #[derive(clap::Args)]
 pub struct LlmArgs {
     /// Seconds one LLM call may take
-    #[arg(long, value_name = "SECONDS")]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "SECONDS", default_value_t = workmem_llm::DEFAULT_TIMEOUT_SECS as f64)]
+    timeout: f64,
     /// Further attempts at an LLM call after a 429, 5xx, timeout or broken stream
-    #[arg(long)]
-    retries: Option<u32>,
+    #[arg(long, default_value_t = workmem_llm::DEFAULT_RETRIES)]
+    retries: u32,
     /// Ask for whole answers instead of streams
     #[arg(long)]
     no_stream: bool,
@@ -22,10 +22,8 @@ impl LlmArgs {
         let mut config = workmem_llm::Config::load()?;
         config.model = model.to_string();
         config.stream = !self.no_stream;
-        if let Some(secs) = self.timeout {
-            config.timeout = std::time::Duration::try_from_secs_f64(secs).context("--timeout takes a number of seconds")?;
-        }
-        config.max_retries = self.retries.unwrap_or(config.max_retries);
+        config.timeout = std::time::Duration::try_from_secs_f64(self.timeout).context("--timeout takes a number of seconds")?;
+        config.max_retries = self.retries;
         Ok(workmem_llm::Client::new(config))
     }
 }

@@ -192,7 +192,13 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         (None, Some(A::Setting { .. })) => ("config", None),
         (None, Some(A::Compact(_))) => ("compaction_refused", None),
         (None, Some(A::Requests(_) | A::Memory(_))) => ("failed", None),
-        (None, None) if e.downcast_ref::<crate::input::NotUtf8>().is_some() || e.downcast_ref::<crate::input::TooLarge>().is_some() => ("invalid_input", None),
+        (None, None)
+            if e.downcast_ref::<crate::input::NotUtf8>().is_some()
+                || e.downcast_ref::<crate::input::TooLarge>().is_some()
+                || e.downcast_ref::<crate::input::Unreadable>().is_some() =>
+        {
+            ("invalid_input", None)
+        }
         (None, None) if let Some(b) = e.downcast_ref::<workmem_store::db::Error>() => (b.code(), None),
         (None, None) if e.downcast_ref::<workmem_store::Error>().is_some() => ("store", None),
         (None, None) if e.downcast_ref::<workmem_store::PathError>().is_some() => ("refused", None),

@@ -9,7 +9,8 @@ use workmem_runtime::names::HISTORY_MODES;
 
 #[derive(clap::Args)]
 pub struct ContextArgs {
-    /// The model (its tokenizer counts the tokens); default $WORKMEM_MODEL, else gpt-4o-mini
+    /// The model (its tokenizer counts the tokens; default: $WORKMEM_MODEL, else the config
+    /// file's `model`, else gpt-4o-mini)
     #[arg(long)]
     model: Option<String>,
     /// Which history goes in: auto (all until overview.md is maintained, then the active

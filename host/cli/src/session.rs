@@ -52,6 +52,12 @@ pub fn run(ctx: &Ctx, command: SessionCommand, json: bool) -> Result<ExitCode> {
         }
         SessionCommand::List { all } => {
             let list = if all { ctx.sessions.all()? } else { ctx.sessions.list()? };
+            if list.is_empty() && !all {
+                let elsewhere = ctx.sessions.all()?.len();
+                if elsewhere > 0 {
+                    eprintln!("none for this directory; {elsewhere} under other directories: `workmem session list --all` lists them");
+                }
+            }
             if json {
                 let v: Vec<_> = list.iter().map(|(s, m)| serde_json::json!({"meta": m, "dir": s.dir()})).collect();
                 println!("{}", serde_json::to_string_pretty(&v)?);

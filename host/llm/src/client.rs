@@ -34,6 +34,12 @@ pub struct Config {
 /// Overrides [`Config::max_answer_bytes`].
 pub const MAX_ANSWER_ENV: &str = "WORKMEM_MAX_ANSWER_BYTES";
 
+/// Seconds one attempt may take, unless a caller says otherwise.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
+/// Further attempts after a failure worth retrying, unless a caller says otherwise.
+pub const DEFAULT_RETRIES: u32 = 3;
+
 /// 1 MiB: sixty times a long real answer, and far below what would hurt the host.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = 1 << 20;
 
@@ -74,8 +80,8 @@ impl Config {
             api_key: var("OPENAI_API_KEY").or(file.api_key),
             model: var("WORKMEM_MODEL").or(file.model).unwrap_or_else(|| DEFAULT_MODEL.into()),
             stream: true,
-            timeout: Duration::from_secs(120),
-            max_retries: 3,
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+            max_retries: DEFAULT_RETRIES,
             backoff: Duration::from_millis(500),
         })
     }

@@ -73,7 +73,28 @@ pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
         .method_not_allowed_fallback(method_not_allowed)
         // The limit is checked again where a body is read, so its error names the setting.
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(axum::middleware::map_response(newline_after_json))
         .with_state(app))
+}
+
+/// Every JSON answer ends with a newline, as a shell (`curl`) and a line reader expect.
+async fn newline_after_json(response: axum::response::Response) -> axum::response::Response {
+    use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+    let json = response.headers().get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // The API's JSON answers are written whole, never streamed: collecting one costs nothing.
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return axum::http::StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let mut bytes = bytes.to_vec();
+    if !bytes.ends_with(b"\n") {
+        bytes.push(b'\n');
+        parts.headers.remove(CONTENT_LENGTH);
+    }
+    axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
 /// Serves `router` on `listener` until Ctrl-C or SIGTERM, finishing the requests in flight.

@@ -16,6 +16,8 @@ pub enum Error {
     Project { dir: PathBuf, source: crate::PathError },
     #[error("no workmem session at {}: {why}", dir.display())]
     NotASession { dir: PathBuf, why: String },
+    #[error("no session {id} here ({}) or under any other directory: `workmem session list --all` lists every directory's sessions, `workmem session new --id {id}` makes one", cwd.display())]
+    NoSuchSession { id: String, cwd: PathBuf },
     #[error("session {} has {updates} committed update(s) but no state.json: restore it from a backup (the update log, updates.jsonl, records every update)", dir.display())]
     MissingState { dir: PathBuf, updates: u32 },
     #[error("session ID {id} is in {} directories ({}): name the session by its directory", dirs.len(), dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "))]

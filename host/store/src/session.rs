@@ -272,6 +272,7 @@ impl Sessions {
         }
         let mut found: Vec<PathBuf> = self.all()?.into_iter().map(|(s, _)| s.dir).filter(|d| d.file_name().is_some_and(|n| n == id)).collect();
         match found.len() {
+            0 if !here.exists() => Err(Error::NoSuchSession { id: id.to_string(), cwd: self.cwd.clone() }),
             0 => Session::open(&here),
             1 => Session::open(&found.remove(0)),
             _ => Err(Error::Ambiguous { id: id.to_string(), dirs: found }),

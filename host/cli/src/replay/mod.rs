@@ -2,7 +2,7 @@
 //! what each request would have cost and what it kept (issue 24's benchmark, and
 //! `workmem replay`).
 //!
-//! A trajectory is the JSONL of `shared/data/trajectories/SOURCES.md`: one message a line,
+//! A trajectory is the JSONL of `tests/data/trajectories/SOURCES.md`: one message a line,
 //! each assistant message one model call. The request of a call is what the policy makes of
 //! everything before it. The workmem policies run the real thing: a session on disk, the
 //! log, the engine's compaction, the request builder `workmem agent` and `workmem context`
