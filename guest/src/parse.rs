@@ -106,7 +106,8 @@ pub fn parse(text: &str) -> Parsed {
     // structured_after[i]: does any header or bullet follow line i?
     let mut structured_after = vec![false; lines.len()];
     for i in (0..lines.len().saturating_sub(1)).rev() {
-        structured_after[i] = structured_after[i + 1] || matches!(kinds[i + 1], Kind::Section(..) | Kind::List(..) | Kind::Bullet(_) | Kind::Nothing);
+        structured_after[i] =
+            structured_after[i + 1] || matches!(kinds[i + 1], Kind::Section(..) | Kind::List(..) | Kind::BareList(_) | Kind::Bullet(_) | Kind::Nothing);
     }
 
     let mut end = lines.len();
@@ -155,6 +156,8 @@ struct Machine<'a> {
     skipping: bool,
     seen: Vec<Section>,
     progress: Option<(Progress, (u32, u32))>,
+    /// Where an `In Progress:` header was: an empty list is reported there.
+    in_progress_at: Option<(u32, u32)>,
     snippet: Option<Snippet<'a>>,
     last: Last,
     indented_body: Option<bool>,
@@ -169,6 +172,7 @@ impl<'a> Machine<'a> {
             skipping: false,
             seen: Vec::new(),
             progress: None,
+            in_progress_at: None,
             snippet: None,
             last: Last::Nothing,
             indented_body: None,
@@ -219,7 +223,7 @@ impl<'a> Machine<'a> {
                     sn.lines.push(line);
                     return true;
                 }
-                Kind::Text | Kind::Fence(..) if sn.bullet_indent == 0 || structured_after => {
+                Kind::Text | Kind::Fence(..) | Kind::BareList(_) if sn.bullet_indent == 0 || structured_after => {
                     sn.lines.push(line);
                     return true;
                 }
@@ -234,6 +238,12 @@ impl<'a> Machine<'a> {
                 self.note_indent(&line);
                 self.list(&line, l, rest)
             }
+            Kind::BareList(l) if self.section.is_some_and(|s| l.belongs_to(s)) => {
+                self.note_indent(&line);
+                self.warn(&line, line.body, format!("`{}` has no colon; read as the list header `{}`", line.body.trim_end(), l.name()));
+                self.list(&line, l, "")
+            }
+            Kind::BareList(_) => return self.text(&line, structured_after, prev_blank),
             Kind::Bullet(content) => {
                 self.note_indent(&line);
                 self.bullet(line, content)
@@ -279,6 +289,9 @@ impl<'a> Machine<'a> {
         }
         self.list = Some(l);
         self.skipping = false;
+        if l == List::InProgress {
+            self.in_progress_at = Some((line.number, line.first_column()));
+        }
         if !rest.is_empty() && !syntax::is_nothing(rest) {
             self.error(line, rest, format!("put each item on its own `- ` line below `{}`", l.name()));
         }
@@ -432,8 +445,10 @@ impl<'a> Machine<'a> {
     fn finish(mut self) -> Parsed {
         self.close_snippet();
         if let Some((p, (line, column))) = self.progress.take() {
-            if p.in_progress.is_empty() {
-                self.error_at(line, column, "CURRENT_PROGRESS needs an `In Progress:` list with at least one bullet");
+            match self.in_progress_at {
+                _ if !p.in_progress.is_empty() => {}
+                Some((line, column)) => self.error_at(line, column, "the `In Progress:` list is empty: CURRENT_PROGRESS needs at least one bullet in it"),
+                None => self.error_at(line, column, "CURRENT_PROGRESS needs an `In Progress:` list with at least one bullet"),
             }
             self.parsed.update.progress = p;
         }

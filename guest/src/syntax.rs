@@ -63,6 +63,9 @@ pub enum Kind<'a> {
     Section(Section, &'a str),
     /// A list header inside a section; `rest` is any text after its colon.
     List(List, &'a str),
+    /// A list header's name alone on its line without its colon (`In Progress`), as models
+    /// write it: the header, with a warning, where its section expects that list.
+    BareList(List),
     /// A bullet (`-`, `*`, `+` or `1.`); the text after the marker.
     Bullet(&'a str),
     /// `(none)` on a line of its own.
@@ -178,18 +181,19 @@ fn header(body: &str) -> Option<Kind<'_>> {
     let canonical = canonical_name(name)?;
     let marked = colon.is_some() || !hashes.is_empty() || bold.is_some() || bold_close.is_some();
     let exact = name.as_bytes() == canonical;
+    let list = |l: List| if marked || exact || !after.is_empty() { Kind::List(l, after) } else { Kind::BareList(l) };
     let kind = match canonical {
         b"CURRENT_PROGRESS" => Kind::Section(Section::Progress, after),
         b"KEY_LEARNINGS" => Kind::Section(Section::Learnings, after),
         b"VERBATIM_CONTEXT" => Kind::Section(Section::Verbatim, after),
-        b"COMPLETED" => Kind::List(List::Completed, after),
-        b"IN_PROGRESS" | b"INPROGRESS" => Kind::List(List::InProgress, after),
-        b"REMAINING" => Kind::List(List::Remaining, after),
-        b"ADD" => Kind::List(List::Add, after),
-        b"ARCHIVE" => Kind::List(List::Archive, after),
+        b"COMPLETED" => list(List::Completed),
+        b"IN_PROGRESS" | b"INPROGRESS" => list(List::InProgress),
+        b"REMAINING" => list(List::Remaining),
+        b"ADD" => list(List::Add),
+        b"ARCHIVE" => list(List::Archive),
         _ => return None,
     };
-    (marked || exact).then_some(kind)
+    (marked || exact || matches!(kind, Kind::BareList(_))).then_some(kind)
 }
 
 /// The header words upper-cased and joined by `_` (`in-progress` → `IN_PROGRESS`), in a
@@ -230,6 +234,12 @@ pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str)
     let Ok((after_kw, _)) = terminated(keyword("because"), space0).parse(item) else {
         return fail(item, format!("{what} must start with `because <reason>:`"));
     };
+    // `because: <reason>: <rest>`, as models also write it: the first colon is not the end of
+    // an empty reason when another follows.
+    let after_kw = match after_kw.strip_prefix(':') {
+        Some(after) if after.contains(':') => after.trim_start_matches([' ', '\t']),
+        _ => after_kw,
+    };
     let (after_reason, reason) = take_till::<_, _, nom::error::Error<&str>>(|c| c == ':').parse(after_kw).expect("take_till never fails");
     if after_reason.is_empty() {
         return fail(after_kw, format!("{what} needs a `:` after the reason"));
@@ -257,7 +267,8 @@ pub fn archive_item<'a>(item: &'a str, prefix: &str) -> Result<(String, &'a str)
     let Ok((reason, _)) = terminated(keyword("because"), space0).parse(after_id) else {
         return fail(after_id, format!("archiving {prefix}-{n} needs `because <reason>` after the ID"));
     };
-    let reason = reason.trim_ascii();
+    // `because: <reason>`, as models also write it.
+    let reason = reason.strip_prefix(':').unwrap_or(reason).trim_ascii();
     if reason.is_empty() {
         return fail(after_id, "the reason after `because` is empty");
     }

@@ -1,0 +1,6 @@
+CURRENT_PROGRESS:
+  Completed:
+    - Read the failing test
+  In Progress:
+  Remaining:
+    - Fix the parser
