@@ -14,7 +14,7 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-WORKMEM = os.environ.get("WORKMEM", str(Path(__file__).resolve().parents[2] / "target" / "debug" / "workmem"))
+WORKMEM = str(Path(os.environ.get("WORKMEM", Path(__file__).resolve().parents[2] / "target" / "debug" / "workmem")).resolve())
 EXPECTED = {
     "read_file", "write_file", "list_files", "update_memory", "compact_history", "read_history",
     "board_context", "board_status", "board_decide", "board_discover", "board_artifact", "board_nudge",
@@ -40,6 +40,36 @@ async def without_a_vault(env: dict[str, str]) -> None:
         assert not tools & {"context_get", "context_put"}, f"document tools offered without --vault: {sorted(tools)}"
         result = await session.call_tool("context_get", {"memory": "payroll"})
         assert result.is_error, text(result)
+
+
+async def from_anywhere(env: dict[str, str], home: str) -> None:
+    """The README's configuration as a host application runs it, from a directory without the
+    session (here `/`): the session is made on first use, and found by its ID from any other
+    directory after. A session with no message history is offered no history tools; the
+    update tool's description carries the DSL; the memory is a resource, the update prompt a
+    prompt."""
+    update = "KEY_LEARNINGS:\n  ADD:\n    - because the host starts it anywhere: the session is made on first use\n"
+    params = StdioServerParameters(command=WORKMEM, args=["mcp", "--session", "my-session"], env=env, cwd="/")
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert not set(tools) & {"compact_history", "read_history"}, f"history tools offered without a history: {sorted(tools)}"
+        described = tools["update_memory"].description
+        for part in ("CURRENT_PROGRESS:", "In Progress:", "because <reason>", "## Format (a complete example)", "VC-2 because"):
+            assert part in described, f"update_memory's description lacks {part!r}: {described}"
+        result = await session.call_tool("update_memory", {"dsl": update})
+        assert not result.is_error, text(result)
+        resources = (await session.list_resources()).resources
+        assert [str(r.uri) for r in resources] == ["workmem://memory/overview.md"], resources
+        prompts = (await session.list_prompts()).prompts
+        assert [p.name for p in prompts] == ["update_memory"] and prompts[0].arguments[0].name == "task", prompts
+    params = StdioServerParameters(command=WORKMEM, args=["mcp", "--session", "my-session"], env=env, cwd=home)
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        memory = (await session.read_resource("workmem://memory/overview.md")).contents[0].text
+        assert "KL-1" in memory and "made on first use" in memory, memory
+        prompt = (await session.get_prompt("update_memory", {"task": "Ship the MCP fix"})).messages[0].content.text
+        assert "## Latest task\n\nShip the MCP fix" in prompt and "KL-1" in prompt, prompt
 
 
 async def check(env: dict[str, str]) -> None:
@@ -113,7 +143,9 @@ def main() -> int:
         workmem(env, "board", "assign", "auth", "T-1", "dev")
         asyncio.run(without_a_vault(env))
         asyncio.run(check(env))
-    print(f"mcp: {len(EXPECTED)} tools listed and called through the official MCP client")
+        asyncio.run(from_anywhere(env, home))
+    print(f"mcp: {len(EXPECTED)} tools listed and called, the memory read as a resource and the update prompt got, "
+          "through the official MCP client started from another directory")
     return 0
 
 

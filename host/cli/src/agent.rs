@@ -49,7 +49,8 @@ pub enum AgentCommand {
     },
     /// Serve a session's memory tools over MCP on stdin/stdout (the agent loop's tools, context documents, a board task's tools)
     Mcp {
-        /// The session: its ID (found from any directory when it is unique) or its directory
+        /// The session: its ID (found from any directory when it is unique, and made in the
+        /// current one when no directory has it) or its directory
         #[arg(long, value_name = "ID|DIR")]
         session: String,
         #[command(flatten)]
@@ -123,7 +124,16 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
             }
         }
         AgentCommand::Mcp { session, worker, vault } => {
-            let session = ctx.session(&session)?;
+            let session = match ctx.session(&session) {
+                // A host application starts the server from any directory: the session a
+                // configuration names is made there on first use, and found by ID after.
+                Err(e) if matches!(e.downcast_ref(), Some(workmem_store::Error::NoSuchSession { .. })) => {
+                    let made = ctx.sessions.create(Some(&session), &ctx.runtime.instance()?.overview_template()?)?;
+                    eprintln!("workmem mcp: made session {session} at {}", made.dir().display());
+                    made
+                }
+                found => found?,
+            };
             let documents = match vault {
                 Some(vault) => {
                     let db = worker.db.target()?;
@@ -138,8 +148,9 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
             let tokenizer = workmem_llm::Tokenizer::for_model(&config.model);
             let llm = Some(workmem_llm::Client::new(config));
             let workspace = workmem_mcp::Workspace { worker: worker.worker(&ctx.runtime)?, session, tokenizer, runtime: ctx.runtime, llm, documents };
+            let server = workmem_mcp::Server::new(workspace)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the MCP server's runtime")?;
-            rt.block_on(workmem_mcp::Server::new(workspace).serve_stdio()).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
+            rt.block_on(server.serve_stdio()).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
         }
     }
     Ok(ExitCode::SUCCESS)
