@@ -27,6 +27,18 @@ npm init -y > /dev/null
 npm install --no-audit --no-fund --silent "$DIST"/workmem-*.tgz
 cp "$HERE/main.mjs" .
 node main.mjs "$dir" "$(update js)" >> "$WORK/out.jsonl"
+# The docs' snippets as a TypeScript user compiles them, with each setting docs/packages.md
+# gives for the engine's Disposable handles.
+npm install --no-audit --no-fund --silent typescript@7.0.2 @types/node@20.19.43
+python3 - "$ROOT/docs/packages.md" <<'PY'
+import re, sys
+doc = open(sys.argv[1]).read()
+open("snippet.mts", "w").write(re.search(r"```js\n(.*?)```", doc, re.S).group(1))
+open("session.mts", "w").write(re.search(r"```js,session\n(.*?)```", doc, re.S).group(1))
+PY
+common=(--strict --noEmit --target es2022 --module nodenext --moduleResolution nodenext)
+npx tsc "${common[@]}" --types node snippet.mts session.mts
+npx tsc "${common[@]}" --types '' --lib es2022,esnext.disposable,dom snippet.mts
 
 echo "PyPI: $(basename "$DIST"/workmem-*.whl)"
 python3 -m venv "$WORK/venv"
@@ -38,6 +50,9 @@ cp "$HERE/main.py" "$WORK/"
 echo "Go: github.com/workmem/workmem/packages/go, replaced by $ROOT/packages/go"
 mkdir "$WORK/go" && cd "$WORK/go"
 go mod init example.com/user > /dev/null 2>&1
+# As docs/packages.md gives it (which must keep saying so), <clone> this checkout.
+grep -qF 'go mod edit -require github.com/workmem/workmem/packages/go@v0.2.0 -replace github.com/workmem/workmem/packages/go=<clone>/packages/go` and then `go mod tidy' "$ROOT/docs/packages.md" \
+  || { echo "docs/packages.md no longer gives the Go install this test runs" >&2; exit 1; }
 go mod edit -require github.com/workmem/workmem/packages/go@v0.2.0 -replace "github.com/workmem/workmem/packages/go=$ROOT/packages/go"
 cp "$HERE/main.go" .
 go mod tidy 2> /dev/null || go mod tidy
