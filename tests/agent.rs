@@ -344,3 +344,23 @@ fn a_worker_on_a_board_gets_its_brief_and_board_tools() {
     assert_eq!(state["discoveries"][0]["discovered_by"], "dev");
     assert!(t1["heartbeat_at"].is_string(), "the loop renewed the claim while it worked");
 }
+
+/// A provider's prompt count far off the request's own size is not taken as a correction:
+/// the next request is not made to look 4,000,000,000 tokens long.
+#[test]
+fn a_wild_usage_count_is_bounded() {
+    let ws = Workspace::new("wild-usage");
+    let body = json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1_763_800_000, "model": "test-model",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 4_000_000_000_u64, "completion_tokens": 2, "total_tokens": 4_000_000_002_u64},
+    });
+    let server = Server::start(vec![Reply::Json { status: 200, headers: vec![], body: body.to_string() }]);
+    let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "hello", "--no-stream", "--retries", "0"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let meta: Value = serde_json::from_str(&std::fs::read_to_string(ws.session.join("meta.json")).unwrap()).unwrap();
+    let correction = meta["token_correction"].as_i64().unwrap();
+    assert!((1..=100_000).contains(&correction), "a correction of {correction}");
+    let out = ws.cmd(None, &["context", "--session", "s", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -119,7 +119,11 @@ pub fn record_reply(
     session.update_meta(|m| {
         m.rounds += 1;
         if let Some(usage) = reply.usage {
-            m.token_correction = i64::from(usage.prompt_tokens) - sent;
+            // A provider's count far above the request's own (4,000,000,000 for a 2,000-token
+            // request) is a bad number, not a correction: it would make every later request
+            // look over the window. Taken up to twice the request's own count (a count below
+            // it can only bring the estimate down to nothing).
+            m.token_correction = (i64::from(usage.prompt_tokens) - sent).min(sent.max(1024));
         }
     })?;
     let calls: Vec<ToolCall> =

@@ -175,10 +175,13 @@ impl Completion {
         if !message.is_object() {
             return Err("the LLM's answer has no choices[0].message".into());
         }
-        let tool_calls = match &message["tool_calls"] {
+        let tool_calls: Vec<ToolCall> = match &message["tool_calls"] {
             Value::Null => Vec::new(),
             calls => serde_json::from_value(calls.clone()).map_err(|e| format!("the LLM's tool calls are malformed: {e}"))?,
         };
+        if tool_calls.len() > MAX_TOOL_CALLS {
+            return Err(too_many_calls());
+        }
         let text = message["content"].as_str().unwrap_or_default().to_string();
         Ok(Completion { text, tool_calls, usage: serde_json::from_value(v["usage"].clone()).ok() })
     }
@@ -369,7 +372,7 @@ impl Client {
                 return Ok(stream.finish());
             }
             let chunk: Value = serde_json::from_str(data).map_err(|e| transport(format!("a stream event is not JSON: {e}")))?;
-            stream.push(&chunk);
+            stream.push(&chunk).map_err(transport)?;
             self.check_size(&stream.text, &stream.tool_calls)?;
         }
         Err(transport("the LLM's stream ended before [DONE]"))
@@ -403,6 +406,14 @@ impl Client {
     }
 }
 
+/// The most tool calls one answer may make: far more than any real turn, few enough that
+/// running and logging them stays cheap.
+pub const MAX_TOOL_CALLS: usize = 128;
+
+fn too_many_calls() -> String {
+    format!("the LLM's answer makes more than {MAX_TOOL_CALLS} tool calls, the most one answer may make")
+}
+
 /// A streamed chat completion as its chunks arrive: the text, the tool calls (the first piece
 /// of each names it, later ones extend its arguments) and the usage, if reported.
 #[derive(Debug, Clone, Default)]
@@ -413,15 +424,23 @@ pub struct ChatStream {
 }
 
 impl ChatStream {
-    /// Folds in one `chat.completion.chunk`.
-    pub fn push(&mut self, chunk: &Value) {
+    /// Folds in one `chat.completion.chunk`. A tool call's `index` is the one it has or the
+    /// next: one that skips ahead (index 5,000 in a first chunk would make 5,001 calls) or
+    /// passes [`MAX_TOOL_CALLS`] is refused.
+    pub fn push(&mut self, chunk: &Value) -> Result<(), String> {
         let delta = &chunk["choices"][0]["delta"];
         if let Some(piece) = delta["content"].as_str() {
             self.text.push_str(piece);
         }
         for part in delta["tool_calls"].as_array().into_iter().flatten() {
-            let index = part["index"].as_u64().unwrap_or(0) as usize;
-            while self.tool_calls.len() <= index {
+            let index = usize::try_from(part["index"].as_u64().unwrap_or(0)).unwrap_or(usize::MAX);
+            if index > self.tool_calls.len() {
+                return Err(format!("a streamed tool call has index {index}, past the next one ({})", self.tool_calls.len()));
+            }
+            if index >= MAX_TOOL_CALLS {
+                return Err(too_many_calls());
+            }
+            if index == self.tool_calls.len() {
                 self.tool_calls.push(ToolCall { id: String::new(), kind: function_kind(), function: FunctionCall::default() });
             }
             let call = &mut self.tool_calls[index];
@@ -438,6 +457,7 @@ impl ChatStream {
         if let Ok(u) = serde_json::from_value::<Usage>(chunk["usage"].clone()) {
             self.usage = Some(u);
         }
+        Ok(())
     }
 
     pub fn finish(self) -> Completion {
@@ -450,17 +470,26 @@ impl ChatStream {
 fn retry_after(headers: &ureq::http::HeaderMap) -> Option<Duration> {
     let header = |name| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = header("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        return Some(Duration::from_secs_f64(ms.max(0.0) / 1e3));
+        return seconds(ms / 1e3);
     }
     if let Some(value) = header("retry-after") {
         if let Ok(secs) = value.parse::<f64>() {
-            return Some(Duration::from_secs_f64(secs.max(0.0)));
+            return seconds(secs);
         }
         if let Ok(at) = httpdate::parse_http_date(value) {
             return Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default());
         }
     }
     ["x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"].into_iter().filter_map(|name| header(name).and_then(go_duration)).max()
+}
+
+/// A number of seconds a provider sent: a negative one is no wait; one no `Duration` holds
+/// (`inf`, `1e30`) is a wait longer than any, which ends the retries.
+fn seconds(secs: f64) -> Option<Duration> {
+    if secs.is_nan() {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(secs.max(0.0)).unwrap_or(Duration::MAX))
 }
 
 /// A duration as Go prints one (`1h2m3.5s`, `20ms`), as OpenAI's rate-limit headers carry it.
@@ -484,12 +513,49 @@ fn go_duration(text: &str) -> Option<Duration> {
         total += value * seconds;
         rest = &rest[unit_end..];
     }
-    (total.is_finite() && total > 0.0).then(|| Duration::from_secs_f64(total))
+    if total > 0.0 { seconds(total) } else { None }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A streamed call's index is the one it has or the next, and an answer makes at most
+    /// MAX_TOOL_CALLS calls, streamed or whole: one event cannot make 5,001 calls.
+    #[test]
+    fn tool_calls_per_answer_are_bounded() {
+        let part = |index: u64| json!({"choices": [{"delta": {"tool_calls": [{"index": index, "id": format!("c{index}"), "function": {"name": "f", "arguments": ""}}]}}]});
+        let mut stream = ChatStream::default();
+        assert!(stream.push(&part(5000)).unwrap_err().contains("index 5000, past the next one (0)"));
+        assert!(stream.tool_calls.is_empty());
+        for i in 0..MAX_TOOL_CALLS as u64 {
+            stream.push(&part(i)).unwrap();
+            stream.push(&part(i)).unwrap();
+        }
+        assert_eq!(stream.tool_calls.len(), MAX_TOOL_CALLS);
+        assert!(stream.push(&part(MAX_TOOL_CALLS as u64)).unwrap_err().contains("more than 128 tool calls"));
+        let calls: Vec<Value> =
+            (0..=MAX_TOOL_CALLS).map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "f", "arguments": "{}"}})).collect();
+        let whole = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]});
+        assert!(Completion::from_chat(&whole).unwrap_err().contains("more than 128 tool calls"));
+    }
+
+    /// Numbers no `Duration` holds end the retries instead of panicking.
+    #[test]
+    fn retry_hints_past_any_duration() {
+        let hint = |name: &str, value: &str| {
+            let mut headers = ureq::http::HeaderMap::new();
+            headers.insert(ureq::http::HeaderName::from_bytes(name.as_bytes()).unwrap(), value.parse().unwrap());
+            retry_after(&headers)
+        };
+        assert_eq!(hint("retry-after", "inf"), Some(Duration::MAX));
+        assert_eq!(hint("retry-after", "1e20"), Some(Duration::MAX));
+        assert_eq!(hint("retry-after-ms", "1e30"), Some(Duration::MAX));
+        assert_eq!(hint("retry-after", "-5"), Some(Duration::ZERO));
+        assert_eq!(hint("retry-after", "NaN"), None);
+        assert_eq!(hint("x-ratelimit-reset-tokens", "99999999999999999999h"), Some(Duration::MAX));
+        assert_eq!(hint("retry-after-ms", "250"), Some(Duration::from_millis(250)));
+    }
 
     #[test]
     fn go_durations_as_openai_sends_them() {

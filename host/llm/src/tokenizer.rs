@@ -2,6 +2,9 @@
 
 use tiktoken_rs::tokenizer::{Tokenizer as Encoding, get_tokenizer};
 
+/// The longest piece of text tokenized at once (see [`Tokenizer::count`]).
+const PIECE: usize = 16 << 10;
+
 /// The model's own tokenizer: o200k_base for the GPT-4o, 4.1, 5 and o-series models,
 /// cl100k_base for GPT-4 and 3.5; o200k_base for a model tiktoken does not know.
 pub struct Tokenizer {
@@ -25,8 +28,25 @@ impl Tokenizer {
         Tokenizer { bpe, encoding: name, seen: Default::default() }
     }
 
+    /// The tokens of `text`, tokenized a piece of at most [`PIECE`] bytes at a time, cut after
+    /// a newline where the piece has one: tiktoken's regex backtracks over a run of whitespace,
+    /// and a long enough run (an answer of a million spaces) passes its limit and panics. A cut
+    /// may split a token that would span it, so a long text may count a token or two more.
     pub fn count(&self, text: &str) -> u32 {
-        u32::try_from(self.bpe.encode_with_special_tokens(text).len()).unwrap_or(u32::MAX)
+        let mut total = 0usize;
+        let mut rest = text;
+        while !rest.is_empty() {
+            let mut cut = rest.len();
+            if cut > PIECE {
+                cut = rest.floor_char_boundary(PIECE);
+                if let Some(newline) = rest[..cut].rfind('\n').filter(|&n| n >= PIECE / 2) {
+                    cut = newline + 1;
+                }
+            }
+            total += self.bpe.encode_with_special_tokens(&rest[..cut]).len();
+            rest = &rest[cut..];
+        }
+        u32::try_from(total).unwrap_or(u32::MAX)
     }
 
     fn count_remembered(&self, text: &str) -> u32 {
@@ -65,5 +85,23 @@ impl Tokenizer {
             Some(list) if !list.is_empty() => 12 + self.count_remembered(&tools.to_string()),
             _ => 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Text no answer cap rules out (a megabyte of spaces made tiktoken panic; 300 KB did
+    /// not) is counted, not a panic; a count does not move for text under a piece.
+    #[test]
+    fn pathological_text_is_counted() {
+        let t = Tokenizer::for_model("gpt-4o");
+        for text in [" ".repeat(1_000_001), " \n".repeat(500_000)] {
+            let n = t.count(&text);
+            assert!(n > 0 && n as usize <= text.len(), "{n}");
+        }
+        let prose = "The working memory keeps what matters.\n".repeat(300);
+        assert_eq!(t.count(&prose), u32::try_from(t.bpe.encode_with_special_tokens(&prose).len()).unwrap());
     }
 }

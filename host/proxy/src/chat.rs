@@ -132,7 +132,7 @@ impl Relay {
             return Ok(None);
         }
         let mut chunk: Value = serde_json::from_str(data).map_err(|e| format!("a stream event is not JSON: {e}"))?;
-        self.stream.push(&chunk);
+        self.stream.push(&chunk)?;
         let choices = chunk["choices"].as_array().map_or(0, Vec::len);
         if choices == 0 || !chunk["choices"][0]["finish_reason"].is_null() {
             self.held.push(chunk);
