@@ -364,3 +364,38 @@ fn a_wild_usage_count_is_bounded() {
     let out = ws.cmd(None, &["context", "--session", "s", "--json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A tool result carries at most 64 KiB, its head and tail, and says what it left out and
+/// where the rest is: three reads of a 300 KB message add a few hundred KB to the log, not
+/// the message three times over.
+#[test]
+fn tool_results_are_capped() {
+    let ws = Workspace::new("capped-results");
+    let session = workmem_store::Session::open(&ws.session).unwrap();
+    let big = format!("HEAD {} TAIL", "0123456789abcdef\n".repeat(18_000));
+    session.append_message(workmem_store::Message::new("user", big.clone())).unwrap();
+    let read = || Reply::call(&[("read_history", json!({"seq": "1"}))]);
+    let server = Server::start(vec![read(), read(), read(), Reply::say("Read.")]);
+    let before = std::fs::metadata(ws.session.join("messages.jsonl")).unwrap().len();
+    let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "read it back", "--no-stream", "--retries", "0"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let records: Vec<LogRecord> = session.records().unwrap();
+    let results: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match &r.entry {
+            Entry::Message(m) if m.role == "tool" => Some(m.content.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        assert!(r.len() <= workmem_agent::tools::MAX_RESULT_BYTES + 200, "{}", r.len());
+        assert!(
+            r.contains("### #1 user\nHEAD") && r.trim_end().ends_with("TAIL") && r.contains("bytes of this result left out here: read fewer numbers"),
+            "{}",
+            &r[..200]
+        );
+    }
+    let grown = std::fs::metadata(ws.session.join("messages.jsonl")).unwrap().len() - before;
+    assert!(grown < 4 * (workmem_agent::tools::MAX_RESULT_BYTES as u64) + 20_000, "the log grew {grown} bytes");
+}

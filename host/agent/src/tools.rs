@@ -451,7 +451,30 @@ pub fn call(cx: &mut ToolContext, name: &str, arguments: &str) -> Result<ToolOut
     if tool.needs == Needs::Documents && cx.documents.is_none() {
         return Ok(ToolOutput::refused(format!("error: {name} needs context documents, and this agent has none")));
     }
-    (tool.handler)(cx, &args)
+    let mut output = (tool.handler)(cx, &args)?;
+    output.text = capped(name, output.text);
+    Ok(output)
+}
+
+/// The most one tool result carries: a whole file may hold 1 MiB and a `read_history` range
+/// a whole session (7 calls of `1-199` grew a log by 13 MB), and every result goes into the
+/// log and, until compacted, every request.
+pub const MAX_RESULT_BYTES: usize = 64 << 10;
+
+/// `text` as a result carries it: whole, or its first and last [`MAX_RESULT_BYTES`] halves
+/// with what was left out, and where the rest is, between them.
+fn capped(name: &str, text: String) -> String {
+    if text.len() <= MAX_RESULT_BYTES {
+        return text;
+    }
+    let half = MAX_RESULT_BYTES / 2;
+    let (head, tail) = (text.floor_char_boundary(half), text.ceil_char_boundary(text.len() - half));
+    let rest = match name {
+        "read_history" => "read fewer numbers at a time for the rest",
+        "read_file" => "the file holds the rest; keep files this size in parts",
+        _ => "a tool result keeps its first and last 32 KiB",
+    };
+    format!("{}\n[… {} bytes of this result left out here: {rest} …]\n{}", &text[..head], tail - head, &text[tail..])
 }
 
 /// A call's arguments, checked against the tool's declaration before its handler runs.
