@@ -388,3 +388,20 @@ impl StdinFile for std::process::Command {
         child.wait_with_output().unwrap()
     }
 }
+
+/// A folder the model made at the archive's default name (`write_file` can make one) does not
+/// switch compaction off: the archive goes to the next free name.
+#[test]
+fn a_taken_archive_name_is_passed_over() {
+    let ws = Workspace::new("compact-taken-name");
+    tool_loop(&ws, 8);
+    let next = records(&ws).last().unwrap().seq + 1;
+    for taken in [format!("history-{next}.md"), format!("history-{next}-1.md")] {
+        std::fs::create_dir_all(ws.session.join("working-memory/detail").join(taken).join("inside")).unwrap();
+    }
+    let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--target", "tools", "--keep-recent", "3", "--model", "gpt-4o"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let archive = json_of(&out)["archive"].as_str().unwrap().to_string();
+    assert_eq!(archive, format!("working-memory/detail/history-{next}-2.md"));
+    assert!(std::fs::metadata(ws.session.join(&archive)).unwrap().is_file());
+}

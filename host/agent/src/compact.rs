@@ -87,12 +87,30 @@ fn never_compact() -> Vec<String> {
     NEVER_COMPACTED.map(String::from).to_vec()
 }
 
-/// Where the archive text goes, and how many lines the file already has.
+/// Where the archive text goes, and how many lines the file already has. The default name
+/// is one the model may have taken first with `write_file` (a folder there, a file that is not
+/// UTF-8): then the next free one, so that no write of the model's can switch compaction off.
 fn archive_target(session: &Session, archive_to: Option<&str>, next_seq: u64) -> Result<(String, u32)> {
-    let path = archive_to.map_or_else(|| format!("{}history-{next_seq}.md", context::DETAIL_PATH), str::to_string);
-    let lines = u32::try_from(existing_archive(session, &path)?.lines().count()).unwrap_or(u32::MAX);
-    Ok((path, lines))
+    let lines = |text: String| u32::try_from(text.lines().count()).unwrap_or(u32::MAX);
+    if let Some(path) = archive_to {
+        return Ok((path.to_string(), lines(existing_archive(session, path)?)));
+    }
+    let mut refused = None;
+    for n in 0..ARCHIVE_NAMES {
+        let path = match n {
+            0 => format!("{}history-{next_seq}.md", context::DETAIL_PATH),
+            n => format!("{}history-{next_seq}-{n}.md", context::DETAIL_PATH),
+        };
+        match existing_archive(session, &path) {
+            Ok(text) => return Ok((path, lines(text))),
+            Err(e) => refused = Some(e),
+        }
+    }
+    Err(refused.expect("at least one name was tried"))
 }
+
+/// Names a compaction tries for its archive before it gives up.
+const ARCHIVE_NAMES: u32 = 16;
 
 /// What the archive file holds already: empty when it is not there yet. One that cannot be
 /// read (not UTF-8, not a regular file, refused) is refused, never replaced: the archive is
