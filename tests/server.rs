@@ -320,10 +320,16 @@ fn bad_input(target: &dyn Target) {
         ("/v1/vaults/acme/search?q=x&limit=-1", "bad_request"),
         ("/v1/vaults/acme/search", "bad_request"),
         ("/v1/nothing/here", "not_found"),
+        // No store is asked about an ID with a NUL or a control character in it.
+        ("/v1/vaults/acme%00/memories/assistant", "bad_request"),
+        ("/v1/vaults/acme/memories/assist%1bant", "bad_request"),
+        ("/v1/boards/b%00/events", "bad_request"),
     ] {
         let reply = get(&s, path, &token);
         assert_eq!((reply.status / 100, reply.error()), (4, code.to_string()), "{path}");
     }
+    let nul = call(&http(), "GET", &format!("{}/v1/vaults/acme%00/memories/assistant", s.url), None, None, None);
+    assert_eq!((nul.status, nul.error()), (400, "bad_request".into()), "no token needed to be refused, and nothing asked of a store");
     let delete = call(&http(), "DELETE", &format!("{}{CONTEXT}", s.url), Some(&token), None, None);
     assert_eq!((delete.status, delete.error()), (405, "method_not_allowed".into()));
     assert_eq!(get(&s, "/v1/vaults/acme/memories/assistant/versions", &token).json().as_array().unwrap().len(), 1, "one version, as before");

@@ -73,8 +73,39 @@ pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
         .method_not_allowed_fallback(method_not_allowed)
         // The limit is checked again where a body is read, so its error names the setting.
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(axum::middleware::from_fn(visible_path))
         .layer(axum::middleware::map_response(newline_after_json))
         .with_state(app))
+}
+
+/// A path whose IDs hold a control or invisible character (`%00`) is refused before any
+/// route reads it: no store is asked about such an ID (PostgreSQL refused a NUL with an
+/// error that cost the request's database connections).
+async fn visible_path(request: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let path = percent_decoded(request.uri().path().as_bytes());
+    if String::from_utf8_lossy(&path).chars().any(workmem_store::ids::is_hidden) {
+        return error::ApiError::bad_request("the path holds a control or invisible character, which no ID may hold").into_response();
+    }
+    next.run(request).await
+}
+
+fn percent_decoded(bytes: &[u8]) -> Vec<u8> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+            (b'%', Some(high), Some(low)) => {
+                out.push(u8::try_from(high * 16 + low).expect("two hex digits make a byte"));
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 /// Every JSON answer ends with a newline, as a shell (`curl`) and a line reader expect.
