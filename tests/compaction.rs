@@ -405,3 +405,23 @@ fn a_taken_archive_name_is_passed_over() {
     assert_eq!(archive, format!("working-memory/detail/history-{next}-2.md"));
     assert!(std::fs::metadata(ws.session.join(&archive)).unwrap().is_file());
 }
+
+/// A log whose last record carries the largest sequence number there is (written by hand) is
+/// an error that says so, never a panic on overflow.
+#[test]
+fn the_largest_sequence_number_is_an_error_not_a_panic() {
+    let ws = Workspace::new("compact-max-seq");
+    let record = json!({"seq": u64::MAX, "at": "2026-11-25T10:00:00Z", "kind": "message", "role": "user", "content": "the task"});
+    std::fs::write(ws.session.join("messages.jsonl"), format!("{record}\n")).unwrap();
+    for args in [vec!["--json", "compact", "--session", "s"], vec!["--json", "context", "--session", "s"]] {
+        let out = ws.cmd(None, &args).output().unwrap();
+        assert_ne!(out.status.code(), Some(101), "{args:?} panicked: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let out = ws.cmd(None, &["--json", "compact", "--session", "s", "--keep-recent", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("its last record's seq is 18446744073709551615, after which there is no number"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -334,7 +334,7 @@ impl Client {
         // Room for the JSON around an answer of the largest size taken, escapes included: the
         // cap on a whole answer, and on each line of a stream (whose answer is capped as it
         // grows; its length in all is bounded by the deadline).
-        let limit = self.config.max_answer_bytes as u64 * 2 + (64 << 10);
+        let limit = (self.config.max_answer_bytes as u64).saturating_mul(2).saturating_add(64 << 10);
         let completion = if self.config.stream {
             self.read_stream(&url, BufReader::new(response.body_mut().as_reader()), limit)?
         } else {

@@ -531,7 +531,7 @@ impl Session {
         for line in tail.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
             let record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
             // A kept view from another log (a session copied over) does not continue this one.
-            if folded == 0 && kept.offset > 0 && record.seq != kept.seq + 1 {
+            if folded == 0 && kept.offset > 0 && Some(record.seq) != kept.seq.checked_add(1) {
                 return self.rebuild_view();
             }
             kept.seq = record.seq;
@@ -562,10 +562,19 @@ impl Session {
         }))
     }
 
+    /// The number after `seq` in the log; a log whose last number is the largest there is
+    /// (a record written by hand) takes no more entries, and says so rather than wrapping.
+    fn after(&self, seq: u64) -> Result<u64> {
+        seq.checked_add(1).ok_or_else(|| Error::Corrupt {
+            path: self.path(MESSAGES),
+            source: serde::de::Error::custom(format!("its last record's seq is {seq}, after which there is no number")),
+        })
+    }
+
     /// The sequence number the next entry of the log gets.
     pub fn next_seq(&self) -> Result<u64> {
         let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
-        Ok(self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(1, |r| r.seq + 1))
+        self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))
     }
 
     /// The last whole record of log `name`, read through a handle the caller already holds.
@@ -599,7 +608,7 @@ impl Session {
         let mut file = self.files.open(MESSAGES, Access::Append).map_err(self.err())?;
         // A record a crash cut short was never written: the next starts a line of its own.
         fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
-        let seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(1, |r| r.seq + 1);
+        let seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))?;
         let record = LogRecord { seq, at: crate::now(), entry, usage };
         let mut line = serde_json::to_vec(&record).expect("a log record serializes");
         line.push(b'\n');
