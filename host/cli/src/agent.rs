@@ -59,6 +59,9 @@ pub enum AgentCommand {
         /// other, acting as --agent-name (default: $WORKMEM_AGENT, else mcp); without it they are not offered
         #[arg(long, value_name = "VAULT")]
         vault: Option<String>,
+        /// How compact_history's summaries call the model
+        #[command(flatten)]
+        llm: LlmArgs,
     },
 }
 
@@ -123,7 +126,7 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
                 report::print_json(&serde_json::json!({"ok": true, "answer": answer, "tools": tools, "compactions": compactions}));
             }
         }
-        AgentCommand::Mcp { session, worker, vault } => {
+        AgentCommand::Mcp { session, worker, vault, llm } => {
             let session = match ctx.session(&session) {
                 // A host application starts the server from any directory: the session a
                 // configuration names is made there on first use, and found by ID after.
@@ -143,10 +146,11 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
                 }
                 None => None,
             };
-            // compact_history's summaries use the model configured as for `workmem update`.
-            let config = workmem_llm::Config::load()?;
-            let tokenizer = workmem_llm::Tokenizer::for_model(&config.model);
-            let llm = Some(workmem_llm::Client::new(config));
+            // compact_history's summaries use the model configured as for `workmem update`,
+            // within --timeout and --retries: every tool waits while one runs.
+            let model = model(None)?;
+            let tokenizer = workmem_llm::Tokenizer::for_model(&model);
+            let llm = Some(llm.client(&model)?);
             let workspace = workmem_mcp::Workspace { worker: worker.worker(&ctx.runtime)?, session, tokenizer, runtime: ctx.runtime, llm, documents };
             let server = workmem_mcp::Server::new(workspace)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the MCP server's runtime")?;
