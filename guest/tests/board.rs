@@ -98,6 +98,28 @@ fn a_dependency_that_would_close_a_cycle_is_refused_naming_it() {
     assert_eq!(BoardError::Cycle(vec![a.clone(), d, c, a]).to_string(), "that dependency would close a cycle: T-1 -> T-3 -> T-2 -> T-1");
 }
 
+/// A chain of 50,000 tasks: closing it into a cycle is refused naming all of it, not a
+/// stack overflow (the recursive walk overflowed a test thread's stack here, and trapped the
+/// engine, whose stack is smaller, at 3,000).
+#[test]
+fn a_cycle_through_a_long_chain_is_found() {
+    let mut b = board();
+    let first = add(&mut b, "t", &[], false);
+    let mut last = first.clone();
+    for _ in 1..50_000 {
+        last = add(&mut b, "t", &[&last], false);
+    }
+    let before = b.clone();
+    match b.apply("orchestrator", NOW, &Op::AddDependency { task: first.clone(), on: last.clone() }) {
+        Err(BoardError::Cycle(ids)) => {
+            assert_eq!(ids.len(), 50_001);
+            assert_eq!((ids.first(), ids.get(1), ids.last()), (Some(&first), Some(&last), Some(&first)));
+        }
+        other => panic!("want a cycle, got {other:?}"),
+    }
+    assert_eq!(b, before);
+}
+
 #[test]
 fn a_failed_task_and_everything_that_depends_on_it_are_visible() {
     let mut b = board();
