@@ -142,6 +142,18 @@ fn provider_errors_say_what_the_provider_said() {
     }
 }
 
+/// A hostile provider's error message reaches the terminal shown, not obeyed (an OSC 52
+/// clipboard write in it is printed as `\u{1b}`).
+#[test]
+fn a_providers_words_are_shown_not_obeyed() {
+    let ws = Workspace::new("provider-escape");
+    let body = serde_json::json!({"error": {"message": "denied \u{1b}]52;c;cm0gLXJmIH4=\u{7}", "code": "bad"}}).to_string();
+    let server = Server::start(vec![Reply::Json { status: 403, headers: vec![], body }]);
+    let out = update(&ws, &server, &["--retries", "0"]);
+    let err = stderr(&out);
+    assert!(!err.contains('\u{1b}') && err.contains("denied \\u{1b}]52;c;"), "{err:?}");
+}
+
 /// A provider that cannot be reached is named.
 #[test]
 fn an_unreachable_provider_is_named() {

@@ -55,7 +55,8 @@ async def from_anywhere(env: dict[str, str], home: str) -> None:
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert not set(tools) & {"compact_history", "read_history"}, f"history tools offered without a history: {sorted(tools)}"
         described = tools["update_memory"].description
-        for part in ("CURRENT_PROGRESS:", "In Progress:", "because <reason>", "## Format (a complete example)", "VC-2 because"):
+        for part in ("CURRENT_PROGRESS:", "In Progress:", "because <reason>", "## Format (a complete example)", "VC-2 because",
+                     "Pass the DSL block alone as `dsl`"):
             assert part in described, f"update_memory's description lacks {part!r}: {described}"
         result = await session.call_tool("update_memory", {"dsl": update})
         assert not result.is_error, text(result)

@@ -210,7 +210,8 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
     if let Some(M::InvalidDsl(ds)) = memory {
         self::diagnostics("<input>", ds);
     }
-    eprintln!("workmem: error: {message}");
+    // The message may carry a stranger's words (a provider's error, a model's): shown, not obeyed.
+    eprintln!("workmem: error: {}", visible(&message));
     if as_json {
         let mut error = json!({"kind": kind, "message": message});
         if let Some(ds) = diagnostics {

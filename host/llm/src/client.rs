@@ -214,6 +214,9 @@ pub struct Refusal {
     pub retry_after: Option<Duration>,
 }
 
+/// The most characters of a provider's error message, or code, that a [`Refusal`] keeps.
+const MAX_SAID: usize = 500;
+
 /// Codes of a 429 that waiting does not cure: the account is out of quota or credit.
 const NOT_RETRIED: [&str; 4] = ["insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "access_terminated"];
 
@@ -221,12 +224,13 @@ impl Refusal {
     fn parse(url: &str, status: u16, body: &str, retry_after: Option<Duration>) -> Self {
         let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
         let error = &v["error"];
-        let text = |v: &Value| v.as_str().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+        // A provider's words, at most so many characters: they go into messages and logs.
+        let text = |v: &Value| v.as_str().map(str::trim).filter(|s| !s.is_empty()).map(|s| s.chars().take(MAX_SAID).collect::<String>());
         let message = text(&error["message"])
             .or_else(|| text(error))
             .or_else(|| text(&v["message"]))
             .or_else(|| text(&v["detail"]))
-            .unwrap_or_else(|| body.trim().chars().take(500).collect());
+            .unwrap_or_else(|| body.trim().chars().take(MAX_SAID).collect());
         let code = text(&error["code"]).or_else(|| text(&error["type"]));
         Refusal { url: url.to_string(), status, code, message, retry_after }
     }
@@ -583,5 +587,9 @@ mod tests {
         );
         let plain = Refusal::parse("u", 502, "<html>Bad Gateway</html>", None);
         assert_eq!((plain.code, plain.message.as_str()), (None, "<html>Bad Gateway</html>"));
+        // What a hostile upstream says is kept to MAX_SAID characters, code and message alike.
+        let long = format!(r#"{{"error": {{"message": "{0}", "code": "{0}"}}}}"#, "x".repeat(100_000));
+        let r = Refusal::parse("u", 400, &long, None);
+        assert_eq!((r.message.len(), r.code.map(|c| c.len())), (MAX_SAID, Some(MAX_SAID)));
     }
 }

@@ -144,13 +144,13 @@ pub fn replay<'a>(
     scratch: &Path,
     requests: Option<&'a mut dyn Write>,
 ) -> Result<Run> {
-    if policy == Policy::Proxy {
-        return proxied::replay(messages, window, runtime, tokenizer, scratch, requests);
-    }
     let (system, history) = match messages.first() {
         Some(m) if m.role == "system" => (m.content.as_str(), &messages[1..]),
         _ => ("", messages),
     };
+    if policy == Policy::Proxy {
+        return proxied::replay(system, history, window, runtime, tokenizer, scratch, requests);
+    }
     let needs = facts::needed(system, history);
     let mut meter = meter::Meter::new(tokenizer, window, requests);
     let task = history.iter().position(|m| m.role == "user");

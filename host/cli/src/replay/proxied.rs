@@ -27,6 +27,8 @@ struct Script {
     stand_in: StandIn,
     updates: u32,
     sessions: Sessions,
+    /// The proxy's one session, once its first request made it.
+    session: Option<Session>,
     received: Vec<Value>,
 }
 
@@ -36,11 +38,16 @@ fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Script> {
     s.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The proxy's one session (it made it on the first request).
-fn only_session(sessions: &Sessions) -> Result<Session> {
-    let mut all = sessions.list()?;
-    ensure!(all.len() == 1, "the proxy kept {} sessions of one trajectory, not one", all.len());
-    Ok(all.remove(0).0)
+impl Script {
+    /// The proxy's one session (it made it on the first request), found once.
+    fn session(&mut self) -> Result<Session> {
+        if self.session.is_none() {
+            let mut all = self.sessions.list()?;
+            ensure!(all.len() == 1, "the proxy kept {} sessions of one trajectory, not one", all.len());
+            self.session = Some(all.remove(0).0);
+        }
+        Ok(self.session.clone().expect("set above"))
+    }
 }
 
 /// One upstream request: recorded and answered.
@@ -52,7 +59,7 @@ fn answer(script: &Shared, body: Value) -> Result<Value> {
     // in that round, beside the call, and the client gets the two rounds' texts as one.
     let mut reply = if s.updated { Message::new("assistant", "") } else { s.answer.clone() };
     if !s.updated && s.stand_in.asked(&context_meta) {
-        let memory = only_session(&s.sessions)?.overview()?;
+        let memory = s.session()?.overview()?;
         let dsl = s.stand_in.update(&memory);
         s.updates += 1;
         s.updated = true;
@@ -123,18 +130,14 @@ fn calls(m: &Value) -> Vec<(String, String)> {
 
 /// Replays `messages` through a proxy with a window of `window` tokens (see the module's doc).
 pub fn replay<'a>(
-    messages: &[Message],
+    system: &str,
+    history: &[Message],
     window: u32,
     runtime: &Runtime,
     tokenizer: &'a Tokenizer,
     scratch: &Path,
     requests: Option<&'a mut dyn Write>,
 ) -> Result<Run> {
-    let history = match messages.first() {
-        Some(m) if m.role == "system" => &messages[1..],
-        _ => messages,
-    };
-    let system = messages.first().filter(|m| m.role == "system").map_or("", |m| m.content.as_str());
     let needs = facts::needed(system, history);
     let mut meter = meter::Meter::new(tokenizer, window, requests);
     let mut answered: HashSet<String> = history.iter().filter_map(|m| m.tool_call_id.clone()).collect();
@@ -146,6 +149,7 @@ pub fn replay<'a>(
         stand_in: StandIn::default(),
         updates: 0,
         sessions: sessions.clone(),
+        session: None,
         received: Vec::new(),
     }));
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().context("starting the replay's servers")?;
@@ -168,7 +172,8 @@ pub fn replay<'a>(
             s.updated = false;
         }
         seen = i;
-        let wire: Vec<Wire> = messages[..messages.len() - history.len() + i].iter().map(super::wire).collect();
+        let opening = (!system.is_empty()).then(|| Wire::new("system", system));
+        let wire: Vec<Wire> = opening.into_iter().chain(history[..i].iter().map(super::wire)).collect();
         let mut response = client
             .post(format!("{url}/v1/chat/completions"))
             .header("content-type", "application/json")
@@ -187,8 +192,8 @@ pub fn replay<'a>(
                 && calls(message) == expected.tool_calls.iter().map(|c| (c.id.clone(), c.function.name.clone())).collect::<Vec<_>>(),
             "the client got {message} for step {i}, not the recorded step"
         );
-        let session = only_session(&sessions)?;
         let mut s = lock(&script);
+        let session = s.session()?;
         s.stand_in.saw(recorded);
         for (round, body) in std::mem::take(&mut s.received).into_iter().enumerate() {
             let request: Vec<Wire> = serde_json::from_value(body["messages"].clone()).context("the upstream's request has no messages")?;
@@ -207,8 +212,8 @@ pub fn replay<'a>(
             }
         }
     }
-    let session = only_session(&sessions)?;
-    let s = lock(&script);
+    let mut s = lock(&script);
+    let session = s.session()?;
     meter.run.memory_updates = s.updates;
     let applied = std::fs::read_to_string(session.path("updates.jsonl")).unwrap_or_default().lines().count();
     meter.run.updates_refused = s.updates.saturating_sub(u32::try_from(applied).unwrap_or(u32::MAX));
