@@ -216,6 +216,31 @@ fn passthrough_fail_and_caps() {
     assert_eq!(server.requests().len(), 2, "--on-error fail sent nothing upstream");
 }
 
+/// A client that stops halfway through its body gets the protocol's 408 naming
+/// `--body-timeout`, and nothing goes upstream; an idle connection is closed at
+/// `--header-timeout` (the proxy shares `workmem serve`'s connection limits).
+#[test]
+fn slow_clients_are_let_go() {
+    use std::io::{Read, Write};
+    let server = Server::start(vec![]);
+    let proxy = Proxy::start("slow", &server.url, &["--body-timeout", "1s", "--header-timeout", "1s"]);
+    let connect = || {
+        let tcp = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+        tcp
+    };
+    let mut half = connect();
+    half.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"model\": \"m\", ")
+        .unwrap();
+    let mut idle = connect();
+    let mut answer = String::new();
+    half.read_to_string(&mut answer).expect("the proxy answers and closes within its timeout");
+    assert!(answer.starts_with("HTTP/1.1 408") && answer.contains("--body-timeout"), "{answer}");
+    let mut nothing = Vec::new();
+    idle.read_to_end(&mut nothing).expect("an idle connection is closed within --header-timeout");
+    assert!(server.requests().is_empty(), "nothing went upstream");
+}
+
 /// Requests at once are capped: while the only slot waits on an upstream that does not answer,
 /// the next request is refused after `--slot-wait`, naming both settings; the first ends at
 /// `--upstream-timeout` with the protocol's error.

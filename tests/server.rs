@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const CASES: [(&str, Case); 10] = [
+const CASES: [(&str, Case); 12] = [
     ("documents", documents),
     ("idempotency_keys", idempotency_keys),
     ("tokens", tokens),
@@ -28,6 +28,8 @@ const CASES: [(&str, Case); 10] = [
     ("sixteen_clients", sixteen_clients),
     ("page_for_people", page_for_people),
     ("stops_cleanly", stops_cleanly),
+    ("slow_clients_are_let_go", slow_clients_are_let_go),
+    ("shutdown_is_bounded", shutdown_is_bounded),
 ];
 
 #[test]
@@ -607,6 +609,77 @@ fn stops_cleanly(target: &dyn Target) {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "workmem serve ended with {status} after SIGTERM");
+}
+
+/// A raw TCP connection to `s`, for clients that do not finish what they send.
+fn raw(s: &Serve) -> std::net::TcpStream {
+    let tcp = std::net::TcpStream::connect(s.url.trim_start_matches("http://")).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    tcp
+}
+
+/// Whatever `tcp` gets before the server closes it; a read that times out fails the test.
+fn read_to_close(tcp: &mut std::net::TcpStream) -> String {
+    use std::io::Read;
+    let mut got = Vec::new();
+    match tcp.read_to_end(&mut got) {
+        Ok(_) => String::from_utf8_lossy(&got).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => String::from_utf8_lossy(&got).into_owned(),
+        Err(e) => panic!("the server kept the connection open: {e} (got {:?})", String::from_utf8_lossy(&got)),
+    }
+}
+
+/// Connections that go idle, dribble their head or stop halfway through their body are
+/// closed at their timeouts, and while more of them are open than `--max-connections` a
+/// normal request waits only until one is let go (an idle, a dribbling and a half-sent one
+/// were all still open after 40 s; 300 idle sockets made a GET time out).
+fn slow_clients_are_let_go(target: &dyn Target) {
+    use std::io::Write;
+    let s = Serve::start(target, "slow", &["--header-timeout", "1s", "--body-timeout", "1s", "--max-connections", "4"]);
+    let token = s.grant(&["doc", "grant", "v", "a"]);
+    let started = Instant::now();
+    let mut idle: Vec<_> = (0..6).map(|_| raw(&s)).collect();
+    let mut head = raw(&s);
+    head.write_all(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n").unwrap();
+    let mut body = raw(&s);
+    let put = format!(
+        "PUT /v1/vaults/v/memories/m/context HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n# Facts\n"
+    );
+    body.write_all(put.as_bytes()).unwrap();
+    let reply = call(&http(), "GET", &format!("{}/openapi.json", s.url), None, None, None);
+    assert_eq!(reply.status, 200);
+    assert!(started.elapsed() < Duration::from_secs(8), "a GET behind 8 stalled connections took {:?}", started.elapsed());
+    for tcp in &mut idle {
+        assert_eq!(read_to_close(tcp), "", "an idle connection is closed without an answer");
+    }
+    read_to_close(&mut head);
+    let answer = read_to_close(&mut body);
+    assert!(answer.starts_with("HTTP/1.1 408"), "a body still arriving at --body-timeout gets 408: {answer}");
+    assert!(answer.contains("\"request_timeout\"") && answer.contains("--body-timeout"), "the 408 names its setting: {answer}");
+    assert!(started.elapsed() < Duration::from_secs(15), "every slow connection was let go within its timeouts: {:?}", started.elapsed());
+    assert_eq!(get(&s, "/v1/vaults/v/memories/m/context", &token).status, 404, "the half-sent document was not stored");
+}
+
+/// SIGTERM with a request half sent (its body due within a minute) ends the server after
+/// `--shutdown-timeout`, not when the client gives up (it kept a server alive 20 s).
+fn shutdown_is_bounded(target: &dyn Target) {
+    use std::io::Write;
+    let mut s = Serve::start(target, "shutdown", &["--body-timeout", "60s", "--shutdown-timeout", "1s"]);
+    let token = s.grant(&["doc", "grant", "v", "a"]);
+    let mut half = raw(&s);
+    let put = format!("PUT /v1/vaults/v/memories/m/context HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: 100\r\n\r\n# Facts\n");
+    half.write_all(put.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    rustix::process::kill_process(rustix::process::Pid::from_child(&s.child), rustix::process::Signal::TERM).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(6), "the server is still running 6 s after SIGTERM with --shutdown-timeout 1s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "workmem serve ended with {status}");
 }
 
 /// The page for people: a session an agent worked in (updates, a compaction, requests with

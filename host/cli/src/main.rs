@@ -5,6 +5,7 @@
 mod agent;
 mod board;
 mod component;
+mod connections;
 mod db;
 mod demo;
 mod doc;

@@ -17,6 +17,8 @@ pub struct ProxyArgs {
     /// The provider's base URL, e.g. https://api.openai.com or https://api.anthropic.com
     #[arg(long, value_name = "URL")]
     upstream: String,
+    #[command(flatten)]
+    connections: crate::connections::ConnectionArgs,
     /// The model's context window in tokens: the safety net compacts at three quarters of it
     #[arg(long, default_value_t = 128_000, value_parser = clap::value_parser!(u32).range(1024..))]
     window: u32,
@@ -83,7 +85,8 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
             println!("listening on {url}, proxying to {}", args.upstream);
         }
         std::io::stdout().flush()?;
-        workmem_proxy::serve(listener, router).await.context("serving")
+        workmem_listen::serve(listener, router, args.connections.limits()).await;
+        anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
 }

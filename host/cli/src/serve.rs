@@ -16,6 +16,8 @@ pub struct ServeArgs {
     listen: String,
     #[command(flatten)]
     db: crate::db::DbArg,
+    #[command(flatten)]
+    connections: crate::connections::ConnectionArgs,
     /// Requests served at once (each holds database connections and an engine instance)
     #[arg(long, default_value_t = 8)]
     slots: usize,
@@ -54,7 +56,8 @@ pub fn run(runtime: Runtime, sessions: PathBuf, args: ServeArgs, as_json: bool) 
             println!("listening on {url} (database {}; API described at {url}{})", workmem_store::db::redact(&db), workmem_server::OPENAPI_PATH);
         }
         std::io::stdout().flush()?;
-        workmem_server::serve(listener, router).await.context("serving")
+        workmem_listen::serve(listener, router, args.connections.limits()).await;
+        anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
 }

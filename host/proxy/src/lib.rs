@@ -118,7 +118,10 @@ async fn handle(State(app): State<Arc<App>>, request: Request, protocol: Option<
     let (parts, body) = request.into_parts();
     let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => {
+        Err(e) => {
+            if let Some(timeout) = workmem_listen::BodyTimeout::behind(&e) {
+                return relay::error(408, shape_of(protocol).error_body("request_timeout", &timeout.to_string()));
+            }
             let message = format!("the request body passed {} bytes, the most the proxy reads (--max-body-bytes)", app.config.max_body_bytes);
             return relay::error(413, shape_of(protocol).error_body("request_too_large", &message));
         }
@@ -146,30 +149,6 @@ async fn handle(State(app): State<Arc<App>>, request: Request, protocol: Option<
 /// clients of other routes read).
 fn shape_of(protocol: Option<protocol::Protocol>) -> protocol::Protocol {
     protocol.unwrap_or(protocol::Protocol::Chat)
-}
-
-/// Serves `router` on `listener` until Ctrl-C or SIGTERM, finishing the requests in flight.
-pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
-    use axum::serve::ListenerExt;
-    // A stream's events go out as they come: no small write waits for an acknowledgement.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router).with_graceful_shutdown(shutdown()).await
-}
-
-async fn shutdown() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! { _ = interrupt => {}, _ = term.recv() => {} }
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
 }
 
 /// A response of `status` with a JSON body, for the few the proxy writes itself.

@@ -128,25 +128,6 @@ async fn newline_after_json(response: axum::response::Response) -> axum::respons
     axum::response::Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-/// Serves `router` on `listener` until Ctrl-C or SIGTERM, finishing the requests in flight.
-pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
-    axum::serve(listener, router).with_graceful_shutdown(shutdown()).await
-}
-
-async fn shutdown() {
-    let interrupt = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! { _ = interrupt => {}, _ = term.recv() => {} }
-    }
-    #[cfg(not(unix))]
-    let _ = interrupt.await;
-}
-
 async fn openapi() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
 }

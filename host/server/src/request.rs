@@ -6,10 +6,13 @@ use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode, header};
+use workmem_listen::BodyTimeout;
 
-/// The body as read, or why it could not be: one larger than `--max-body-bytes` is 413.
+/// The body as read, or why it could not be: one larger than `--max-body-bytes` is 413, one
+/// still arriving at `--body-timeout` 408.
 fn bytes(body: Result<Bytes, BytesRejection>, max: usize) -> Result<Bytes, ApiError> {
     body.map_err(|e| match e.status() {
+        _ if let Some(timeout) = BodyTimeout::behind(&e) => ApiError::new(StatusCode::REQUEST_TIMEOUT, "request_timeout", timeout.to_string()),
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",

@@ -1,0 +1,180 @@
+//! Serving an axum router over TCP with every wait bounded (`workmem serve`, `workmem proxy`).
+//! `axum::serve` has no timeouts and no connection cap: an idle connection, one that dribbles
+//! its head or its body, each held a socket forever, a few hundred of them took the process's
+//! file handles, and one half-sent request kept a server alive after SIGTERM. Here each of
+//! those waits has a bound ([`Limits`]).
+
+use axum::Router;
+use axum::body::Body;
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::time::{Instant, Sleep};
+
+/// How long a connection may make the server wait, and how many it may hold.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The longest a connection goes without sending a whole request head. It runs from the
+    /// connection's start and again after each answer, so an idle keep-alive connection is
+    /// closed after it too (`--header-timeout`).
+    pub header_timeout: Duration,
+    /// The longest from a request's head to its body's last byte; past it the body fails
+    /// with [`BodyTimeout`] (`--body-timeout`).
+    pub body_timeout: Duration,
+    /// Connections open at once; past it, new ones wait in the listen backlog until one
+    /// closes (`--max-connections`).
+    pub max_connections: usize,
+    /// After Ctrl-C or SIGTERM, the longest the connections in flight get to finish, streams
+    /// included (`--shutdown-timeout`).
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            max_connections: 512,
+            shutdown_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// A request body did not all arrive within [`Limits::body_timeout`] of its head.
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not all arrive within {} s of its head (--body-timeout)", .0.as_secs_f64())]
+pub struct BodyTimeout(pub Duration);
+
+impl BodyTimeout {
+    /// The timeout behind `error`, if reading a body failed because of one: the error comes
+    /// back wrapped by whatever read the body (axum's rejections, a length limit).
+    pub fn behind<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a BodyTimeout> {
+        let mut next = Some(error);
+        while let Some(e) = next {
+            if let Some(timeout) = e.downcast_ref::<BodyTimeout>() {
+                return Some(timeout);
+            }
+            next = e.source();
+        }
+        None
+    }
+}
+
+/// Serves `router` on `listener` within `limits` until Ctrl-C or SIGTERM, then gives the
+/// connections in flight at most [`Limits::shutdown_timeout`] to finish.
+pub async fn serve(listener: TcpListener, router: Router, limits: Limits) {
+    serve_until(listener, router, limits, signalled()).await
+}
+
+/// [`serve`] until `stop` completes instead of a signal.
+pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, stop: impl Future<Output = ()>) {
+    let open = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
+    tokio::pin!(stop);
+    loop {
+        let permit = tokio::select! {
+            permit = open.clone().acquire_owned() => permit.expect("the connection semaphore is never closed"),
+            () = &mut stop => break,
+        };
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                // Out of file handles (EMFILE) or the like: wait for one to close rather than
+                // spin; a connection that failed on its own just goes.
+                Err(e) => {
+                    if !is_connection_error(&e) {
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        // A stream's events go out as they come: no small write waits for an acknowledgement.
+        let _ = tcp.set_nodelay(true);
+        let router = router.clone();
+        let body_timeout = limits.body_timeout;
+        let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+            let request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
+            tower_service::Service::call(&mut router.clone(), request)
+        });
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    let _ = tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown()).await;
+}
+
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn signalled() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! { _ = interrupt => {}, _ = term.recv() => {} }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+/// A request body that fails with [`BodyTimeout`] once its deadline passes.
+struct Deadline {
+    body: Incoming,
+    deadline: Instant,
+    limit: Duration,
+    /// Made on the first wait only: a body that is already whole needs no timer.
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl Deadline {
+    fn new(body: Incoming, limit: Duration) -> Self {
+        Deadline { body, deadline: Instant::now() + limit, limit, sleep: None }
+    }
+}
+
+impl http_body::Body for Deadline {
+    type Data = Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = &mut *self;
+        if let Poll::Ready(frame) = Pin::new(&mut this.body).poll_frame(cx) {
+            return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
+        }
+        let deadline = this.deadline;
+        let sleep = this.sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(BodyTimeout(this.limit))))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        http_body::Body::is_end_stream(&self.body)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        http_body::Body::size_hint(&self.body)
+    }
+}
