@@ -114,6 +114,31 @@ fn history_is_stripped_once_the_llm_maintains_its_overview() {
 /// AGENTS.md is read as a memory file is: a symlink (to a secret outside the project), a
 /// hard link, a FIFO (which would hang the read) and a file over the cap are each refused
 /// with the rule, and never reach the request.
+/// An `overview.md` the model wrote at 1 MB goes into a request as its head within a quarter
+/// of the window, with a line saying what was left out; one that fits goes whole.
+#[test]
+fn the_memory_takes_at_most_its_share_of_the_window() {
+    let runtime = common::runtime();
+    let mut engine = runtime.instance().unwrap();
+    let (_, s) = session("memory-share", &runtime);
+    say(&s, "user", "go");
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    let options = Options { tokens_max: 16_000, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+    let line = "- a line the model wrote into its overview, one of many\n";
+    std::fs::write(s.overview_path(), line.repeat((1 << 20) / line.len())).unwrap();
+    let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
+    assert!(built.tokens < 16_000 / 2, "the request took {} tokens of a 16,000 window", built.tokens);
+    let request = serde_json::to_string(&built.messages).unwrap();
+    assert!(request.contains("working-memory/overview.md is 1048"), "the cut is said");
+    assert!(request.matches("one of many").count() > 100, "the head is sent");
+    let whole = line.repeat(50);
+    std::fs::write(s.overview_path(), &whole).unwrap();
+    let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
+    let request = serde_json::to_string(&built.messages).unwrap();
+    assert_eq!(request.matches("one of many").count(), 50, "a memory that fits goes whole");
+    assert!(!request.contains("fit this request's share"));
+}
+
 #[test]
 fn agents_md_is_read_beneath_the_project_and_capped() {
     let runtime = common::runtime();

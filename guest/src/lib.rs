@@ -6,6 +6,7 @@ pub mod board;
 mod context;
 pub mod document;
 pub mod history;
+mod limits;
 mod lines;
 mod memory;
 mod merge;

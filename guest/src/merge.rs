@@ -1,6 +1,7 @@
 //! Spec 000 §3 steps 4-6 and §6: validation against the stored state, the merge in the
 //! spec's order, and the human-readable diff that goes into the update log.
 
+use crate::limits;
 use crate::parse::{self, Parsed};
 use crate::{ApplyOutcome, ArchiveOp, ERROR, Learning, MemoryState, MergeOutcome, Progress, Update, VerbatimEntry, WARNING};
 use std::collections::{BTreeMap, BTreeSet};
@@ -79,6 +80,9 @@ pub fn validate(text: &str, state: &MemoryState) -> Parsed {
     for w in warnings {
         parsed.push(w);
     }
+    if let Some(problem) = limits::too_large(state, std::slice::from_ref(&parsed.update)) {
+        parsed.push(parse::diagnostic(ERROR, 1, 1, problem));
+    }
     parsed
 }
 
@@ -131,6 +135,7 @@ fn check(update: &Update) -> Vec<String> {
             }
         }
     }
+    problems.extend(limits::items(update));
     problems
 }
 
@@ -150,6 +155,7 @@ fn try_merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<Merg
             problems.push(format!("{added} new {prefix} ID(s) from {prefix}-{next} on would pass {prefix}-{}, the last there is", u32::MAX - 1));
         }
     }
+    problems.extend(limits::too_large(&state, &updates));
     if !problems.is_empty() {
         return Err((state, format!("invalid update: {}.", problems.join("; "))));
     }
@@ -157,6 +163,9 @@ fn try_merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<Merg
     let mut diff = Diff::default();
     for update in updates {
         merge_one(&mut out, &mut diff, update, now);
+    }
+    for id in limits::prune(&mut out.state) {
+        diff.line("Dropped", format_args!("- {id}  (archived; past {} bytes of archived entries, only the update log keeps it)", limits::MAX_ARCHIVED));
     }
     out.diff = diff.finish();
     Ok(out)

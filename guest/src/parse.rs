@@ -2,6 +2,7 @@
 //! check the invariants a single update must hold. A small state machine over classified
 //! lines; it never stops at the first problem, so the LLM (or a person) sees them all.
 
+use crate::limits;
 use crate::lines::{self, Line};
 use crate::syntax::{self, ItemError, Kind, List, Section};
 use crate::{ArchiveOp, Diagnostic, ERROR, LearningAdd, LearningOps, ParseOutcome, Progress, Update, VerbatimAdd, VerbatimOps, WARNING};
@@ -323,15 +324,21 @@ impl<'a> Machine<'a> {
             self.error(&line, line.body, "empty bullet");
             return;
         }
-        let update = &mut self.parsed.update;
         match (s, list) {
             (_, List::Completed | List::InProgress | List::Remaining) => {
+                if let Err(e) = limits::line("a progress item", content) {
+                    self.error(&line, content, e);
+                }
                 self.progress_list(list).push(content.to_string());
                 self.last = Last::Progress(list, line.indent());
             }
             (Section::Learnings, List::Add) => match syntax::because_colon(content, "a Key Learnings ADD bullet") {
                 Ok((_, "")) => self.error(&line, content, "the insight after the reason is empty"),
                 Ok((reason, text)) => {
+                    if let Err(e) = limits::line("a key learning", text).and(limits::line("a reason", reason)) {
+                        self.error(&line, content, e);
+                    }
+                    let update = &mut self.parsed.update;
                     update.learnings.add.push(LearningAdd { reason: reason.to_string(), text: text.to_string() });
                     self.last = Last::Learning(line.indent());
                 }
@@ -361,6 +368,10 @@ impl<'a> Machine<'a> {
                     Ok((id, reason)) => {
                         let op = ArchiveOp { id, reason: reason.to_string() };
                         let at = (line.number, line.column_of(content));
+                        if let Err(e) = limits::line("a reason", reason) {
+                            self.error_at(at.0, at.1, e);
+                        }
+                        let update = &mut self.parsed.update;
                         if s == Section::Learnings {
                             update.learnings.archive.push(op);
                             self.parsed.learning_archive_at.push(at);
@@ -386,9 +397,15 @@ impl<'a> Machine<'a> {
         }
         match self.last {
             Last::Progress(list, indent) if line.indent() > indent => {
-                if let Some(last) = self.progress_list(list).last_mut() {
-                    last.push(' ');
-                    last.push_str(line.body);
+                let Some(last) = self.progress_list(list).last_mut() else { return true };
+                let was = last.len();
+                last.push(' ');
+                last.push_str(line.body);
+                // Said once, on the line that takes the item past the bound.
+                if was <= limits::MAX_LINE
+                    && let Err(e) = limits::line("a progress item", last)
+                {
+                    self.error(line, line.body, e);
                 }
             }
             Last::Learning(indent) if line.indent() > indent => {
@@ -438,6 +455,9 @@ impl<'a> Machine<'a> {
         if snippet.is_empty() {
             self.error_at(sn.at.0, sn.at.1, "the snippet after `=>` is empty");
             return;
+        }
+        if let Err(e) = limits::line("a verbatim label", &sn.label).and(limits::line("a reason", &sn.reason)).and(limits::snippet(&snippet)) {
+            self.error_at(sn.at.0, sn.at.1, e);
         }
         self.parsed.update.verbatim.add.push(VerbatimAdd { reason: sn.reason, label: sn.label, snippet });
     }

@@ -188,7 +188,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let live = session.overview()?;
     // The memory's changes are in the history only where the whole history is sent.
     let chain = meta.memory_chain.as_ref().filter(|_| options.history == HistoryMode::All);
-    let overview = workmem_store::MemoryChain::shown(chain, &live).to_string();
+    let overview = within_share(workmem_store::MemoryChain::shown(chain, &live), options.tokens_max);
     let agents_md = if options.agents_md { agents_md(std::path::Path::new(&meta.cwd))? } else { None };
     let active_turn = view.iter().rposition(|e| e.message.role == "user").unwrap_or(0);
     let request = ContextRequest {
@@ -222,6 +222,27 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let tokens = stats.tokens_used.saturating_add(tokenizer.count_message(&meta_block));
     messages.push(meta_block);
     Ok(Built { messages, tokens, stats, view, opaque })
+}
+
+/// The most of the working memory that goes into a request, in bytes: the engine keeps what a
+/// memory shows within 64 KiB, but `overview.md` is also a file the model writes whole.
+pub const OVERVIEW_MAX: usize = 96 * 1024;
+
+/// `overview` as a request carries it: whole, or its head within its share of the window (a
+/// quarter of it, at about four bytes a token, and at most [`OVERVIEW_MAX`]) and a line that
+/// says what was left out (an 8.6 MB memory once made a request of 1.4 million tokens).
+fn within_share(overview: &str, tokens_max: u32) -> String {
+    let share = (tokens_max as usize).min(OVERVIEW_MAX);
+    if overview.len() <= share {
+        return overview.to_string();
+    }
+    let head = &overview[..overview.floor_char_boundary(share)];
+    let head = head.rfind('\n').map_or(head, |end| &head[..=end]);
+    format!(
+        "{head}\n[{OVERVIEW_PATH} is {} bytes; only its first {} fit this request's share of the window: archive entries or shorten the file]\n",
+        overview.len(),
+        head.len()
+    )
 }
 
 /// The most of a project's AGENTS.md that goes into every request.
