@@ -53,6 +53,42 @@ fn postgres() {
     }
 }
 
+/// A board filled to its text limit with the tasks an attacker used (16,000-byte
+/// descriptions: 4,095 of them once made a board nothing could load) refuses the next one by
+/// name, and still loads from its snapshots, shows every view, rebuilds and compacts inside
+/// the engine's 256 MiB; an op that only changes a status still goes through.
+#[test]
+fn a_full_board_still_loads() {
+    let db = SqliteFiles::new("full-board").fresh("full");
+    let mut boards = open(&db, Config { snapshot_every: 128, ..Config::default() });
+    new_board(&mut boards, "big");
+    let description = "d".repeat(16_000);
+    let mut added = 0;
+    let refused = loop {
+        let op = Op::AddTask(NewTask { title: format!("task {added}"), description: description.clone(), depends_on: vec![], needs_review: false });
+        match boards.apply("big", None, "worker", &op) {
+            Ok(_) => added += 1,
+            Err(e) => break e,
+        }
+        assert!(added < 1_000, "1,000 tasks of 16 KB were all taken");
+    };
+    assert!((500..=530).contains(&added), "{added} tasks of 16 KB fit in 8 MiB");
+    let Error::Refused { rule, message, .. } = &refused else { panic!("{refused}") };
+    assert_eq!(rule, "too-large");
+    assert!(message.contains("8388608"), "the refusal names the limit: {message}");
+    drop(boards);
+
+    let mut boards = open(&db, Config::default());
+    for name in View::names() {
+        let view = View::named(name, Some("T-1".into())).unwrap();
+        boards.view("big", &view).unwrap_or_else(|e| panic!("view {name}: {e}"));
+    }
+    let state = boards.state("big").unwrap();
+    assert_eq!(boards.rebuild("big").unwrap(), state);
+    boards.compact("big").unwrap();
+    boards.apply("big", None, "worker", &set("T-1", TaskStatus::InProgress)).unwrap();
+}
+
 /// Every write acknowledged before PostgreSQL crashes (`pg_ctl stop -m immediate`, right
 /// after the last acknowledgement) is there after it restarts, and the next write gets the
 /// next revision: none is handed out twice. A board mutation's own commit does not wait for

@@ -245,6 +245,10 @@ struct Counters {
     discovery: u32,
     artifact: u32,
     nudge: u32,
+    /// Bytes of text the board's ops have written (see [`limits::MAX_BYTES`]); a board saved
+    /// before it was counted starts from 0.
+    #[serde(default)]
+    bytes: u64,
 }
 
 /// Everything that changes a board. `actor` and `now` come with it to [`Board::apply`].
@@ -490,8 +494,23 @@ impl Board {
     /// Applies `op` by `actor` at `now`: all of it, with the revision one higher, or nothing.
     /// Returns the event the log keeps for it.
     pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<Event, BoardError> {
+        self.apply_within(actor, now, op, true)
+    }
+
+    /// [`Board::apply`]; `enforce_total` is false for an event of the log, which was taken
+    /// when it was written (a board from before [`limits::MAX_BYTES`] must still load).
+    fn apply_within(&mut self, actor: &str, now: &str, op: &Op, enforce_total: bool) -> Result<Event, BoardError> {
         required(actor, "actor")?;
-        limits::check(actor, now, op)?;
+        let adds = limits::check(actor, now, op)?;
+        if enforce_total {
+            limits::total(self.next.bytes, adds)?;
+        }
+        let event = self.apply_checked(actor, now, op)?;
+        self.next.bytes = self.next.bytes.saturating_add(adds as u64);
+        Ok(event)
+    }
+
+    fn apply_checked(&mut self, actor: &str, now: &str, op: &Op) -> Result<Event, BoardError> {
         match (self.status, op) {
             (BoardStatus::Active, _) => {}
             (BoardStatus::Completed | BoardStatus::Cancelled, Op::Archive) => {}

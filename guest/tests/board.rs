@@ -416,3 +416,21 @@ fn ops_come_in_as_the_logs_json_and_views_go_out_by_name() {
     assert_eq!(Board::load(&b.save()).unwrap(), b);
     assert!(Board::load("{}").unwrap_err().starts_with("not a serialized board"));
 }
+
+/// The total is checked where an op is written, not where the log is replayed: a board whose
+/// log passed 8 MiB before the limit existed still rebuilds, and then takes no more text.
+#[test]
+fn a_log_past_the_total_still_replays() {
+    let mut b = board();
+    let description = "d".repeat(limits::MAX_TEXT);
+    let n = limits::MAX_BYTES as usize / limits::MAX_TEXT + 10;
+    for revision in 1..=n as u64 {
+        let op = Op::AddTask { title: format!("task {revision}"), description: description.clone(), depends_on: vec![], needs_review: false };
+        let event = workmem_guest::board::Event { revision, actor: "worker".into(), at: NOW.into(), op };
+        b.replay(&event.to_json()).unwrap_or_else(|e| panic!("event {revision}: {e}"));
+    }
+    assert_eq!(b.tasks.len(), n);
+    let more = Op::AddTask { title: "one more".into(), description: String::new(), depends_on: vec![], needs_review: false };
+    assert!(matches!(b.apply("worker", NOW, &more), Err(BoardError::TooLarge { limit, .. }) if limit == limits::MAX_BYTES as usize));
+    b.apply("worker", NOW, &Op::SetStatus { task: "T-1".into(), status: TaskStatus::InProgress }).expect("a status change adds no text");
+}
