@@ -65,6 +65,11 @@ impl Target for Vault {
     }
 }
 
+/// The longest a request waits for a session another writer holds (`workmem update` waiting
+/// on its model held one for minutes, and four page reads behind it took every slot); then
+/// 503 `busy` with `retry-after`.
+pub const SESSION_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Target for SessionId {
     type Grant = (String, Session);
     /// The one directory the grant names, whatever directory the server runs in, and only
@@ -73,7 +78,7 @@ impl Target for SessionId {
     fn authorize(&self, grants: &mut Grants, sessions: &FsPath, token: &str, access: Access) -> Result<(String, Session), ApiError> {
         let (agent, name) = grants.authorize_session(token, &self.session, access)?;
         let session = name.open(sessions).map_err(|_| ApiError::from(db::Error::Forbidden(Scope::Session(&self.session).to_string())))?;
-        Ok((agent, session))
+        Ok((agent, session.waiting_at_most(SESSION_LOCK_WAIT)))
     }
 }
 

@@ -7,6 +7,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use workmem_store::db;
 
+const RETRY_AFTER: &str = "retry_after";
+
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
@@ -30,9 +32,16 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
     }
 
-    /// A failure of the server, not of the request: the handle that met it is not reused.
+    /// A failure of the server, not of the request: the handle that met it is not reused. A
+    /// busy session is neither: its slot's connections are healthy.
     pub fn is_internal(&self) -> bool {
-        self.status.is_server_error()
+        self.status == StatusCode::INTERNAL_SERVER_ERROR
+    }
+
+    /// Tells the client when to try again, in seconds: `retry_after` in the error and the
+    /// `retry-after` header.
+    pub fn retry_after(self, seconds: u32) -> Self {
+        self.with(RETRY_AFTER, seconds)
     }
 }
 
@@ -64,9 +73,16 @@ impl From<workmem_store::Error> for ApiError {
             E::NotASession { .. } => (StatusCode::NOT_FOUND, "no_session"),
             E::BadId(_) => (StatusCode::BAD_REQUEST, "bad_request"),
             E::Ambiguous { .. } => (StatusCode::CONFLICT, "ambiguous_session"),
+            E::Busy { .. } => (StatusCode::SERVICE_UNAVAILABLE, "busy"),
             _ => (StatusCode::INTERNAL_SERVER_ERROR, "session_store"),
         };
-        ApiError::new(status, code, workmem_runtime::error_chain(&e))
+        match e {
+            // Its message names the session's directory, which is the operator's to know.
+            E::Busy { waited, .. } => {
+                ApiError::new(status, code, format!("the session is busy: another writer held it for {} ms", waited.as_millis())).retry_after(1)
+            }
+            e => ApiError::new(status, code, workmem_runtime::error_chain(&e)),
+        }
     }
 }
 
@@ -105,6 +121,7 @@ impl IntoResponse for ApiError {
             self.message = format!("the server failed to do this; its log has the detail under request {id}");
             self.extra.insert("request_id".into(), id.into());
         }
+        let retry_after = self.extra.get(RETRY_AFTER).and_then(Value::as_u64);
         let mut error = Map::new();
         error.insert("code".into(), self.code.into());
         error.insert("message".into(), self.message.into());
@@ -112,6 +129,9 @@ impl IntoResponse for ApiError {
         let mut response = (self.status, axum::Json(json!({ "error": error }))).into_response();
         if self.status == StatusCode::UNAUTHORIZED {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(seconds) = retry_after {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }

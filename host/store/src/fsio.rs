@@ -90,6 +90,19 @@ pub fn lock(f: File) -> io::Result<File> {
     Ok(f)
 }
 
+/// [`lock`], waiting at most `wait`: `None` if another holder kept it that long.
+pub fn lock_within(f: File, wait: std::time::Duration) -> io::Result<Option<File>> {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(Some(f)),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
 /// The length of `f` up to the end of its last whole line: what a crash cut short mid-append
 /// (bytes after the last newline) was never committed.
 pub fn complete_len(f: &mut File) -> io::Result<u64> {

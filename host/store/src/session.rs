@@ -416,16 +416,18 @@ const OVERVIEW: &str = "working-memory/overview.md";
 pub struct Session {
     dir: PathBuf,
     files: Confined,
+    /// How long [`Session::lock`] waits for another holder; `None`: as long as it takes.
+    lock_wait: Option<std::time::Duration>,
 }
 
 impl Session {
     fn at(dir: &Path) -> Self {
-        Session { dir: dir.to_path_buf(), files: Confined::new(dir) }
+        Session { dir: dir.to_path_buf(), files: Confined::new(dir), lock_wait: None }
     }
 
     /// The session in `files`' directory (already open), with the checks of [`Session::open`].
     fn open_in(files: Confined, dir: PathBuf) -> Result<Self> {
-        Session::check(Session { dir, files })
+        Session::check(Session { dir, files, lock_wait: None })
     }
 
     /// The session at `dir`: its meta.json must carry the [`FORMAT`] marker.
@@ -643,11 +645,25 @@ impl Session {
         Ok(self.last_record::<SeqOnly>(LOG, &mut file)?.map_or(0, |r| r.seq))
     }
 
-    /// Takes the session's lock, waiting for another holder, and finishes any commit a
-    /// crash interrupted. Locks do not nest: a holder must not take it again.
+    /// This session, whose [`Session::lock`] waits at most `wait` for another holder and then
+    /// fails with [`Error::Busy`]: a server must not let one slow writer (`workmem update`
+    /// waiting on its model) hold every request that reads the session.
+    pub fn waiting_at_most(mut self, wait: std::time::Duration) -> Self {
+        self.lock_wait = Some(wait);
+        self
+    }
+
+    /// Takes the session's lock, waiting for another holder (see [`Session::waiting_at_most`]),
+    /// and finishes any commit a crash interrupted. Locks do not nest: a holder must not take
+    /// it again.
     pub fn lock(&self) -> Result<Locked> {
         let file = self.files.open(LOCK, Access::Append).map_err(self.err())?;
-        let file = fsio::lock(file).map_err(Error::io(self.path(LOCK)))?;
+        let file = match self.lock_wait {
+            None => fsio::lock(file).map_err(Error::io(self.path(LOCK)))?,
+            Some(wait) => {
+                fsio::lock_within(file, wait).map_err(Error::io(self.path(LOCK)))?.ok_or_else(|| Error::Busy { dir: self.dir.clone(), waited: wait })?
+            }
+        };
         self.finish_pending()?;
         for dir in [".", MEMORY_DIR, "working-memory/detail", "working-memory/archive"] {
             // A symlink in the way is refused here as anywhere; the lock does not depend on it.
