@@ -1,6 +1,7 @@
 // The live page: the URL's fragment (which a browser never sends to the server) names what to
 // show and carries the tokens: /view#session=ID&token=TOKEN&board=B&board_token=TOKEN. Each
-// section is fetched with its bearer token, and fetched again every few seconds.
+// section is fetched with its bearer token, and fetched again a few seconds after the last
+// fetch ended.
 const every = 5000;
 const params = new URLSearchParams(location.hash.slice(1));
 // The tokens are read once: out of the address bar and the history from here on.
@@ -17,7 +18,9 @@ const status = document.getElementById('status');
 let shown = '';
 
 async function section({ url, token }) {
-  const response = await fetch(url, { headers: { authorization: `Bearer ${token ?? ''}` }, cache: 'no-store' });
+  // A section that never answers would stop the refreshes, which wait for it.
+  const signal = AbortSignal.timeout(30000);
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token ?? ''}` }, cache: 'no-store', signal });
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
     try {
@@ -52,6 +55,10 @@ if (parts.length === 0) {
   status.textContent = 'nothing named';
   document.body.dataset.ready = 'true';
 } else {
-  await refresh();
-  setInterval(refresh, every);
+  // The next refresh starts a while after the last one ended, never beside it: refreshes fired
+  // on a fixed beat piled up behind a slow server and came back out of order.
+  for (;;) {
+    await refresh();
+    await new Promise((wake) => setTimeout(wake, every));
+  }
 }
