@@ -173,6 +173,7 @@ fn log_snapshots_restart(target: &dyn Target) {
     boards.apply("auth", None, "dev", &set("T-1", TaskStatus::InProgress)).unwrap();
     let state = boards.state("auth").unwrap();
     assert_eq!(boards.rebuild("auth").unwrap(), state, "the event log rebuilds the board");
+    assert_eq!(count(&db, "SELECT COUNT(*) FROM board_snapshots WHERE board = 'auth'"), 2, "the creation's snapshot and the newest (8) are kept, not 4");
     drop(boards);
 
     let mut restarted = open(&db, config);
@@ -273,6 +274,15 @@ fn raw(db: &str) -> impl FnMut(&str) {
     move |sql| match &mut conn {
         Conn::Sqlite(c) => c.execute_batch(sql).unwrap(),
         Conn::Pg(c) => c.batch_execute(sql).unwrap(),
+    }
+}
+
+/// The one number `sql` selects.
+fn count(db: &str, sql: &str) -> i64 {
+    if db.starts_with("postgres://") {
+        postgres::Client::connect(db, postgres::NoTls).unwrap().query_one(sql, &[]).unwrap().get(0)
+    } else {
+        rusqlite::Connection::open(db).unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
     }
 }
 

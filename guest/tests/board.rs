@@ -434,3 +434,40 @@ fn a_log_past_the_total_still_replays() {
     assert!(matches!(b.apply("worker", NOW, &more), Err(BoardError::TooLarge { limit, .. }) if limit == limits::MAX_BYTES as usize));
     b.apply("worker", NOW, &Op::SetStatus { task: "T-1".into(), status: TaskStatus::InProgress }).expect("a status change adds no text");
 }
+
+/// The stranded and blocked views of a chain whose first task failed grow with the chain,
+/// not with its cube (1,000 tasks took 1.5 s, 3,000 passed the engine's 10 s): the fastest of
+/// five renders at 4x the tasks takes under 6x the time (a cubic walk takes 64x).
+#[test]
+fn views_of_a_long_chain_are_linear() {
+    let chain = |n: usize| {
+        let mut b = board();
+        let mut last = add(&mut b, "root", &[], false);
+        set(&mut b, "dev", &last, TaskStatus::InProgress).unwrap();
+        set(&mut b, "dev", &last, TaskStatus::Failed).unwrap();
+        for i in 1..n {
+            last = add(&mut b, &format!("step {i}"), &[&last], false);
+        }
+        b
+    };
+    let fastest = |b: &Board| {
+        (0..5)
+            .map(|_| {
+                let started = std::time::Instant::now();
+                let stranded = b.render(&View::Stranded).unwrap();
+                let blocked = b.render(&View::Blocked).unwrap();
+                assert!(stranded.len() > b.tasks.len() && blocked.len() > b.tasks.len());
+                started.elapsed()
+            })
+            .min()
+            .unwrap()
+            .max(std::time::Duration::from_micros(100))
+    };
+    let (small, large) = (chain(1_000), chain(4_000));
+    assert_eq!(large.stranded().len(), 3_999);
+    assert_eq!(large.stranded()[3_998].1, ["T-1"]);
+    let (t1, t4) = (fastest(&small), fastest(&large));
+    let ratio = t4.as_secs_f64() / t1.as_secs_f64();
+    eprintln!("stranded and blocked: 1,000 tasks {t1:?}, 4,000 {t4:?} ({ratio:.1}x)");
+    assert!(ratio < 6.0, "{ratio:.1}x the time for 4x the tasks");
+}

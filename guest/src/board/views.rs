@@ -91,31 +91,17 @@ impl Board {
     /// Every task that cannot complete because one it depends on, directly or not, failed or
     /// was cancelled, with the ones at fault.
     pub fn stranded(&self) -> Vec<(&Task, Vec<String>)> {
-        let dead = |id: &str| self.task(id).is_ok_and(|t| matches!(t.status, TaskStatus::Failed | TaskStatus::Cancelled));
+        let causes = super::graph::dead_upstream(self);
         self.tasks
             .iter()
-            .filter(|t| !t.status.is_terminal() && t.status != TaskStatus::Failed)
-            .filter_map(|t| {
-                let mut causes: Vec<String> = self.upstream(&t.id).into_iter().filter(|id| dead(id)).collect();
+            .zip(causes)
+            .filter(|(t, causes)| !t.status.is_terminal() && t.status != TaskStatus::Failed && !causes.is_empty())
+            .map(|(t, causes)| {
+                let mut causes: Vec<String> = causes.into_iter().map(|i| self.tasks[i].id.clone()).collect();
                 causes.sort();
-                (!causes.is_empty()).then_some((t, causes))
+                (t, causes)
             })
             .collect()
-    }
-
-    /// Every task `id` depends on, directly or not.
-    fn upstream(&self, id: &str) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut stack = vec![id.to_string()];
-        while let Some(at) = stack.pop() {
-            for dep in self.task(&at).map(|t| t.depends_on.clone()).unwrap_or_default() {
-                if !out.contains(&dep) {
-                    stack.push(dep.clone());
-                    out.push(dep);
-                }
-            }
-        }
-        out
     }
 
     /// Spec 002's `getContextForTask`: the goal and constraints, the task and its

@@ -19,22 +19,30 @@ const GAP_X: f64 = 56.0;
 const GAP_Y: f64 = 16.0;
 const PAD: f64 = 10.0;
 
-/// Each task's column: 0 without dependencies, else one past its deepest dependency. The
-/// engine refuses cycles; a board that had one anyway stops deepening after `len` rounds.
+/// Each task's column: 0 without dependencies, else one past its deepest dependency. Set in
+/// an order where every dependency comes first, so each edge is looked at once (deepening
+/// every task until nothing changed took a round per task on a chain listed backwards:
+/// 25.7 s for a page of 10,000 tasks). A task on a cycle (the engine refuses them) stays in
+/// the column its other dependencies gave it.
 fn columns(nodes: &[Node]) -> Vec<usize> {
     let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
-    let mut col = vec![0; nodes.len()];
-    for _ in 0..nodes.len() {
-        let mut changed = false;
-        for (i, n) in nodes.iter().enumerate() {
-            let want = n.depends_on.iter().filter_map(|d| index.get(d.as_str())).map(|&d| col[d] + 1).max().unwrap_or(0);
-            if want > col[i] {
-                col[i] = want.min(nodes.len());
-                changed = true;
-            }
+    let deps: Vec<Vec<usize>> = nodes.iter().map(|n| n.depends_on.iter().filter_map(|d| index.get(d.as_str()).copied()).collect()).collect();
+    let mut dependents = vec![Vec::new(); nodes.len()];
+    for (i, ds) in deps.iter().enumerate() {
+        for &d in ds {
+            dependents[d].push(i);
         }
-        if !changed {
-            break;
+    }
+    let mut unresolved: Vec<usize> = deps.iter().map(Vec::len).collect();
+    let mut ready: Vec<usize> = (0..nodes.len()).filter(|&i| unresolved[i] == 0).collect();
+    let mut col = vec![0; nodes.len()];
+    while let Some(at) = ready.pop() {
+        for &j in &dependents[at] {
+            col[j] = col[j].max(col[at] + 1);
+            unresolved[j] -= 1;
+            if unresolved[j] == 0 {
+                ready.push(j);
+            }
         }
     }
     col
@@ -102,5 +110,29 @@ mod tests {
         let (a, b) = (deps(&["T-2"]), deps(&["T-1"]));
         let cyclic = [node("T-1", &a), node("T-2", &b)];
         assert!(columns(&cyclic).iter().all(|&c| c <= 2));
+    }
+
+    /// A chain listed backwards (each task depending on the next) is laid out in time that
+    /// grows with it: the fastest of five layouts of 4x the tasks takes under 6x the time.
+    #[test]
+    fn a_backward_chain_is_laid_out_in_linear_time() {
+        let layout = |n: usize| {
+            let ids: Vec<String> = (1..=n).map(|i| format!("T-{i}")).collect();
+            let deps: Vec<Vec<String>> = (1..=n).map(|i| if i < n { vec![format!("T-{}", i + 1)] } else { vec![] }).collect();
+            let nodes: Vec<Node> = ids.iter().zip(&deps).map(|(id, d)| Node { id, title: "", status: "pending", assigned_to: None, depends_on: d }).collect();
+            let fastest = (0..5)
+                .map(|_| {
+                    let started = std::time::Instant::now();
+                    let col = columns(&nodes);
+                    assert_eq!((col[0], col[n - 1]), (n - 1, 0));
+                    started.elapsed()
+                })
+                .min()
+                .unwrap();
+            fastest.max(std::time::Duration::from_micros(100))
+        };
+        let (t1, t4) = (layout(2_000), layout(8_000));
+        let ratio = t4.as_secs_f64() / t1.as_secs_f64();
+        assert!(ratio < 6.0, "{t1:?} for 2,000 tasks, {t4:?} for 8,000 ({ratio:.1}x)");
     }
 }

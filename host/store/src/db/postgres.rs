@@ -190,7 +190,12 @@ impl Sql for Postgres {
             None => String::new(),
         };
         let snapshot = match a.snapshot {
-            Some(state) => format!(", s AS (INSERT INTO board_snapshots (board, revision, state) VALUES ({b}, {r}, {}))", literal(state)?),
+            // Older snapshots go as in the SQLite store (see `sql::append_commit`).
+            Some(state) => format!(
+                ", s AS (INSERT INTO board_snapshots (board, revision, state) VALUES ({b}, {r}, {})), \
+                 d AS (DELETE FROM board_snapshots WHERE board = {b} AND revision > 0 AND revision < {r})",
+                literal(state)?
+            ),
             None => String::new(),
         };
         let (actor, event, tip, payload) = (literal(a.actor)?, literal(a.event)?, literal(a.tip)?, literal(&format!("{} {r}", a.board))?);
