@@ -9,6 +9,7 @@ use crate::common;
 use common::postgres::Server;
 use common::suite::{Case, SqliteFiles, Target, suite};
 use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 use workmem_store::board::Error;
 use workmem_store::documents::{Config, Documents};
 
@@ -18,11 +19,13 @@ fn open(db: &str, config: Config) -> Documents {
 
 const DOC: &str = "# Description\nAcme's assistant.\n\n# Facts\n- CEO = Bob (2025-07-05)\n";
 
-const CASES: [(&str, Case); 6] = [
+const CASES: [(&str, Case); 8] = [
     ("versions", versions),
     ("refusals", refusals),
     ("retention", retention),
     ("search", search),
+    ("search_costs_what_its_vault_holds", search_costs_what_its_vault_holds),
+    ("search_index_migrates", search_index_migrates),
     ("latest_uses_the_index", latest_uses_the_index),
     ("sixteen_writers", sixteen_writers),
 ];
@@ -111,6 +114,88 @@ fn search(target: &dyn Target) {
     assert_eq!(ids(docs.search("acme", "Deploy WEEKLY", 10).unwrap()), ["assistant"]);
     assert_eq!(ids(docs.search("acme", "\"key\" rotates* -(", 10).unwrap()), ["assistant"], "what a user types is words, never query syntax");
     assert!(docs.search("acme", "  ", 10).unwrap().is_empty());
+
+    // The same words on both backends: case and accents folded (`cafe` found `café` on
+    // SQLite only).
+    docs.put("acme", "lunch", "a", "# Facts\n- the Café opens at nine\n".as_bytes(), None).unwrap();
+    for query in ["cafe", "CAFÉ", "café opens"] {
+        assert_eq!(ids(docs.search("acme", query, 10).unwrap()), ["lunch"], "{query}");
+    }
+    // Most occurrences first, then by ID.
+    docs.put("acme", "rota", "a", b"# Facts\n- monthly, monthly, monthly\n", None).unwrap();
+    assert_eq!(ids(docs.search("acme", "monthly", 10).unwrap()), ["rota", "billing"]);
+    assert_eq!(ids(docs.search("acme", "monthly", 1).unwrap()), ["rota"]);
+
+    // A document of 2 MB (PostgreSQL's tsvector refused one SQLite stored) is stored and
+    // found by its last word.
+    let mut big = open(&db, Config { max_bytes: 4 << 20, ..Config::default() });
+    let text = format!("# Facts\n{}- the last word is zebra\n", (0..170_000).map(|i| format!("- padding w{i}\n")).collect::<String>());
+    assert!(text.len() > 2 << 20, "{}", text.len());
+    big.put("acme", "large", "a", text.as_bytes(), None).unwrap();
+    assert_eq!(ids(big.search("acme", "zebra", 10).unwrap()), ["large"]);
+}
+
+/// A database from before workmem made its own words (schema 6: FTS5's table, or
+/// PostgreSQL's with its GIN index) is migrated with its latest texts indexed, and searches
+/// find them as before.
+fn search_index_migrates(target: &dyn Target) {
+    let db = target.fresh("terms_migration");
+    let mut docs = open(&db, Config::default());
+    docs.put("acme", "old", "a", "# Facts\n- the Café opens at nine\n".as_bytes(), None).unwrap();
+    drop(docs);
+    let search_table = if db.starts_with("postgres://") {
+        "CREATE TABLE memory_contexts_search (vault_id TEXT NOT NULL, memory_id TEXT NOT NULL, context TEXT NOT NULL, PRIMARY KEY (vault_id, memory_id));
+         CREATE INDEX memory_contexts_search_idx ON memory_contexts_search USING GIN (to_tsvector('simple', context));"
+    } else {
+        "CREATE VIRTUAL TABLE memory_contexts_search USING fts5 (vault_id UNINDEXED, memory_id UNINDEXED, context);"
+    };
+    let schema_6 = format!(
+        "DROP TABLE memory_terms; {search_table}
+         INSERT INTO memory_contexts_search (vault_id, memory_id, context) SELECT vault_id, memory_id, context FROM memory_contexts;
+         DELETE FROM workmem_schema WHERE version = 7;"
+    );
+    if db.starts_with("postgres://") {
+        postgres::Client::connect(&db, postgres::NoTls).unwrap().batch_execute(&schema_6).unwrap();
+    } else {
+        rusqlite::Connection::open(&db).unwrap().execute_batch(&schema_6).unwrap();
+    }
+    let mut docs = open(&db, Config::default());
+    let ids: Vec<String> = docs.search("acme", "cafe", 10).unwrap().into_iter().map(|h| h.memory_id).collect();
+    assert_eq!(ids, ["old"]);
+}
+
+/// What a search or a put in one vault costs does not grow with another vault's data (a
+/// one-document vault's search went from 0.5 ms to 25.9 ms after another got 400 documents,
+/// and every put scanned the whole search table): the median of 15 after another vault got
+/// 400 documents of the same words stays within 3x (and 2 ms) of the median before.
+fn search_costs_what_its_vault_holds(target: &dyn Target) {
+    let db = target.fresh("vault_cost");
+    let mut docs = open(&db, Config::default());
+    let doc = |i: usize| format!("# Facts\n- deploy key {i} rotates monthly\n- {}\n", "shared words again ".repeat(40));
+    docs.put("small", "only", "a", doc(0).as_bytes(), None).unwrap();
+    let median = |docs: &mut workmem_store::documents::Documents| {
+        let mut searches = Vec::new();
+        let mut puts = Vec::new();
+        for i in 0..15 {
+            let started = Instant::now();
+            assert_eq!(docs.search("small", "deploy monthly shared", 10).unwrap().len(), 1);
+            searches.push(started.elapsed());
+            let started = Instant::now();
+            docs.put("small", "only", "a", doc(i).as_bytes(), None).unwrap();
+            puts.push(started.elapsed());
+        }
+        searches.sort();
+        puts.sort();
+        (searches[7], puts[7])
+    };
+    let (search_before, put_before) = median(&mut docs);
+    for i in 0..400 {
+        docs.put("big", &format!("m{i}"), "a", doc(i).as_bytes(), None).unwrap();
+    }
+    let (search_after, put_after) = median(&mut docs);
+    eprintln!("one-document vault, before and after 400 elsewhere: search {search_before:?} -> {search_after:?}, put {put_before:?} -> {put_after:?}");
+    assert!(search_after < search_before * 3 + Duration::from_millis(2), "search {search_before:?} -> {search_after:?}");
+    assert!(put_after < put_before * 3 + Duration::from_millis(2), "put {put_before:?} -> {put_after:?}");
 }
 
 /// Get-latest reads through the spec's recent-snapshot index, not a scan (the original

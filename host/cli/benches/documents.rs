@@ -28,6 +28,8 @@ fn text(n: usize) -> String {
 fn load(db: &str) {
     let base = std::time::SystemTime::now() - Duration::from_secs(3_600 + VERSIONS as u64);
     let body = text(0);
+    // The search index as a put writes it (see workmem_store::db::terms).
+    let terms = serde_json::to_string(&workmem_store::db::terms::terms(&body)).unwrap();
     if db.starts_with("postgres://") {
         let mut c = postgres::Client::connect(db, postgres::NoTls).unwrap();
         c.execute(
@@ -37,8 +39,12 @@ fn load(db: &str) {
             &[&body],
         )
         .unwrap();
-        c.execute("INSERT INTO memory_contexts_search SELECT 'bench', 'm' || m, $1 FROM generate_series(0, 999) m", &[&body]).unwrap();
-        c.batch_execute("ANALYZE memory_contexts; ANALYZE memory_contexts_search").unwrap();
+        c.execute(
+            "INSERT INTO memory_terms SELECT 'bench', t.key, 'm' || m, t.value::bigint FROM generate_series(0, 999) m, json_each_text($1::text::json) t",
+            &[&terms],
+        )
+        .unwrap();
+        c.batch_execute("ANALYZE memory_contexts; ANALYZE memory_terms").unwrap();
     } else {
         let mut c = rusqlite::Connection::open(db).unwrap();
         let tx = c.transaction().unwrap();
@@ -49,7 +55,7 @@ fn load(db: &str) {
                     let at = humantime::format_rfc3339_micros(base + Duration::from_secs(v as u64)).to_string();
                     insert.execute(rusqlite::params![format!("m{m}"), v.to_string(), body, at, v as i64]).unwrap();
                 }
-                tx.execute("INSERT INTO memory_contexts_search VALUES ('bench', ?1, ?2)", rusqlite::params![format!("m{m}"), body]).unwrap();
+                tx.execute("INSERT INTO memory_terms SELECT 'bench', key, ?1, value FROM json_each(?2)", rusqlite::params![format!("m{m}"), terms]).unwrap();
             }
         }
         tx.commit().unwrap();

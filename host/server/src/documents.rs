@@ -1,6 +1,6 @@
 //! Spec 004's context documents: PutContext (a new version per put, `?expect=N` to refuse a
 //! lost update), GetLatestContext, older versions, one section read or replaced, and
-//! full-text search over a vault's latest documents. Routes need a token for the vault.
+//! search by words over a vault's latest documents. Routes need a token for the vault.
 
 use crate::auth::{self, Authorized, Vault};
 use crate::error::ApiError;

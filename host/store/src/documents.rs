@@ -1,14 +1,14 @@
 //! Spec 004's context documents, stored: one text per (vault, memory), every put a new
 //! version (context ID, actor, creation time) in `memory_contexts`, get-latest by the index
 //! on recent snapshots the spec names, older versions listed and read back, old ones
-//! dropped past a retention count, and the latest of each searchable (PostgreSQL full-text
-//! search, SQLite FTS5). The engine decides what a document is (`document.validate`); a put
+//! dropped past a retention count, and the latest of each searchable by its words (see
+//! `db::terms`). The engine decides what a document is (`document.validate`); a put
 //! it refuses, or one based on a version that is no longer the latest, stores nothing.
 
 pub use crate::db::{Error, Result};
 
 use crate::db::sql::{self, Kind, Sql, Value, bigint, rev};
-use crate::db::{RequestKey, connect};
+use crate::db::{RequestKey, connect, terms};
 use std::time::{Duration, SystemTime};
 use workmem_runtime::Runtime;
 
@@ -171,22 +171,7 @@ impl Documents {
                     &[vault.into(), memory.into(), bigint(new.version - keep)],
                 )?;
             }
-            match kind {
-                Kind::Sqlite => {
-                    db.execute("DELETE FROM memory_contexts_search WHERE vault_id = $1 AND memory_id = $2", &[vault.into(), memory.into()])?;
-                    db.execute(
-                        "INSERT INTO memory_contexts_search (vault_id, memory_id, context) VALUES ($1, $2, $3)",
-                        &[vault.into(), memory.into(), text.into()],
-                    )?;
-                }
-                Kind::Postgres => {
-                    db.execute(
-                        "INSERT INTO memory_contexts_search (vault_id, memory_id, context) VALUES ($1, $2, $3) \
-                         ON CONFLICT (vault_id, memory_id) DO UPDATE SET context = excluded.context",
-                        &[vault.into(), memory.into(), text.into()],
-                    )?;
-                }
-            }
+            terms::index(db, vault, memory, text)?;
             Ok(new)
         })
     }
@@ -215,35 +200,35 @@ impl Documents {
         rows.into_iter().map(|r| version(r).map(|v| Version { context: String::new(), ..v })).collect()
     }
 
-    /// The memories of `vault` whose latest text matches `query` (words, all of them), best
-    /// first, at most `limit`.
+    /// The memories of `vault` whose latest text holds every word of `query` (words as
+    /// [`terms`](crate::db::terms::terms) makes them: case and accents folded), most
+    /// occurrences of them first, then by ID; at most `limit`. Only `vault`'s rows are read.
     pub fn search(&mut self, vault: &str, query: &str, limit: u64) -> Result<Vec<Hit>> {
-        let words: Vec<String> = query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+        let words: Vec<String> = terms::terms(query).into_keys().collect();
         if words.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = match self.db.kind() {
-            Kind::Sqlite => {
-                // FTS5's query language, with each word quoted: what a user types is never syntax.
-                let matching = words.iter().map(|w| format!("\"{w}\"")).collect::<Vec<_>>().join(" AND ");
-                self.db.query(
-                    "SELECT memory_id, context FROM memory_contexts_search WHERE memory_contexts_search MATCH $1 AND vault_id = $2 ORDER BY rank LIMIT $3",
-                    &[matching.as_str().into(), vault.into(), bigint(limit)],
-                )?
-            }
-            Kind::Postgres => self.db.query(
-                "SELECT memory_id, context FROM memory_contexts_search, plainto_tsquery('simple', $1) q \
-                 WHERE vault_id = $2 AND to_tsvector('simple', context) @@ q \
-                 ORDER BY ts_rank(to_tsvector('simple', context), q) DESC, memory_id LIMIT $3",
-                &[words.join(" ").as_str().into(), vault.into(), bigint(limit)],
-            )?,
+        let wanted = i64::try_from(words.len()).unwrap_or(i64::MAX);
+        let words = serde_json::to_string(&words).expect("strings serialize");
+        let each = match self.db.kind() {
+            Kind::Sqlite => "SELECT value FROM json_each($2)",
+            Kind::Postgres => "SELECT json_array_elements_text($2::text::json)",
         };
-        rows.into_iter()
-            .map(|r| {
-                let mut r = r.into_iter();
-                Ok(Hit { memory_id: r.next().unwrap_or(Value::Null).text()?, context: r.next().unwrap_or(Value::Null).text()? })
-            })
-            .collect()
+        let sql = format!(
+            "SELECT memory_id FROM memory_terms WHERE vault_id = $1 AND term IN ({each}) \
+             GROUP BY memory_id HAVING COUNT(*) = $3 ORDER BY SUM(count) DESC, memory_id LIMIT $4"
+        );
+        sql::read(self.db.as_mut(), |db| {
+            let rows = db.query(&sql, &[vault.into(), words.as_str().into(), wanted.into(), bigint(limit)])?;
+            let mut hits = Vec::with_capacity(rows.len());
+            for row in rows {
+                let memory_id = row.into_iter().next().unwrap_or(Value::Null).text()?;
+                if let Some(latest) = latest(db, vault, &memory_id)? {
+                    hits.push(Hit { memory_id, context: latest.context });
+                }
+            }
+            Ok(hits)
+        })
     }
 
     /// How the database reads the latest version (EXPLAIN): for checking it uses the index.

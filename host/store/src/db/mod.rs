@@ -9,6 +9,7 @@ mod postgres;
 mod schema;
 pub(crate) mod sql;
 mod sqlite;
+pub mod terms;
 
 pub use error::{Error, Result};
 pub use grants::{Access, GrantInfo, GrantOptions, Granted, Grants, Scope};

@@ -8,8 +8,15 @@ use super::{Error, Result};
 
 /// Each entry is one version, as SQLite and as PostgreSQL read it: applied in order, once,
 /// in one transaction.
-const MIGRATIONS: &[[&str; 2]] =
-    &[[BOARDS, BOARDS], [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES], [GRANTS, GRANTS], [TIPS, TIPS], [GRANT_LIMITS, GRANT_LIMITS], [REQUEST_KEYS, REQUEST_KEYS]];
+const MIGRATIONS: &[[&str; 2]] = &[
+    [BOARDS, BOARDS],
+    [DOCUMENTS_SQLITE, DOCUMENTS_POSTGRES],
+    [GRANTS, GRANTS],
+    [TIPS, TIPS],
+    [GRANT_LIMITS, GRANT_LIMITS],
+    [REQUEST_KEYS, REQUEST_KEYS],
+    [TERMS, TERMS],
+];
 
 const BOARDS: &str =
     // 1: boards (the head: revision and status), their append-only event logs, snapshots
@@ -111,6 +118,19 @@ const REQUEST_KEYS: &str = "ALTER TABLE board_events ADD COLUMN request_key TEXT
     ALTER TABLE memory_contexts ADD COLUMN request_digest TEXT;
     CREATE UNIQUE INDEX memory_contexts_request ON memory_contexts (vault_id, memory_id, request_key) WHERE request_key IS NOT NULL";
 
+// 7: search by the words workmem makes of each memory's latest text (see `terms`), the same
+// on both backends and keyed by vault first, in place of FTS5's table and PostgreSQL's GIN
+// index over `memory_contexts_search` (filled from it, then dropped, by `migrate`).
+const TERMS: &str = "CREATE TABLE memory_terms (
+        vault_id TEXT NOT NULL,
+        term TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        count BIGINT NOT NULL,
+        PRIMARY KEY (vault_id, term, memory_id)
+    );
+    CREATE INDEX memory_terms_memory ON memory_terms (vault_id, memory_id)";
+const TERMS_VERSION: i64 = 7;
+
 /// The schema version this workmem writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -131,6 +151,16 @@ pub fn migrate(db: &mut dyn Sql) -> Result<i64> {
         }
         for (version, [sqlite, postgres]) in (found + 1..).zip(&MIGRATIONS[found as usize..]) {
             db.batch(if db.kind() == Kind::Postgres { postgres } else { sqlite })?;
+            if version == TERMS_VERSION {
+                let rows = db.query("SELECT vault_id, memory_id, context FROM memory_contexts_search", &[])?;
+                for row in rows {
+                    let mut row = row.into_iter().map(|v| v.text());
+                    let mut next = || row.next().unwrap_or_else(|| Err(Error::Schema("a search row with fewer than three columns".into())));
+                    let (vault, memory, context) = (next()?, next()?, next()?);
+                    super::terms::index(db, &vault, &memory, &context)?;
+                }
+                db.batch("DROP TABLE memory_contexts_search")?;
+            }
             db.execute("INSERT INTO workmem_schema (version) VALUES ($1)", &[version.into()])?;
         }
         Ok(found)
