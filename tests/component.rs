@@ -112,6 +112,36 @@ fn a_trap_is_an_error_and_the_next_call_gets_a_fresh_instance() {
     assert!(matches!(memory.render(), Err(Error::Lost)));
 }
 
+/// A call made inside `cancellable` stops soon after its flag is set (a server sets it when
+/// its client goes away), as `Error::Cancelled`; outside it, and on a new call, nothing is
+/// stopped.
+#[test]
+fn an_unwanted_call_stops() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let runtime = common::runtime();
+    let mut engine = runtime.instance().unwrap();
+    let slow = "KEY_LEARNINGS: x\n".repeat(4 << 20 >> 4);
+    let started = std::time::Instant::now();
+    engine.parse(&slow).unwrap();
+    let whole = started.elapsed();
+    let unwanted = Arc::new(AtomicBool::new(false));
+    let setter = {
+        let unwanted = unwanted.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(whole / 10);
+            unwanted.store(true, Ordering::Relaxed);
+        })
+    };
+    let started = std::time::Instant::now();
+    let stopped = workmem_runtime::cancellable(&unwanted, || engine.parse(&slow));
+    setter.join().unwrap();
+    assert!(matches!(stopped, Err(Error::Cancelled)), "{:?}", stopped.map(|o| o.diagnostics.len()));
+    assert!(started.elapsed() < whole / 2 + std::time::Duration::from_millis(50), "stopped after {:?} of a {whole:?} call", started.elapsed());
+    let mut engine = runtime.instance().unwrap();
+    assert!(engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - next\n").unwrap().update.is_some(), "the flag ends with its scope");
+}
+
 #[test]
 fn a_trap_during_apply_leaves_the_session_files_untouched() {
     let runtime = small_memory_runtime();

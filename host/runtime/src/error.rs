@@ -18,6 +18,9 @@ pub enum Error {
     /// A [`crate::Memory`] whose instance trapped earlier: its contents are gone with it.
     #[error("this memory's engine instance trapped earlier, so the memory is gone; load it again from its store")]
     Lost,
+    /// The call was stopped because its result was no longer wanted (`cancellable`).
+    #[error("the engine call was stopped: its result was no longer wanted")]
+    Cancelled,
     /// The guest ran past its CPU deadline.
     #[error("the engine call ran past its CPU deadline of {limit:?} (the runtime's `call_deadline`; ${} raises it for the CLI)", crate::DEADLINE_ENV)]
     Deadline { limit: Duration },

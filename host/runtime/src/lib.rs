@@ -46,6 +46,7 @@ pub use capabilities::{Capabilities, clock, llm, session_store};
 pub use error::{Error, Result, error_chain};
 pub use instance::Instance;
 pub use memory::{Memory, UpdateRun};
+pub use sandbox::cancellable;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -22,6 +22,37 @@ impl std::fmt::Display for DeadlineExceeded {
 
 impl std::error::Error for DeadlineExceeded {}
 
+/// The verdict when whoever wanted the call's result stopped wanting it (see [`cancellable`]).
+#[derive(Debug)]
+struct Unwanted;
+
+impl std::fmt::Display for Unwanted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the call's result is no longer wanted")
+    }
+}
+
+impl std::error::Error for Unwanted {}
+
+thread_local! {
+    /// Set while this thread runs [`cancellable`]'s work: the flag that ends its engine calls.
+    static UNWANTED: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicBool>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` on this thread so that every engine call it makes stops, failing with
+/// [`Error::Cancelled`], once `unwanted` is set (checked on the epoch's ticks, as the deadline
+/// is): a server whose client went away need not finish a page nobody will read.
+pub fn cancellable<T>(unwanted: &std::sync::Arc<std::sync::atomic::AtomicBool>, f: impl FnOnce() -> T) -> T {
+    let before = UNWANTED.with(|u| u.replace(Some(unwanted.clone())));
+    let out = f();
+    UNWANTED.with(|u| *u.borrow_mut() = before);
+    out
+}
+
+fn is_unwanted() -> bool {
+    UNWANTED.with(|u| u.borrow().as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed)))
+}
+
 /// The memory limit, remembering when it refused to grow: the guest then aborts (a trap),
 /// and that trap is reported as the limit it was, not as a bug.
 struct Limits {
@@ -81,6 +112,9 @@ pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Capabiliti
         if c.started.elapsed().saturating_sub(c.in_imports) > c.deadline {
             return Err(DeadlineExceeded.into());
         }
+        if is_unwanted() {
+            return Err(Unwanted.into());
+        }
         Ok(UpdateDeadline::Continue(1))
     });
     store
@@ -97,6 +131,8 @@ pub(crate) fn call<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) ->
     f(store).map_err(|e| {
         if e.downcast_ref::<DeadlineExceeded>().is_some() {
             Error::Deadline { limit }
+        } else if e.downcast_ref::<Unwanted>().is_some() {
+            Error::Cancelled
         } else if store.data().limits.refused {
             Error::MemoryLimit { limit: store.data().limits.max_memory_bytes, source: e }
         } else {

@@ -7,6 +7,7 @@ use crate::auth::{Authorized, Target};
 use crate::error::ApiError;
 use axum::http::StatusCode;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 use workmem_runtime::Runtime;
@@ -75,14 +76,21 @@ impl Slots {
             .await
             .map_err(|_| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "shutting_down", "the server is shutting down"))?;
         let slots = self.clone();
+        // Set when this future is dropped, as it is when the client goes away: the work's
+        // engine calls then stop (an abandoned page render kept its slot for seconds).
+        let unwanted = Arc::new(AtomicBool::new(false));
+        let _dropped = SetOnDrop(unwanted.clone());
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
+            if unwanted.load(Ordering::Relaxed) {
+                return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "gone", "the client went away"));
+            }
             let idle = slots.idle.lock().unwrap_or_else(|p| p.into_inner()).pop();
             let mut stores = match idle {
                 Some(s) => s,
                 None => Stores::open(&slots.db, &slots.runtime, &slots.documents)?,
             };
-            let result = f(&mut stores);
+            let result = workmem_runtime::cancellable(&unwanted, || f(&mut stores));
             if !matches!(&result, Err(e) if e.is_internal()) {
                 slots.idle.lock().unwrap_or_else(|p| p.into_inner()).push(stores);
             }
@@ -94,5 +102,14 @@ impl Slots {
 
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
+    }
+}
+
+/// Sets its flag when dropped.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
