@@ -18,6 +18,7 @@ mod crash;
 mod document_store;
 mod layering;
 mod llm;
+mod mcp_stdio;
 mod memory_files;
 mod proxy;
 mod server;

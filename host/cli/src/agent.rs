@@ -147,7 +147,7 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
                 None => None,
             };
             // compact_history's summaries use the model configured as for `workmem update`,
-            // within --timeout and --retries: every tool waits while one runs.
+            // within --timeout and --retries; a summary waiting on it holds no other tool.
             let model = model(None)?;
             let tokenizer = workmem_llm::Tokenizer::for_model(&model);
             let llm = Some(llm.client(&model)?);

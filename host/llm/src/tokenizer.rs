@@ -28,6 +28,12 @@ impl Tokenizer {
         Tokenizer { bpe, encoding: name, seen: Default::default() }
     }
 
+    /// The same encoding with nothing seen yet: for another thread (the cache of texts seen
+    /// is one thread's).
+    pub fn fresh(&self) -> Tokenizer {
+        Tokenizer { bpe: self.bpe, encoding: self.encoding, seen: Default::default() }
+    }
+
     /// The tokens of `text`, tokenized a piece of at most [`PIECE`] bytes at a time, cut after
     /// a newline where the piece has one: tiktoken's regex backtracks over a run of whitespace,
     /// and a long enough run (an answer of a million spaces) passes its limit and panics. A cut

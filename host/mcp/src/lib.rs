@@ -18,7 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ServerHandler, ServiceExt};
 use std::sync::{Arc, Mutex};
 use workmem_agent::board::Worker;
-use workmem_agent::tools::{self, DocumentAccess, ToolContext};
+use workmem_agent::tools::{self, DocumentAccess, Needs, ToolContext};
 use workmem_llm::{Client, Tokenizer};
 use workmem_runtime::Runtime;
 use workmem_store::Session;
@@ -41,11 +41,25 @@ pub struct Workspace {
     pub documents: Option<DocumentAccess>,
 }
 
-/// The MCP server over a [`Workspace`]; tool calls run one at a time, on a blocking thread.
+/// The MCP server over a [`Workspace`]; each tool call runs on a blocking thread.
 #[derive(Clone)]
 pub struct Server {
-    workspace: Arc<Mutex<Workspace>>,
+    /// What every tool reads; the session's own lock orders its writers.
+    shared: Arc<Shared>,
+    /// A board tool's or a document tool's handle, each held by one call at a time: a
+    /// summary that waits on the model holds neither (one lock over every tool let a model
+    /// that never answered stop all of them).
+    worker: Arc<Mutex<Option<Worker>>>,
+    documents: Arc<Mutex<Option<DocumentAccess>>>,
     tools: Arc<Vec<Tool>>,
+}
+
+struct Shared {
+    session: Session,
+    runtime: Runtime,
+    /// Copied for each call ([`Tokenizer::fresh`]): its cache is one thread's.
+    tokenizer: Mutex<Tokenizer>,
+    llm: Option<Client>,
 }
 
 impl Server {
@@ -63,7 +77,13 @@ impl Server {
                 Tool::new(t.name, description, Arc::new(schema))
             })
             .collect();
-        Ok(Server { workspace: Arc::new(Mutex::new(workspace)), tools: Arc::new(tools) })
+        let Workspace { session, runtime, tokenizer, llm, worker, documents } = workspace;
+        Ok(Server {
+            shared: Arc::new(Shared { session, runtime, tokenizer: Mutex::new(tokenizer), llm }),
+            worker: Arc::new(Mutex::new(worker)),
+            documents: Arc::new(Mutex::new(documents)),
+            tools: Arc::new(tools),
+        })
     }
 
     /// Serves on standard input and output until the client closes them.
@@ -85,13 +105,9 @@ fn dsl_reference(runtime: &Runtime) -> Result<String, workmem_runtime::Error> {
 }
 
 impl Server {
-    fn workspace(&self) -> std::sync::MutexGuard<'_, Workspace> {
-        self.workspace.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The memory-update prompt for `task`, on the session's memory (loaded under its lock).
     fn update_prompt(&self, task: &str) -> Result<String, ErrorData> {
-        let w = self.workspace();
+        let w = &self.shared;
         let prompt = || -> Result<String, workmem_memory::Error> {
             let locked = w.session.lock()?;
             let mut memory = workmem_memory::load(&w.runtime, &w.session, &locked)?;
@@ -125,7 +141,7 @@ impl ServerHandler for Server {
         if request.uri != OVERVIEW_URI {
             return Err(ErrorData::resource_not_found(format!("no resource {:?}: the one resource is {OVERVIEW_URI}", request.uri), None));
         }
-        let text = self.workspace().session.overview().map_err(|e| {
+        let text = self.shared.session.overview().map_err(|e| {
             eprintln!("workmem mcp: reading overview.md failed: {}", workmem_runtime::error_chain(&e).escape_debug());
             ErrorData::internal_error("overview.md could not be read; the server's log (standard error) has the detail", None)
         })?;
@@ -165,12 +181,23 @@ impl ServerHandler for Server {
     async fn call_tool(&self, request: CallToolRequestParams, _: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default()).to_string();
         let name = request.name.into_owned();
-        let workspace = self.workspace.clone();
+        let server = self.clone();
         let tool = name.clone();
         let output = tokio::task::spawn_blocking(move || {
-            let mut w = workspace.lock().unwrap_or_else(|p| p.into_inner());
-            let Workspace { session, runtime, tokenizer, llm, worker, documents } = &mut *w;
-            let mut cx = ToolContext { session, runtime, tokenizer, llm: llm.as_ref(), board: worker.as_mut(), documents: documents.as_mut() };
+            let needs = tools::Tool::named(&name).map(|t| t.needs);
+            // Only the handle the tool needs is taken.
+            let mut worker = (needs == Some(Needs::Board)).then(|| locked(&server.worker));
+            let mut documents = (needs == Some(Needs::Documents)).then(|| locked(&server.documents));
+            let Shared { session, runtime, tokenizer, llm } = &*server.shared;
+            let tokenizer = locked(tokenizer).fresh();
+            let mut cx = ToolContext {
+                session,
+                runtime,
+                tokenizer: &tokenizer,
+                llm: llm.as_ref(),
+                board: worker.as_mut().and_then(|w| w.as_mut()),
+                documents: documents.as_mut().and_then(|d| d.as_mut()),
+            };
             tools::call(&mut cx, &name, &arguments)
         })
         .await
@@ -185,4 +212,9 @@ impl ServerHandler for Server {
         let content = vec![ContentBlock::text(output.text)];
         Ok(if output.ok { CallToolResult::success(content) } else { CallToolResult::error(content) }.into())
     }
+}
+
+/// `m`'s value; one a panicking call left is still whole (every write to it is one call).
+fn locked<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
