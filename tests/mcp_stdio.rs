@@ -21,8 +21,8 @@ fn a_summary_waiting_on_the_model_holds_no_other_tool() {
     let template = crate::common::runtime().instance().unwrap().overview_template().unwrap();
     let session = sessions.create(Some("s"), &template).unwrap();
     for i in 0..8 {
-        session.append_message(workmem_store::Message::new("user", &format!("question {i}: {}", "words ".repeat(200)))).unwrap();
-        session.append_message(workmem_store::Message::new("assistant", &format!("answer {i}: {}", "more words ".repeat(200)))).unwrap();
+        session.append_message(workmem_store::Message::new("user", format!("question {i}: {}", "words ".repeat(200)))).unwrap();
+        session.append_message(workmem_store::Message::new("assistant", format!("answer {i}: {}", "more words ".repeat(200)))).unwrap();
     }
     let mut child = Command::new(env!("CARGO_BIN_EXE_workmem"))
         .args(["mcp", "--session", "s", "--timeout", "60", "--retries", "0"])
