@@ -39,7 +39,12 @@ pub const COMMIT: Wants = Wants { overview: true, state: true };
 
 /// The session's memory, loaded into an engine instance of its own.
 pub fn load(runtime: &Runtime, session: &Session, locked: &Locked) -> Result<Memory> {
-    match session.load_memory(locked)? {
+    from_saved(runtime, session, session.load_memory(locked)?)
+}
+
+/// The memory `state` holds: `session`'s `state.json` as read, `None` before its first update.
+pub fn from_saved(runtime: &Runtime, session: &Session, state: Option<String>) -> Result<Memory> {
+    match state {
         Some(state) => runtime.load_memory(&state)?.map_err(|why| Error::BadState { dir: session.dir().to_path_buf(), why }),
         None => Ok(runtime.new_memory()?),
     }

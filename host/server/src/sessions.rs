@@ -31,11 +31,18 @@ async fn memory(axum::extract::State(app): State, who: Authorized<SessionId>) ->
     let body = app
         .slots
         .run_as(who, Access::Read, move |_, SessionId { session: id }, (_, session)| {
-            let locked = session.lock()?;
-            let state = workmem_memory::load(&runtime, &session, &locked)?.save()?;
-            let state: Value = serde_json::from_str(&state)
+            // Read without the writer's lock where writers let it; else under it (bounded).
+            let (state, overview) = match session.committed_memory()? {
+                Some(read) => read,
+                None => {
+                    let locked = session.lock()?;
+                    (session.load_memory(&locked)?, session.overview()?)
+                }
+            };
+            let mut memory = workmem_memory::from_saved(&runtime, &session, state)?;
+            let state: Value = serde_json::from_str(&memory.save()?)
                 .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", format!("the engine's state is not JSON: {e}")))?;
-            Ok(json!({"session": id, "overview": session.overview()?, "memory": state}))
+            Ok(json!({"session": id, "overview": overview, "memory": state}))
         })
         .await?;
     Ok(Json(body).into_response())

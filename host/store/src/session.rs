@@ -495,6 +495,42 @@ impl Session {
         self.files.read(OVERVIEW).map_err(self.err())
     }
 
+    /// The committed memory (`state.json`, `None` before the first update) and its
+    /// `overview.md`, as one commit left them, read without the session's lock: a reader
+    /// must not wait on a writer that holds the lock while its model thinks. A commit under
+    /// way is read from its pending record (all of it is there); one that starts while
+    /// this reads is noticed (its pending record, or meta.json's count moved) and the read
+    /// is made again. `None` when writers kept it moving for every try.
+    pub fn committed_memory(&self) -> Result<Option<(Option<String>, String)>> {
+        for _ in 0..8 {
+            let before = self.meta()?.updates;
+            if let Some(commit) = self.pending()? {
+                return Ok(Some((Some(commit.state), commit.overview)));
+            }
+            let state = match self.files.read(STATE) {
+                Ok(text) => Some(text),
+                Err(e) if e.is_not_found() => None,
+                Err(e) => return Err(self.err()(e)),
+            };
+            let overview = self.overview()?;
+            if self.pending()?.is_none() && self.meta()?.updates == before {
+                if state.is_none() && before > 0 {
+                    return Err(Error::MissingState { dir: self.dir.clone(), updates: u32::try_from(before).unwrap_or(u32::MAX) });
+                }
+                return Ok(Some((state, overview)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn pending(&self) -> Result<Option<Commit>> {
+        match self.files.read(PENDING) {
+            Ok(text) => Ok(Some(serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.path(PENDING), source })?)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(self.err()(e)),
+        }
+    }
+
     /// Changes meta.json under the session's lock.
     pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
         self.with_lock(|locked| self.update_meta_locked(locked, change))
@@ -698,10 +734,9 @@ impl Session {
     }
 
     fn finish_pending(&self) -> Result<()> {
-        match self.files.read(PENDING) {
-            Ok(text) => self.finish(&serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.path(PENDING), source })?),
-            Err(e) if e.is_not_found() => Ok(()),
-            Err(e) => Err(self.err()(e)),
+        match self.pending()? {
+            Some(commit) => self.finish(&commit),
+            None => Ok(()),
         }
     }
 
