@@ -62,6 +62,13 @@ pub enum AgentCommand {
         /// How compact_history's summaries call the model
         #[command(flatten)]
         llm: LlmArgs,
+        /// The longest message read from the client, in bytes; a longer one gets a JSON-RPC
+        /// error with its id
+        #[arg(long, default_value_t = workmem_mcp::stdio::Limits::default().max_request_bytes)]
+        max_request_bytes: usize,
+        /// Requests being served at once; more wait to be read
+        #[arg(long, default_value_t = workmem_mcp::stdio::Limits::default().max_in_flight)]
+        max_in_flight: usize,
     },
 }
 
@@ -126,7 +133,7 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
                 report::print_json(&serde_json::json!({"ok": true, "answer": answer, "tools": tools, "compactions": compactions}));
             }
         }
-        AgentCommand::Mcp { session, worker, vault, llm } => {
+        AgentCommand::Mcp { session, worker, vault, llm, max_request_bytes, max_in_flight } => {
             let session = match ctx.session(&session) {
                 // A host application starts the server from any directory: the session a
                 // configuration names is made there on first use, and found by ID after.
@@ -154,7 +161,8 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
             let workspace = workmem_mcp::Workspace { worker: worker.worker(&ctx.runtime)?, session, tokenizer, runtime: ctx.runtime, llm, documents };
             let server = workmem_mcp::Server::new(workspace)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the MCP server's runtime")?;
-            rt.block_on(server.serve_stdio()).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
+            let limits = workmem_mcp::stdio::Limits { max_request_bytes, max_in_flight };
+            rt.block_on(server.serve_stdio(limits)).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
         }
     }
     Ok(ExitCode::SUCCESS)

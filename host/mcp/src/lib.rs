@@ -9,6 +9,8 @@
 //! `isError` and the sentence the model can correct itself from; only a failure of the host
 //! itself is a protocol error.
 
+pub mod stdio;
+
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
     Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
@@ -86,9 +88,11 @@ impl Server {
         })
     }
 
-    /// Serves on standard input and output until the client closes them.
-    pub async fn serve_stdio(self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        self.serve(rmcp::transport::stdio()).await?.waiting().await?;
+    /// Serves on standard input and output until the client closes them, each message read
+    /// within `limits` (see [`stdio`]).
+    pub async fn serve_stdio(self, limits: stdio::Limits) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let (input, output) = rmcp::transport::stdio();
+        self.serve(stdio::frame(input, output, limits)).await?.waiting().await?;
         Ok(())
     }
 }
