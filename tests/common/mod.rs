@@ -55,13 +55,36 @@ pub fn golden(path: &Path, actual: &str, failures: &mut Vec<String>) {
         return;
     };
     let same = if path.extension().is_some_and(|x| x == "json") && !path.to_string_lossy().ends_with(".state.json") {
-        serde_json::from_str::<serde_json::Value>(&expected).ok() == serde_json::from_str::<serde_json::Value>(actual).ok()
+        // Compared as JSON: two texts that are not JSON are not thereby the same.
+        match (serde_json::from_str::<serde_json::Value>(&expected), serde_json::from_str::<serde_json::Value>(actual)) {
+            (Ok(e), Ok(a)) => e == a,
+            _ => false,
+        }
     } else {
         expected == actual
     };
     if !same {
         failures.push(format!("{}:\n--- expected\n{expected}\n--- actual\n{actual}", path.display()));
     }
+}
+
+#[test]
+fn golden_files_that_are_not_json_differ() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("golden-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("expected.json");
+    std::fs::write(&path, "{not json").unwrap();
+    if std::env::var_os("WORKMEM_BLESS").is_some() {
+        return;
+    }
+    let mut failures = Vec::new();
+    golden(&path, "{also not json", &mut failures);
+    assert_eq!(failures.len(), 1, "two texts that do not parse were taken as equal");
+    golden(&path, "{not json", &mut failures);
+    assert_eq!(failures.len(), 2, "not even the same text is JSON");
+    std::fs::write(&path, "{\"a\": 1}").unwrap();
+    golden(&path, "{\"a\":1}", &mut failures);
+    assert_eq!(failures.len(), 2, "the same JSON written two ways is the same");
 }
 
 /// A directory with a session `s` in it, and the CLI pointed at it.

@@ -47,8 +47,13 @@ impl Server {
     /// and this is not CI.
     pub fn start() -> Option<Server> {
         let Some(bin) = bin_dir() else {
-            assert!(std::env::var_os("CI").is_none(), "PostgreSQL is not installed (CI installs Debian's postgresql package)");
-            eprintln!("SKIPPED: PostgreSQL is not installed here (apt-get install postgresql); CI runs these tests");
+            // Skipped only when asked: a suite that passed because its server was missing
+            // proved nothing, and libtest hides the line that said so.
+            assert!(
+                std::env::var_os("WORKMEM_SKIP_POSTGRES").is_some(),
+                "PostgreSQL is not installed: apt-get install postgresql (.ci/run does), or set WORKMEM_SKIP_POSTGRES=1 to skip the PostgreSQL suites"
+            );
+            eprintln!("SKIPPED: the PostgreSQL suites ($WORKMEM_SKIP_POSTGRES)");
             return None;
         };
         let dir = std::env::temp_dir().join(format!("workmem-pg-{}-{}", std::process::id(), free_port()));
