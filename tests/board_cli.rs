@@ -103,6 +103,12 @@ fn errors_are_json_a_script_can_act_on() {
     assert_eq!(illegal["message"], "completing a task takes --summary: what was done");
     assert_eq!(error(workmem(&db, &["ready", "nope", "--json"]))["kind"], "no_board");
     assert_eq!(error(workmem(&db, &["create", "b", "--name", "n", "--goal", "g", "--json"]))["kind"], "exists");
+    // Spans past the clock's epoch take nothing (they panicked with exit 101 and no JSON).
+    for args in [&["reclaim", "b", "--lease", "100years", "--json"][..], &["gc", "--retention", "100years", "--json"]] {
+        let out = workmem(&db, args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        json(&out);
+    }
 
     // One rule for IDs: nothing that is a path, a control or an invisible character.
     for id in ["..", "a/b", "x\u{1b}]52;c;aGk=\u{7}", "bell\u{7}", "line\nbreak", "\u{202e}detelpmoc"] {

@@ -29,7 +29,7 @@ fn new_board(boards: &mut Boards, id: &str) {
     boards.create(id, "Implement auth", "Add JWT authentication to the API", &["No breaking changes".into()], &[]).unwrap();
 }
 
-const CASES: [(&str, Case); 8] = [
+const CASES: [(&str, Case); 9] = [
     ("compare_and_swap", compare_and_swap),
     ("log_snapshots_restart", log_snapshots_restart),
     ("another_history", another_history),
@@ -38,6 +38,7 @@ const CASES: [(&str, Case); 8] = [
     ("tokens", tokens),
     ("change_feed", change_feed),
     ("sixteen_writers", sixteen_writers),
+    ("creators_race", creators_race),
 ];
 
 #[test]
@@ -51,6 +52,33 @@ fn postgres() {
         suite(&server, &CASES);
         acknowledged_writes_survive_a_crash(&server);
     }
+}
+
+/// 16 connections creating one board at once: one makes it, every other is told it exists
+/// (on PostgreSQL 20 of 105 losers got the database's unique violation instead).
+fn creators_race(target: &dyn Target) {
+    let db = target.fresh("creators");
+    drop(open(&db, Config::default()));
+    let barrier = std::sync::Barrier::new(16);
+    let outcomes: Vec<Result<(), String>> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..16)
+            .map(|_| {
+                let (db, barrier) = (&db, &barrier);
+                scope.spawn(move || {
+                    let mut boards = open(db, Config::default());
+                    barrier.wait();
+                    match boards.create("same", "n", "g", &[], &[]) {
+                        Ok(()) => Ok(()),
+                        Err(Error::Exists(_)) => Err("exists".to_string()),
+                        Err(e) => Err(format!("{e:?}")),
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 1, "{outcomes:?}");
+    assert!(outcomes.iter().all(|o| o.as_ref().is_ok() || o.as_ref().is_err_and(|e| e == "exists")), "{outcomes:?}");
 }
 
 /// A board filled to its text limit with the tasks an attacker used (16,000-byte

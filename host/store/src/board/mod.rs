@@ -132,13 +132,15 @@ impl Boards {
         let state = board.save()?;
         let tip = first_tip()?;
         sql::write(self.db.as_mut(), |db| {
-            if !db.query("SELECT 1 FROM boards WHERE id = $1", &[id.into()])?.is_empty() {
-                return Err(Error::Exists(id.into()));
-            }
-            db.execute(
-                "INSERT INTO boards (id, revision, status, created_at, updated_at, tip) VALUES ($1, 0, 'active', $2, $2, $3)",
+            // One statement decides: a check before the insert let two creators both pass it,
+            // and the loser got the database's unique violation instead of `exists`.
+            let made = db.execute(
+                "INSERT INTO boards (id, revision, status, created_at, updated_at, tip) VALUES ($1, 0, 'active', $2, $2, $3) ON CONFLICT (id) DO NOTHING",
                 &[id.into(), now.as_str().into(), tip.as_str().into()],
             )?;
+            if made == 0 {
+                return Err(Error::Exists(id.into()));
+            }
             db.execute("INSERT INTO board_snapshots (board, revision, state) VALUES ($1, 0, $2)", &[id.into(), state.as_str().into()])?;
             Ok(())
         })?;
@@ -391,7 +393,7 @@ impl Boards {
     /// Returns to pending every claim on the board not renewed within the lease; the
     /// restarted orchestrator's first move. Returns the tasks reclaimed.
     pub fn reclaim_stale(&mut self, id: &str, actor: &str) -> Result<Vec<String>> {
-        let stale_before = rfc3339(SystemTime::now() - self.config.lease);
+        let stale_before = rfc3339(ago(self.config.lease));
         let (_, stale) = self.read(id, |b| Ok(b.stale(&stale_before)?))?;
         let mut reclaimed = Vec::new();
         for task in stale {
@@ -423,7 +425,7 @@ impl Boards {
     /// Deletes boards archived longer ago than [`Config::retention`], with their logs,
     /// snapshots and grants. Returns their IDs.
     pub fn collect_garbage(&mut self) -> Result<Vec<String>> {
-        let before = rfc3339(SystemTime::now() - self.config.retention);
+        let before = rfc3339(ago(self.config.retention));
         let gone = sql::write(self.db.as_mut(), |db| {
             let rows = db.query("SELECT id FROM boards WHERE status = 'archived' AND archived_at < $1 ORDER BY id", &[before.as_str().into()])?;
             let ids = rows.into_iter().map(|r| r.into_iter().next().unwrap_or(Value::Null).text()).collect::<Result<Vec<_>>>()?;
@@ -537,4 +539,10 @@ fn replay(id: &str, r: &mut Resident, events: Vec<(u64, String)>) -> Result<()> 
         r.revision = r.board.replay(&event)?.map_err(|e| Error::Log { board: id.into(), revision, why: format!("{e:?}") })?;
     }
     Ok(())
+}
+
+/// The time `span` ago; before the clock's epoch (`--lease 100years`), the epoch: nothing is
+/// older. Subtracting past it panicked.
+fn ago(span: Duration) -> SystemTime {
+    SystemTime::now().checked_sub(span).filter(|t| *t >= SystemTime::UNIX_EPOCH).unwrap_or(SystemTime::UNIX_EPOCH)
 }
