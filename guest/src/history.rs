@@ -301,7 +301,10 @@ pub fn plan(view: &[Entry], r: &Request) -> Result<Plan, Error> {
     };
     let compaction = build(view, r, &picked, &names, summary.as_deref());
     let freed = compaction.tokens_before.saturating_sub(compaction.tokens_after);
-    if freed < r.min_free.max(1) {
+    if freed == 0 {
+        return Err(Error::Nothing("compacting would free no tokens: what it could replace is as short as its placeholder".into()));
+    }
+    if freed < r.min_free {
         return Err(Error::Nothing(format!(
             "compacting would free about {freed} tokens, less than the minimum of {} per compaction (min_free): \
              each compaction breaks the provider's prompt cache, so it waits until it is worth it",

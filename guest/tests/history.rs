@@ -156,6 +156,11 @@ fn refuses_when_there_is_nothing_or_too_little_to_free() {
         panic!("min_free refuses a small compaction")
     };
     assert!(why.contains("min_free"), "{why}");
+    // Outputs as short as their placeholders: nothing to free, said as such (it read "about 0
+    // tokens, less than the minimum of 0").
+    let tiny: Vec<Entry> = (1..=8).map(|seq| entry(seq, message(if seq % 2 == 1 { "user" } else { "assistant" }, "ok"))).collect();
+    let Err(Error::Nothing(why)) = history::plan(&tiny, &request(Target::Conversation, How::Archive, 1)) else { panic!("tiny messages were compacted") };
+    assert!(why.contains("would free no tokens") && !why.contains("minimum of 0"), "{why}");
     // Compacting the compacted view again finds nothing new.
     let c = done(&view, &request(Target::Tools, How::Archive, 1));
     assert!(matches!(history::plan(&c.view, &request(Target::Tools, How::Archive, 1)), Err(Error::Nothing(_))));
