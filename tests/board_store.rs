@@ -500,7 +500,10 @@ fn sixteen_writers(target: &dyn Target) {
     let tasks: serde_json::Value = serde_json::from_str(&boards.view("auth", &View::Tasks).unwrap()).unwrap();
     let titles: BTreeSet<&str> = tasks.as_array().unwrap().iter().map(|t| t["title"].as_str().unwrap()).collect();
     assert_eq!(titles, acked.iter().map(|(_, t)| t.as_str()).collect(), "each acknowledged task is on the board once");
-    assert!(conflicts > 0, "compare-and-swaps raced, so some must have conflicted");
+    // Whether the writers' compare-and-swaps met is up to the scheduler (one run saw 8
+    // conflicts in 8,000); a stale one is refused whatever happened.
+    let stale = boards.apply("auth", Some(1), "late", &task("stale", &[]));
+    assert!(matches!(stale, Err(Error::Conflict { expected: 1, current, .. }) if current == (WRITERS * EACH) as u64), "{stale:?}");
     assert_eq!(boards.rebuild("auth").unwrap(), boards.state("auth").unwrap());
     eprintln!(
         "{} writers x {EACH}: {} mutations in {elapsed:.2?} ({:.0}/s), {conflicts} conflicts reported and retried, 0 lost",

@@ -51,14 +51,20 @@ fn ids_never_wrap() {
 }
 
 /// Runs `f` on inputs of `n` and `4 * n` items and checks the larger takes well under the
-/// 16 times a quadratic algorithm would (a linear one takes about 4 times).
+/// 16 times a quadratic algorithm would (a linear one takes about 4 times): the median of
+/// three runs of each, as one sample can land on a busy moment.
 fn grows_linearly(what: &str, n: usize, f: impl Fn(usize)) {
     let time = |n| {
-        let start = Instant::now();
-        f(n);
-        start.elapsed()
+        let mut runs: Vec<Duration> = (0..3)
+            .map(|_| {
+                let start = Instant::now();
+                f(n);
+                start.elapsed()
+            })
+            .collect();
+        runs.sort();
+        runs[1]
     };
-    time(n); // warm the allocator
     let (small, large) = (time(n).max(Duration::from_micros(50)), time(4 * n));
     let ratio = large.as_secs_f64() / small.as_secs_f64();
     eprintln!("{what}: {n} items {small:?}, {} items {large:?} ({ratio:.1}x)", 4 * n);
