@@ -105,21 +105,13 @@ fn a_session_directory_swapped_for_a_symlink_is_not_followed() {
     }
 }
 
-/// The attack of issue 9: a folder under working-memory/ swapped for a symlink to outside
-/// and back, as fast as one thread can, while another writes, reads and lists through it.
-/// A check-then-open implementation lets hundreds of writes and reads escape; opening
-/// component by component from a directory handle lets none.
-#[test]
-fn a_symlink_swapped_in_during_the_writes_never_lets_one_escape() {
-    let dir = session_dir("race");
-    let outside = dir.parent().unwrap().join(format!("race-outside-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&outside);
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(outside.join("outside-secret.md"), "secret").unwrap();
+/// Runs `body` (given the round's number) for at most `secs` while a thread swaps
+/// working-memory/detail for a symlink to `outside` and back, as fast as it can; `body`
+/// returning false stops early. Returns the swaps made.
+fn while_swapping(dir: &Path, outside: &Path, secs: u64, mut body: impl FnMut(u64) -> bool) -> u64 {
     let detail = dir.join("working-memory/detail");
-    std::fs::write(detail.join("inside.md"), "inside").unwrap();
     let link = dir.join("working-memory/detail-link");
-    symlink(&outside, &link).unwrap();
+    symlink(outside, &link).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let swapper = {
         let (stop, detail, link) = (stop.clone(), detail.clone(), link.clone());
@@ -135,15 +127,65 @@ fn a_symlink_swapped_in_during_the_writes_never_lets_one_escape() {
             swaps
         })
     };
-    let files = MemoryFiles::new(&dir);
-    let (mut ok, mut refused, mut leaked) = (0u64, 0u64, 0u64);
     let started = std::time::Instant::now();
     let mut i = 0u64;
-    while started.elapsed() < std::time::Duration::from_secs(5) {
+    while started.elapsed() < std::time::Duration::from_secs(secs) {
         i += 1;
+        if !body(i) {
+            break;
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    std::fs::remove_file(&link).unwrap();
+    swaps
+}
+
+fn escaped(outside: &Path) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(outside).unwrap().flatten().map(|e| e.file_name()).filter(|n| n != "outside-secret.md").collect()
+}
+
+/// The attack of issue 9: a folder under working-memory/ swapped for a symlink to outside
+/// and back, as fast as one thread can, while another writes, reads and lists through it.
+/// A check-then-open implementation (kept here) lets writes escape on this very machine;
+/// opening component by component from a directory handle lets none, and refuses the writes
+/// that met the swap.
+#[test]
+fn a_symlink_swapped_in_during_the_writes_never_lets_one_escape() {
+    let dir = session_dir("race");
+    let outside = dir.parent().unwrap().join(format!("race-outside-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&outside);
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("outside-secret.md"), "secret").unwrap();
+    std::fs::write(dir.join("working-memory/detail/inside.md"), "inside").unwrap();
+
+    // The naive opener: every component checked not to be a symlink, then the path opened.
+    let naive = |rel: &str, text: &str| -> std::io::Result<()> {
+        let mut at = dir.clone();
+        for part in Path::new(rel).parent().unwrap().components() {
+            at.push(part);
+            if std::fs::symlink_metadata(&at)?.file_type().is_symlink() {
+                return Err(std::io::Error::other("a symlink"));
+            }
+        }
+        std::fs::write(dir.join(rel), text)
+    };
+    let naive_swaps = while_swapping(&dir, &outside, 3, |i| {
+        let _ = naive(&format!("working-memory/detail/n{}.md", i % 50), "pwned");
+        escaped(&outside).is_empty()
+    });
+    let naive_escaped = escaped(&outside);
+    assert!(!naive_escaped.is_empty(), "the check-then-open writer let nothing escape in 3 s ({naive_swaps} swaps): the race is not being run");
+    for name in &naive_escaped {
+        std::fs::remove_file(outside.join(name)).unwrap();
+    }
+
+    let files = MemoryFiles::new(&dir);
+    let (mut ok, mut write_refused, mut refused, mut leaked) = (0u64, 0u64, 0u64, 0u64);
+    let swaps = while_swapping(&dir, &outside, 5, |i| {
         match files.write(&format!("working-memory/detail/w{}.md", i % 50), "pwned") {
             Ok(()) => ok += 1,
-            Err(_) => refused += 1,
+            Err(_) => write_refused += 1,
         }
         // Only the outside folder has this file: any answer but a refusal is a leak.
         match files.read("working-memory/detail/outside-secret.md") {
@@ -157,12 +199,16 @@ fn a_symlink_swapped_in_during_the_writes_never_lets_one_escape() {
         if let Ok(listed) = files.list("working-memory") {
             leaked += listed.iter().filter(|n| n.contains("outside-secret")).count() as u64;
         }
-    }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    let swaps = swapper.join().unwrap();
-    let escaped: Vec<_> = std::fs::read_dir(&outside).unwrap().flatten().map(|e| e.file_name()).filter(|n| n != "outside-secret.md").collect();
-    eprintln!("{swaps} swaps; {ok} operations done inside, {refused} refused; {} files escaped; {leaked} outside reads", escaped.len());
-    assert!(ok > 0 && refused > 0 && swaps > 100, "the race was not run: {ok} done, {refused} refused, {swaps} swaps");
+        true
+    });
+    let escaped = escaped(&outside);
+    eprintln!(
+        "check-then-open: {} escaped within {naive_swaps} swaps; workmem: {swaps} swaps, {ok} done inside, {write_refused} writes and {refused} reads refused, {} escaped, {leaked} outside reads",
+        naive_escaped.len(),
+        escaped.len()
+    );
+    assert!(ok > 0 && swaps > 100, "the race was not run: {ok} done, {swaps} swaps");
+    assert!(write_refused > 0, "no write met the swap: the race did not reach the writes");
     assert!(escaped.is_empty(), "files written outside the session: {escaped:?}");
     assert_eq!(leaked, 0, "reads returned the outside file");
     assert_eq!(std::fs::read_to_string(outside.join("outside-secret.md")).unwrap(), "secret");
