@@ -53,6 +53,9 @@ fn setup(db: &str, per_writer: bool) {
 fn workmem(db: &str, writers: usize, cas: bool, per_writer: bool) -> (f64, usize) {
     let each = MUTATIONS / writers;
     let mut boards: Vec<Boards> = (0..writers).map(|_| Boards::open(db, runtime(), Config::default()).unwrap()).collect();
+    let names: std::collections::BTreeSet<String> = (0..writers).map(|w| target(w, per_writer).0).collect();
+    let revisions = |b: &mut Boards| names.iter().map(|name| b.revision(name).unwrap()).sum::<u64>();
+    let before = revisions(&mut boards[0]);
     let started = Instant::now();
     let conflicts: usize = std::thread::scope(|s| {
         let handles: Vec<_> = boards
@@ -85,7 +88,14 @@ fn workmem(db: &str, writers: usize, cas: bool, per_writer: bool) -> (f64, usize
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
-    ((each * writers) as f64 / started.elapsed().as_secs_f64(), conflicts)
+    let rate = (each * writers) as f64 / started.elapsed().as_secs_f64();
+    // None lost: every acknowledged mutation is a revision, and an event in the log.
+    let mut check = Boards::open(db, runtime(), Config::default()).unwrap();
+    assert_eq!(revisions(&mut check), before + (each * writers) as u64, "acknowledged mutations missing from the boards");
+    for name in &names {
+        assert_eq!(check.events(name, 0, u64::MAX >> 1).unwrap().len() as u64, check.revision(name).unwrap(), "{name}: a revision without its event");
+    }
+    (rate, conflicts)
 }
 
 /// The same with hand-written SQL: `UPDATE tasks SET heartbeat_at = ?, revision = revision

@@ -232,7 +232,14 @@ fn main() {
     let start = Instant::now();
     workmem_agent::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap();
     let build_cold = start.elapsed();
-    let build = median(21, 1, || drop(workmem_agent::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap()));
+    // Each next request follows a new message, as in a real turn: the session changes between
+    // builds, and only what is new is counted.
+    let mut step = 0;
+    let build = median(21, 1, || {
+        step += 1;
+        session.append_message(workmem_store::Message::new("user", format!("step {step}: the test still fails on line {step}"))).unwrap();
+        drop(workmem_agent::context::build(&session, &mut engine, &tokenizer, &context_options).unwrap())
+    });
 
     // Token counting of 1 MB of real text (this repository's sources and corpus), through
     // the host's tokenizer and through tiktoken-rs directly.
@@ -293,7 +300,7 @@ fn main() {
     row("fixed cost / apply, component", format!("{share:.0}%"), "<= 10%", share <= 10.0);
     row("context assembly in the engine, 500 messages", format!("{:.2} ms", us(assemble) / 1e3), "< 1 ms", us(assemble) < 1000.0);
     row("request build, first (files, assembly, exact count)", format!("{:.2} ms", us(build_cold) / 1e3), "", true);
-    row("request build, next ones (counts remembered)", format!("{:.2} ms", us(build) / 1e3), "< 10 ms", us(build) < 10_000.0);
+    row("request build, next ones (a message added before each; counts remembered)", format!("{:.2} ms", us(build) / 1e3), "< 10 ms", us(build) < 10_000.0);
     let mbps = |d: Duration| (text.len() as f64 / 1e6) / d.as_secs_f64();
     row("token counting, host (o200k_base)", format!("{:.1} MB/s", mbps(ours)), "", true);
     row("token counting, tiktoken-rs", format!("{:.1} MB/s", mbps(theirs)), "", true);
