@@ -370,6 +370,15 @@ pub enum BoardError {
     NotAnEnding(BoardStatus),
     /// A board's ID that would be a path or hides what it holds (see [`limits::id`]).
     InvalidId(String),
+    /// `archive` of a board not yet closed.
+    NotClosed(BoardStatus),
+    /// A review by the agent the task is assigned to.
+    OwnReview {
+        task: String,
+        agent: String,
+    },
+    /// A decision approved a second time.
+    AlreadyApproved(String),
 }
 
 impl fmt::Display for BoardError {
@@ -387,6 +396,9 @@ impl fmt::Display for BoardError {
             BoardError::Claimed { task, by, since } => write!(f, "task {task} is claimed by {by} (last heard from at {since})"),
             BoardError::InvalidOp(why) => write!(f, "not a board op: {why}"),
             BoardError::NotAnEnding(status) => write!(f, "a board closes as completed or cancelled, not {}", name(status)),
+            BoardError::NotClosed(status) => write!(f, "a board is archived once closed (completed or cancelled); this one is {}", name(status)),
+            BoardError::OwnReview { task, agent } => write!(f, "task {task} is {agent}'s: its review is someone else's"),
+            BoardError::AlreadyApproved(id) => write!(f, "decision {id} is already approved"),
             BoardError::InvalidId(id) => {
                 write!(f, "the board ID {id:?} is refused: an ID is not `.` or `..` and holds no `/`, `\\`, control or invisible character")
             }
@@ -414,6 +426,9 @@ impl BoardError {
             BoardError::InvalidOp(_) => "invalid-op",
             BoardError::NotAnEnding(_) => "not-an-ending",
             BoardError::InvalidId(_) => "invalid-id",
+            BoardError::NotClosed(_) => "not-closed",
+            BoardError::OwnReview { .. } => "own-review",
+            BoardError::AlreadyApproved(_) => "already-approved",
         }
     }
 }
@@ -494,23 +509,24 @@ impl Board {
     /// Applies `op` by `actor` at `now`: all of it, with the revision one higher, or nothing.
     /// Returns the event the log keeps for it.
     pub fn apply(&mut self, actor: &str, now: &str, op: &Op) -> Result<Event, BoardError> {
-        self.apply_within(actor, now, op, true)
+        self.apply_within(actor, now, op, false)
     }
 
-    /// [`Board::apply`]; `enforce_total` is false for an event of the log, which was taken
-    /// when it was written (a board from before [`limits::MAX_BYTES`] must still load).
-    fn apply_within(&mut self, actor: &str, now: &str, op: &Op, enforce_total: bool) -> Result<Event, BoardError> {
+    /// [`Board::apply`]; `replaying` an event of the log, which was taken when it was
+    /// written, the rules made since are not applied to it (a board from before
+    /// [`limits::MAX_BYTES`], or from before a review had to be someone else's, must still load).
+    pub(crate) fn apply_within(&mut self, actor: &str, now: &str, op: &Op, replaying: bool) -> Result<Event, BoardError> {
         required(actor, "actor")?;
         let adds = limits::check(actor, now, op)?;
-        if enforce_total {
+        if !replaying {
             limits::total(self.next.bytes, adds)?;
         }
-        let event = self.apply_checked(actor, now, op)?;
+        let event = self.apply_checked(actor, now, op, replaying)?;
         self.next.bytes = self.next.bytes.saturating_add(adds as u64);
         Ok(event)
     }
 
-    fn apply_checked(&mut self, actor: &str, now: &str, op: &Op) -> Result<Event, BoardError> {
+    fn apply_checked(&mut self, actor: &str, now: &str, op: &Op, replaying: bool) -> Result<Event, BoardError> {
         match (self.status, op) {
             (BoardStatus::Active, _) => {}
             (BoardStatus::Completed | BoardStatus::Cancelled, Op::Archive) => {}
@@ -524,8 +540,9 @@ impl Board {
                 self.known_tasks(depends_on)?;
                 self.next.task += 1;
                 let id = format!("T-{}", self.next.task);
-                let mut depends_on = depends_on.clone();
-                depends_on.dedup();
+                // Each dependency once, in the order given (`T-1,T-2,T-1` kept T-1 twice).
+                let mut seen = std::collections::HashSet::new();
+                let depends_on: Vec<String> = depends_on.iter().filter(|d| seen.insert(d.as_str())).cloned().collect();
                 for dep in &depends_on {
                     self.task_mut(dep).blocks.push(id.clone());
                 }
@@ -615,6 +632,10 @@ impl Board {
                 if t.status != TaskStatus::InProgress {
                     return Err(BoardError::IllegalTransition { task: task.clone(), from: t.status, to: TaskStatus::Completed });
                 }
+                // A dependency added after the task started still has to complete first.
+                if !replaying {
+                    self.ready_to_start(task)?;
+                }
                 let to = if t.needs_review { TaskStatus::Review } else { TaskStatus::Completed };
                 let t = self.task_mut(task);
                 t.renew(actor, now);
@@ -628,6 +649,9 @@ impl Board {
                 let t = self.task(task)?;
                 if t.status != TaskStatus::Review {
                     return Err(BoardError::NeedsReview(format!("task {task} is {}, not in review", t.status)));
+                }
+                if !replaying && t.assigned_to.as_deref() == Some(actor) {
+                    return Err(BoardError::OwnReview { task: task.clone(), agent: actor.into() });
                 }
                 let t = self.task_mut(task);
                 t.status = match status {
@@ -714,6 +738,9 @@ impl Board {
             Op::Approve { decision } => {
                 limits::room("approvals", self.approvals.len())?;
                 let d = self.decisions.iter_mut().find(|d| &d.id == decision).ok_or_else(|| BoardError::UnknownDecision(decision.clone()))?;
+                if !replaying && d.approved_by.is_some() {
+                    return Err(BoardError::AlreadyApproved(decision.clone()));
+                }
                 d.approved_by = Some(actor.into());
                 self.approvals.push(Approval { at: now.into(), by: actor.into(), decision: decision.clone() });
             }
@@ -723,6 +750,7 @@ impl Board {
                 }
                 self.status = *status;
             }
+            Op::Archive if !replaying && self.status == BoardStatus::Active => return Err(BoardError::NotClosed(self.status)),
             Op::Archive => self.status = BoardStatus::Archived,
         }
         self.revision += 1;

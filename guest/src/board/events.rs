@@ -65,6 +65,6 @@ impl Board {
         if event.revision != self.revision + 1 {
             return Err(ReplayError::OutOfOrder(self.revision + 1));
         }
-        self.apply_within(&event.actor, &event.at, &event.op, false).map(drop).map_err(ReplayError::Refused)
+        self.apply_within(&event.actor, &event.at, &event.op, true).map(drop).map_err(ReplayError::Refused)
     }
 }

@@ -172,6 +172,9 @@ fn error(e: b::BoardError) -> wit::BoardError {
         b::BoardError::InvalidOp(why) => wit::BoardError::InvalidOp(why),
         b::BoardError::NotAnEnding(status) => wit::BoardError::NotAnEnding(board_status(status)),
         b::BoardError::InvalidId(id) => wit::BoardError::InvalidId(id),
+        b::BoardError::NotClosed(status) => wit::BoardError::NotClosed(board_status(status)),
+        b::BoardError::OwnReview { task, agent } => wit::BoardError::OwnReview((task, agent)),
+        b::BoardError::AlreadyApproved(id) => wit::BoardError::AlreadyApproved(id),
     }
 }
 
@@ -212,6 +215,9 @@ fn to_error(e: wit::BoardError) -> b::BoardError {
         E::InvalidOp(why) => b::BoardError::InvalidOp(why),
         E::NotAnEnding(status) => b::BoardError::NotAnEnding(to_board_status(status)),
         E::InvalidId(id) => b::BoardError::InvalidId(id),
+        E::NotClosed(status) => b::BoardError::NotClosed(to_board_status(status)),
+        E::OwnReview((task, agent)) => b::BoardError::OwnReview { task, agent },
+        E::AlreadyApproved(id) => b::BoardError::AlreadyApproved(id),
     }
 }
 
