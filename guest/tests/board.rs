@@ -471,3 +471,18 @@ fn views_of_a_long_chain_are_linear() {
     eprintln!("stranded and blocked: 1,000 tasks {t1:?}, 4,000 {t4:?} ({ratio:.1}x)");
     assert!(ratio < 6.0, "{ratio:.1}x the time for 4x the tasks");
 }
+
+/// The rules made since a log was written do not stop it replaying: an active board archived
+/// and a decision approved twice, as boards from before them were, rebuild as they were.
+#[test]
+fn a_log_from_before_the_review_rules_still_replays() {
+    let mut b = board();
+    let decide = Op::Decide { question: "q".into(), choice: "c".into(), alternatives: vec![], rationale: "r".into(), affects_tasks: vec![], reversible: true };
+    for (revision, op) in [decide, Op::Approve { decision: "D-1".into() }, Op::Approve { decision: "D-1".into() }, Op::Archive].into_iter().enumerate() {
+        let event = workmem_guest::board::Event { revision: revision as u64 + 1, actor: "orchestrator".into(), at: NOW.into(), op };
+        b.replay(&event.to_json()).unwrap_or_else(|e| panic!("event {}: {e}", revision + 1));
+    }
+    assert_eq!((b.status, b.approvals.len()), (BoardStatus::Archived, 2));
+    let mut fresh = board();
+    assert!(matches!(fresh.apply("orchestrator", NOW, &Op::Archive), Err(BoardError::NotClosed(BoardStatus::Active))));
+}
