@@ -144,11 +144,36 @@ pub fn section(text: &str, name: &str) -> Option<String> {
     sections(text).into_iter().find(|s| !s.name.is_empty() && same(&s.name, name)).map(|s| s.body)
 }
 
+/// `body` as a section's body that cannot change how the rest of the document parses: a line
+/// that would read as a heading is kept as `\# ...` (Markdown shows it as written), and a
+/// code block it leaves open is closed at its end. (A body with an open fence made every
+/// later section vanish, and one with `# Facts` shadowed the real one.)
+fn contained(body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 8);
+    let mut fenced = false;
+    for line in body.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && heading(line.trim_end_matches('\n')).is_some() {
+            out.push('\\');
+        }
+        out.push_str(line);
+    }
+    if fenced {
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("```");
+    }
+    out
+}
+
 /// The document with section `name`'s body replaced by `body` (the heading and every other
 /// section as they were, byte for byte). A section the document lacks is added: a standard
 /// one before the first standard section that follows it in [`SECTIONS`], any other at the end.
+/// The body is kept from reopening the document's structure (see [`contained`]).
 pub fn replace_section(text: &str, name: &str, body: &str) -> String {
-    let mut body = body.trim_matches('\n').to_string();
+    let mut body = contained(body.trim_matches('\n'));
     body.push('\n');
     let mut parts = sections(text);
     if let Some(s) = parts.iter_mut().find(|s| !s.name.is_empty() && same(&s.name, name)) {
