@@ -155,7 +155,7 @@ fn session_lifecycle_apply_show_log_prompt() {
 }
 
 /// The writers are made to contend: the test holds the session's lock while all eight start,
-/// checks every one is still waiting for it, then lets go. Each must land, one after another.
+/// sees every one blocked on it (/proc/locks), then lets go. Each must land, one after another.
 #[test]
 fn concurrent_applies_all_land() {
     let env = Env::new("concurrent");
@@ -171,9 +171,26 @@ fn concurrent_applies_all_land() {
             child
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    for (i, c) in children.iter_mut().enumerate() {
-        assert!(c.try_wait().unwrap().is_none(), "writer {i} finished while the lock was held");
+    // Each writer is seen blocked on the session's lock in the kernel's table of locks (a
+    // `->` line: a waiter), not merely still running after a while.
+    let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(Path::new(&dir).join(".lock")).unwrap());
+    let pids: Vec<u32> = children.iter().map(|c| c.id()).collect();
+    let started = std::time::Instant::now();
+    loop {
+        let locks = std::fs::read_to_string("/proc/locks").unwrap();
+        let waiting: Vec<u32> = locks
+            .lines()
+            .filter(|l| l.contains("->") && l.split_whitespace().any(|f| f.rsplit(':').next() == Some(&inode.to_string())))
+            .filter_map(|l| l.split_whitespace().skip_while(|f| *f != "WRITE").nth(1)?.parse().ok())
+            .collect();
+        if pids.iter().all(|p| waiting.contains(p)) {
+            break;
+        }
+        for (i, c) in children.iter_mut().enumerate() {
+            assert!(c.try_wait().unwrap().is_none(), "writer {i} finished while the lock was held");
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "not every writer waits on the lock: {waiting:?} of {pids:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
     drop(held);
     for c in children {
