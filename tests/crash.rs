@@ -56,6 +56,20 @@ fn typical(mut start: impl FnMut() -> Child) -> Duration {
     times[2]
 }
 
+/// What a kill left for the next command to finish: (a pending commit, temporary files).
+/// Seen before anything recovers, and `memory list` must not show the temporary files.
+fn left_behind(ws: &Workspace, round: usize) -> (bool, usize) {
+    let pending = ws.session.join("commit.pending.json").exists();
+    let mut temps = 0;
+    for dir in [ws.session.clone(), ws.session.join("working-memory")] {
+        temps += std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().contains(".tmp-")).count();
+    }
+    let session = Session::open(&ws.session).unwrap_or_else(|e| panic!("round {round}: the session does not load: {e:#}"));
+    let listed = session.memory_files().list("working-memory").unwrap();
+    assert!(listed.iter().all(|n| !n.contains(".tmp-")), "round {round}: memory list shows a temporary file: {listed:?}");
+    (pending, temps)
+}
+
 /// The invariants after a crash; `done` are the rounds whose command reported success.
 /// Returns how many updates the session holds.
 fn check(ws: &Workspace, done: &[usize], round: usize) -> usize {
@@ -127,10 +141,16 @@ fn kill_9_at_any_moment_leaves_a_session_that_loads_and_agrees() {
         apply(&ws, round)
     });
     done.extend(1..=round);
+    let (mut pending, mut temps) = (0, 0);
+    let mut note = |(p, t): (bool, usize)| {
+        pending += usize::from(p);
+        temps += usize::from(t > 0);
+    };
     for _ in 0..APPLY_KILLS {
         round += 1;
         let at = Duration::from_micros(rng.below(apply_time.as_micros() as u64 * 3 / 2));
         run(round, apply(&ws, round), at, &mut done);
+        note(left_behind(&ws, round));
         check(&ws, &done, round);
     }
 
@@ -144,16 +164,24 @@ fn kill_9_at_any_moment_leaves_a_session_that_loads_and_agrees() {
     for _ in 0..UPDATE_KILLS {
         round += 1;
         let at = Duration::from_micros(rng.below(update_time.as_micros() as u64 * 3 / 2));
-        run(round, update(&ws, &llm.url, round), at, &mut Vec::new());
+        let before = check(&ws, &[], round);
+        let mut succeeded = Vec::new();
+        run(round, update(&ws, &llm.url, round), at, &mut succeeded);
+        note(left_behind(&ws, round));
         // Which answer an update got depends on which earlier ones reached the server, so
-        // these rounds are checked for agreement, not for their texts.
-        check(&ws, &[], round);
+        // these rounds are checked for agreement and for their count, not for their texts.
+        let after = check(&ws, &[], round);
+        assert!(after >= before + succeeded.len(), "round {round}: an update reported success but is not there");
     }
     let updates = check(&ws, &done, round);
     eprintln!(
-        "{} rounds ({APPLY_KILLS} of apply, {UPDATE_KILLS} of update) in {:.0?}: {killed} killed before they finished; {updates} updates landed",
+        "{} rounds ({APPLY_KILLS} of apply, {UPDATE_KILLS} of update) in {:.0?}: {killed} killed before they finished, {pending} leaving a pending commit and {temps} temporary files; {updates} updates landed",
         APPLY_KILLS + UPDATE_KILLS,
         started.elapsed()
     );
     assert!(killed > APPLY_KILLS / 4, "too few commands were cut short to test anything: {killed}");
+    // Kills that land mid-commit are what this test is for: on a disk where a commit is too
+    // quick to be caught, it would prove nothing (here, 86 of 1,200 rounds left a pending
+    // commit and 56 temporary files).
+    assert!(pending >= 10 && temps >= 3, "too few kills landed mid-commit: {pending} pending commits, {temps} with temporary files");
 }
