@@ -27,32 +27,33 @@ fn seqs(log: &[serde_json::Value]) -> Vec<u64> {
     log.iter().map(|r| r["seq"].as_u64().unwrap()).collect()
 }
 
+/// A commit stopped after each of its steps in turn (failpoints inside the real commit, so
+/// the steps are taken in the order the code takes them) leaves its pending record, and the
+/// next lock holder finishes it: memory, overview, log and meta.json agree.
 #[test]
 fn a_commit_interrupted_at_any_step_is_finished_by_the_next_lock_holder() {
+    use workmem_store::session::failpoint;
     let root = tempdir("interrupted");
     let session = Sessions::new(&root, &root).create(Some("s"), "# template\n").unwrap();
     session.with_lock(|l| session.commit(l, &commit(1))).unwrap();
-
-    // The crash points of a commit: after the pending file, after the log append, after the
-    // state, after the overview. Each leaves the pending file behind.
-    for (step, seq) in (0..4).zip(2..) {
+    for (step, seq) in failpoint::STEPS.into_iter().zip(2..) {
         let c = commit(seq);
-        std::fs::write(session.path("commit.pending.json"), serde_json::to_vec(&c).unwrap()).unwrap();
-        if step >= 1 {
-            let mut log = std::fs::OpenOptions::new().append(true).open(session.path("updates.jsonl")).unwrap();
-            std::io::Write::write_all(&mut log, format!("{}\n", c.log_entry).as_bytes()).unwrap();
-        }
-        if step >= 2 {
-            std::fs::write(session.path("state.json"), &c.state).unwrap();
-        }
-        if step >= 3 {
-            std::fs::write(session.path("working-memory/overview.md"), &c.overview).unwrap();
-        }
+        failpoint::arm(step);
+        assert!(session.with_lock(|l| session.commit(l, &c)).is_err(), "{step}: the failpoint stopped the commit");
+        assert!(session.path("commit.pending.json").exists(), "{step}: a stopped commit leaves its pending record");
+        // What each step had written when the commit stopped: the order of the steps.
+        let done = failpoint::STEPS.iter().position(|s| *s == step).unwrap();
+        let logged = seqs(&session.log().unwrap()).last().copied() == Some(u64::from(seq));
+        let stated = std::fs::read_to_string(session.path("state.json")).unwrap() == c.state;
+        let shown = session.overview().unwrap() == c.overview;
+        let counted = session.meta().unwrap().updates == u64::from(seq);
+        assert_eq!([logged, stated, shown, counted], [done >= 1, done >= 2, done >= 3, done >= 4], "{step}: log, state, overview, meta.json written");
         let state = session.with_lock(|l| session.load_memory(l)).unwrap();
-        assert_eq!(state.as_deref(), Some(c.state.as_str()), "step {step}");
-        assert_eq!(session.overview().unwrap(), c.overview, "step {step}");
-        assert_eq!(seqs(&session.log().unwrap()), (1..=u64::from(seq)).collect::<Vec<_>>(), "step {step}: the log and the memory agree");
-        assert!(!session.path("commit.pending.json").exists());
+        assert_eq!(state.as_deref(), Some(c.state.as_str()), "{step}");
+        assert_eq!(session.overview().unwrap(), c.overview, "{step}");
+        assert_eq!(seqs(&session.log().unwrap()), (1..=u64::from(seq)).collect::<Vec<_>>(), "{step}: the log and the memory agree");
+        assert_eq!(session.meta().unwrap().updates, u64::from(seq), "{step}: meta.json counts it");
+        assert!(!session.path("commit.pending.json").exists(), "{step}");
     }
 }
 

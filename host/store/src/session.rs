@@ -730,6 +730,7 @@ impl Session {
             return Err(self.err()(e));
         }
         self.write_json(PENDING, commit)?;
+        failpoint::stop("pending")?;
         self.finish(commit)
     }
 
@@ -749,8 +750,11 @@ impl Session {
         if self.last_record::<SeqOnly>(LOG, &mut file)?.map_or(0, |r| r.seq) < commit.seq {
             fsio::append(&mut file, format!("{}\n", commit.log_entry).as_bytes()).map_err(Error::io(&log))?;
         }
+        failpoint::stop("log")?;
         self.write(STATE, commit.state.as_bytes())?;
+        failpoint::stop("state")?;
         self.write(OVERVIEW, commit.overview.as_bytes())?;
+        failpoint::stop("overview")?;
         let mut meta = self.meta()?;
         if meta.updates != u64::from(commit.seq) {
             meta.updated_at = crate::now();
@@ -763,6 +767,7 @@ impl Session {
             }
             self.write_json(META, &meta)?;
         }
+        failpoint::stop("meta")?;
         self.files.remove(PENDING).map_err(self.err())
     }
 
@@ -786,4 +791,31 @@ impl Session {
 #[derive(Deserialize)]
 struct SeqOnly {
     seq: u32,
+}
+
+/// Named points between a commit's steps where a test stops it as a crash would, so the test
+/// exercises the real order of the steps (a test that wrote the files itself could not notice
+/// them reordered). Nothing stops unless a test armed the point on its own thread.
+pub mod failpoint {
+    /// The steps, in the order a commit passes them: after the pending record is written,
+    /// after the log's append, after `state.json`, after `overview.md`, after `meta.json`.
+    pub const STEPS: [&str; 5] = ["pending", "log", "state", "overview", "meta"];
+
+    thread_local! {
+        static ARMED: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// Makes this thread's next commit stop after `step` (one of [`STEPS`]): for tests.
+    pub fn arm(step: &'static str) {
+        assert!(STEPS.contains(&step), "no failpoint {step}");
+        ARMED.with(|a| a.set(Some(step)));
+    }
+
+    pub(crate) fn stop(step: &str) -> crate::Result<()> {
+        if ARMED.with(|a| a.get()) != Some(step) {
+            return Ok(());
+        }
+        ARMED.with(|a| a.set(None));
+        Err(crate::Error::Io { path: step.into(), source: std::io::Error::other(format!("stopped at failpoint {step}")) })
+    }
 }
