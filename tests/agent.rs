@@ -1,7 +1,7 @@
 //! `workmem agent` for a 20-turn scripted session against the loopback LLM server: memory
 //! kept through the DSL and through file writes, history stripped once the overview is
-//! maintained, context_meta right on every request, a stable prefix, and failures that leave
-//! the memory as it was.
+//! maintained, context_meta right on every request, a stable prefix, and failures that keep
+//! what completed before them and nothing of the step that failed.
 
 use crate::common;
 use crate::llm_server;
@@ -398,4 +398,39 @@ fn tool_results_are_capped() {
     }
     let grown = std::fs::metadata(ws.session.join("messages.jsonl")).unwrap().len() - before;
     assert!(grown < 4 * (workmem_agent::tools::MAX_RESULT_BYTES as u64) + 20_000, "the log grew {grown} bytes");
+}
+
+/// What a failed turn keeps, as docs/cli.md says: the steps it completed (a memory update the
+/// model made is committed when its tool call runs), and nothing of the step that failed; the
+/// same task run again continues that turn, the task logged once (three failed attempts once
+/// logged it three times).
+#[test]
+fn a_failed_turn_keeps_its_completed_steps_and_is_continued() {
+    let ws = Workspace::new("failed-turn");
+    let failure = Reply::Json { status: 500, headers: vec![], body: json!({"error": {"message": "upstream down"}}).to_string() };
+    let server =
+        Server::start(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), failure.clone(), failure, Reply::answer("Done: the parser is fixed.")]);
+    let run = || ws.cmd(Some(&server.url), &["agent", "--session", "s", "fix the parser", "--no-stream", "--timeout", "2", "--retries", "0"]).output().unwrap();
+    let first = run();
+    assert_eq!(first.status.code(), Some(1), "{}", String::from_utf8_lossy(&first.stderr));
+    assert_eq!(ws.learnings()[0]["text"], "the bug is in parse.rs", "the update the model made before the failure is committed");
+    let before = ws.files();
+    let second = run();
+    assert_eq!(second.status.code(), Some(1));
+    let unchanged = |files: &[(std::path::PathBuf, Vec<u8>)]| {
+        files.iter().filter(|(p, _)| !p.ends_with("messages.jsonl") && !p.ends_with("meta.json") && !p.ends_with("view.json")).cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(unchanged(&ws.files()), unchanged(&before), "a turn that failed at once changed the memory");
+    let third = run();
+    assert!(third.status.success(), "{}", String::from_utf8_lossy(&third.stderr));
+    let log = std::fs::read_to_string(ws.session.join("messages.jsonl")).unwrap();
+    let tasks = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<LogRecord>(l).ok())
+        .filter(|r| matches!(&r.entry, Entry::Message(m) if m.role == "user" && m.content == "fix the parser"))
+        .count();
+    assert_eq!(tasks, 1, "the task is logged once across three attempts");
+    let last = server.requests().last().unwrap().body.clone();
+    let users = last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && m["content"] == "fix the parser").count();
+    assert_eq!(users, 1, "the model sees the task once");
 }

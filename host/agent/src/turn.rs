@@ -39,6 +39,16 @@ pub fn turn(session: &Session, runtime: &Runtime, llm: &Client, options: &Option
     turn_on(session, runtime, llm, options, None, task, on_event)
 }
 
+/// Whether the session's last turn is `task`, ended by a failure before the model answered
+/// it: the same task run again continues that turn rather than logging it twice (three
+/// failed attempts once left three copies of the task in the history).
+fn unfinished(session: &Session, task: &str) -> Result<bool> {
+    let view = session.view()?;
+    let Some(at) = view.entries.iter().rposition(|(_, m)| m.role == "user") else { return Ok(false) };
+    let answered = view.entries[at + 1..].iter().any(|(_, m)| m.role == "assistant" && m.tool_calls.is_empty());
+    Ok(view.entries[at].1.content == task && !answered)
+}
+
 /// One user turn of a worker on a shared board: every request carries its task's brief (after
 /// the history), each step renews its claim, and the `board_*` tools are offered.
 pub fn turn_on(
@@ -57,7 +67,9 @@ pub fn turn_on(
         context_options.tools = tools::openai_tools(true);
     }
     let offered = &context_options.tools;
-    session.append_message(Message::new("user", task))?;
+    if !unfinished(session, task)? {
+        session.append_message(Message::new("user", task))?;
+    }
     for _ in 0..options.max_steps {
         let brief = match board.as_deref_mut() {
             Some(worker) => {
