@@ -593,22 +593,26 @@ fn sixteen_clients(target: &dyn Target) {
     eprintln!("16 clients: {} puts (p99 {:?}), {} get-latest (p99 {:?}), {shared} shared puts", puts.len(), p99(puts.clone()), gets.len(), p99(gets));
 }
 
+/// Sends `child` SIGTERM and waits for it to end, failing past `limit`.
+fn terminated_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    rustix::process::kill_process(rustix::process::Pid::from_child(child), rustix::process::Signal::TERM).unwrap();
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < limit, "the server is still running {limit:?} after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// SIGTERM ends the server with status 0 once the requests in flight are answered, its
 /// database connections closed (PostgreSQL's once aborted the process as they closed).
 fn stops_cleanly(target: &dyn Target) {
     let mut s = Serve::start(target, "stops", &[]);
     let token = s.grant(&["doc", "grant", "v", "a"]);
     assert_eq!(put(&s, "/v1/vaults/v/memories/m/context", &token, "text/plain", DOC.as_bytes()).status, 201);
-    let pid = rustix::process::Pid::from_child(&s.child);
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = s.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(20), "the server is still running 20 s after SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = terminated_within(&mut s.child, Duration::from_secs(20));
     assert!(status.success(), "workmem serve ended with {status} after SIGTERM");
 }
 
@@ -671,15 +675,7 @@ fn shutdown_is_bounded(target: &dyn Target) {
     let put = format!("PUT /v1/vaults/v/memories/m/context HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Length: 100\r\n\r\n# Facts\n");
     half.write_all(put.as_bytes()).unwrap();
     std::thread::sleep(Duration::from_millis(200));
-    rustix::process::kill_process(rustix::process::Pid::from_child(&s.child), rustix::process::Signal::TERM).unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = s.child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(started.elapsed() < Duration::from_secs(6), "the server is still running 6 s after SIGTERM with --shutdown-timeout 1s");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = terminated_within(&mut s.child, Duration::from_secs(6));
     assert!(status.success(), "workmem serve ended with {status}");
 }
 

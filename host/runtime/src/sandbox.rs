@@ -10,29 +10,24 @@ use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
 /// How often the epoch advances, so how late past its deadline a runaway guest is stopped.
 const TICK: Duration = Duration::from_millis(5);
 
-/// The deadline callback's verdict, recognizable in the trap it raises.
+/// Why the epoch callback stopped a call, recognizable in the trap it raises: its CPU
+/// deadline passed, or its result is no longer wanted (see [`cancellable`]).
 #[derive(Debug)]
-struct DeadlineExceeded;
+enum Stopped {
+    Deadline,
+    Unwanted,
+}
 
-impl std::fmt::Display for DeadlineExceeded {
+impl std::fmt::Display for Stopped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CPU deadline exceeded")
+        f.write_str(match self {
+            Stopped::Deadline => "CPU deadline exceeded",
+            Stopped::Unwanted => "the call's result is no longer wanted",
+        })
     }
 }
 
-impl std::error::Error for DeadlineExceeded {}
-
-/// The verdict when whoever wanted the call's result stopped wanting it (see [`cancellable`]).
-#[derive(Debug)]
-struct Unwanted;
-
-impl std::fmt::Display for Unwanted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the call's result is no longer wanted")
-    }
-}
-
-impl std::error::Error for Unwanted {}
+impl std::error::Error for Stopped {}
 
 thread_local! {
     /// Set while this thread runs [`cancellable`]'s work: the flag that ends its engine calls.
@@ -110,10 +105,10 @@ pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Capabiliti
     store.epoch_deadline_callback(|cx| {
         let c = cx.data();
         if c.started.elapsed().saturating_sub(c.in_imports) > c.deadline {
-            return Err(DeadlineExceeded.into());
+            return Err(Stopped::Deadline.into());
         }
         if is_unwanted() {
-            return Err(Unwanted.into());
+            return Err(Stopped::Unwanted.into());
         }
         Ok(UpdateDeadline::Continue(1))
     });
@@ -128,16 +123,11 @@ pub(crate) fn call<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) ->
     data.limits.refused = false;
     let limit = data.deadline;
     store.set_epoch_deadline(1);
-    f(store).map_err(|e| {
-        if e.downcast_ref::<DeadlineExceeded>().is_some() {
-            Error::Deadline { limit }
-        } else if e.downcast_ref::<Unwanted>().is_some() {
-            Error::Cancelled
-        } else if store.data().limits.refused {
-            Error::MemoryLimit { limit: store.data().limits.max_memory_bytes, source: e }
-        } else {
-            Error::Trap(e)
-        }
+    f(store).map_err(|e| match e.downcast_ref::<Stopped>() {
+        Some(Stopped::Deadline) => Error::Deadline { limit },
+        Some(Stopped::Unwanted) => Error::Cancelled,
+        None if store.data().limits.refused => Error::MemoryLimit { limit: store.data().limits.max_memory_bytes, source: e },
+        None => Error::Trap(e),
     })
 }
 
