@@ -379,6 +379,11 @@ pub enum BoardError {
     },
     /// A decision approved a second time.
     AlreadyApproved(String),
+    /// A dependency on a task not completed, added to a task already done with.
+    TooLate {
+        task: String,
+        on: String,
+    },
 }
 
 impl fmt::Display for BoardError {
@@ -399,6 +404,7 @@ impl fmt::Display for BoardError {
             BoardError::NotClosed(status) => write!(f, "a board is archived once closed (completed or cancelled); this one is {}", name(status)),
             BoardError::OwnReview { task, agent } => write!(f, "task {task} is {agent}'s: its review is someone else's"),
             BoardError::AlreadyApproved(id) => write!(f, "decision {id} is already approved"),
+            BoardError::TooLate { task, on } => write!(f, "task {task} is done with; it cannot wait for {on}, which has not completed"),
             BoardError::InvalidId(id) => {
                 write!(f, "the board ID {id:?} is refused: an ID is not `.` or `..` and holds no `/`, `\\`, control or invisible character")
             }
@@ -429,6 +435,7 @@ impl BoardError {
             BoardError::NotClosed(_) => "not-closed",
             BoardError::OwnReview { .. } => "own-review",
             BoardError::AlreadyApproved(_) => "already-approved",
+            BoardError::TooLate { .. } => "too-late",
         }
     }
 }
@@ -569,6 +576,10 @@ impl Board {
                 self.task(on)?;
                 if let Some(cycle) = graph::cycle_through(self, task, on) {
                     return Err(BoardError::Cycle(cycle));
+                }
+                let done_with = matches!(self.task(task)?.status, TaskStatus::Review | TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled);
+                if !replaying && done_with && self.task(on)?.status != TaskStatus::Completed {
+                    return Err(BoardError::TooLate { task: task.clone(), on: on.clone() });
                 }
                 if !self.task(task)?.depends_on.contains(on) {
                     self.task_mut(task).depends_on.push(on.clone());

@@ -155,7 +155,7 @@ export function overviewMaintained(overview: string): boolean;
 
 /** An op the board refused, in the engine's words; nothing was applied. */
 export class BoardError extends Error {
-  /** The rule: 'unknown-task', 'unknown-decision', 'empty', 'illegal-transition', 'waiting', 'cycle', 'closed', 'needs-review', 'too-large', 'claimed', 'invalid-op', 'not-an-ending', 'invalid-id', 'not-closed', 'own-review', 'already-approved'. */
+  /** The rule: 'unknown-task', 'unknown-decision', 'empty', 'illegal-transition', 'waiting', 'cycle', 'closed', 'needs-review', 'too-large', 'claimed', 'invalid-op', 'not-an-ending', 'invalid-id', 'not-closed', 'own-review', 'already-approved', 'too-late'. */
   rule: string;
   /** The engine's value for it (a task ID, the cycle, the transition, ...). */
   detail: unknown;

@@ -175,6 +175,7 @@ fn error(e: b::BoardError) -> wit::BoardError {
         b::BoardError::NotClosed(status) => wit::BoardError::NotClosed(board_status(status)),
         b::BoardError::OwnReview { task, agent } => wit::BoardError::OwnReview((task, agent)),
         b::BoardError::AlreadyApproved(id) => wit::BoardError::AlreadyApproved(id),
+        b::BoardError::TooLate { task, on } => wit::BoardError::TooLate(wit::Waiting { task, on: vec![on] }),
     }
 }
 
@@ -218,6 +219,7 @@ fn to_error(e: wit::BoardError) -> b::BoardError {
         E::NotClosed(status) => b::BoardError::NotClosed(to_board_status(status)),
         E::OwnReview((task, agent)) => b::BoardError::OwnReview { task, agent },
         E::AlreadyApproved(id) => b::BoardError::AlreadyApproved(id),
+        E::TooLate(w) => b::BoardError::TooLate { task: w.task, on: w.on.into_iter().next().unwrap_or_default() },
     }
 }
 
