@@ -114,6 +114,11 @@ fn a_summary_waiting_on_the_model_holds_no_other_tool() {
 #[test]
 fn every_request_is_answered() {
     let llm = Server::start(vec![]);
+    // The cap stays under rmcp's own 16 MiB, past which a message would go unanswered again.
+    for refused in [&["--max-request-bytes", "16777217"][..], &["--max-request-bytes", "0"], &["--max-in-flight", "0"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_workmem")).args(["mcp", "--session", "s"]).args(refused).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{refused:?} is refused as usage: {}", String::from_utf8_lossy(&out.stderr));
+    }
     let mut mcp = Mcp::start("answers", &llm.url, &["--max-request-bytes", "65536"]);
     mcp.send(call(7, "write_file", json!({"path": "working-memory/big.md", "content": "x".repeat(100_000)})));
     let big = mcp.answer();

@@ -62,13 +62,13 @@ pub enum AgentCommand {
         /// How compact_history's summaries call the model
         #[command(flatten)]
         llm: LlmArgs,
-        /// The longest message read from the client, in bytes; a longer one gets a JSON-RPC
-        /// error with its id
-        #[arg(long, default_value_t = workmem_mcp::stdio::Limits::default().max_request_bytes)]
-        max_request_bytes: usize,
-        /// Requests being served at once; more wait to be read
-        #[arg(long, default_value_t = workmem_mcp::stdio::Limits::default().max_in_flight)]
-        max_in_flight: usize,
+        /// The longest message read from the client, in bytes, up to 16 MiB (past it rmcp would
+        /// drop a message unanswered); a longer one gets a JSON-RPC error with its id
+        #[arg(long, default_value_t = workmem_mcp::stdio::Limits::default().max_request_bytes as u64, value_parser = clap::value_parser!(u64).range(1024..=16 << 20))]
+        max_request_bytes: u64,
+        /// Requests being served at once (1 to 1024); more wait to be read
+        #[arg(long, default_value_t = workmem_mcp::stdio::Limits::default().max_in_flight as u64, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        max_in_flight: u64,
     },
 }
 
@@ -161,7 +161,8 @@ pub fn run(ctx: Ctx, command: AgentCommand, json: bool) -> Result<ExitCode> {
             let workspace = workmem_mcp::Workspace { worker: worker.worker(&ctx.runtime)?, session, tokenizer, runtime: ctx.runtime, llm, documents };
             let server = workmem_mcp::Server::new(workspace)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the MCP server's runtime")?;
-            let limits = workmem_mcp::stdio::Limits { max_request_bytes, max_in_flight };
+            // Both within usize: the parsers bound them.
+            let limits = workmem_mcp::stdio::Limits { max_request_bytes: max_request_bytes as usize, max_in_flight: max_in_flight as usize };
             rt.block_on(server.serve_stdio(limits)).map_err(|e| anyhow::anyhow!("the MCP server failed: {e}"))?;
         }
     }

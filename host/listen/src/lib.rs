@@ -48,6 +48,15 @@ impl Default for Limits {
     }
 }
 
+impl Limits {
+    /// Each time within 1 ms and a day: a deadline centuries away overflows the clock it is
+    /// added to (hyper's and ours panicked), and zero would close every connection at once.
+    fn clamped(self) -> Limits {
+        let clamp = |d: Duration| d.clamp(Duration::from_millis(1), Duration::from_secs(86_400));
+        Limits { header_timeout: clamp(self.header_timeout), body_timeout: clamp(self.body_timeout), shutdown_timeout: clamp(self.shutdown_timeout), ..self }
+    }
+}
+
 /// A request body did not all arrive within [`Limits::body_timeout`] of its head.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not all arrive within {} s of its head (--body-timeout)", .0.as_secs_f64())]
@@ -76,6 +85,7 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits) {
 
 /// [`serve`] until `stop` completes instead of a signal.
 pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, stop: impl Future<Output = ()>) {
+    let limits = limits.clamped();
     let open = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
