@@ -104,3 +104,27 @@ pub(crate) fn connect(target: &str) -> Result<Box<dyn sql::Sql>> {
     db.use_wal()?;
     Ok(Box::new(db))
 }
+
+#[cfg(test)]
+mod tests {
+    /// Sixteen connections opening one new SQLite file at once all get it, migrated and in
+    /// WAL mode: switching the journal mode is refused at once while another has the file
+    /// open, and used to fail one of them within a few rounds.
+    #[test]
+    fn sixteen_open_a_new_database_together() {
+        let dir = std::env::temp_dir().join(format!("workmem-open-race-{}", std::process::id()));
+        for round in 0..50 {
+            let path = dir.join(format!("{round}.sqlite3")).display().to_string();
+            std::thread::scope(|s| {
+                for _ in 0..16 {
+                    s.spawn(|| {
+                        let mut db = super::connect(&path).unwrap_or_else(|e| panic!("round {round}: {e}: {:?}", std::error::Error::source(&e)));
+                        let mode = db.query("PRAGMA journal_mode", &[]).unwrap();
+                        assert_eq!(mode, vec![vec![super::sql::Value::Text("wal".into())]]);
+                    });
+                }
+            });
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

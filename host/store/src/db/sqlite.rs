@@ -33,8 +33,21 @@ impl Sqlite {
 
     /// WAL: readers see the last commit while a writer works. Switched on once the file is
     /// known to be workmem's and of a schema this workmem knows (it changes the file).
+    ///
+    /// SQLite answers a connection that switches the mode while another has the file open
+    /// with "database is locked" at once, never calling the busy handler: so several
+    /// processes opening a new database together retry here, within [`BUSY_TIMEOUT`].
     pub fn use_wal(&mut self) -> Result<()> {
-        self.conn.execute_batch("PRAGMA journal_mode = WAL").map_err(db)
+        let deadline = Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match self.conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0)) {
+                Ok(_) => return Ok(()),
+                Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy) && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(db(e)),
+            }
+        }
     }
 
     /// Changes whenever another connection commits to the database (in this process or not).
