@@ -680,10 +680,12 @@ fn shutdown_is_bounded(target: &dyn Target) {
 }
 
 /// While another writer holds a session's lock (`workmem update` waiting on its model), its
-/// memory and its log are read without it, and what needs it (the page) is refused with 503
-/// `busy` and `retry-after` within seconds, not held until the writer is done (four page reads behind one took every slot, and another
-/// tenant's read went from 1 ms to 21 s); other targets are served meanwhile, and the
-/// session is served again once the writer lets go.
+/// memory, its log and its page are read without it, and other writers are refused with 503
+/// `busy` and `retry-after` within seconds, not held until the writer is done. They wait for
+/// it outside the slots: four page reads behind one writer took every slot, and another
+/// tenant's read went from 1 ms to 21 s; here six writers wait at once on two slots, and
+/// another target's read is served meanwhile in well under the writers' wait. The session is
+/// written again once the writer lets go.
 fn a_busy_session_is_refused_in_time(target: &dyn Target) {
     let s = Serve::start(target, "busy", &["--slots", "2"]);
     s.cli(&["session", "new", "--id", "held"]);
@@ -691,31 +693,42 @@ fn a_busy_session_is_refused_in_time(target: &dyn Target) {
     let doc_token = s.grant(&["doc", "grant", "v", "a"]);
     let dir = std::fs::read_dir(&s.sessions).unwrap().map(|e| e.unwrap().path().join("held")).find(|d| d.exists()).unwrap();
     let session = workmem_store::Session::open(&dir).unwrap();
+    let update = "KEY_LEARNINGS:\n  ADD:\n    - because the test says so: writers wait outside the slots\n";
     let held = session.lock().unwrap();
     let started = Instant::now();
-    let readers: Vec<_> = ["/page"; 6]
-        .into_iter()
-        .map(|route| {
-            let url = format!("{}/v1/sessions/held{route}", s.url);
+    let writers: Vec<_> = (0..6)
+        .map(|_| {
+            let url = format!("{}/v1/sessions/held/updates", s.url);
             let token = token.clone();
             std::thread::spawn(move || {
-                let agent = http();
-                let request = ureq::http::Request::builder().uri(&url).header("Authorization", format!("Bearer {token}")).body(()).unwrap();
-                let response = agent.run(request).unwrap();
+                let request = ureq::http::Request::builder()
+                    .method("POST")
+                    .uri(&url)
+                    .header("Authorization", format!("Bearer {token}"))
+                    .header("Content-Type", "text/plain")
+                    .body(update.as_bytes().to_vec())
+                    .unwrap();
+                let response = http().run(request).unwrap();
                 (response.status().as_u16(), response.headers().get("retry-after").map(|v| v.to_str().unwrap().to_string()))
             })
         })
         .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
     assert_eq!(get(&s, "/v1/vaults/v/memories/m/context", &doc_token).status, 404, "another target is served while the session is held");
+    let other = asked.elapsed();
+    assert!(other < Duration::from_millis(1500), "another target's read waited {other:?} behind the session's writers");
     assert_eq!(get(&s, "/v1/sessions/held/log", &token).status, 200, "the update log is read without the writer's lock");
     assert_eq!(get(&s, "/v1/sessions/held/memory", &token).status, 200, "so is the committed memory");
-    for reader in readers {
-        let (status, retry) = reader.join().unwrap();
+    assert_eq!(get(&s, "/v1/sessions/held/page", &token).status, 200, "and the page");
+    for writer in writers {
+        let (status, retry) = writer.join().unwrap();
         assert_eq!((status, retry.as_deref()), (503, Some("1")));
     }
-    assert!(started.elapsed() < Duration::from_secs(10), "six requests on a held session took {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(10), "six writers on a held session took {:?}", started.elapsed());
     drop(held);
-    assert_eq!(get(&s, "/v1/sessions/held/memory", &token).status, 200, "served again once the writer is done");
+    let applied = call(&http(), "POST", &format!("{}/v1/sessions/held/updates", s.url), Some(&token), Some("text/plain"), Some(update.as_bytes()));
+    assert_eq!(applied.status, 200, "written again once the writer is done");
 }
 
 /// The page for people: a session an agent worked in (updates, a compaction, requests with

@@ -50,6 +50,20 @@ pub fn from_saved(runtime: &Runtime, session: &Session, state: Option<String>) -
     }
 }
 
+/// The session's committed memory and its `overview.md`, read without the writer's lock
+/// where writers let it ([`Session::committed_memory`]), else under it (waiting as the
+/// session was opened to wait): a reader must not queue behind a writer whose model thinks.
+pub fn committed(runtime: &Runtime, session: &Session) -> Result<(Memory, String)> {
+    let (state, overview) = match session.committed_memory()? {
+        Some(read) => read,
+        None => {
+            let locked = session.lock()?;
+            (session.load_memory(&locked)?, session.overview()?)
+        }
+    };
+    Ok((from_saved(runtime, session, state)?, overview))
+}
+
 /// Commits an update applied with [`COMMIT`] (counted in meta.json as part of it).
 pub fn commit(session: &Session, locked: &Locked, commit: &Commit) -> Result<()> {
     Ok(session.commit(locked, commit)?)
@@ -58,10 +72,14 @@ pub fn commit(session: &Session, locked: &Locked, commit: &Commit) -> Result<()>
 /// Applies DSL text to the session's memory under its lock. Invalid DSL is
 /// [`Error::InvalidDsl`], a trap an [`Error::Engine`]: both before anything is written.
 pub fn apply(runtime: &Runtime, session: &Session, text: &str) -> Result<Applied> {
-    let locked = session.lock()?;
-    let mut memory = load(runtime, session, &locked)?;
+    apply_locked(runtime, session, &session.lock()?, text)
+}
+
+/// [`apply`] under a lock the caller holds.
+pub fn apply_locked(runtime: &Runtime, session: &Session, locked: &Locked, text: &str) -> Result<Applied> {
+    let mut memory = load(runtime, session, locked)?;
     let applied = memory.apply(text, &workmem_runtime::now(), COMMIT)?.map_err(Error::InvalidDsl)?;
-    commit(session, &locked, &to_commit(&applied))?;
+    commit(session, locked, &to_commit(&applied))?;
     Ok(applied)
 }
 
@@ -74,9 +92,9 @@ pub enum Once {
 
 /// [`apply`] once per idempotency key: a request retried with the key of one that was applied
 /// gets that update's log record back and changes nothing; the key with another request is
-/// refused (`KeyReused`). The key is committed with the update, in meta.json.
-pub fn apply_once(runtime: &Runtime, session: &Session, text: &str, request: &workmem_store::db::RequestKey) -> Result<Once> {
-    let locked = session.lock()?;
+/// refused (`KeyReused`). The key is committed with the update, in meta.json. Under a lock
+/// the caller holds.
+pub fn apply_once(runtime: &Runtime, session: &Session, locked: &Locked, text: &str, request: &workmem_store::db::RequestKey) -> Result<Once> {
     if let Some(before) = session.meta()?.requests.into_iter().find(|r| r.key == request.key) {
         request.same(&before.digest)?;
         let record = session.log()?.into_iter().find(|r| r["seq"] == before.seq);
@@ -84,10 +102,10 @@ pub fn apply_once(runtime: &Runtime, session: &Session, text: &str, request: &wo
             record.ok_or_else(|| Error::BadState { dir: session.dir().to_path_buf(), why: format!("update {} is not in the update log", before.seq) })?,
         ));
     }
-    let mut memory = load(runtime, session, &locked)?;
+    let mut memory = load(runtime, session, locked)?;
     let applied = memory.apply(text, &workmem_runtime::now(), COMMIT)?.map_err(Error::InvalidDsl)?;
     let commit = Commit { request: Some((request.key.clone(), request.digest.clone())), ..to_commit(&applied) };
-    self::commit(session, &locked, &commit)?;
+    self::commit(session, locked, &commit)?;
     Ok(Once::Applied(applied))
 }
 

@@ -36,9 +36,8 @@ pub struct Data {
 }
 
 pub fn read(runtime: &Runtime, session: &Session) -> Result<Data> {
-    let locked = session.lock()?;
-    let memory = workmem_memory::load(runtime, session, &locked)?.snapshot()?;
-    Ok(Data { meta: session.meta()?, overview: session.overview()?, memory, updates: session.log()?, records: session.records()? })
+    let (mut memory, overview) = workmem_memory::committed(runtime, session)?;
+    Ok(Data { meta: session.meta()?, overview, memory: memory.snapshot()?, updates: session.log()?, records: session.records()? })
 }
 
 pub fn render(d: &Data, out: &mut String) {

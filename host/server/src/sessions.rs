@@ -31,15 +31,7 @@ async fn memory(axum::extract::State(app): State, who: Authorized<SessionId>) ->
     let body = app
         .slots
         .run_as(who, Access::Read, move |_, SessionId { session: id }, (_, session)| {
-            // Read without the writer's lock where writers let it; else under it (bounded).
-            let (state, overview) = match session.committed_memory()? {
-                Some(read) => read,
-                None => {
-                    let locked = session.lock()?;
-                    (session.load_memory(&locked)?, session.overview()?)
-                }
-            };
-            let mut memory = workmem_memory::from_saved(&runtime, &session, state)?;
+            let (mut memory, overview) = workmem_memory::committed(&runtime, &session)?;
             let state: Value = serde_json::from_str(&memory.save()?)
                 .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", format!("the engine's state is not JSON: {e}")))?;
             Ok(json!({"session": id, "overview": overview, "memory": state}))
@@ -59,13 +51,13 @@ async fn update(
     let runtime = app.slots.runtime().clone();
     let applied = app
         .slots
-        .run_as(who, Access::Write, move |_, _, (agent, session)| {
+        .run_locked(who, move |agent, session, locked| {
             let outcome = match key {
                 Some(key) => {
                     let request = db::RequestKey::new(&key, &["update", &agent, &text])?;
-                    workmem_memory::apply_once(&runtime, &session, &text, &request)
+                    workmem_memory::apply_once(&runtime, session, locked, &text, &request)
                 }
-                None => workmem_memory::apply(&runtime, &session, &text).map(workmem_memory::Once::Applied),
+                None => workmem_memory::apply_locked(&runtime, session, locked, &text).map(workmem_memory::Once::Applied),
             };
             match outcome {
                 Ok(workmem_memory::Once::Applied(applied)) => Ok(report::applied(&applied)),

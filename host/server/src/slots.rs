@@ -3,7 +3,7 @@
 //! The slot count bounds both the database connections and the engine instances in use.
 //! Handlers reach a slot only through [`Slots::run_as`], which checks the request's grant.
 
-use crate::auth::{Authorized, Target};
+use crate::auth::{Authorized, SessionId, Target};
 use crate::error::ApiError;
 use axum::http::StatusCode;
 use std::path::PathBuf;
@@ -14,6 +14,7 @@ use workmem_runtime::Runtime;
 use workmem_store::board::{self, Boards};
 use workmem_store::db::{Access, Grants};
 use workmem_store::documents::{self, Documents};
+use workmem_store::{Locked, Session};
 
 /// One slot's handles: a connection each for boards, documents and grants.
 pub struct Stores {
@@ -65,6 +66,21 @@ impl Slots {
         .await
     }
 
+    /// Runs `f` as a session's writer, holding its lock. The grant is checked in a slot; the
+    /// lock is then waited for outside the slots (at most
+    /// [`SESSION_LOCK_WAIT`](crate::auth::SESSION_LOCK_WAIT), then 503 `busy`), and `f` runs
+    /// in a slot with it held: writers queued behind one slow writer hold no slot, so other
+    /// targets are served meanwhile. `f` gets the token's agent.
+    pub async fn run_locked<R: Send + 'static>(
+        self: &Arc<Self>,
+        who: Authorized<SessionId>,
+        f: impl FnOnce(String, &Session, &Locked) -> Result<R, ApiError> + Send + 'static,
+    ) -> Result<R, ApiError> {
+        let (agent, session) = self.run_as(who, Access::Write, |_, _, grant| Ok(grant)).await?;
+        let (session, locked) = tokio::task::spawn_blocking(move || session.lock().map(|locked| (session, locked))).await.map_err(worker_failed)??;
+        self.run(move |_| f(agent, &session, &locked)).await
+    }
+
     /// Runs `f` with a slot's stores on a blocking thread. A slot whose call failed inside
     /// the server (a lost connection, a trapped engine) is dropped, and a new one opened
     /// when next needed.
@@ -97,12 +113,16 @@ impl Slots {
             result
         })
         .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("the request's worker failed: {e}")))?
+        .map_err(worker_failed)?
     }
 
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
     }
+}
+
+fn worker_failed(e: tokio::task::JoinError) -> ApiError {
+    ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", format!("the request's worker failed: {e}"))
 }
 
 /// Sets its flag when dropped.
