@@ -45,6 +45,89 @@ fn postgres() {
     }
 }
 
+/// The live page refreshes a section only after its last fetch ended. Behind a server that
+/// takes longer to answer than the page's pause between refreshes, real Chromium (in real
+/// time) never has two fetches of the session's section in flight; refreshes fired on a fixed
+/// beat piled up behind a slow server (three in flight at once) and came back out of order.
+/// The section's answers go through a relay here that holds each for 5.5 s.
+#[test]
+fn the_live_page_refreshes_one_at_a_time() {
+    use std::io::{Read, Write};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::{Arc, Mutex};
+    const HOLD: Duration = Duration::from_millis(5500);
+    let files = SqliteFiles::new("live-page");
+    let s = Serve::start(&files, "live", &[]);
+    s.cli(&["session", "new", "--id", "p"]);
+    let token = s.grant(&["session", "grant", "p", "person", "--read-only"]);
+    let upstream = s.url.trim_start_matches("http://").to_string();
+    let relay = TcpListener::bind("127.0.0.1:0").unwrap();
+    let front = relay.local_addr().unwrap();
+    // When each fetch of the section reached the relay, and when its answer left it.
+    type Spans = Arc<Mutex<Vec<(Instant, Option<Instant>)>>>;
+    let spans: Spans = Arc::default();
+    let log = spans.clone();
+    std::thread::spawn(move || {
+        for client in relay.incoming() {
+            let (mut client, upstream, log) = (client.unwrap(), upstream.clone(), log.clone());
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0];
+                while !head.ends_with(b"\r\n\r\n") && client.read(&mut byte).is_ok_and(|n| n == 1) {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                // One request a connection: the answer ends where the server closes it.
+                let request: String =
+                    head.lines().filter(|l| !l.is_empty() && !l.to_ascii_lowercase().starts_with("connection:")).map(|l| format!("{l}\r\n")).collect();
+                let section = head.lines().next().is_some_and(|l| l.contains("/page"));
+                let span = section.then(|| {
+                    let mut spans = log.lock().unwrap();
+                    spans.push((Instant::now(), None));
+                    spans.len() - 1
+                });
+                if section {
+                    std::thread::sleep(HOLD);
+                }
+                let mut server = TcpStream::connect(&upstream).unwrap();
+                server.write_all(format!("{request}Connection: close\r\n\r\n").as_bytes()).unwrap();
+                let mut answer = Vec::new();
+                server.read_to_end(&mut answer).unwrap();
+                let _ = client.write_all(&answer);
+                let _ = client.shutdown(std::net::Shutdown::Both);
+                if let Some(i) = span {
+                    log.lock().unwrap()[i].1 = Some(Instant::now());
+                }
+            });
+        }
+    });
+    let profile = scratch("live-page").join("chromium");
+    let mut chromium = common::chromium::open(&format!("http://{front}/view#session=p&token={token}"), &profile);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let first = loop {
+        if let Some((at, _)) = spans.lock().unwrap().first() {
+            break *at;
+        }
+        assert!(Instant::now() < deadline, "the live page never fetched its section");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Long enough for three refreshes on a 5 s beat to have overlapped.
+    while first.elapsed() < HOLD * 3 + Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = chromium.kill();
+    let _ = chromium.wait();
+    let spans = spans.lock().unwrap().clone();
+    let far = Instant::now() + Duration::from_secs(3600);
+    let end = |(_, end): &(Instant, Option<Instant>)| end.unwrap_or(far);
+    assert!(spans.len() >= 2 && spans[0].1.is_some(), "the page refreshed after its first answer: {spans:?}");
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            assert!(b.0 >= end(a) || a.0 >= end(b), "two fetches of one section were in flight at once: {spans:?}");
+        }
+    }
+}
+
 const DOC: &str = "# Description\nAcme's assistant.\n\n# Facts\n- CEO = Bob (2025-07-05)\n";
 
 /// A `workmem serve` child on a free loopback port, killed when dropped.
