@@ -12,6 +12,7 @@ use crate::llm_server;
 use common::postgres::Server;
 use common::suite::{Case, SqliteFiles, Target, suite};
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -42,7 +43,41 @@ fn sqlite() {
 fn postgres() {
     if let Some(server) = Server::start() {
         suite(&server, &CASES);
+        suite(&server, &[("a_failed_statement_keeps_its_connections", a_failed_statement_keeps_its_connections)]);
     }
+}
+
+/// A statement that fails on a healthy connection answers 500 and leaves the slot's
+/// connections as they were: the same PostgreSQL backends serve the requests after it. Each
+/// such failure used to discard the slot and open three connections anew (200 requests that
+/// failed opened 601 PostgreSQL sessions).
+fn a_failed_statement_keeps_its_connections(target: &dyn Target) {
+    let s = Serve::start(target, "failed", &["--slots", "1"]);
+    let token = s.grant(&["doc", "grant", "v", "a"]);
+    let mut operator = postgres::Client::connect(&s.db, postgres::NoTls).unwrap();
+    // The server's backends, once the CLI's have gone.
+    let mut backends = || -> BTreeSet<i32> {
+        let mut last = BTreeSet::new();
+        loop {
+            let rows = operator.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()", &[]).unwrap();
+            let now: BTreeSet<i32> = rows.iter().map(|r| r.get(0)).collect();
+            if now == last {
+                return now;
+            }
+            last = now;
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    };
+    assert_eq!(get(&s, "/v1/vaults/v/memories/m/context", &token).status, 404);
+    let before = backends();
+    assert!(before.len() >= 3, "one slot: a connection each for boards, documents and grants: {before:?}");
+    postgres::Client::connect(&s.db, postgres::NoTls).unwrap().batch_execute("ALTER TABLE memory_contexts RENAME TO memory_contexts_away").unwrap();
+    for _ in 0..5 {
+        assert_eq!(get(&s, "/v1/vaults/v/memories/m/context", &token).error(), "database");
+    }
+    postgres::Client::connect(&s.db, postgres::NoTls).unwrap().batch_execute("ALTER TABLE memory_contexts_away RENAME TO memory_contexts").unwrap();
+    assert_eq!(get(&s, "/v1/vaults/v/memories/m/context", &token).status, 404, "served again");
+    assert_eq!(backends(), before, "the failed requests kept their slot's connections");
 }
 
 /// The live page refreshes a section only after its last fetch ended. Behind a server that

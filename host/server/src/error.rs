@@ -32,8 +32,8 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "bad_request", message)
     }
 
-    /// A failure of the server, not of the request: the handle that met it is not reused. A
-    /// busy session is neither: its slot's connections are healthy.
+    /// A failure of the server, not of the request: logged, under an ID the answer names. A
+    /// busy session is not one.
     pub fn is_internal(&self) -> bool {
         self.status == StatusCode::INTERNAL_SERVER_ERROR
     }

@@ -24,6 +24,10 @@ pub struct Stores {
 }
 
 impl Stores {
+    fn healthy(&mut self) -> bool {
+        self.boards.healthy() && self.documents.healthy() && self.grants.healthy()
+    }
+
     fn open(db: &str, runtime: &Runtime, documents: &documents::Config) -> Result<Self, ApiError> {
         Ok(Stores {
             boards: Boards::open(db, runtime.clone(), board::Config::default())?,
@@ -82,8 +86,8 @@ impl Slots {
     }
 
     /// Runs `f` with a slot's stores on a blocking thread. A slot whose call failed inside
-    /// the server (a lost connection, a trapped engine) is dropped, and a new one opened
-    /// when next needed.
+    /// the server is dropped when its engine failed or a connection no longer answers, and a
+    /// new one opened when next needed.
     async fn run<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&mut Stores) -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
         let permit = self
             .permits
@@ -107,7 +111,14 @@ impl Slots {
                 None => Stores::open(&slots.db, &slots.runtime, &slots.documents)?,
             };
             let result = workmem_runtime::cancellable(&unwanted, || f(&mut stores));
-            if !matches!(&result, Err(e) if e.is_internal()) {
+            // A request's failure is not its handles': a statement that failed on a healthy
+            // connection keeps it (each discarded slot reopened three connections); an engine
+            // that failed, or a connection that no longer answers, is not reused.
+            let reusable = match &result {
+                Err(e) if e.is_internal() => e.code != "engine" && stores.healthy(),
+                _ => true,
+            };
+            if reusable {
                 slots.idle.lock().unwrap_or_else(|p| p.into_inner()).push(stores);
             }
             result

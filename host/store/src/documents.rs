@@ -85,6 +85,11 @@ fn micros(t: SystemTime) -> String {
 }
 
 impl Documents {
+    /// Whether its database connection still answers ([`Sql::healthy`](crate::db::sql::Sql::healthy)).
+    pub fn healthy(&mut self) -> bool {
+        self.db.healthy()
+    }
+
     pub fn open(target: &str, runtime: Runtime, config: Config) -> Result<Self> {
         Ok(Documents { db: connect(target)?, runtime, config })
     }

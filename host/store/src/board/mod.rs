@@ -112,6 +112,11 @@ fn rfc3339(t: SystemTime) -> String {
 }
 
 impl Boards {
+    /// Whether its database connection still answers ([`Sql::healthy`](crate::db::sql::Sql::healthy)).
+    pub fn healthy(&mut self) -> bool {
+        self.db.healthy()
+    }
+
     /// Opens (creating and migrating as needed) the database at `target`: a `postgres://`
     /// or `postgresql://` URL, or a SQLite file path.
     pub fn open(target: &str, runtime: Runtime, config: Config) -> Result<Self> {

@@ -89,6 +89,11 @@ pub struct Grants {
 }
 
 impl Grants {
+    /// Whether its database connection still answers ([`Sql::healthy`](crate::db::sql::Sql::healthy)).
+    pub fn healthy(&mut self) -> bool {
+        self.db.healthy()
+    }
+
     pub fn open(target: &str) -> Result<Self> {
         Ok(Grants { db: super::connect(target)? })
     }

@@ -153,6 +153,12 @@ pub trait Sql: Send {
         self.batch("COMMIT")
     }
 
+    /// Whether the connection still answers, outside any transaction: after a statement of
+    /// one request failed, the handle is kept for the next only if it does.
+    fn healthy(&mut self) -> bool {
+        self.query("SELECT 1", &[]).is_ok()
+    }
+
     /// `FOR UPDATE` where the database has it: PostgreSQL locks the row read; SQLite's write
     /// transaction already holds the database.
     fn for_update(&self) -> &'static str {
