@@ -892,25 +892,29 @@ fn page_for_people(target: &dyn Target) {
 
     s.cli(&["board", "create", "auth", "--name", "Auth service", "--goal", "Ship login"]);
     let board_token = s.grant(&["board", "grant", "auth", "orchestrator"]);
-    for op in [
-        json!({"op": "add_task", "title": "Design token schema", "description": "", "depends_on": [], "needs_review": false}),
-        json!({"op": "add_task", "title": "Write login endpoint", "description": "", "depends_on": ["T-1"], "needs_review": false}),
-        json!({"op": "add_task", "title": "Rate-limit login attempts", "description": "", "depends_on": ["T-2"], "needs_review": false}),
-        json!({"op": "add_task", "title": "Document the API", "description": "", "depends_on": ["T-1"], "needs_review": false}),
-        json!({"op": "assign", "task": "T-1", "agent": "worker-1"}),
-        json!({"op": "set_status", "task": "T-1", "status": "in_progress"}),
-        json!({"op": "complete", "task": "T-1", "summary": "schema done", "next_steps": []}),
-        json!({"op": "assign", "task": "T-2", "agent": "worker-2"}),
-        json!({"op": "set_status", "task": "T-2", "status": "in_progress"}),
-        json!({"op": "assign", "task": "T-4", "agent": "worker-3"}),
-        json!({"op": "set_status", "task": "T-4", "status": "blocked"}),
+    // A task's worker moves are its assignee's: each worker acts with its own token.
+    let tokens: std::collections::BTreeMap<&str, String> =
+        ["worker-1", "worker-2"].into_iter().map(|w| (w, s.grant(&["board", "grant", "auth", w]))).chain([("orchestrator", board_token.clone())]).collect();
+    for (agent, op) in [
+        ("orchestrator", json!({"op": "add_task", "title": "Design token schema", "description": "", "depends_on": [], "needs_review": false})),
+        ("orchestrator", json!({"op": "add_task", "title": "Write login endpoint", "description": "", "depends_on": ["T-1"], "needs_review": false})),
+        ("orchestrator", json!({"op": "add_task", "title": "Rate-limit login attempts", "description": "", "depends_on": ["T-2"], "needs_review": false})),
+        ("orchestrator", json!({"op": "add_task", "title": "Document the API", "description": "", "depends_on": ["T-1"], "needs_review": false})),
+        ("orchestrator", json!({"op": "assign", "task": "T-1", "agent": "worker-1"})),
+        ("worker-1", json!({"op": "set_status", "task": "T-1", "status": "in_progress"})),
+        ("worker-1", json!({"op": "complete", "task": "T-1", "summary": "schema done", "next_steps": []})),
+        ("orchestrator", json!({"op": "assign", "task": "T-2", "agent": "worker-2"})),
+        ("worker-2", json!({"op": "set_status", "task": "T-2", "status": "in_progress"})),
+        ("orchestrator", json!({"op": "assign", "task": "T-4", "agent": "worker-3"})),
+        ("orchestrator", json!({"op": "set_status", "task": "T-4", "status": "blocked"})),
         // A right-to-left override makes `hs.ti_etucexe` read `execute_it.sh`, and an agent
         // named `\u{202e}detelpmoc` read "completed"; a long title must not push columns away.
-        json!({"op": "add_task", "title": "\u{202e}hs.ti_etucexe", "description": "", "depends_on": [], "needs_review": false}),
-        json!({"op": "assign", "task": "T-5", "agent": "\u{202e}detelpmoc"}),
-        json!({"op": "add_task", "title": "long".repeat(759), "description": "", "depends_on": [], "needs_review": false}),
+        ("orchestrator", json!({"op": "add_task", "title": "\u{202e}hs.ti_etucexe", "description": "", "depends_on": [], "needs_review": false})),
+        ("orchestrator", json!({"op": "assign", "task": "T-5", "agent": "\u{202e}detelpmoc"})),
+        ("orchestrator", json!({"op": "add_task", "title": "long".repeat(759), "description": "", "depends_on": [], "needs_review": false})),
     ] {
-        let r = call(&http(), "POST", &format!("{}/v1/boards/auth/ops", s.url), Some(&board_token), Some("application/json"), Some(op.to_string().as_bytes()));
+        let r =
+            call(&http(), "POST", &format!("{}/v1/boards/auth/ops", s.url), Some(&tokens[agent]), Some("application/json"), Some(op.to_string().as_bytes()));
         assert_eq!(r.status, 200, "{op}: {}", String::from_utf8_lossy(&r.body));
     }
     let tasks = [

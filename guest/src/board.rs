@@ -358,7 +358,8 @@ pub enum BoardError {
         field: String,
         limit: usize,
     },
-    /// Someone other than the task's claimant renewed its claim, or the claim is not stale.
+    /// Someone other than the task's assignee renewed its claim or made a worker's move on
+    /// it, or the claim reclaimed is not stale.
     Claimed {
         task: String,
         by: String,
@@ -628,6 +629,9 @@ impl Board {
                 if *status == TaskStatus::Review && !t.needs_review {
                     return Err(BoardError::NeedsReview(format!("task {task} needs no review; complete it")));
                 }
+                if matches!(status, TaskStatus::InProgress | TaskStatus::Review | TaskStatus::Failed) && !replaying {
+                    self.worked_by(task, actor)?;
+                }
                 let t = self.task_mut(task);
                 if *status == TaskStatus::InProgress && t.assigned_to.is_none() {
                     // Starting an unassigned task claims it.
@@ -645,6 +649,7 @@ impl Board {
                 }
                 // A dependency added after the task started still has to complete first.
                 if !replaying {
+                    self.worked_by(task, actor)?;
                     self.ready_to_start(task)?;
                 }
                 let to = if t.needs_review { TaskStatus::Review } else { TaskStatus::Completed };
@@ -775,6 +780,18 @@ impl Board {
         match (&t.assigned_to, t.status) {
             (Some(by), TaskStatus::Assigned | TaskStatus::InProgress) => Ok((by.clone(), t.last_heard().unwrap_or_default().into())),
             _ => Err(BoardError::IllegalTransition { task: task.into(), from: t.status, to: TaskStatus::Pending }),
+        }
+    }
+
+    /// A worker's moves on a task (starting it, sending it to review, failing or completing
+    /// it) are its assignee's, as spec 002's worker operations are: anyone else is refused
+    /// ([`BoardError::Claimed`]). The orchestrator's moves (assign, reclaim, block, cancel,
+    /// back to pending) stay open to every writer of the board.
+    fn worked_by(&self, task: &str, actor: &str) -> Result<(), BoardError> {
+        let t = self.task(task)?;
+        match &t.assigned_to {
+            Some(by) if by != actor => Err(BoardError::Claimed { task: task.into(), by: by.clone(), since: t.last_heard().unwrap_or_default().into() }),
+            _ => Ok(()),
         }
     }
 
