@@ -15,6 +15,13 @@ pub enum Error {
     /// The guest needed more memory than [`crate::Options::max_memory_bytes`].
     #[error("the engine needed more than its {limit} bytes of memory (the runtime's `max_memory_bytes`; ${} raises it for the CLI)", crate::MAX_MEMORY_ENV)]
     MemoryLimit { limit: usize, source: wasmtime::Error },
+    /// Growing the guest's memory failed though the limit allowed it: past what a 32-bit
+    /// memory can address (4 GiB), or the host had no memory to give.
+    #[error(
+        "the engine needed more memory than it could get ({why}); a 32-bit engine holds at most 4 GiB, and its limit is {limit} bytes (${})",
+        crate::MAX_MEMORY_ENV
+    )]
+    OutOfMemory { why: String, limit: usize, source: wasmtime::Error },
     /// A [`crate::Memory`] whose instance trapped earlier: its contents are gone with it.
     #[error("this memory's engine instance trapped earlier, so the memory is gone; load it again from its store")]
     Lost,

@@ -48,11 +48,12 @@ fn is_unwanted() -> bool {
     UNWANTED.with(|u| u.borrow().as_ref().is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed)))
 }
 
-/// The memory limit, remembering when it refused to grow: the guest then aborts (a trap),
-/// and that trap is reported as the limit it was, not as a bug.
+/// The memory limit, remembering when it refused to grow, or growing failed anyway: the
+/// guest then aborts (a trap), and that trap is reported as what it was, not as a bug.
 struct Limits {
     max_memory_bytes: usize,
     refused: bool,
+    failed: Option<String>,
 }
 
 impl ResourceLimiter for Limits {
@@ -60,6 +61,13 @@ impl ResourceLimiter for Limits {
         let ok = desired <= self.max_memory_bytes;
         self.refused |= !ok;
         Ok(ok)
+    }
+
+    /// Growth past the memory's type (a 32-bit memory's 4 GiB) or that the host could not
+    /// back: under a limit of gigabytes, this is what an allocation too large meets.
+    fn memory_grow_failed(&mut self, error: wasmtime::Error) -> wasmtime::Result<()> {
+        self.failed = Some(error.to_string());
+        Ok(())
     }
 
     fn table_growing(&mut self, _current: usize, _desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
@@ -98,7 +106,7 @@ impl Ctx {
 }
 
 pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Capabilities) -> Store<Ctx> {
-    let limits = Limits { max_memory_bytes: options.max_memory_bytes, refused: false };
+    let limits = Limits { max_memory_bytes: options.max_memory_bytes, refused: false, failed: None };
     let ctx = Ctx { limits, deadline: options.call_deadline, started: Instant::now(), in_imports: Duration::ZERO, capabilities };
     let mut store = Store::new(engine, ctx);
     store.limiter(|c| &mut c.limits);
@@ -121,13 +129,17 @@ pub(crate) fn call<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) ->
     data.started = Instant::now();
     data.in_imports = Duration::ZERO;
     data.limits.refused = false;
+    data.limits.failed = None;
     let limit = data.deadline;
     store.set_epoch_deadline(1);
     f(store).map_err(|e| match e.downcast_ref::<Stopped>() {
         Some(Stopped::Deadline) => Error::Deadline { limit },
         Some(Stopped::Unwanted) => Error::Cancelled,
         None if store.data().limits.refused => Error::MemoryLimit { limit: store.data().limits.max_memory_bytes, source: e },
-        None => Error::Trap(e),
+        None => match store.data_mut().limits.failed.take() {
+            Some(why) => Error::OutOfMemory { why, limit: store.data().limits.max_memory_bytes, source: e },
+            None => Error::Trap(e),
+        },
     })
 }
 
@@ -144,4 +156,37 @@ pub(crate) fn start_ticker(engine: &Engine) {
             }
         })
         .expect("spawning the epoch thread");
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Error;
+
+    /// A memory that cannot grow though the limit allows it (past its type's maximum, as a
+    /// 32-bit memory is at 4 GiB under a limit of gigabytes) is reported as that, not as a bug
+    /// in workmem. The guest's allocator meets -1 and aborts, as this module does: a memory of
+    /// one page, at most two, grown by five.
+    #[test]
+    fn a_memory_that_cannot_grow_is_not_a_bug() {
+        #[rustfmt::skip]
+        const MODULE: &[u8] = &[
+            0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+            0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type 0: [] -> []
+            0x03, 0x02, 0x01, 0x00, // func 0: type 0
+            0x05, 0x04, 0x01, 0x01, 0x01, 0x02, // memory: min 1, max 2 pages
+            0x07, 0x05, 0x01, 0x01, b'f', 0x00, 0x00, // export "f" = func 0
+            // i32.const 5, memory.grow, i32.const -1, i32.eq, if unreachable end
+            0x0a, 0x0f, 0x01, 0x0d, 0x00, 0x41, 0x05, 0x40, 0x00, 0x41, 0x7f, 0x46, 0x04, 0x40, 0x00, 0x0b, 0x0b,
+        ];
+        let mut config = wasmtime::Config::new();
+        config.epoch_interruption(true);
+        let engine = wasmtime::Engine::new(&config).unwrap();
+        let mut store = super::store(&engine, &crate::Options::default(), None);
+        let module = wasmtime::Module::new(&engine, MODULE).unwrap();
+        let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
+        let grow = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
+        let err = super::call(&mut store, |s| grow.call(s, ())).unwrap_err();
+        assert!(matches!(err, Error::OutOfMemory { .. }), "{err}");
+        assert!(!err.to_string().contains("a bug"), "{err}");
+    }
 }
