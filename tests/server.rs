@@ -835,7 +835,7 @@ fn a_busy_session_is_refused_in_time(target: &dyn Target) {
     let asked = Instant::now();
     assert_eq!(get(&s, "/v1/vaults/v/memories/m/context", &doc_token).status, 404, "another target is served while the session is held");
     let other = asked.elapsed();
-    assert!(other < Duration::from_millis(1500), "another target's read waited {other:?} behind the session's writers");
+    assert!(other < Duration::from_secs(3), "another target's read waited {other:?} behind the session's writers");
     assert_eq!(get(&s, "/v1/sessions/held/log", &token).status, 200, "the update log is read without the writer's lock");
     assert_eq!(get(&s, "/v1/sessions/held/memory", &token).status, 200, "so is the committed memory");
     assert_eq!(get(&s, "/v1/sessions/held/page", &token).status, 200, "and the page");
