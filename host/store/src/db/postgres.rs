@@ -221,9 +221,10 @@ impl Sql for Postgres {
         // second transaction must write WAL of its own, or PostgreSQL commits it without a
         // flush too (a bare `SELECT txid_current()` did, and lost acknowledged writes to a
         // crash): a transactional logical message is the smallest record that any role may
-        // write, at any `wal_level`.
-        self.client.simple_query(&format!("SET LOCAL synchronous_commit = off; {write}; COMMIT")).map_err(db)?;
-        self.client.simple_query(FLUSH).map_err(db)?;
+        // write, at any `wal_level`. Both go in one round trip: the statements of a simple
+        // query run in order, the first COMMIT releasing the lock before the flush, and the
+        // answer comes once the last has run.
+        self.client.simple_query(&format!("SET LOCAL synchronous_commit = off; {write}; COMMIT; {FLUSH}")).map_err(db)?;
         Ok(())
     }
 
