@@ -127,4 +127,18 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A connection left inside a transaction is not healthy: a server that kept it for the
+    /// next request would carry that transaction's locks into it.
+    #[test]
+    fn a_transaction_left_open_is_not_healthy() {
+        let dir = std::env::temp_dir().join(format!("workmem-healthy-{}", std::process::id()));
+        let mut db = super::connect(&dir.join("h.sqlite3").display().to_string()).unwrap();
+        assert!(db.healthy());
+        db.begin_write().unwrap();
+        assert!(!db.healthy(), "a write transaction left open");
+        db.batch("ROLLBACK").unwrap();
+        assert!(db.healthy());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

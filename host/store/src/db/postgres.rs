@@ -124,6 +124,18 @@ impl Sql for Postgres {
         Kind::Postgres
     }
 
+    fn healthy(&mut self) -> bool {
+        // Outside a transaction each statement is one, so its start is the transaction's: a
+        // transaction left open started before this statement (and one aborted refuses it).
+        let rows = self.client.simple_query("SELECT (now() = statement_timestamp())::int").map(|messages| {
+            messages.into_iter().find_map(|m| match m {
+                SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+                _ => None,
+            })
+        });
+        matches!(rows.as_ref().map(Option::as_deref), Ok(Some("1")))
+    }
+
     fn batch(&mut self, sql: &str) -> Result<()> {
         self.client.batch_execute(sql).map_err(db)
     }

@@ -153,11 +153,10 @@ pub trait Sql: Send {
         self.batch("COMMIT")
     }
 
-    /// Whether the connection still answers, outside any transaction: after a statement of
-    /// one request failed, the handle is kept for the next only if it does.
-    fn healthy(&mut self) -> bool {
-        self.query("SELECT 1", &[]).is_ok()
-    }
+    /// Whether the connection still answers and is in no transaction: after a statement of
+    /// one request failed, the handle is kept for the next only if so (a transaction left
+    /// open would hold its locks into the next request).
+    fn healthy(&mut self) -> bool;
 
     /// `FOR UPDATE` where the database has it: PostgreSQL locks the row read; SQLite's write
     /// transaction already holds the database.

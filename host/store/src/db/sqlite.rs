@@ -129,6 +129,10 @@ impl Sql for Sqlite {
         }
     }
 
+    fn healthy(&mut self) -> bool {
+        self.conn.is_autocommit() && self.conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)).is_ok()
+    }
+
     fn batch(&mut self, sql: &str) -> Result<()> {
         self.conn.execute_batch(sql).map_err(db)
     }
