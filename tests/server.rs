@@ -59,7 +59,12 @@ fn a_failed_statement_keeps_its_connections(target: &dyn Target) {
     let mut backends = || -> BTreeSet<i32> {
         let mut last = BTreeSet::new();
         loop {
-            let rows = operator.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()", &[]).unwrap();
+            let rows = operator
+                .query(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()",
+                    &[],
+                )
+                .unwrap();
             let now: BTreeSet<i32> = rows.iter().map(|r| r.get(0)).collect();
             if now == last {
                 return now;
