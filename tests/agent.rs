@@ -434,3 +434,27 @@ fn a_failed_turn_keeps_its_completed_steps_and_is_continued() {
     let users = last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && m["content"] == "fix the parser").count();
     assert_eq!(users, 1, "the model sees the task once");
 }
+
+/// An answer past the cap on tool calls per answer is refused to the model by name, not run
+/// in part and not failed: 200 streamed `write_file` calls write nothing, the 128 the answer
+/// keeps are each answered with the cap, and the model's next answer ends the turn (such an
+/// answer failed the whole turn, and 6,500 calls once ran for 195 s).
+#[test]
+fn an_answer_past_the_cap_on_calls_is_refused_to_the_model() {
+    let ws = Workspace::new("too-many-calls");
+    let calls: Vec<(String, Value)> =
+        (0..200).map(|i| ("write_file".to_string(), json!({"path": format!("working-memory/detail/n{i}.md"), "content": "x"}))).collect();
+    let calls: Vec<(&str, Value)> = calls.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
+    let server = Server::start(vec![Reply::call_streamed(&calls), Reply::streamed("Fewer, then.")]);
+    let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "write notes", "--retries", "0", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["answer"], "Fewer, then.", "{v}");
+    let tools = v["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), workmem_llm::MAX_TOOL_CALLS);
+    assert!(tools.iter().all(|t| t["ok"] == false && t["result"].as_str().unwrap().contains("made 200 tool calls, more than the 128")), "{}", tools[0]);
+    assert!(common::find_file(&ws.session, "n0.md").is_none(), "no call of the answer ran");
+    let second = &server.requests()[1].body["messages"];
+    let results = second.as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
+    assert_eq!(results, workmem_llm::MAX_TOOL_CALLS, "every call the history keeps is answered");
+}

@@ -152,7 +152,7 @@ fn mixed_calls_stream_the_clients_alone() {
         stream.push(&chunk).unwrap();
     }
     assert!(done, "the stream ends as the upstream's did: {body}");
-    let got = stream.finish();
+    let got = stream.finish().unwrap();
     let calls: Vec<&str> = got.tool_calls.iter().map(|c| c.function.name.as_str()).collect();
     assert_eq!(calls, ["read_file"], "{body}");
 

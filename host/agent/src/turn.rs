@@ -85,6 +85,10 @@ pub fn turn_on(
             on_event(&Event::Answer(reply.text.clone()));
             return Ok(reply.text);
         }
+        if reply.calls_past_cap > 0 {
+            refuse_all(session, &calls, calls.len() + reply.calls_past_cap, on_event)?;
+            continue;
+        }
         let mut cx = ToolContext { session, runtime, tokenizer: &tokenizer, llm: Some(llm), board: board.as_deref_mut(), documents: None };
         for call in calls {
             let out = run_tool(&mut cx, &call)?;
@@ -92,6 +96,23 @@ pub fn turn_on(
         }
     }
     Err(Error::OutOfSteps { max_steps: options.max_steps })
+}
+
+/// Answers each of `calls` with a refusal naming the cap on calls per answer, which an answer
+/// that made `made` calls passed: none of them runs (the calls past the cap were never kept,
+/// and running the first ones alone would act on a plan cut off at a place the model did
+/// not choose), and the model is asked again.
+fn refuse_all(session: &Session, calls: &[ToolCall], made: usize, on_event: &mut dyn FnMut(&Event)) -> Result<()> {
+    let why = format!(
+        "not run: this answer made {made} tool calls, more than the {} one answer may make (workmem's cap on tool calls per answer), so none of them ran; make at most {} in one answer",
+        workmem_llm::MAX_TOOL_CALLS,
+        workmem_llm::MAX_TOOL_CALLS
+    );
+    for call in calls {
+        session.append_message(Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", why.clone()) })?;
+        on_event(&Event::Tool { name: call.name.clone(), arguments: call.arguments.clone(), ok: false, result: why.clone() });
+    }
+    Ok(())
 }
 
 /// The request for the session as it stands, bounded: built, then compacted and built again

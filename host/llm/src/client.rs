@@ -159,13 +159,19 @@ pub struct Usage {
     pub total_tokens: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Completion {
     pub text: String,
-    /// The tools the model asked to call, in order.
+    /// The tools the model asked to call, in order: the first [`MAX_TOOL_CALLS`].
     pub tool_calls: Vec<ToolCall>,
+    /// How many calls the answer made past [`MAX_TOOL_CALLS`]: counted, never kept, so none
+    /// of them runs (the agent refuses the answer's calls to the model, naming the cap).
+    pub calls_past_cap: usize,
     /// `None` when the provider did not report usage.
     pub usage: Option<Usage>,
+    /// Every byte the answer carried in its text and calls (ids, names and arguments, those
+    /// past the cap included): what the answer cap is held to.
+    pub bytes: usize,
 }
 
 impl Completion {
@@ -175,15 +181,19 @@ impl Completion {
         if !message.is_object() {
             return Err("the LLM's answer has no choices[0].message".into());
         }
-        let tool_calls: Vec<ToolCall> = match &message["tool_calls"] {
+        let mut tool_calls: Vec<ToolCall> = match &message["tool_calls"] {
             Value::Null => Vec::new(),
             calls => serde_json::from_value(calls.clone()).map_err(|e| format!("the LLM's tool calls are malformed: {e}"))?,
         };
-        if tool_calls.len() > MAX_TOOL_CALLS {
-            return Err(too_many_calls());
-        }
         let text = message["content"].as_str().unwrap_or_default().to_string();
-        Ok(Completion { text, tool_calls, usage: serde_json::from_value(v["usage"].clone()).ok() })
+        let mut bytes = text.len();
+        for call in &tool_calls {
+            check_id(&call.id)?;
+            bytes += call.id.len() + call.function.name.len() + call.function.arguments.len();
+        }
+        let calls_past_cap = tool_calls.len().saturating_sub(MAX_TOOL_CALLS);
+        tool_calls.truncate(MAX_TOOL_CALLS);
+        Ok(Completion { text, tool_calls, calls_past_cap, usage: serde_json::from_value(v["usage"].clone()).ok(), bytes })
     }
 }
 
@@ -346,13 +356,12 @@ impl Client {
             let v: Value = serde_json::from_str(&text).map_err(|e| transport(format!("the LLM's answer is not JSON: {e}")))?;
             Completion::from_chat(&v).map_err(transport)?
         };
-        self.check_size(&completion.text, &completion.tool_calls)?;
+        self.check_size(completion.bytes)?;
         Ok(completion)
     }
 
-    fn check_size(&self, text: &str, tool_calls: &[ToolCall]) -> Result<(), LlmError> {
-        let size = text.len() + tool_calls.iter().map(|c| c.function.arguments.len() + c.function.name.len()).sum::<usize>();
-        if size > self.config.max_answer_bytes { Err(LlmError::TooLarge { limit: self.config.max_answer_bytes }) } else { Ok(()) }
+    fn check_size(&self, bytes: usize) -> Result<(), LlmError> {
+        if bytes > self.config.max_answer_bytes { Err(LlmError::TooLarge { limit: self.config.max_answer_bytes }) } else { Ok(()) }
     }
 
     /// Server-sent events: `data: {chunk}` lines until `data: [DONE]`. A stream that ends
@@ -370,14 +379,15 @@ impl Client {
             if raw.len() as u64 > line_limit {
                 return Err(LlmError::TooLarge { limit: self.config.max_answer_bytes });
             }
-            let line = String::from_utf8_lossy(&raw);
+            // As a whole answer's body is read: bytes that are not UTF-8 refuse the answer.
+            let line = std::str::from_utf8(&raw).map_err(|e| transport(format!("a stream line is not UTF-8: {e}")))?;
             let Some(data) = line.strip_prefix("data:").map(str::trim) else { continue };
             if data == "[DONE]" {
-                return Ok(stream.finish());
+                return stream.finish().map_err(transport);
             }
             let chunk: Value = serde_json::from_str(data).map_err(|e| transport(format!("a stream event is not JSON: {e}")))?;
             stream.push(&chunk).map_err(transport)?;
-            self.check_size(&stream.text, &stream.tool_calls)?;
+            self.check_size(stream.bytes)?;
         }
         Err(transport("the LLM's stream ended before [DONE]"))
     }
@@ -411,50 +421,71 @@ impl Client {
 }
 
 /// The most tool calls one answer may make: far more than any real turn, few enough that
-/// running and logging them stays cheap.
+/// running and logging them stays cheap. An answer making more keeps these and counts the rest.
 pub const MAX_TOOL_CALLS: usize = 128;
 
-fn too_many_calls() -> String {
-    format!("the LLM's answer makes more than {MAX_TOOL_CALLS} tool calls, the most one answer may make")
+/// The longest tool call id taken: providers' are tens of bytes, and an id is sent back with
+/// every later request that holds its call.
+pub const MAX_CALL_ID_BYTES: usize = 256;
+
+fn check_id(id: &str) -> Result<(), String> {
+    if id.len() > MAX_CALL_ID_BYTES {
+        return Err(format!("a tool call's id is {} bytes long, more than the {MAX_CALL_ID_BYTES} an id may have", id.len()));
+    }
+    Ok(())
 }
 
 /// A streamed chat completion as its chunks arrive: the text, the tool calls (the first piece
-/// of each names it, later ones extend its arguments) and the usage, if reported.
+/// of each names it, later ones extend its arguments) and the usage, if reported. It is read
+/// by the rules a whole answer is: the same caps, and no answer without a choice.
 #[derive(Debug, Clone, Default)]
 pub struct ChatStream {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
+    /// Calls begun, those past [`MAX_TOOL_CALLS`] included (they are counted, not kept).
+    calls: usize,
+    /// Every byte of text, ids, names and arguments received.
+    pub bytes: usize,
+    /// Whether any chunk carried `choices[0]`: a stream of none (`choices: []` alone, or only
+    /// `[DONE]`) is no answer, as a whole body without `choices[0].message` is not.
+    chose: bool,
 }
 
 impl ChatStream {
     /// Folds in one `chat.completion.chunk`. A tool call's `index` is the one it has or the
-    /// next: one that skips ahead (index 5,000 in a first chunk would make 5,001 calls) or
-    /// passes [`MAX_TOOL_CALLS`] is refused.
+    /// next: one that skips ahead (index 5,000 in a first chunk would make 5,001 calls) is
+    /// refused, and calls past [`MAX_TOOL_CALLS`] are counted and their pieces dropped.
     pub fn push(&mut self, chunk: &Value) -> Result<(), String> {
-        let delta = &chunk["choices"][0]["delta"];
+        let choice = &chunk["choices"][0];
+        self.chose |= choice.is_object();
+        let delta = &choice["delta"];
         if let Some(piece) = delta["content"].as_str() {
+            self.bytes += piece.len();
             self.text.push_str(piece);
         }
         for part in delta["tool_calls"].as_array().into_iter().flatten() {
             let index = usize::try_from(part["index"].as_u64().unwrap_or(0)).unwrap_or(usize::MAX);
-            if index > self.tool_calls.len() {
-                return Err(format!("a streamed tool call has index {index}, past the next one ({})", self.tool_calls.len()));
+            if index > self.calls {
+                return Err(format!("a streamed tool call has index {index}, past the next one ({})", self.calls));
             }
-            if index >= MAX_TOOL_CALLS {
-                return Err(too_many_calls());
+            if index == self.calls {
+                self.calls += 1;
+                if index < MAX_TOOL_CALLS {
+                    self.tool_calls.push(ToolCall { id: String::new(), kind: function_kind(), function: FunctionCall::default() });
+                }
             }
-            if index == self.tool_calls.len() {
-                self.tool_calls.push(ToolCall { id: String::new(), kind: function_kind(), function: FunctionCall::default() });
-            }
-            let call = &mut self.tool_calls[index];
-            if let Some(id) = part["id"].as_str() {
+            let (id, name, args) = (part["id"].as_str(), part["function"]["name"].as_str(), part["function"]["arguments"].as_str());
+            self.bytes += [id, name, args].iter().flatten().map(|s| s.len()).sum::<usize>();
+            let Some(call) = self.tool_calls.get_mut(index) else { continue };
+            if let Some(id) = id {
+                check_id(id)?;
                 call.id = id.to_string();
             }
-            if let Some(name) = part["function"]["name"].as_str() {
+            if let Some(name) = name {
                 call.function.name.push_str(name);
             }
-            if let Some(args) = part["function"]["arguments"].as_str() {
+            if let Some(args) = args {
                 call.function.arguments.push_str(args);
             }
         }
@@ -464,8 +495,13 @@ impl ChatStream {
         Ok(())
     }
 
-    pub fn finish(self) -> Completion {
-        Completion { text: self.text, tool_calls: self.tool_calls, usage: self.usage }
+    /// The answer the stream made; an error if it never carried a choice.
+    pub fn finish(self) -> Result<Completion, String> {
+        if !self.chose {
+            return Err("the LLM's stream has no choices[0].delta".into());
+        }
+        let calls_past_cap = self.calls.saturating_sub(MAX_TOOL_CALLS);
+        Ok(Completion { text: self.text, tool_calls: self.tool_calls, calls_past_cap, usage: self.usage, bytes: self.bytes })
     }
 }
 
@@ -524,24 +560,55 @@ fn go_duration(text: &str) -> Option<Duration> {
 mod tests {
     use super::*;
 
-    /// A streamed call's index is the one it has or the next, and an answer makes at most
-    /// MAX_TOOL_CALLS calls, streamed or whole: one event cannot make 5,001 calls.
+    /// A streamed call's index is the one it has or the next, and an answer keeps at most
+    /// MAX_TOOL_CALLS calls, streamed or whole, counting the rest: one event cannot make 5,001
+    /// calls, and 10,000 calls keep 128.
     #[test]
     fn tool_calls_per_answer_are_bounded() {
         let part = |index: u64| json!({"choices": [{"delta": {"tool_calls": [{"index": index, "id": format!("c{index}"), "function": {"name": "f", "arguments": ""}}]}}]});
         let mut stream = ChatStream::default();
         assert!(stream.push(&part(5000)).unwrap_err().contains("index 5000, past the next one (0)"));
         assert!(stream.tool_calls.is_empty());
-        for i in 0..MAX_TOOL_CALLS as u64 {
+        for i in 0..10_000 {
             stream.push(&part(i)).unwrap();
             stream.push(&part(i)).unwrap();
         }
-        assert_eq!(stream.tool_calls.len(), MAX_TOOL_CALLS);
-        assert!(stream.push(&part(MAX_TOOL_CALLS as u64)).unwrap_err().contains("more than 128 tool calls"));
+        let got = stream.finish().unwrap();
+        assert_eq!((got.tool_calls.len(), got.calls_past_cap), (MAX_TOOL_CALLS, 10_000 - MAX_TOOL_CALLS));
+        assert_eq!(got.tool_calls.last().unwrap().id, format!("c{}", MAX_TOOL_CALLS - 1));
         let calls: Vec<Value> =
             (0..=MAX_TOOL_CALLS).map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "f", "arguments": "{}"}})).collect();
-        let whole = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]});
-        assert!(Completion::from_chat(&whole).unwrap_err().contains("more than 128 tool calls"));
+        let whole = Completion::from_chat(&json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]})).unwrap();
+        assert_eq!((whole.tool_calls.len(), whole.calls_past_cap), (MAX_TOOL_CALLS, 1));
+    }
+
+    /// One rule for both shapes of an answer: every byte counted (ids too), ids bounded, and
+    /// no answer without a choice. A stream's ids counted nothing, and an empty stream was an
+    /// empty answer while an empty body was refused.
+    #[test]
+    fn streamed_and_whole_answers_are_read_alike() {
+        let id = "x".repeat(200);
+        let call = json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}});
+        let whole = Completion::from_chat(&json!({"choices": [{"message": {"content": "hi", "tool_calls": [call]}}]})).unwrap();
+        let mut stream = ChatStream::default();
+        stream.push(&json!({"choices": [{"delta": {"content": "hi"}}]})).unwrap();
+        stream.push(&json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": id, "function": {"name": "f", "arguments": "{}"}}]}}]})).unwrap();
+        let streamed = stream.finish().unwrap();
+        assert_eq!(streamed.bytes, 2 + 200 + 1 + 2);
+        assert_eq!(streamed, whole);
+
+        let long = "x".repeat(MAX_CALL_ID_BYTES + 1);
+        let call = json!({"id": long, "type": "function", "function": {"name": "f", "arguments": "{}"}});
+        assert!(Completion::from_chat(&json!({"choices": [{"message": {"tool_calls": [call]}}]})).unwrap_err().contains("more than the 256"));
+        let mut stream = ChatStream::default();
+        let part = json!({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": long}]}}]});
+        assert!(stream.push(&part).unwrap_err().contains("more than the 256"));
+
+        assert!(Completion::from_chat(&json!({"choices": []})).unwrap_err().contains("no choices[0]"));
+        assert!(ChatStream::default().finish().unwrap_err().contains("no choices[0]"));
+        let mut usage_only = ChatStream::default();
+        usage_only.push(&json!({"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})).unwrap();
+        assert!(usage_only.finish().unwrap_err().contains("no choices[0]"));
     }
 
     /// Numbers no `Duration` holds end the retries instead of panicking.

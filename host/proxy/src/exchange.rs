@@ -339,5 +339,5 @@ fn relay_stream(app: &App, answer: Answer, relay: &mut Relay, sink: &mut Sink) -
     if !relay.complete() {
         return Err(Failure::Upstream("the upstream's stream ended before its end event".into()));
     }
-    Ok(relay.completion())
+    relay.completion().map_err(Failure::Upstream)
 }

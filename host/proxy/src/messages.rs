@@ -209,7 +209,7 @@ pub(crate) fn completion(reply: &Value) -> Result<(Completion, Vec<Value>), Stri
             _ => {}
         }
     }
-    Ok((Completion { text, tool_calls, usage: usage(&reply["usage"]) }, opaque))
+    Ok((Completion { text, tool_calls, usage: usage(&reply["usage"]), ..Completion::default() }, opaque))
 }
 
 /// The answer as the client gets it: the text of `earlier` rounds (those that called only
@@ -366,7 +366,7 @@ impl Relay {
             })
             .collect();
         let opaque = self.thinking.iter().map(|(_, b)| b.clone()).collect();
-        (Completion { text: self.text.clone(), tool_calls, usage: usage(&Value::Object(self.usage.clone())) }, opaque)
+        (Completion { text: self.text.clone(), tool_calls, usage: usage(&Value::Object(self.usage.clone())), ..Completion::default() }, opaque)
     }
 
     /// The held end of the message, for the client: a stop reason of `tool_use` with none of

@@ -144,11 +144,11 @@ impl Relay {
     }
 
     /// What the round said, and its opaque parts.
-    pub fn completion(&self) -> (Completion, Vec<Value>) {
+    pub fn completion(&self) -> Result<(Completion, Vec<Value>), String> {
         match self {
-            Relay::Chat(r) => (r.stream.clone().finish(), Vec::new()),
-            Relay::Messages(r) => r.completion(),
-            Relay::Responses(r) => r.completion(),
+            Relay::Chat(r) => r.stream.clone().finish().and_then(chat::whole).map(|c| (c, Vec::new())),
+            Relay::Messages(r) => Ok(r.completion()),
+            Relay::Responses(r) => Ok(r.completion()),
         }
     }
 

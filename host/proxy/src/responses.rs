@@ -145,7 +145,7 @@ fn from_output(items: &[Value], usage_of: &Value) -> Completion {
             _ => {}
         }
     }
-    Completion { text, tool_calls, usage: usage(usage_of) }
+    Completion { text, tool_calls, usage: usage(usage_of), ..Completion::default() }
 }
 
 fn own_call(item: &Value) -> bool {
