@@ -40,9 +40,9 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     let expected = common::oracle_tokens(request, &options.tools) as usize;
     // The oracle itself, pinned on one small request with a tool call and a tools array,
     // piece by piece in o200k_base: user ["user"] "Fix it" ["Fix", " it"]: 3+1+2; assistant
-    // ["assistant"] "" calling read_file ["read", "_file"] with {} ["{}"]: 3+1+0 + 3+2+1; the
+    // ["assistant"] "" calling read_file ["read", "_file"] with {} ["{}"]: 3+1+0 + 8+2+1; the
     // reply's 3; tools [{"type":"function"}] ("[", "{\"", "type", "\":\"", "function",
-    // "\"}", "]"): 12+7. 6 + 10 + 3 + 19 = 38.
+    // "\"}", "]"): 12+7. 6 + 15 + 3 + 19 = 43.
     let small = [
         workmem_llm::Message::new("user", "Fix it"),
         workmem_llm::Message {
@@ -54,7 +54,7 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
             ..workmem_llm::Message::new("assistant", "")
         },
     ];
-    assert_eq!(common::oracle_tokens(&small, &serde_json::json!([{"type": "function"}])), 38);
+    assert_eq!(common::oracle_tokens(&small, &serde_json::json!([{"type": "function"}])), 43);
     assert!(request.iter().any(|m| !m.tool_calls.is_empty()));
     assert_eq!(built.stats.tokens_used as usize, expected);
     assert_eq!(built.tokens as usize, common::oracle_tokens(&built.messages, &options.tools) as usize, "the whole request, context_meta included");

@@ -142,14 +142,15 @@ impl Workspace {
 
 /// The prompt tokens of a Chat Completions request, counted here from the o200k_base BPE
 /// itself, not through the host's tokenizer: each message 3 + role + content, each tool call
-/// 3 + name + arguments; 3 that prime the reply; a non-empty `tools` array as its JSON text
+/// 8 + name + arguments; 3 that prime the reply; a non-empty `tools` array as its JSON text
 /// with 12 of framing. An oracle for `tokens_used` that the host's code cannot agree with by
-/// construction.
+/// construction; the framing itself is held to providers' reported usage by
+/// `llm::counts_hold_to_what_a_provider_reported`.
 pub fn oracle_tokens(messages: &[workmem_llm::Message], tools: &serde_json::Value) -> u32 {
     let bpe = tiktoken_rs::o200k_base().unwrap();
     let n = |text: &str| bpe.encode_with_special_tokens(text).len();
     let message = |m: &workmem_llm::Message| {
-        3 + n(&m.role) + n(&m.content) + m.tool_calls.iter().map(|c| 3 + n(&c.function.name) + n(&c.function.arguments)).sum::<usize>()
+        3 + n(&m.role) + n(&m.content) + m.tool_calls.iter().map(|c| 8 + n(&c.function.name) + n(&c.function.arguments)).sum::<usize>()
     };
     let tools = match tools.as_array() {
         Some(list) if !list.is_empty() => 12 + n(&tools.to_string()),

@@ -2,6 +2,12 @@
 
 use tiktoken_rs::tokenizer::{Tokenizer as Encoding, get_tokenizer};
 
+/// What a tool call costs beside its name and arguments: the call's own framing, and the
+/// function's name that the provider shows its result under, which a `tool` message's role
+/// does not count. Recorded usage (tests/data/provider-usage) charged 25 tokens for a call
+/// and its result where 3 of framing counted 20 and 21; 8 counts 25 and 26.
+const CALL_FRAMING: u32 = 8;
+
 /// The longest piece of text tokenized at once (see [`Tokenizer::count`]).
 const PIECE: usize = 16 << 10;
 
@@ -75,7 +81,7 @@ impl Tokenizer {
     }
 
     /// One message's share of a request, as OpenAI frames it: 3 tokens, its role and
-    /// content, and for each tool call its name and arguments with 3 tokens of framing.
+    /// content, and for each tool call its name and arguments with [`CALL_FRAMING`] tokens.
     pub fn count_message(&self, m: &crate::Message) -> u32 {
         self.count_parts(&m.role, &m.content, m.tool_calls.iter().map(|c| (c.function.name.as_str(), c.function.arguments.as_str())))
     }
@@ -84,7 +90,7 @@ impl Tokenizer {
     /// tool calls' `(name, arguments)`; what the host counts the engine's messages with,
     /// without making a request's message of each.
     pub fn count_parts<'a>(&self, role: &str, content: &str, calls: impl IntoIterator<Item = (&'a str, &'a str)>) -> u32 {
-        let calls: u32 = calls.into_iter().map(|(name, arguments)| 3 + self.count_remembered(name) + self.count_remembered(arguments)).sum();
+        let calls: u32 = calls.into_iter().map(|(name, arguments)| CALL_FRAMING + self.count_remembered(name) + self.count_remembered(arguments)).sum();
         3 + self.count_remembered(role) + self.count_remembered(content) + calls
     }
 
