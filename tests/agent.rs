@@ -365,39 +365,56 @@ fn a_wild_usage_count_is_bounded() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// A tool result carries at most 64 KiB, its head and tail, and says what it left out and
-/// where the rest is: three reads of a 300 KB message add a few hundred KB to the log, not
-/// the message three times over.
+/// Every tool result is capped, and a read of the log is kept in it by reference: two reads of
+/// a 300 KB message each give the model its head and tail (what the view shows, and what the
+/// next request carries) and grow the log by a line naming the range, not by a copy (7 reads
+/// of `1-199` once grew it by 13 MB); a read whose range takes in an earlier read shows that
+/// read's reference line, not what it read again.
 #[test]
 fn tool_results_are_capped() {
     let ws = Workspace::new("capped-results");
     let session = workmem_store::Session::open(&ws.session).unwrap();
     let big = format!("HEAD {} TAIL", "0123456789abcdef\n".repeat(18_000));
     session.append_message(workmem_store::Message::new("user", big.clone())).unwrap();
-    let read = || Reply::call(&[("read_history", json!({"seq": "1"}))]);
-    let server = Server::start(vec![read(), read(), read(), Reply::say("Read.")]);
-    let before = std::fs::metadata(ws.session.join("messages.jsonl")).unwrap().len();
+    let read = |seq: &str| Reply::call(&[("read_history", json!({"seq": seq}))]);
+    // The big message, the task, the safety net's compaction of the big message, two reads of
+    // it, and a read of everything after it (the first two reads among it).
+    let server = Server::start(vec![read("1"), read("1"), read("2-7"), Reply::say("Read.")]);
     let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "read it back", "--no-stream", "--retries", "0"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let records: Vec<LogRecord> = session.records().unwrap();
-    let results: Vec<&str> = records
-        .iter()
-        .filter_map(|r| match &r.entry {
-            Entry::Message(m) if m.role == "tool" => Some(m.content.as_str()),
+    // What the turn's messages added to the log (a compaction keeps the big message's ends).
+    let log = std::fs::read_to_string(ws.session.join("messages.jsonl")).unwrap();
+    let grown: usize = log.lines().skip(1).filter(|l| l.contains("\"kind\":\"message\"")).map(str::len).sum();
+    assert!(grown < 4_000, "the turn's messages took {grown} bytes of the log");
+    let logged: Vec<(u64, workmem_store::Message)> = session
+        .records()
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| match r.entry {
+            Entry::Message(m) if m.role == "tool" => Some((r.seq, m)),
             _ => None,
         })
         .collect();
-    assert_eq!(results.len(), 3);
-    for r in results {
-        assert!(r.len() <= workmem_agent::tools::MAX_RESULT_BYTES + 200, "{}", r.len());
+    let reads: Vec<Option<&str>> = logged.iter().map(|(_, m)| m.reads.as_deref()).collect();
+    assert_eq!(reads, [Some("1"), Some("1"), Some("2-7")]);
+    let view = session.view().unwrap();
+    let shown = |seq: u64| view.entries.iter().find(|(s, _)| *s == seq).unwrap().1.content.clone();
+    let (first, second, third) = (logged[0].0, logged[1].0, logged[2].0);
+    for seq in [first, second] {
+        let r = shown(seq);
+        assert!(r.len() <= workmem_agent::tools::MAX_RESULT_BYTES, "{}", r.len());
         assert!(
             r.contains("### #1 user\nHEAD") && r.trim_end().ends_with("TAIL") && r.contains("bytes of this result left out here: read fewer numbers"),
             "{}",
             &r[..200]
         );
     }
-    let grown = std::fs::metadata(ws.session.join("messages.jsonl")).unwrap().len() - before;
-    assert!(grown < 4 * (workmem_agent::tools::MAX_RESULT_BYTES as u64) + 20_000, "the log grew {grown} bytes");
+    let nested = shown(third);
+    assert!(nested.contains(&format!("### #{first} tool\n(read_history 1: kept by reference")) && !nested.contains("HEAD"), "{nested}");
+    // The model was sent what the view shows.
+    let third = &server.requests()[3].body["messages"];
+    let sent: Vec<&str> = third.as_array().unwrap().iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
+    assert_eq!(sent, [shown(first), shown(second), nested]);
 }
 
 /// What a failed turn keeps, as docs/cli.md says: the steps it completed (a memory update the

@@ -365,15 +365,7 @@ fn sessions_are_found_from_anywhere_and_every_verb_speaks_json() {
     assert_eq!(listed, serde_json::json!(["working-memory/detail/a.md", "working-memory/overview.md"]));
     let dir = all[0]["dir"].as_str().unwrap();
     let session = workmem_store::Session::open(Path::new(dir)).unwrap();
-    session
-        .append_message(workmem_store::Message {
-            opaque: Vec::new(),
-            role: "user".into(),
-            content: "the task".into(),
-            tool_calls: Vec::new(),
-            tool_call_id: None,
-        })
-        .unwrap();
+    session.append_message(workmem_store::Message::new("user", "the task")).unwrap();
     let history = json(&env.run(&["history", "--session", s, "--seq", "1", "--json"]));
     assert_eq!(history, serde_json::json!([{"seq": 1, "message": {"role": "user", "content": "the task"}}]));
     let out = env.root.join("c.wasm");

@@ -219,15 +219,8 @@ fn no_log_size_breaks_a_session() {
             name: "write_file".into(),
             arguments: serde_json::json!({"path": format!("data/{step}.txt"), "content": megabyte}).to_string(),
         };
-        s.append_message(Message { opaque: Vec::new(), role: "assistant".into(), content: String::new(), tool_calls: vec![call], tool_call_id: None }).unwrap();
-        s.append_message(Message {
-            opaque: Vec::new(),
-            role: "tool".into(),
-            content: megabyte.clone(),
-            tool_calls: Vec::new(),
-            tool_call_id: Some(format!("call_{step}")),
-        })
-        .unwrap();
+        s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", "") }).unwrap();
+        s.append_message(Message { tool_call_id: Some(format!("call_{step}")), ..Message::new("tool", megabyte.clone()) }).unwrap();
     }
     assert!(std::fs::metadata(s.path("messages.jsonl")).unwrap().len() > 16 << 20);
     let context = |window: usize| {

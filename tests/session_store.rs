@@ -109,7 +109,7 @@ fn a_log_record_cut_short_is_dropped_before_the_next_commit() {
 
     // The same for the session log: a torn message is skipped by readers and dropped before
     // the next append, which gets the next sequence number after the last whole record.
-    let m = |text: &str| workmem_store::Message { opaque: Vec::new(), role: "user".into(), content: text.into(), tool_calls: Vec::new(), tool_call_id: None };
+    let m = |text: &str| workmem_store::Message::new("user", text);
     session.append_message(m("one")).unwrap();
     let mut log = std::fs::OpenOptions::new().append(true).open(session.path("messages.jsonl")).unwrap();
     std::io::Write::write_all(&mut log, b"{\"seq\":2,\"at\":\"x\",\"kind\":\"mess").unwrap();

@@ -247,46 +247,21 @@ fn memory_change_replaced(view: &[history::Entry], replaced: &[Vec<u64>]) -> boo
     view.iter().filter(|e| gone.contains(&e.seq)).any(|e| e.message.tool_calls.iter().any(|c| MEMORY_TOOLS.contains(&c.name.as_str())))
 }
 
-/// The originals of message `seq` (`"17"`) or of a range (`"12-20"`, at most 200), as they
-/// were logged, whatever compacted them since. The error says what was wrong with `spec`.
+/// The originals of message `seq` (`"17"`) or of a range (`"12-20"`), as they were logged,
+/// whatever compacted them since (see [`workmem_store::messages::originals`]).
 pub fn originals(session: &Session, spec: &str) -> std::result::Result<Vec<(u64, workmem_store::Message)>, String> {
-    let (from, to) = match spec.trim().split_once('-') {
-        Some((a, b)) => (a.trim().parse::<u64>(), b.trim().parse::<u64>()),
-        None => (spec.trim().parse::<u64>(), spec.trim().parse::<u64>()),
-    };
-    let (Ok(from), Ok(to)) = (from, to) else {
-        return Err(format!("seq must be a number or a range like 12-20, not {spec:?}"));
-    };
-    if to < from || to - from >= 200 {
-        return Err("a range reads at most 200 messages at once".into());
-    }
     let records = session.records().map_err(|e| e.to_string())?;
-    let found: Vec<_> = records
-        .into_iter()
-        .filter(|r| (from..=to).contains(&r.seq))
-        .filter_map(|r| match r.entry {
-            Entry::Message(m) => Some((r.seq, m)),
-            Entry::Compaction(_) => None,
-        })
-        .collect();
-    if found.is_empty() {
-        return Err(format!("no message with seq {spec} in this session"));
-    }
-    Ok(found)
+    Ok(workmem_store::messages::originals(&records, spec, u64::MAX)?.into_iter().map(|(seq, m)| (seq, m.clone())).collect())
 }
 
-/// [`originals`] as read_history shows them to the model.
+/// [`originals`] as read_history shows them, whole (see [`workmem_store::messages::read_back`]).
 pub fn read_history(session: &Session, spec: &str) -> std::result::Result<String, String> {
-    let mut out = String::new();
-    for (seq, m) in originals(session, spec)? {
-        out.push_str(&format!("### #{seq} {}\n", m.role));
-        for c in &m.tool_calls {
-            out.push_str(&format!("→ {}({})\n", c.name, c.arguments));
-        }
-        out.push_str(&m.content);
-        out.push_str("\n\n");
-    }
-    Ok(out)
+    workmem_store::messages::read_back(&session.records().map_err(|e| e.to_string())?, spec, u64::MAX)
+}
+
+/// [`read_history`] as the tool answers it, capped (see [`workmem_store::messages::read_result`]).
+pub fn read_result(session: &Session, spec: &str) -> std::result::Result<String, String> {
+    workmem_store::messages::read_result(&session.records().map_err(|e| e.to_string())?, spec, u64::MAX)
 }
 
 /// Spec 003's compression guide as a rule: the target it recommends at `used` of `max`

@@ -43,18 +43,25 @@ pub struct DocumentAccess {
 pub struct ToolOutput {
     pub ok: bool,
     pub text: String,
+    /// For a read of the log: the range read, so that the log keeps the result by reference
+    /// (see `workmem_store::Message::reads`).
+    pub reads: Option<String>,
 }
 
 impl ToolOutput {
+    fn answer(text: impl Into<String>) -> Self {
+        ToolOutput { ok: true, text: text.into(), reads: None }
+    }
+
     fn refused(text: impl Into<String>) -> Self {
-        ToolOutput { ok: false, text: text.into() }
+        ToolOutput { ok: false, text: text.into(), reads: None }
     }
 }
 
 impl From<std::result::Result<String, PathError>> for ToolOutput {
     fn from(r: std::result::Result<String, PathError>) -> Self {
         match r {
-            Ok(text) => ToolOutput { ok: true, text },
+            Ok(text) => ToolOutput::answer(text),
             Err(e) => ToolOutput::refused(format!("error: {e}")),
         }
     }
@@ -187,7 +194,7 @@ pub const TOOLS: &[Tool] = &[
         handler: |cx, args| match (cx.session.overview()?, workmem_memory::apply(cx.runtime, cx.session, args.str("dsl"))) {
             (before, Ok(applied)) => {
                 shown_in_history(cx.session, &before, applied.overview.as_deref().unwrap_or(&before))?;
-                Ok(ToolOutput { ok: true, text: applied_text(&applied) })
+                Ok(ToolOutput::answer(applied_text(&applied)))
             }
             (_, Err(workmem_memory::Error::InvalidDsl(diagnostics))) => {
                 let mut text = String::from("The update was refused and the memory is unchanged:\n");
@@ -221,7 +228,7 @@ and the token status; update working-memory/overview.md afterwards.",
                 keep: Vec::new(),
             };
             match crate::compact::compact(cx.session, cx.runtime, cx.tokenizer, cx.llm, &request) {
-                Ok(done) => Ok(ToolOutput { ok: true, text: done.notice }),
+                Ok(done) => Ok(ToolOutput::answer(done.notice)),
                 Err(crate::Error::Compact(why)) => Ok(ToolOutput::refused(format!("error: {why}"))),
                 Err(e) => Err(e),
             }
@@ -233,8 +240,8 @@ and the token status; update working-memory/overview.md afterwards.",
         arguments: &[("seq", SEQ, true)],
         needs: Needs::Session,
         handler: |cx, args| {
-            Ok(match crate::compact::read_history(cx.session, args.str("seq")) {
-                Ok(text) => ToolOutput { ok: true, text },
+            Ok(match crate::compact::read_result(cx.session, args.str("seq")) {
+                Ok(text) => ToolOutput { reads: Some(args.str("seq").to_string()), ..ToolOutput::answer(text) },
                 Err(why) => ToolOutput::refused(format!("error: {why}")),
             })
         },
@@ -246,7 +253,7 @@ and the token status; update working-memory/overview.md afterwards.",
         needs: Needs::Board,
         handler: |cx, _| {
             let worker = cx.board.as_deref_mut().expect("checked by call");
-            Ok(ToolOutput { ok: true, text: worker.brief()? })
+            Ok(ToolOutput::answer(worker.brief()?))
         },
     },
     Tool {
@@ -356,7 +363,7 @@ and the token status; update working-memory/overview.md afterwards.",
                     None => return Ok(ToolOutput::refused(format!("error: version {} has no section {name:?}", latest.version))),
                 },
             };
-            Ok(ToolOutput { ok: true, text: format!("version {}\n{text}", latest.version) })
+            Ok(ToolOutput::answer(format!("version {}\n{text}", latest.version)))
         },
     },
     Tool {
@@ -369,7 +376,7 @@ and the token status; update working-memory/overview.md afterwards.",
             let stored =
                 access.documents.put(&access.vault, args.str("memory"), &access.actor, args.str("text").as_bytes(), args.opt_u32("expect").map(u64::from));
             Ok(match stored {
-                Ok(v) => ToolOutput { ok: true, text: format!("stored version {}", v.version) },
+                Ok(v) => ToolOutput::answer(format!("stored version {}", v.version)),
                 Err(e) if e.code() == "database" || e.code() == "engine" => return Err(e.into()),
                 Err(e) => ToolOutput::refused(format!("error: {e}")),
             })
@@ -403,7 +410,7 @@ fn on_board(cx: &mut ToolContext, op: impl FnOnce(&crate::board::Worker) -> std:
     };
     // The engine's refusal goes back to the model to correct.
     match worker.boards.apply(&worker.board, None, &worker.agent, &op) {
-        Ok(event) => Ok(ToolOutput { ok: true, text: format!("recorded (board revision {})", event.revision) }),
+        Ok(event) => Ok(ToolOutput::answer(format!("recorded (board revision {})", event.revision))),
         Err(e @ workmem_store::board::Error::Refused { .. }) => Ok(ToolOutput::refused(format!("error: {e}"))),
         Err(e) => Err(e.into()),
     }
@@ -456,25 +463,16 @@ pub fn call(cx: &mut ToolContext, name: &str, arguments: &str) -> Result<ToolOut
     Ok(output)
 }
 
-/// The most one tool result carries: a whole file may hold 1 MiB and a `read_history` range
-/// a whole session (7 calls of `1-199` grew a log by 13 MB), and every result goes into the
-/// log and, until compacted, every request.
-pub const MAX_RESULT_BYTES: usize = 64 << 10;
+pub use workmem_store::messages::MAX_RESULT_BYTES;
 
-/// `text` as a result carries it: whole, or its first and last [`MAX_RESULT_BYTES`] halves
-/// with what was left out, and where the rest is, between them.
+/// `text` as a result carries it (see [`workmem_store::messages::capped`]), saying where the
+/// rest is for the tools that know.
 fn capped(name: &str, text: String) -> String {
-    if text.len() <= MAX_RESULT_BYTES {
-        return text;
-    }
-    let half = MAX_RESULT_BYTES / 2;
-    let (head, tail) = (text.floor_char_boundary(half), text.ceil_char_boundary(text.len() - half));
     let rest = match name {
-        "read_history" => "read fewer numbers at a time for the rest",
         "read_file" => "the file holds the rest; keep files this size in parts",
-        _ => "a tool result keeps its first and last 32 KiB",
+        _ => "a tool result keeps its head and tail",
     };
-    format!("{}\n[… {} bytes of this result left out here: {rest} …]\n{}", &text[..head], tail - head, &text[tail..])
+    workmem_store::messages::capped(text, rest)
 }
 
 /// A call's arguments, checked against the tool's declaration before its handler runs.

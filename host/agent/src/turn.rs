@@ -170,10 +170,15 @@ pub fn record_reply(
     Ok(calls)
 }
 
-/// Runs one tool call and logs its answer after the call. A refusal is an answer (the model
-/// is told why); only a failure of the host is an error.
+/// Runs one tool call and logs its answer after the call (a read of the log by reference:
+/// the view shows what it read). A refusal is an answer (the model is told why); only a
+/// failure of the host is an error.
 pub fn run_tool(cx: &mut ToolContext, call: &ToolCall) -> Result<tools::ToolOutput> {
     let out = tools::call(cx, &call.name, &call.arguments)?;
-    cx.session.append_message(Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text.clone()) })?;
+    let logged = match &out.reads {
+        Some(spec) => Message { reads: Some(spec.clone()), ..Message::new("tool", workmem_store::messages::reference(spec)) },
+        None => Message::new("tool", out.text.clone()),
+    };
+    cx.session.append_message(Message { tool_call_id: Some(call.id.clone()), ..logged })?;
     Ok(out)
 }

@@ -117,12 +117,93 @@ pub struct Message {
     /// apart from the message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opaque: Vec<serde_json::Value>,
+    /// On a `read_history` result: the range it read (`"12-20"`). The log keeps such a result
+    /// by reference, its content a line naming the range ([`reference`]), and the view shows
+    /// what [`read_back`] gives for the range from the messages logged before it, which is
+    /// what the tool answered. A result that copied what it read let a range taking in earlier
+    /// reads double the log with every call (7 calls of `1-199` grew it by 13 MB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<String>,
 }
 
 impl Message {
     pub fn new(role: &str, content: impl Into<String>) -> Self {
-        Message { role: role.into(), content: content.into(), tool_calls: Vec::new(), tool_call_id: None, opaque: Vec::new() }
+        Message { role: role.into(), content: content.into(), tool_calls: Vec::new(), tool_call_id: None, opaque: Vec::new(), reads: None }
     }
+}
+
+/// The most one tool result carries: a whole file may hold 1 MiB and a read of the log a
+/// whole session, and every result goes into every request until it is compacted.
+pub const MAX_RESULT_BYTES: usize = 64 << 10;
+
+/// `text` as a tool result carries it: whole, or its head and tail with a line between them
+/// saying how much was left out and `rest` (where the rest is), within [`MAX_RESULT_BYTES`]
+/// in all, so that a result capped once is not capped again.
+pub fn capped(text: String, rest: &str) -> String {
+    if text.len() <= MAX_RESULT_BYTES {
+        return text;
+    }
+    let half = (MAX_RESULT_BYTES - 2 * rest.len() - 256) / 2;
+    let (head, tail) = (text.floor_char_boundary(half), text.ceil_char_boundary(text.len() - half));
+    format!("{}\n[… {} bytes of this result left out here: {rest} …]\n{}", &text[..head], tail - head, &text[tail..])
+}
+
+/// The most messages one read of the log takes.
+pub const MAX_READ: u64 = 200;
+
+/// The messages of `records` logged with seq `spec` (`"17"`) or in a range of them (`"12-20"`,
+/// at most [`MAX_READ`]) and before `before`, as they were logged, whatever compacted them
+/// since. The error says what was wrong with `spec`.
+pub fn originals<'a>(records: &'a [LogRecord], spec: &str, before: u64) -> Result<Vec<(u64, &'a Message)>, String> {
+    let (from, to) = match spec.trim().split_once('-') {
+        Some((a, b)) => (a.trim().parse::<u64>(), b.trim().parse::<u64>()),
+        None => (spec.trim().parse::<u64>(), spec.trim().parse::<u64>()),
+    };
+    let (Ok(from), Ok(to)) = (from, to) else {
+        return Err(format!("seq must be a number or a range like 12-20, not {spec:?}"));
+    };
+    if to < from || to - from >= MAX_READ {
+        return Err(format!("a range reads at most {MAX_READ} messages at once"));
+    }
+    let found: Vec<_> = records
+        .iter()
+        .filter(|r| (from..=to).contains(&r.seq) && r.seq < before)
+        .filter_map(|r| match &r.entry {
+            Entry::Message(m) => Some((r.seq, m)),
+            Entry::Compaction(_) => None,
+        })
+        .collect();
+    if found.is_empty() {
+        return Err(format!("no message with seq {spec} in this session"));
+    }
+    Ok(found)
+}
+
+/// [`originals`] as `read_history` shows them, whole. A message in the range that is itself a
+/// read kept by reference shows its [`reference`] line, not what it read again: those
+/// messages are in the log to be read by their own numbers.
+pub fn read_back(records: &[LogRecord], spec: &str, before: u64) -> Result<String, String> {
+    let mut out = String::new();
+    for (seq, m) in originals(records, spec, before)? {
+        out.push_str(&format!("### #{seq} {}\n", m.role));
+        for c in &m.tool_calls {
+            out.push_str(&format!("→ {}({})\n", c.name, c.arguments));
+        }
+        out.push_str(&m.content);
+        out.push_str("\n\n");
+    }
+    Ok(out)
+}
+
+/// [`read_back`] as the `read_history` tool answers it, capped: what the view shows for a read
+/// kept by reference, to the byte.
+pub fn read_result(records: &[LogRecord], spec: &str, before: u64) -> Result<String, String> {
+    Ok(capped(read_back(records, spec, before)?, "read fewer numbers at a time for the rest"))
+}
+
+/// The content the log keeps for a read of `spec` kept by reference (see [`Message::reads`]).
+pub fn reference(spec: &str) -> String {
+    format!("(read_history {}: kept by reference; the messages it read are in the log by their own numbers)", spec.trim())
 }
 
 /// A function call the model asked for; `arguments` is its JSON text, as the model wrote it.

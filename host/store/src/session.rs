@@ -24,7 +24,7 @@ use crate::confine::MEMORY_DIR;
 use crate::confine::{Access, Confined, PathError};
 use crate::error::{Error, Result};
 use crate::fsio;
-use crate::messages::{Entry, LogRecord, Message, Usage, View};
+use crate::messages::{self, Entry, LogRecord, Message, Usage, View};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -565,21 +565,34 @@ impl Session {
             _ => Checkpoint::default(),
         };
         let tail = fsio::read_range(&mut file, kept.offset, len - kept.offset).map_err(Error::io(&log))?;
-        let (mut folded, mut compacted) = (0, false);
+        let (mut folded, mut compacted, mut expanded) = (0, false, false);
+        // The whole log, read only when a read kept by reference is folded in.
+        let mut all: Option<Vec<LogRecord>> = None;
         for line in tail.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
-            let record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
+            let mut record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
             // A kept view from another log (a session copied over) does not continue this one.
             if folded == 0 && kept.offset > 0 && Some(record.seq) != kept.seq.checked_add(1) {
                 return self.rebuild_view();
             }
             kept.seq = record.seq;
             compacted |= matches!(record.entry, Entry::Compaction(_));
+            if let Entry::Message(m) = &mut record.entry
+                && let Some(spec) = m.reads.take()
+            {
+                let records = match &mut all {
+                    Some(records) => records,
+                    none => none.insert(self.records()?),
+                };
+                m.content = messages::read_result(records, &spec, record.seq).unwrap_or_else(|why| format!("error: {why}"));
+                expanded = true;
+            }
             kept.view.push(record);
             folded += 1;
         }
         kept.offset += tail.len() as u64;
-        // Kept after a compaction (the view just shrank) and every so many records.
-        if compacted || folded >= KEEP_VIEW_EVERY {
+        // Kept after a compaction (the view just shrank), after a read kept by reference was
+        // read back (so the log is read whole once for it), and every so many records.
+        if compacted || expanded || folded >= KEEP_VIEW_EVERY {
             // Derived data: a failed write only means the next reader folds more.
             let _ = self.write_json(VIEW, &kept);
         }
