@@ -477,9 +477,9 @@ impl ChatStream {
             }
             let (id, name, args) = (part["id"].as_str(), part["function"]["name"].as_str(), part["function"]["arguments"].as_str());
             self.bytes += [id, name, args].iter().flatten().map(|s| s.len()).sum::<usize>();
+            id.map(check_id).transpose()?;
             let Some(call) = self.tool_calls.get_mut(index) else { continue };
             if let Some(id) = id {
-                check_id(id)?;
                 call.id = id.to_string();
             }
             if let Some(name) = name {
