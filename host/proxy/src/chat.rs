@@ -96,17 +96,7 @@ pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
 }
 
 pub(crate) fn completion(reply: &Value) -> Result<Completion, String> {
-    whole(Completion::from_chat(reply)?)
-}
-
-/// The answer, if it kept all its calls: the client gets every call the upstream made, so a
-/// log that kept only the first [`workmem_llm::MAX_TOOL_CALLS`] would branch at its next request.
-pub(crate) fn whole(answer: Completion) -> Result<Completion, String> {
-    if answer.calls_past_cap > 0 {
-        let made = answer.tool_calls.len() + answer.calls_past_cap;
-        return Err(format!("the upstream's answer makes {made} tool calls, more than the {} one answer may make", workmem_llm::MAX_TOOL_CALLS));
-    }
-    Ok(answer)
+    Completion::from_chat(reply)
 }
 
 pub(crate) fn error_body(code: &str, message: &str) -> Value {

@@ -8,6 +8,17 @@ use workmem_agent::tools::Tool;
 use workmem_llm::Completion;
 use workmem_store::Message;
 
+/// An answer of at most [`workmem_llm::MAX_TOOL_CALLS`] calls, in any protocol: the proxy runs
+/// workmem's among them and logs them all, and its client gets every call, so an answer past
+/// the cap fails its round rather than being cut short in the log.
+fn within_cap((answer, opaque): (Completion, Vec<Value>)) -> Result<(Completion, Vec<Value>), String> {
+    let made = answer.tool_calls.len() + answer.calls_past_cap;
+    if made > workmem_llm::MAX_TOOL_CALLS {
+        return Err(format!("the upstream's answer makes {made} tool calls, more than the {} one answer may make", workmem_llm::MAX_TOOL_CALLS));
+    }
+    Ok((answer, opaque))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Protocol {
     /// OpenAI Chat Completions.
@@ -86,6 +97,7 @@ impl Protocol {
             Protocol::Messages => messages::completion(reply),
             Protocol::Responses => responses::completion(reply),
         }
+        .and_then(within_cap)
     }
 
     /// The answer the client gets: `reply` after the `earlier` replies of rounds that called
@@ -146,10 +158,11 @@ impl Relay {
     /// What the round said, and its opaque parts.
     pub fn completion(&self) -> Result<(Completion, Vec<Value>), String> {
         match self {
-            Relay::Chat(r) => r.stream.clone().finish().and_then(chat::whole).map(|c| (c, Vec::new())),
+            Relay::Chat(r) => r.stream.clone().finish().map(|c| (c, Vec::new())),
             Relay::Messages(r) => Ok(r.completion()),
             Relay::Responses(r) => Ok(r.completion()),
         }
+        .and_then(within_cap)
     }
 
     /// The held end of the answer, once it is the client's.
@@ -188,5 +201,27 @@ pub(crate) fn all_but(request: &Value, keys: &[&str]) -> Value {
     match request.as_object() {
         Some(fields) => Value::Object(fields.iter().filter(|(k, _)| !keys.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()),
         None => Value::Null,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Every protocol's answer is held to the cap on calls per answer: an Anthropic answer of
+    /// 129 `tool_use` blocks ran and logged every one (only Chat Completions had a cap).
+    #[test]
+    fn calls_per_answer_are_capped_in_every_protocol() {
+        let blocks =
+            |n: usize| -> Vec<Value> { (0..n).map(|i| json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": "read_file", "input": {}})).collect() };
+        let anthropic = |n| json!({"type": "message", "role": "assistant", "content": blocks(n), "stop_reason": "tool_use"});
+        assert_eq!(Protocol::Messages.completion(&anthropic(128)).unwrap().0.tool_calls.len(), 128);
+        assert!(Protocol::Messages.completion(&anthropic(129)).unwrap_err().contains("129 tool calls, more than the 128"));
+        let calls: Vec<Value> = (0..129).map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "f", "arguments": "{}"}})).collect();
+        let chat = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]});
+        assert!(Protocol::Chat.completion(&chat).unwrap_err().contains("129 tool calls"));
+        let items: Vec<Value> = (0..129).map(|i| json!({"type": "function_call", "call_id": format!("c{i}"), "name": "f", "arguments": "{}"})).collect();
+        assert!(Protocol::Responses.completion(&json!({"output": items})).unwrap_err().contains("129 tool calls"));
     }
 }
