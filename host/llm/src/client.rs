@@ -170,7 +170,9 @@ pub struct Completion {
     /// `None` when the provider did not report usage.
     pub usage: Option<Usage>,
     /// Every byte the answer carried in its text and calls (ids, names and arguments, those
-    /// past the cap included): what the answer cap is held to.
+    /// past the cap included), as [`Completion::from_chat`] and [`ChatStream`] count it: what
+    /// the client's answer cap is held to. A completion built elsewhere (the proxy's other
+    /// protocols, whose answers its own byte cap bounds) leaves it 0.
     pub bytes: usize,
 }
 
