@@ -1,4 +1,4 @@
-use workmem_runtime::{Severity, UpdateError};
+use workmem_runtime::{InvalidAnswers, Severity, UpdateError};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -45,7 +45,7 @@ impl From<workmem_memory::Error> for Error {
 fn update_error(e: &UpdateError) -> String {
     match e {
         UpdateError::Model(why) => format!("the LLM call failed, so nothing was applied: {why}"),
-        UpdateError::Invalid { attempts, diagnostics } => {
+        UpdateError::Invalid(InvalidAnswers { attempts, diagnostics }) => {
             let mut text = format!("the LLM's answer was still invalid after {attempts} attempts; nothing was applied:");
             for d in diagnostics.iter().filter(|d| d.severity == Severity::Error) {
                 text.push_str(&format!("\n- line {}, column {}: {}", d.line, d.column, d.message));

@@ -5,7 +5,7 @@ use serde_json::json;
 use std::process::ExitCode;
 use workmem_memory::json;
 use workmem_runtime::names::Named;
-use workmem_runtime::{Applied, Diagnostic, ParseOutcome, Snapshot, UpdateError, UpdateReport};
+use workmem_runtime::{Applied, Diagnostic, InvalidAnswers, ParseOutcome, Snapshot, UpdateError, UpdateReport};
 use workmem_store::Session;
 
 /// `text` as a terminal may show it: a control character (ESC, BEL, ... which a terminal
@@ -183,7 +183,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         (Some(M::Store(_) | M::BadState { .. }), _) => ("store", None),
         (Some(M::Engine(_)), _) => ("engine", None),
         (Some(M::Db(b)), _) => (b.code(), None),
-        (None, Some(A::Update(UpdateError::Invalid { diagnostics, .. }))) => ("invalid_answer", Some(diagnostics)),
+        (None, Some(A::Update(UpdateError::Invalid(InvalidAnswers { diagnostics, .. })))) => ("invalid_answer", Some(diagnostics)),
         (None, Some(A::Update(UpdateError::Model(_)) | A::Llm(_) | A::UpdateModel(_))) => ("model", None),
         (None, Some(A::Update(UpdateError::Store(_)) | A::Store(_))) => ("store", None),
         (None, Some(A::Engine(_))) => ("engine", None),

@@ -30,7 +30,7 @@ impl Board {
         Ok(Resident::make(instance, |b, s| b.workmem_memory_board().board().call_load(s, state))?.map(Board))
     }
 
-    fn call<T>(&mut self, f: impl FnOnce(&crate::bindings::Engine, &mut wasmtime::Store<sandbox::Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
+    fn call<T>(&mut self, f: impl FnOnce(&crate::instance::Engine, &mut wasmtime::Store<sandbox::Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
         self.0.call(f)
     }
 

@@ -1,12 +1,7 @@
 //! What the agent world imports: the capabilities a host grants it (the model, the session's
-//! storage, the clock), and the world's bindings. The sandbox holds them; `agent` runs the
-//! world with them.
+//! storage, the clock). The sandbox holds them; `agent` runs the world with them.
 
-pub(crate) mod bindings {
-    wasmtime::component::bindgen!({ world: "agent", path: "wit" });
-}
-
-pub use bindings::workmem::memory::{clock, llm, session_store};
+pub use crate::bindings::workmem::memory::{clock, llm, session_store};
 
 /// Everything the agent world can reach: the model, the session's storage, the time. The
 /// host decides what each one really is; the guest has no other way out.

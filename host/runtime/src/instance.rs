@@ -1,10 +1,73 @@
 //! One live engine (the `engine` world). Every call crosses into the sandbox.
 
-use crate::bindings::Engine;
+use crate::bindings::exports::workmem::memory::{board as b, context as cx, document as d, history as hx, memory as m};
 use crate::sandbox::{self, Ctx};
 use crate::*;
 use wasmtime::Store;
-use wasmtime::component::ResourceAny;
+use wasmtime::component::{InstancePre, ResourceAny};
+
+/// The engine world's exports, looked up once in the engine component. The agent world's
+/// bindings name them (it includes the engine world), so a value has one Rust type whether
+/// it crosses into the engine component or the agent's.
+pub(crate) struct EnginePre {
+    pre: InstancePre<Ctx>,
+    memory: m::GuestIndices,
+    context: cx::GuestIndices,
+    history: hx::GuestIndices,
+    board: b::GuestIndices,
+    document: d::GuestIndices,
+}
+
+impl EnginePre {
+    pub(crate) fn new(pre: InstancePre<Ctx>) -> wasmtime::Result<Self> {
+        Ok(EnginePre {
+            memory: m::GuestIndices::new(&pre)?,
+            context: cx::GuestIndices::new(&pre)?,
+            history: hx::GuestIndices::new(&pre)?,
+            board: b::GuestIndices::new(&pre)?,
+            document: d::GuestIndices::new(&pre)?,
+            pre,
+        })
+    }
+
+    fn instantiate(&self, store: &mut Store<Ctx>) -> wasmtime::Result<Engine> {
+        let instance = self.pre.instantiate(&mut *store)?;
+        Ok(Engine {
+            memory: self.memory.load(&mut *store, &instance)?,
+            context: self.context.load(&mut *store, &instance)?,
+            history: self.history.load(&mut *store, &instance)?,
+            board: self.board.load(&mut *store, &instance)?,
+            document: self.document.load(&mut *store, &instance)?,
+        })
+    }
+}
+
+/// An instantiated engine component's exports, named as `bindgen!` names a world's.
+pub(crate) struct Engine {
+    memory: m::Guest,
+    context: cx::Guest,
+    history: hx::Guest,
+    board: b::Guest,
+    document: d::Guest,
+}
+
+impl Engine {
+    pub(crate) fn workmem_memory_memory(&self) -> &m::Guest {
+        &self.memory
+    }
+    pub(crate) fn workmem_memory_context(&self) -> &cx::Guest {
+        &self.context
+    }
+    pub(crate) fn workmem_memory_history(&self) -> &hx::Guest {
+        &self.history
+    }
+    pub(crate) fn workmem_memory_board(&self) -> &b::Guest {
+        &self.board
+    }
+    pub(crate) fn workmem_memory_document(&self) -> &d::Guest {
+        &self.document
+    }
+}
 
 /// A live instance of the engine. A call that traps or runs past its deadline returns an
 /// [`Error`], and the next call starts from a fresh instance.

@@ -33,7 +33,7 @@ pub mod names;
 mod sandbox;
 
 #[cfg(feature = "agent")]
-pub use agent::{AgentInstance, CompactFailure, UpdateError, UpdateReport};
+pub use agent::AgentInstance;
 pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, HistoryMode, ToolCall};
 /// Compaction's types (the `history` interface).
 pub use bindings::exports::workmem::memory::history;
@@ -41,6 +41,8 @@ pub use bindings::exports::workmem::memory::memory::{
     Applied, Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Message, ParseOutcome, Progress, Severity, Snapshot, Update, UpdateStep,
     VerbatimAdd, VerbatimEntry, VerbatimOps, Wants,
 };
+#[cfg(feature = "agent")]
+pub use bindings::exports::workmem::memory::workflows::{CompactFailure, InvalidAnswers, UpdateError, UpdateReport};
 #[cfg(feature = "agent")]
 pub use capabilities::{Capabilities, clock, llm, session_store};
 pub use error::{Error, Result, error_chain};
@@ -58,16 +60,18 @@ use wasmtime::Config;
 use wasmtime::component::HasSelf;
 use wasmtime::component::Linker;
 
-/// The engine world: pure exports, no imports.
+/// The agent world's bindings, the only ones: it includes the engine world, so the engine
+/// component's exports are found through the same interfaces (see [`instance::EnginePre`])
+/// and each WIT type exists once in Rust, whichever component a value crosses.
 mod bindings {
     wasmtime::component::bindgen!({
-        world: "engine",
+        world: "agent",
         path: "wit",
         additional_derives: [PartialEq],
     });
 }
 
-use bindings::EnginePre;
+use instance::EnginePre;
 
 /// The engine component this runtime was built with.
 pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm"));
@@ -147,9 +151,9 @@ pub struct Runtime {
 struct Inner {
     engine: wasmtime::Engine,
     options: Options,
-    engine_pre: EnginePre<sandbox::Ctx>,
+    engine_pre: EnginePre,
     #[cfg(feature = "agent")]
-    agent_pre: OnceLock<capabilities::bindings::AgentPre<sandbox::Ctx>>,
+    agent_pre: OnceLock<bindings::AgentPre<sandbox::Ctx>>,
     from_cache: bool,
 }
 
@@ -249,8 +253,8 @@ impl Runtime {
             None => {
                 let (component, _) = cache::load(&self.inner.engine, AGENT_COMPONENT, self.inner.options.cache_dir.as_deref())?;
                 let mut linker = Linker::<sandbox::Ctx>::new(&self.inner.engine);
-                capabilities::bindings::Agent::add_to_linker::<sandbox::Ctx, HasSelf<sandbox::Ctx>>(&mut linker, |c| c).map_err(Error::Load)?;
-                let pre = capabilities::bindings::AgentPre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
+                bindings::Agent::add_to_linker::<sandbox::Ctx, HasSelf<sandbox::Ctx>>(&mut linker, |c| c).map_err(Error::Load)?;
+                let pre = bindings::AgentPre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
                 self.inner.agent_pre.get_or_init(|| pre)
             }
         };

@@ -22,7 +22,7 @@ impl Memory {
         Ok(Resident::make(instance, |b, s| b.workmem_memory_memory().memory().call_load(s, state))?.map(Memory))
     }
 
-    fn call<T>(&mut self, f: impl FnOnce(&crate::bindings::Engine, &mut wasmtime::Store<sandbox::Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
+    fn call<T>(&mut self, f: impl FnOnce(&crate::instance::Engine, &mut wasmtime::Store<sandbox::Ctx>, ResourceAny) -> wasmtime::Result<T>) -> Result<T> {
         self.0.call(f)
     }
 
