@@ -367,8 +367,9 @@ fn a_wild_usage_count_is_bounded() {
 
 /// Every tool result is capped, and a read of the log is kept in it by reference: two reads of
 /// a 300 KB message each give the model its head and tail (what the view shows, and what the
-/// next request carries) and grow the log by a line naming the range, not by a copy (7 reads
-/// of `1-199` once grew it by 13 MB); a read whose range takes in an earlier read shows that
+/// next request carries) and the byte its middle starts at, and grow the log by a line naming
+/// the range, not by a copy (7 reads of `1-199` once grew it by 13 MB); a read from a later
+/// byte gives the part from there; a read whose range takes in an earlier read shows that
 /// read's reference line, not what it read again.
 #[test]
 fn tool_results_are_capped() {
@@ -379,7 +380,8 @@ fn tool_results_are_capped() {
     let read = |seq: &str| Reply::call(&[("read_history", json!({"seq": seq}))]);
     // The big message, the task, the safety net's compaction of the big message, two reads of
     // it, and a read of everything after it (the first two reads among it).
-    let server = Server::start(vec![read("1"), read("1"), read("2-7"), Reply::say("Read.")]);
+    let server =
+        Server::start(vec![read("1"), read("1"), read("2-7"), Reply::call(&[("read_history", json!({"seq": "1", "from": 70_000}))]), Reply::say("Read.")]);
     let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "read it back", "--no-stream", "--retries", "0"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // What the turn's messages added to the log (a compaction keeps the big message's ends).
@@ -396,7 +398,7 @@ fn tool_results_are_capped() {
         })
         .collect();
     let reads: Vec<Option<&str>> = logged.iter().map(|(_, m)| m.reads.as_deref()).collect();
-    assert_eq!(reads, [Some("1"), Some("1"), Some("2-7")]);
+    assert_eq!(reads, [Some("1"), Some("1"), Some("2-7"), Some("1@70000")]);
     let view = session.view().unwrap();
     let shown = |seq: u64| view.entries.iter().find(|(s, _)| *s == seq).unwrap().1.content.clone();
     let (first, second, third) = (logged[0].0, logged[1].0, logged[2].0);
@@ -404,11 +406,19 @@ fn tool_results_are_capped() {
         let r = shown(seq);
         assert!(r.len() <= workmem_agent::tools::MAX_RESULT_BYTES, "{}", r.len());
         assert!(
-            r.contains("### #1 user\nHEAD") && r.trim_end().ends_with("TAIL") && r.contains("bytes of this result left out here: read fewer numbers"),
+            r.contains("### #1 user\nHEAD") && r.trim_end().ends_with("TAIL") && r.contains("left out here: read_history {\"seq\": \"1\", \"from\": "),
             "{}",
             &r[..200]
         );
     }
+    // A read from a later byte gives the part of the message from there.
+    let whole = workmem_agent::compact::read_history(&session, "1").unwrap();
+    let part = shown(logged[3].0);
+    assert!(
+        part.starts_with("[bytes 70000-") && part.contains(&whole[70_000..71_000]) && part.len() <= workmem_agent::tools::MAX_RESULT_BYTES,
+        "{}",
+        &part[..200]
+    );
     let nested = shown(third);
     assert!(nested.contains(&format!("### #{first} tool\n(read_history 1: kept by reference")) && !nested.contains("HEAD"), "{nested}");
     // The model was sent what the view shows.

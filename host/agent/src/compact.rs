@@ -259,9 +259,9 @@ pub fn read_history(session: &Session, spec: &str) -> std::result::Result<String
     workmem_store::messages::read_back(&session.records().map_err(|e| e.to_string())?, spec, u64::MAX)
 }
 
-/// [`read_history`] as the tool answers it, capped (see [`workmem_store::messages::read_result`]).
-pub fn read_result(session: &Session, spec: &str) -> std::result::Result<String, String> {
-    workmem_store::messages::read_result(&session.records().map_err(|e| e.to_string())?, spec, u64::MAX)
+/// [`read_history`] as the tool answers a read of `read` (see [`workmem_store::messages::read_result`]).
+pub fn read_result(session: &Session, read: &str) -> std::result::Result<String, String> {
+    workmem_store::messages::read_result(&session.records().map_err(|e| e.to_string())?, read, u64::MAX)
 }
 
 /// Spec 003's compression guide as a rule: the target it recommends at `used` of `max`

@@ -127,6 +127,7 @@ const ARTIFACT: &str = r#"{"type": "string", "enum": ["file", "code", "document"
 const TO: &str = r#"{"type": "string", "description": "orchestrator (the default), all, or an agent's name"}"#;
 const BOOL: &str = r#"{"type": "boolean"}"#;
 const SEQ: &str = r#"{"type": "string", "description": "a message's sequence number, e.g. \"17\", or a range, e.g. \"12-20\""}"#;
+const FROM: &str = r#"{"type": "integer", "minimum": 0, "description": "the byte to read on from, as an answer over 64 KiB names it (default 0)"}"#;
 
 /// What `update_memory` answers: what the update did, not the text the model just wrote
 /// (the answer stays in the history, and in every request after it), and its warnings.
@@ -237,11 +238,12 @@ and the token status; update working-memory/overview.md afterwards.",
     Tool {
         name: "read_history",
         description: "Read back messages of this session by sequence number, as they were before any compaction (compacted messages say their numbers).",
-        arguments: &[("seq", SEQ, true)],
+        arguments: &[("seq", SEQ, true), ("from", FROM, false)],
         needs: Needs::Session,
         handler: |cx, args| {
-            Ok(match crate::compact::read_result(cx.session, args.str("seq")) {
-                Ok(text) => ToolOutput { reads: Some(args.str("seq").to_string()), ..ToolOutput::answer(text) },
+            let read = workmem_store::messages::read_spec(args.str("seq"), args.opt_u32("from").unwrap_or(0));
+            Ok(match crate::compact::read_result(cx.session, &read) {
+                Ok(text) => ToolOutput { reads: Some(read), ..ToolOutput::answer(text) },
                 Err(why) => ToolOutput::refused(format!("error: {why}")),
             })
         },

@@ -117,7 +117,8 @@ pub struct Message {
     /// apart from the message.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opaque: Vec<serde_json::Value>,
-    /// On a `read_history` result: the range it read (`"12-20"`). The log keeps such a result
+    /// On a `read_history` result: the range it read (`"12-20"`), and the byte it read from
+    /// where that was not the first (`"17@65000"`, see [`read_result`]). The log keeps such a result
     /// by reference, its content a line naming the range ([`reference`]), and the view shows
     /// what [`read_back`] gives for the range from the messages logged before it, which is
     /// what the tool answered. A result that copied what it read let a range taking in earlier
@@ -195,15 +196,55 @@ pub fn read_back(records: &[LogRecord], spec: &str, before: u64) -> Result<Strin
     Ok(out)
 }
 
-/// [`read_back`] as the `read_history` tool answers it, capped: what the view shows for a read
-/// kept by reference, to the byte.
-pub fn read_result(records: &[LogRecord], spec: &str, before: u64) -> Result<String, String> {
-    Ok(capped(read_back(records, spec, before)?, "read fewer numbers at a time for the rest"))
+/// A read of the log as [`Message::reads`] keeps it: the range, and the byte of what it reads
+/// back as that the read starts at, where that is not the first.
+pub fn read_spec(spec: &str, from: u32) -> String {
+    match from {
+        0 => spec.trim().to_string(),
+        _ => format!("{}@{from}", spec.trim()),
+    }
 }
 
-/// The content the log keeps for a read of `spec` kept by reference (see [`Message::reads`]).
-pub fn reference(spec: &str) -> String {
-    format!("(read_history {}: kept by reference; the messages it read are in the log by their own numbers)", spec.trim())
+/// [`read_back`] as the `read_history` tool answers a read of `read` ([`read_spec`]): what the
+/// view shows for a read kept by reference, to the byte. Within [`MAX_RESULT_BYTES`]: a read
+/// from the first byte that gives more keeps its head and tail, and one from a later byte
+/// gives the part that fits from there; each says where the part it left out starts, so that
+/// every byte of the largest message can be read back.
+pub fn read_result(records: &[LogRecord], read: &str, before: u64) -> Result<String, String> {
+    let (spec, from) = match read.rsplit_once('@') {
+        Some((spec, from)) => (spec, from.parse::<usize>().map_err(|_| format!("not a read of the log: {read:?}"))?),
+        None => (read, 0),
+    };
+    let text = read_back(records, spec, before)?;
+    let more = |at: usize| format!("read_history {{\"seq\": \"{}\", \"from\": {at}}} reads on from there", spec.trim());
+    if from == 0 {
+        if text.len() <= MAX_RESULT_BYTES {
+            return Ok(text);
+        }
+        let half = (MAX_RESULT_BYTES - 256) / 2;
+        let head = text.floor_char_boundary(half);
+        let tail = text.ceil_char_boundary(text.len() - half);
+        return Ok(format!("{}\n[… bytes {head}-{tail} of {} left out here: {} …]\n{}", &text[..head], text.len(), more(head), &text[tail..]));
+    }
+    if from >= text.len() {
+        return Err(format!("from is {from}, but seq {} reads back as {} bytes", spec.trim(), text.len()));
+    }
+    let start = text.floor_char_boundary(from);
+    let end = text.floor_char_boundary(start + MAX_RESULT_BYTES - 256);
+    if end >= text.len() {
+        return Ok(format!("[bytes {start}-{} of {}:]\n{}", text.len(), text.len(), &text[start..]));
+    }
+    Ok(format!("[bytes {start}-{end} of {}:]\n{}\n[… {}]", text.len(), &text[start..end], more(end)))
+}
+
+/// The content the log keeps for a read of `read` ([`read_spec`]) kept by reference (see
+/// [`Message::reads`]).
+pub fn reference(read: &str) -> String {
+    let what = match read.trim().rsplit_once('@') {
+        Some((spec, from)) => format!("{spec} from byte {from}"),
+        None => read.trim().to_string(),
+    };
+    format!("(read_history {what}: kept by reference; the messages it read are in the log by their own numbers)")
 }
 
 /// A function call the model asked for; `arguments` is its JSON text, as the model wrote it.
@@ -232,4 +273,54 @@ pub fn read_trajectory(path: &std::path::Path) -> std::io::Result<Vec<Message>> 
         out.push(m);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The byte a `read_history` answer says to read on from, as a model would find it.
+    fn next_from(answer: &str) -> Option<usize> {
+        let at = answer.rfind("\"from\": ")? + "\"from\": ".len();
+        answer[at..].split('}').next()?.parse().ok()
+    }
+
+    /// The text of a part read from a later byte, and where it starts, by its own header.
+    fn part(answer: &str) -> (usize, &str) {
+        let (header, rest) = answer.split_once(":]\n").expect("a part says which bytes it holds");
+        let start = header.trim_start_matches("[bytes ").split('-').next().unwrap().parse().unwrap();
+        (start, rest.split("\n[… read_history").next().unwrap())
+    }
+
+    /// Every byte of a message far past the cap on one result is reached by following the
+    /// answers: the first keeps the ends and names where the middle starts, each part names
+    /// where the next one starts.
+    #[test]
+    fn every_byte_of_a_large_read_is_reached() {
+        let big: String = (0..40_000).map(|n| format!("line {n} é\n")).collect();
+        let records = vec![LogRecord { seq: 1, at: String::new(), entry: Entry::Message(Message::new("tool", big)), usage: None }];
+        let whole = read_back(&records, "1", u64::MAX).unwrap();
+        let first = read_result(&records, "1", u64::MAX).unwrap();
+        assert!(first.len() <= MAX_RESULT_BYTES && first.starts_with(&whole[..1000]) && first.ends_with(&whole[whole.len() - 1000..]));
+        let mut from = next_from(&first).unwrap();
+        let mut rebuilt = whole[..from].to_string();
+        let mut parts = 0;
+        loop {
+            let answer = read_result(&records, &read_spec("1", u32::try_from(from).unwrap()), u64::MAX).unwrap();
+            assert!(answer.len() <= MAX_RESULT_BYTES, "{}", answer.len());
+            let (start, text) = part(&answer);
+            assert_eq!(start, from);
+            rebuilt.push_str(text);
+            parts += 1;
+            match next_from(&answer) {
+                Some(next) => from = next,
+                None => break,
+            }
+        }
+        assert!(parts >= 4, "{parts}");
+        assert!(rebuilt == whole, "the parts rebuild the whole read");
+        let past = read_result(&records, &read_spec("1", u32::try_from(whole.len()).unwrap()), u64::MAX).unwrap_err();
+        assert!(past.contains("reads back as"), "{past}");
+        assert!(reference(&read_spec(" 1 ", 70_000)).starts_with("(read_history 1 from byte 70000:"));
+    }
 }
