@@ -201,22 +201,58 @@ fn the_kept_view_is_the_log_folded_whatever_happened_to_view_json() {
     }
     let expected = folded(&session);
     assert_eq!(expected.last_compaction.as_ref().unwrap().notice, "compacted: summary 4");
-    // Lost, garbage, stale (an older offset), from another log: each reads as the log says.
+    // Lost, garbage, stale (an older offset), from another log: each reads as the log says. A
+    // handle keeps the view it read, so each is read by a new one (another process).
+    let fresh = || workmem_store::Session::open(session.dir()).unwrap();
     std::fs::remove_file(&view_json).unwrap();
-    assert_eq!(session.view().unwrap(), expected);
+    assert_eq!(fresh().view().unwrap(), expected);
     std::fs::write(&view_json, b"{not json").unwrap();
-    assert_eq!(session.view().unwrap(), expected);
+    assert_eq!(fresh().view().unwrap(), expected);
     let kept = std::fs::read(&view_json).unwrap();
     session.append_message(Message::new("user", "one more")).unwrap();
     std::fs::write(&view_json, &kept).unwrap();
-    assert_eq!(session.view().unwrap(), folded(&session));
+    assert_eq!(fresh().view().unwrap(), folded(&session));
     let mut other: serde_json::Value = serde_json::from_slice(&kept).unwrap();
     other["seq"] = 7.into();
     std::fs::write(&view_json, other.to_string()).unwrap();
-    assert_eq!(session.view().unwrap(), folded(&session));
+    assert_eq!(fresh().view().unwrap(), folded(&session));
     other["offset"] = 3.into();
     std::fs::write(&view_json, other.to_string()).unwrap();
+    assert_eq!(fresh().view().unwrap(), folded(&session));
     assert_eq!(session.view().unwrap(), folded(&session));
+}
+
+/// A handle keeps the view it read between calls (a server asks for it on every request);
+/// what other handles (other processes) log meanwhile, messages and compactions, and a log
+/// copied over from another session, are folded in as the log says.
+#[test]
+fn a_handle_keeps_its_view_and_follows_the_log() {
+    use workmem_store::{Message, Session};
+    let root = tempdir("held-view");
+    let sessions = Sessions::new(&root, &root);
+    let session = sessions.create(Some("s"), "# template\n").unwrap();
+    let other = Session::open(session.dir()).unwrap();
+    for round in 0..4u64 {
+        for k in 0..10 {
+            other.append_message(Message::new("user", format!("round {round} from the other handle {k}"))).unwrap();
+        }
+        let logged =
+            session.append_messages(vec![Message::new("user", format!("round {round} a")), Message::new("assistant", format!("round {round} b"))]).unwrap();
+        assert_eq!(logged[1].seq, logged[0].seq + 1, "one write numbers its records in order");
+        assert_eq!(session.view().unwrap(), folded(&session), "round {round}");
+        let first = session.view().unwrap().entries[0].0;
+        let locked = other.lock().unwrap();
+        other.append(&locked, compaction((first..first + 8).collect(), &format!("summary {round}"))).unwrap();
+        drop(locked);
+        assert_eq!(session.view().unwrap(), folded(&session), "round {round}, compacted by the other handle");
+    }
+    // Another session's log copied over this one's: its records do not continue the held view.
+    let copy = sessions.create(Some("t"), "# template\n").unwrap();
+    for k in 0..60 {
+        copy.append_message(Message::new("user", format!("the copied session's message {k}"))).unwrap();
+    }
+    std::fs::copy(copy.dir().join("messages.jsonl"), session.dir().join("messages.jsonl")).unwrap();
+    assert_eq!(session.view().unwrap(), folded(&copy));
 }
 
 /// The store's fold and the engine's `history.apply-replacements` are one rule written twice (the host

@@ -102,6 +102,9 @@ pub struct Built {
     /// safety net compares with its threshold; `stats.tokens_used` cannot count the block
     /// that reports it).
     pub tokens: u32,
+    /// The whole request as the tokenizer counts it, without the provider's correction:
+    /// what the provider's next report of its usage is held to.
+    pub counted: u32,
     pub stats: ContextStats,
     pub view: Vec<history::Entry>,
     /// The opaque parts of the view's messages that have them, by `seq` (see
@@ -109,12 +112,12 @@ pub struct Built {
     pub opaque: std::collections::HashMap<u64, Vec<serde_json::Value>>,
 }
 
-pub(crate) fn to_engine(m: &workmem_store::Message) -> ChatMessage {
+pub(crate) fn to_engine(m: workmem_store::Message) -> ChatMessage {
     ChatMessage {
-        role: m.role.clone(),
-        content: m.content.clone(),
-        tool_call_id: m.tool_call_id.clone(),
-        tool_calls: m.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.name.clone(), arguments: c.arguments.clone() }).collect(),
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.tool_call_id,
+        tool_calls: m.tool_calls.into_iter().map(|c| ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
     }
 }
 
@@ -131,7 +134,7 @@ pub(crate) fn to_store(m: ChatMessage) -> workmem_store::Message {
 
 /// A logged message as a request carries it.
 pub fn to_wire(m: &workmem_store::Message) -> Message {
-    from_engine(to_engine(m))
+    from_engine(to_engine(m.clone()))
 }
 
 /// An engine message's tokens, as `tokenizer` counts it in a request.
@@ -165,7 +168,7 @@ fn counted(entries: Vec<(u64, workmem_store::Message)>, tokenizer: &Tokenizer) -
     entries
         .into_iter()
         .map(|(seq, m)| {
-            let message = to_engine(&m);
+            let message = to_engine(m);
             let tokens = count(tokenizer, &message);
             history::Entry { seq, message, tokens }
         })
@@ -205,7 +208,8 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let mut messages: Vec<Message> = engine.assemble_context(&request)?.into_iter().map(from_engine).collect();
     messages.extend(tail.map(|text| Message::new("system", text)));
     // Counted locally, then moved by what the provider last reported for a request of ours.
-    let counted = i64::from(tokenizer.count_chat(&messages) + tokenizer.count_tools(&options.tools)) + meta.token_correction;
+    let local = tokenizer.count_chat(&messages) + tokenizer.count_tools(&options.tools);
+    let counted = i64::from(local) + meta.token_correction;
     // The line that tells the model of a compaction goes on the first request after it.
     let compaction_notice = last_compaction.filter(|c| c.round == meta.rounds).map(|c| c.notice);
     let stats = ContextStats {
@@ -220,9 +224,10 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
         compaction_notice,
     };
     let meta_block = Message::new("system", engine.context_meta(&stats)?);
-    let tokens = stats.tokens_used.saturating_add(tokenizer.count_message(&meta_block));
+    let meta_tokens = tokenizer.count_message(&meta_block);
+    let tokens = stats.tokens_used.saturating_add(meta_tokens);
     messages.push(meta_block);
-    Ok(Built { messages, tokens, stats, view, opaque })
+    Ok(Built { messages, tokens, counted: local + meta_tokens, stats, view, opaque })
 }
 
 /// The most of the working memory that goes into a request, in bytes: the engine keeps what a

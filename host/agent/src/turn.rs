@@ -80,7 +80,7 @@ pub fn turn_on(
         };
         let built = bounded(session, runtime, &mut engine, &tokenizer, &context_options, brief, &mut |done| on_event(&Event::Compacted(done)))?;
         let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
-        let calls = record_reply(session, &tokenizer, &built, offered, &reply, Vec::new())?;
+        let calls = record_reply(session, &built, &reply, Vec::new())?;
         if calls.is_empty() {
             on_event(&Event::Answer(reply.text.clone()));
             return Ok(reply.text);
@@ -136,20 +136,17 @@ pub fn bounded(
     Ok(built)
 }
 
-/// Logs the model's reply to `built` (which offered `offered`), with its `opaque` parts (see
+/// Logs the model's reply to `built`, with its `opaque` parts (see
 /// `workmem_store::Message::opaque`), and what the request cost, and counts the round; the
 /// provider's count corrects the next request's estimate. Returns the tool calls the reply
 /// asks for.
-pub fn record_reply(
-    session: &Session,
-    tokenizer: &Tokenizer,
-    built: &context::Built,
-    offered: &serde_json::Value,
-    reply: &Completion,
-    opaque: Vec<serde_json::Value>,
-) -> Result<Vec<ToolCall>> {
-    let sent = i64::from(tokenizer.count_chat(&built.messages) + tokenizer.count_tools(offered));
-    session.update_meta(|m| {
+pub fn record_reply(session: &Session, built: &context::Built, reply: &Completion, opaque: Vec<serde_json::Value>) -> Result<Vec<ToolCall>> {
+    let sent = i64::from(built.counted);
+    let calls: Vec<ToolCall> =
+        reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
+    let usage = Usage { sent: built.counted, prompt_tokens: reply.usage.map(|u| u.prompt_tokens), completion_tokens: reply.usage.map(|u| u.completion_tokens) };
+    let message = Message { tool_calls: calls.clone(), opaque, ..Message::new("assistant", reply.text.clone()) };
+    session.append_reply_with_meta(message, usage, |m| {
         m.rounds += 1;
         if let Some(usage) = reply.usage {
             // A provider's count far above the request's own (4,000,000,000 for a 2,000-token
@@ -159,14 +156,6 @@ pub fn record_reply(
             m.token_correction = (i64::from(usage.prompt_tokens) - sent).min(sent.max(1024));
         }
     })?;
-    let calls: Vec<ToolCall> =
-        reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
-    let usage = Usage {
-        sent: u32::try_from(sent).unwrap_or(u32::MAX),
-        prompt_tokens: reply.usage.map(|u| u.prompt_tokens),
-        completion_tokens: reply.usage.map(|u| u.completion_tokens),
-    };
-    session.append_reply(Message { tool_calls: calls.clone(), opaque, ..Message::new("assistant", reply.text.clone()) }, usage)?;
     Ok(calls)
 }
 

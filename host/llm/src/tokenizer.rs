@@ -17,8 +17,9 @@ pub struct Tokenizer {
     bpe: &'static tiktoken_rs::CoreBPE,
     pub encoding: &'static str,
     /// Counts of texts seen before: a request repeats most of the last one, and a chat's
-    /// count is the sum of its messages', so only what is new gets tokenized.
-    seen: std::cell::RefCell<std::collections::HashMap<String, u32>>,
+    /// count is the sum of its messages', so only what is new gets tokenized. Every request
+    /// hashes all its texts again: foldhash does that several times faster than SipHash.
+    seen: std::cell::RefCell<std::collections::HashMap<String, u32, foldhash::fast::RandomState>>,
 }
 
 impl Tokenizer {

@@ -2,48 +2,157 @@
 
 use crate::sessions::own_tool;
 use bytes::Bytes;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Value, json};
 use std::collections::HashMap;
+use std::fmt;
 use workmem_llm::{ChatStream, Completion};
 use workmem_store::{Message, ToolCall};
 
-/// The client's history in the session's message shape. Content the session cannot carry
+/// A request read with its history in the session's message shape, converted as it is parsed
+/// (a `Value` of a 1,000-message history first took longer than all the rest of the proxy's
+/// work): the rest of the request as JSON, without `messages`. Content the session cannot carry
 /// (an image, audio) is refused, and the request then goes upstream as it was.
-pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
-    let messages = request["messages"].as_array().ok_or("the request has no messages array")?;
-    messages.iter().enumerate().map(|(i, m)| message(m).map_err(|why| format!("messages[{i}]: {why}"))).collect()
+pub(crate) fn parse(body: &[u8]) -> Result<(Value, Vec<Message>), String> {
+    let Request { rest, messages } = serde_json::from_slice(body).map_err(|e| format!("the request is not a chat request: {e}"))?;
+    Ok((Value::Object(rest), messages.ok_or("the request has no messages array")?))
 }
 
-fn message(m: &Value) -> Result<Message, String> {
-    let role = m["role"].as_str().ok_or("no role")?;
-    let content = match &m["content"] {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => {
-            let mut text = String::new();
-            for part in parts {
-                match (part["type"].as_str(), part["text"].as_str()) {
-                    (Some("text"), Some(t)) => text.push_str(t),
-                    (kind, _) => return Err(format!("a content part of type {kind:?}, which the session cannot keep")),
+struct Request {
+    rest: serde_json::Map<String, Value>,
+    messages: Option<Vec<Message>>,
+}
+
+impl<'de> Deserialize<'de> for Request {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = Request;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request, A::Error> {
+                let (mut rest, mut messages) = (serde_json::Map::new(), None);
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "messages" {
+                        messages = Some(map.next_value::<History>()?.0);
+                    } else {
+                        let value = map.next_value()?;
+                        rest.insert(key, value);
+                    }
+                }
+                Ok(Request { rest, messages })
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
+/// `messages`, each message converted as it is read, an error naming its index.
+struct History(Vec<Message>);
+
+impl<'de> Deserialize<'de> for History {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Items;
+        impl<'de> Visitor<'de> for Items {
+            type Value = History;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a messages array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<History, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                loop {
+                    let at = out.len();
+                    match seq.next_element::<Wire>().map_err(|e| A::Error::custom(format!("messages[{at}]: {e}")))? {
+                        Some(m) => out.push(m.into()),
+                        None => return Ok(History(out)),
+                    }
                 }
             }
-            text
         }
-        _ => return Err("content that is neither text nor parts".into()),
-    };
-    let tool_calls = m["tool_calls"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            Ok(ToolCall {
-                id: c["id"].as_str().ok_or("a tool call without an id")?.to_string(),
-                name: c["function"]["name"].as_str().ok_or("a tool call without a name")?.to_string(),
-                arguments: c["function"]["arguments"].as_str().unwrap_or_default().to_string(),
-            })
-        })
-        .collect::<Result<_, String>>()?;
-    Ok(Message { tool_calls, tool_call_id: m["tool_call_id"].as_str().map(str::to_string), ..Message::new(role, content) })
+        d.deserialize_seq(Items)
+    }
+}
+
+/// One message as Chat Completions writes it; what the session does not keep is skipped.
+#[derive(Deserialize)]
+struct Wire {
+    role: String,
+    #[serde(default)]
+    content: Content,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireCall>>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WireCall {
+    id: String,
+    function: WireFunction,
+}
+
+#[derive(Deserialize)]
+struct WireFunction {
+    name: String,
+    #[serde(default)]
+    arguments: Option<String>,
+}
+
+impl From<Wire> for Message {
+    fn from(m: Wire) -> Self {
+        let tool_calls = m
+            .tool_calls
+            .into_iter()
+            .flatten()
+            .map(|c| ToolCall { id: c.id, name: c.function.name, arguments: c.function.arguments.unwrap_or_default() })
+            .collect();
+        Message { tool_calls, tool_call_id: m.tool_call_id, ..Message::new(&m.role, m.content.0) }
+    }
+}
+
+/// A message's content: null, a string, or text parts, joined.
+#[derive(Default)]
+struct Content(String);
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Content;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("content that is text or text parts")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Content, E> {
+                Ok(Content::default())
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Content, E> {
+                Ok(Content(s.to_string()))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Content, E> {
+                Ok(Content(s))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+                let mut text = String::new();
+                while let Some(part) = seq.next_element::<Part>()? {
+                    match (part.kind.as_deref(), part.text) {
+                        (Some("text"), Some(t)) => text.push_str(&t),
+                        (kind, _) => return Err(A::Error::custom(format!("a content part of type {kind:?}, which the session cannot keep"))),
+                    }
+                }
+                Ok(Content(text))
+            }
+        }
+        d.deserialize_any(Text)
+    }
+}
+
+#[derive(Deserialize)]
+struct Part {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    text: Option<String>,
 }
 
 /// The names of the tools the client offers.
@@ -199,5 +308,45 @@ impl Relay {
             out.push(Bytes::from_static(b"data: [DONE]\n\n"));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The history comes out in the session's shape as it is parsed, the rest of the request
+    /// as JSON without it; what the session cannot keep is refused, naming the message.
+    #[test]
+    fn a_request_is_read_with_its_history_converted() {
+        let body = json!({
+            "model": "gpt-4o",
+            "stream": true,
+            "messages": [
+                {"role": "system", "content": [{"type": "text", "text": "Be "}, {"type": "text", "text": "brief."}]},
+                {"role": "user", "content": "go", "name": "someone"},
+                {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"ls\"}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "a\nb"},
+            ],
+            "tools": [{"type": "function", "function": {"name": "bash"}}],
+        });
+        let (rest, history) = parse(body.to_string().as_bytes()).unwrap();
+        assert_eq!(rest, json!({"model": "gpt-4o", "stream": true, "tools": [{"type": "function", "function": {"name": "bash"}}]}));
+        let call = ToolCall { id: "c1".into(), name: "bash".into(), arguments: "{\"cmd\":\"ls\"}".into() };
+        assert_eq!(
+            history,
+            vec![
+                Message::new("system", "Be brief."),
+                Message::new("user", "go"),
+                Message { tool_calls: vec![call], ..Message::new("assistant", "") },
+                Message { tool_call_id: Some("c1".into()), ..Message::new("tool", "a\nb") },
+            ]
+        );
+        let image = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]});
+        let why = parse(image.to_string().as_bytes()).unwrap_err();
+        assert!(why.contains("messages[1]: a content part of type Some(\"image_url\"), which the session cannot keep"), "{why}");
+        assert!(parse(br#"{"model": "gpt-4o"}"#).unwrap_err().contains("no messages array"));
+        assert!(parse(br#"{"messages": [{"content": "no role"}]}"#).unwrap_err().contains("messages[0]: missing field `role`"));
+        assert!(parse(b"[1]").unwrap_err().contains("not a chat request"));
     }
 }

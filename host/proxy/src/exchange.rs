@@ -150,8 +150,7 @@ fn paired(messages: &[workmem_llm::Message]) -> Result<(), String> {
 }
 
 fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let request: Value = serde_json::from_slice(body).map_err(|e| refused(format!("the request is not JSON: {e}")))?;
-    let history = protocol.history(&request).map_err(refused)?;
+    let (request, history) = protocol.parse(body).map_err(refused)?;
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
         return Err(refused(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
     }
@@ -172,9 +171,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
         if created {
             eprintln!("workmem proxy: new session {} ({} client)", found.tracked.id, protocol.name());
         }
-        for m in &found.new {
-            found.tracked.append(&exchange, m.clone()).map_err(before)?;
-        }
+        found.tracked.append(&exchange, found.new).map_err(before)?;
         let request = Request { protocol, parts, body: &request, model: &model, streamed };
         return converse(app, &request, &found.tracked, &mut exchange, sink);
     }
@@ -249,7 +246,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
         // logged, and the client gets what the model said. Logged before the client has it, so
         // that a proxy killed in between leaves a log the client's next request continues.
-        let internal = match record(app, t, exchange, &tokenizer, &built, &tools, completion) {
+        let internal = match record(app, t, exchange, &tokenizer, &built, completion) {
             Ok(ran_only_own) => ran_only_own && round < app.config.max_rounds,
             Err(f) => {
                 eprintln!("workmem proxy: session {}: the answer went to the client, but: {f}", t.id);
@@ -295,10 +292,9 @@ fn record(
     exchange: &Exchange,
     tokenizer: &workmem_llm::Tokenizer,
     built: &context::Built,
-    tools: &Value,
     (completion, opaque): (Completion, Vec<Value>),
 ) -> Result<bool, Failure> {
-    let calls = turn::record_reply(&exchange.session, tokenizer, built, tools, &completion, opaque).map_err(after)?;
+    let calls = turn::record_reply(&exchange.session, built, &completion, opaque).map_err(after)?;
     t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
     let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
     for call in &mine {

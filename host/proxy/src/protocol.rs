@@ -39,12 +39,18 @@ impl Protocol {
         }
     }
 
-    pub fn history(self, request: &Value) -> Result<Vec<Message>, String> {
-        match self {
-            Protocol::Chat => chat::history(request),
-            Protocol::Messages => messages::history(request),
-            Protocol::Responses => responses::history(request),
+    /// A client's request: the JSON the rest of the exchange reads (its history left out where
+    /// the protocol reads that as it parses), and its history in the session's message shape.
+    pub fn parse(self, body: &[u8]) -> Result<(Value, Vec<Message>), String> {
+        if self == Protocol::Chat {
+            return chat::parse(body);
         }
+        let request: Value = serde_json::from_slice(body).map_err(|e| format!("the request is not JSON: {e}"))?;
+        let history = match self {
+            Protocol::Messages => messages::history(&request)?,
+            _ => responses::history(&request)?,
+        };
+        Ok((request, history))
     }
 
     pub fn tool_names(self, request: &Value) -> Vec<String> {

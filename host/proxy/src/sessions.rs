@@ -204,10 +204,13 @@ impl Tracked {
         lock(&self.seen).new_in(history)
     }
 
-    /// Logs one message (under the exchange the caller holds) and folds it into the view.
-    pub fn append(&self, exchange: &Exchange, m: Message) -> workmem_store::Result<()> {
-        let record = exchange.session.append_message(m.clone())?;
-        self.observe(record.seq, &m);
+    /// Logs what is new (under the exchange the caller holds) and folds it into the view.
+    pub fn append(&self, exchange: &Exchange, new: Vec<Message>) -> workmem_store::Result<()> {
+        for record in exchange.session.append_messages(new)? {
+            if let Entry::Message(m) = &record.entry {
+                self.observe(record.seq, m);
+            }
+        }
         Ok(())
     }
 

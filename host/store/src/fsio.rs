@@ -78,7 +78,7 @@ pub fn sweep_temps(dir: &OwnedFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Appends one record (which must end with a newline) in a single write, then syncs.
+/// Appends records (each ending with a newline) in a single write, then syncs.
 pub fn append(f: &mut File, record: &[u8]) -> io::Result<()> {
     f.write_all(record)?;
     f.sync_data()

@@ -418,16 +418,30 @@ pub struct Session {
     files: Confined,
     /// How long [`Session::lock`] waits for another holder; `None`: as long as it takes.
     lock_wait: Option<std::time::Duration>,
+    kept: std::sync::Arc<Kept>,
+}
+
+/// What a handle (and its clones) keeps between calls: a server holds a session for many
+/// requests, and each request would otherwise read back what the last one read.
+#[derive(Debug, Default)]
+struct Kept {
+    /// Whether a lock taken through this handle has swept the temporary files a dead writer
+    /// left. Once per handle: a temporary file is invisible to every reader, and sweeping
+    /// four folders at each lock cost a server more than the append it guarded.
+    swept: std::sync::atomic::AtomicBool,
+    /// The view as the last [`Session::view`] left it: view.json's checkpoint without reading
+    /// and parsing view.json (the whole view) again.
+    view: std::sync::Mutex<Option<Checkpoint>>,
 }
 
 impl Session {
     fn at(dir: &Path) -> Self {
-        Session { dir: dir.to_path_buf(), files: Confined::new(dir), lock_wait: None }
+        Session { dir: dir.to_path_buf(), files: Confined::new(dir), lock_wait: None, kept: std::sync::Arc::default() }
     }
 
     /// The session in `files`' directory (already open), with the checks of [`Session::open`].
     fn open_in(files: Confined, dir: PathBuf) -> Result<Self> {
-        Session::check(Session { dir, files, lock_wait: None })
+        Session::check(Session { dir, files, lock_wait: None, kept: std::sync::Arc::default() })
     }
 
     /// The session at `dir`: its meta.json must carry the [`FORMAT`] marker.
@@ -553,7 +567,8 @@ impl Session {
     /// log's tail, not the whole log: a long session costs what its view does.
     pub fn view(&self) -> Result<View> {
         let log = self.path(MESSAGES);
-        let kept: Option<Checkpoint> = self.read_json(VIEW).ok();
+        let held = self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let kept: Option<Checkpoint> = held.or_else(|| self.read_json(VIEW).ok());
         let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
         let len = fsio::complete_len(&mut file).map_err(Error::io(&log))?;
         // A kept view ends where a record ends, within the log.
@@ -596,11 +611,16 @@ impl Session {
             // Derived data: a failed write only means the next reader folds more.
             let _ = self.write_json(VIEW, &kept);
         }
+        let mut held = self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.as_ref().is_none_or(|h| h.offset <= kept.offset) {
+            *held = Some(kept.clone());
+        }
         Ok(kept.view)
     }
 
     fn rebuild_view(&self) -> Result<View> {
         self.files.remove(VIEW).map_err(self.err())?;
+        *self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         self.view()
     }
 
@@ -654,17 +674,48 @@ impl Session {
         self.append_with(locked, entry, None)
     }
 
-    fn append_with(&self, _: &Locked, entry: Entry, usage: Option<Usage>) -> Result<LogRecord> {
+    /// Appends `messages` in one write under one lock, numbered in order: a client's
+    /// request brings several at once, and a sync each cost it as much again.
+    pub fn append_messages(&self, messages: Vec<Message>) -> Result<Vec<LogRecord>> {
+        self.with_lock(|locked| self.append_all(locked, messages.into_iter().map(|m| (Entry::Message(m), None)).collect()))
+    }
+
+    /// Appends a model's reply (see [`Session::append_reply`]) and makes `change` to
+    /// meta.json, under one lock.
+    pub fn append_reply_with_meta(&self, message: Message, usage: Usage, change: impl FnOnce(&mut Meta)) -> Result<LogRecord> {
+        self.with_lock(|locked| {
+            self.update_meta_locked(locked, change)?;
+            self.append_with(locked, Entry::Message(message), Some(usage))
+        })
+    }
+
+    fn append_with(&self, locked: &Locked, entry: Entry, usage: Option<Usage>) -> Result<LogRecord> {
+        let mut records = self.append_all(locked, vec![(entry, usage)])?;
+        Ok(records.pop().expect("one record was appended"))
+    }
+
+    fn append_all(&self, _: &Locked, entries: Vec<(Entry, Option<Usage>)>) -> Result<Vec<LogRecord>> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
         let path = self.path(MESSAGES);
         let mut file = self.files.open(MESSAGES, Access::Append).map_err(self.err())?;
         // A record a crash cut short was never written: the next starts a line of its own.
         fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
-        let seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))?;
-        let record = LogRecord { seq, at: crate::now(), entry, usage };
-        let mut line = serde_json::to_vec(&record).expect("a log record serializes");
-        line.push(b'\n');
-        fsio::append(&mut file, &line).map_err(Error::io(&path))?;
-        Ok(record)
+        let mut seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))?;
+        let at = crate::now();
+        let (mut records, mut lines) = (Vec::with_capacity(entries.len()), Vec::new());
+        for (entry, usage) in entries {
+            if !records.is_empty() {
+                seq = self.after(seq)?;
+            }
+            let record = LogRecord { seq, at: at.clone(), entry, usage };
+            serde_json::to_writer(&mut lines, &record).expect("a log record serializes");
+            lines.push(b'\n');
+            records.push(record);
+        }
+        fsio::append(&mut file, &lines).map_err(Error::io(&path))?;
+        Ok(records)
     }
 
     /// The update log, one JSON record per applied update, oldest first.
@@ -714,9 +765,11 @@ impl Session {
             }
         };
         self.finish_pending()?;
-        for dir in [".", MEMORY_DIR, "working-memory/detail", "working-memory/archive"] {
-            // A symlink in the way is refused here as anywhere; the lock does not depend on it.
-            let _ = self.files.sweep_temps(dir);
+        if !self.kept.swept.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            for dir in [".", MEMORY_DIR, "working-memory/detail", "working-memory/archive"] {
+                // A symlink in the way is refused here as anywhere; the lock does not depend on it.
+                let _ = self.files.sweep_temps(dir);
+            }
         }
         Ok(Locked { _file: file })
     }
