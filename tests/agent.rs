@@ -380,8 +380,16 @@ fn tool_results_are_capped() {
     let read = |seq: &str| Reply::call(&[("read_history", json!({"seq": seq}))]);
     // The big message, the task, the safety net's compaction of the big message, two reads of
     // it, and a read of everything after it (the first two reads among it).
-    let server =
-        Server::start(vec![read("1"), read("1"), read("2-7"), Reply::call(&[("read_history", json!({"seq": "1", "from": 70_000}))]), Reply::say("Read.")]);
+    // Then a byte that is not a non-negative 32-bit number, each refused by name.
+    let bad_from = Reply::call(&[("read_history", json!({"seq": "1", "from": -1})), ("read_history", json!({"seq": "1", "from": 5_000_000_000u64}))]);
+    let server = Server::start(vec![
+        read("1"),
+        read("1"),
+        read("2-7"),
+        Reply::call(&[("read_history", json!({"seq": "1", "from": 70_000}))]),
+        bad_from,
+        Reply::say("Read."),
+    ]);
     let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "read it back", "--no-stream", "--retries", "0"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // What the turn's messages added to the log (a compaction keeps the big message's ends).
@@ -398,7 +406,10 @@ fn tool_results_are_capped() {
         })
         .collect();
     let reads: Vec<Option<&str>> = logged.iter().map(|(_, m)| m.reads.as_deref()).collect();
-    assert_eq!(reads, [Some("1"), Some("1"), Some("2-7"), Some("1@70000")]);
+    assert_eq!(reads, [Some("1"), Some("1"), Some("2-7"), Some("1@70000"), None, None]);
+    for (_, refused) in &logged[4..] {
+        assert_eq!(refused.content, "error: read_history needs a non-negative integer argument \"from\"");
+    }
     let view = session.view().unwrap();
     let shown = |seq: u64| view.entries.iter().find(|(s, _)| *s == seq).unwrap().1.content.clone();
     let (first, second, third) = (logged[0].0, logged[1].0, logged[2].0);

@@ -164,8 +164,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     loop {
         let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &keyed, &app.template).map_err(before)?;
         let mut exchange = sessions::lock(&found.tracked.exchange);
-        let new = if created { Some(found.new.clone()) } else { found.tracked.new_in(&keyed).map(|(_, new)| new) };
-        if new.as_ref() != Some(&found.new) {
+        if !created && found.tracked.new_in(&keyed).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
         }
         if created {
