@@ -568,26 +568,39 @@ pub struct Fallback {
 /// log, the error at its end) stays in the request, the rest a `read_history` away. Issue 24's
 /// outputs larger than the compaction goal were offloaded whole, and the actions after them
 /// lost what they needed.
+///
+/// The newest message, the output the model asked for and has not seen yet, gets its whole
+/// share of the room, turned into bytes at its own rate as the host counted its tokens; at
+/// `estimate`'s two bytes a token (a bound for unknown text) it kept about a quarter of what
+/// fits, and the generated large outputs' recall was 56%. The others, already seen, keep
+/// half their share at two bytes a token: giving them their whole share too cost the 40
+/// trajectories 2% more for 0.6 points of recall.
 fn keep_ends(step: &mut Compaction, before: &[Entry], outside: u32, goal: u32) {
     let now = outside + step.view.iter().map(|e| e.tokens).sum::<u32>();
     let Ok(count) = u32::try_from(step.replacements.len()) else { return };
-    let share = goal.saturating_sub(now) / 2 / count.max(1);
-    // What `estimate` counts a byte as, the other way round.
-    let bytes = share as usize * 2;
+    let share = u64::from(goal.saturating_sub(now) / count.max(1));
+    let newest = before.last().map(|e| e.seq);
+    let mut tokens: HashMap<u64, u32> = HashMap::new();
     for rep in &mut step.replacements {
-        let Some(original) = before.iter().find(|e| Some(&e.seq) == rep.replaces.first()).map(|e| &e.message.content) else { continue };
-        let half = bytes.saturating_sub(rep.message.content.len() + 64) / 2;
-        let (head, tail) = (original.floor_char_boundary(half), original.ceil_char_boundary(original.len().saturating_sub(half)));
+        let Some(original) = before.iter().find(|e| Some(&e.seq) == rep.replaces.first()) else { continue };
+        let text = &original.message.content;
+        let bytes = if Some(original.seq) == newest { share * text.len() as u64 / u64::from(original.tokens.max(1)) } else { share };
+        let half = usize::try_from(bytes).unwrap_or(usize::MAX).saturating_sub(rep.message.content.len() + 64) / 2;
+        let (head, tail) = (text.floor_char_boundary(half), text.ceil_char_boundary(text.len().saturating_sub(half)));
         if half < 256 || tail <= head {
             continue;
         }
         let left_out = tail - head;
-        rep.message.content = format!("{}\n{}\n[… {left_out} bytes left out here …]\n{}", rep.message.content, &original[..head], &original[tail..]);
+        // The kept ends at the original's own rate; the pointer and the marker at `estimate`'s.
+        let kept = u64::from(original.tokens) * (text.len() - left_out) as u64 / text.len() as u64;
+        let framing = estimate(&rep.message.content) + 16;
+        tokens.insert(original.seq, u32::try_from(kept).unwrap_or(u32::MAX).saturating_add(framing));
+        rep.message.content = format!("{}\n{}\n[… {left_out} bytes left out here …]\n{}", rep.message.content, &text[..head], &text[tail..]);
     }
     for e in &mut step.view {
         if let Some(rep) = step.replacements.iter().find(|r| r.replaces.first() == Some(&e.seq)) {
             e.message = rep.message.clone();
-            e.tokens = estimate(&e.message.content);
+            e.tokens = tokens.get(&e.seq).copied().unwrap_or_else(|| estimate(&e.message.content));
         }
     }
     step.tokens_after = step.view.iter().map(|e| e.tokens).sum();

@@ -289,6 +289,42 @@ fn fallback_offloads_the_largest_kept_outputs_when_the_kept_groups_alone_are_too
     assert!(history::check(&view, &c.view, 0, &[]).is_ok());
 }
 
+/// The output the model just asked for, too large to stay whole, keeps its two ends in the room
+/// left under the goal, at its own bytes a token; one it has already seen keeps less.
+#[test]
+fn fallback_fills_the_goal_with_the_ends_of_the_output_not_yet_seen() {
+    let f = |used| Fallback {
+        used,
+        threshold: 9000,
+        goal: 6000,
+        keep_recent: 5,
+        archive_to: "working-memory/detail/auto.md".into(),
+        archive_lines: 0,
+        never_compact: Vec::new(),
+        keep: Vec::new(),
+    };
+    let large = |seq, id: &str| {
+        let text = format!("HEAD of {id}\n{}\nTAIL of {id}", "line of a log\n".repeat(3000));
+        Entry { seq, tokens: u32::try_from(text.len() / 4).unwrap(), message: ChatMessage { tool_call_id: id.into(), ..message("tool", &text) } }
+    };
+    let kept = |view: &[Entry], seq: u64| {
+        let c = history::fallback(view, &f(view.iter().map(|e| e.tokens).sum::<u32>() + 1000)).expect("compacts");
+        assert!(history::check(view, &c.view, 0, &[]).is_ok());
+        assert!(c.tokens_after + 1000 <= 6000, "{}", c.tokens_after);
+        let e = c.view.iter().find(|e| e.seq == seq).expect("offloaded in place");
+        assert!(e.message.content.contains("HEAD of") && e.message.content.contains("TAIL of"), "both ends stay");
+        (e.message.content.len(), c.tokens_after)
+    };
+    let mut newest = tool_loop(3);
+    newest[6] = large(7, "c2");
+    let (bytes, after) = kept(&newest, 7);
+    assert!(after + 1000 >= 5400, "the room to the goal is used: {after}");
+    let mut seen = tool_loop(3);
+    seen[4] = large(5, "c1");
+    let (seen_bytes, _) = kept(&seen, 5);
+    assert!(seen_bytes * 2 < bytes, "{seen_bytes} vs {bytes}");
+}
+
 /// A generated history: plain messages, single and parallel calls, a call still waiting for
 /// its result, and results whose call is gone.
 fn histories() -> impl Strategy<Value = Vec<Entry>> {
