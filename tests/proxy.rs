@@ -126,6 +126,45 @@ fn workmem_tools_run_unseen() {
     assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]);
 }
 
+/// Anthropic's `count_tokens` counts what workmem would send: the session's view with what the
+/// request brings, workmem's instructions, memory and tools, and context_meta; nothing is
+/// logged. A history no session holds yet is counted as the client sent it.
+#[test]
+fn count_tokens_counts_what_workmem_would_send() {
+    let json_reply = |body: Value| Reply::Json { status: 200, headers: vec![], body: body.to_string() };
+    let answer = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": "Read them."}],
+        "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 2}});
+    let server = Server::start(vec![json_reply(answer), json_reply(json!({"input_tokens": 4321})), json_reply(json!({"input_tokens": 12}))]);
+    let proxy = Proxy::start("count", &server.url, &[]);
+    let opening = json!([{"role": "user", "content": "Read the files."}]);
+    let (status, _, body) = proxy.post("/v1/messages", &json!({"model": "m", "max_tokens": 100, "system": "Be brief.", "messages": opening}));
+    assert_eq!(status, 200, "{body}");
+    let logged = proxy.sessions();
+
+    let mut history = opening.as_array().unwrap().clone();
+    history.extend([json!({"role": "assistant", "content": "Read them."}), json!({"role": "user", "content": "Now count."})]);
+    let (status, _, body) = proxy.post("/v1/messages/count_tokens", &json!({"model": "m", "system": "Be brief.", "messages": history}));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap(), json!({"input_tokens": 4321}), "the client gets the upstream's count");
+    let requests = server.requests();
+    let counted = &requests[1];
+    assert_eq!(counted.path, "/v1/messages/count_tokens");
+    let system = counted.body["system"].to_string();
+    assert!(system.contains("Be brief.") && system.contains("<working_memory"), "the client's prompt, workmem's instructions and memory: {system}");
+    let messages = counted.body["messages"].to_string();
+    assert!(messages.contains("Read them.") && messages.contains("Now count.") && messages.contains("<context_meta>"), "{messages}");
+    let tools: Vec<&str> = counted.body["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(tools, ["read_history", "update_memory", "compact_history"]);
+    assert!(counted.body.get("max_tokens").is_none(), "a count carries only what the client's count did: {}", counted.body);
+    assert_eq!(proxy.sessions(), logged, "a count logs nothing");
+
+    let elsewhere = json!({"model": "m", "messages": [{"role": "user", "content": "Something else."}]});
+    let (status, _, body) = proxy.post("/v1/messages/count_tokens", &elsewhere);
+    assert_eq!((status, body.as_str()), (200, r#"{"input_tokens":12}"#));
+    assert_eq!(server.requests()[2].body, elsewhere, "a history no session holds goes as sent");
+    assert_eq!(proxy.sessions(), logged, "and starts no session");
+}
+
 /// Server-sent events of the model calling workmem's tool and the client's in one answer: the
 /// client's stream carries its own call alone, renumbered to index 0; workmem's is answered in
 /// the log, so the client's next request goes upstream with every call paired.

@@ -112,6 +112,30 @@ pub struct Built {
     pub opaque: std::collections::HashMap<u64, Vec<serde_json::Value>>,
 }
 
+impl Built {
+    /// This request as it would be with `pending` logged after its view, numbered from
+    /// `next_seq`: what a request that brings them would send, before its safety net, for a
+    /// count that must log nothing (`workmem proxy`'s `count_tokens`). Its context_meta stays
+    /// as built, a few digits off.
+    pub fn with_pending(mut self, pending: Vec<workmem_store::Message>, next_seq: u64, tokenizer: &Tokenizer) -> Self {
+        let meta = self.messages.pop();
+        for (seq, mut m) in (next_seq..).zip(pending) {
+            let opaque = std::mem::take(&mut m.opaque);
+            if !opaque.is_empty() {
+                self.opaque.insert(seq, opaque);
+            }
+            let message = to_engine(m);
+            let tokens = count(tokenizer, &message);
+            self.tokens = self.tokens.saturating_add(tokens);
+            self.counted = self.counted.saturating_add(tokens);
+            self.messages.push(from_engine(message.clone()));
+            self.view.push(history::Entry { seq, message, tokens });
+        }
+        self.messages.extend(meta);
+        self
+    }
+}
+
 pub(crate) fn to_engine(m: workmem_store::Message) -> ChatMessage {
     ChatMessage {
         role: m.role,

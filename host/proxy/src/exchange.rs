@@ -51,14 +51,35 @@ fn after(e: impl std::fmt::Display) -> Failure {
     Failure::After(e.to_string())
 }
 
-pub(crate) fn run(app: &App, protocol: Option<Protocol>, parts: Parts, body: Bytes, mut sink: Sink) {
-    let Some(protocol) = protocol else {
-        if let Err(e) = passthrough(app, &parts, body, &mut sink) {
-            answer_error(&mut sink, Protocol::Chat, &e);
+/// What the proxy does with a route's requests.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Route {
+    /// Through a session: its view upstream, the answer logged.
+    Proxied(Protocol),
+    /// Counted as it would go upstream now (Anthropic's `count_tokens`); nothing is logged.
+    Counted(Protocol),
+    /// As the client sent it.
+    Passthrough,
+}
+
+impl Route {
+    /// The protocol whose error shape the route's client reads: its own, else Chat
+    /// Completions' (OpenAI's, which most clients of other routes read).
+    pub fn shape(self) -> Protocol {
+        match self {
+            Route::Proxied(p) | Route::Counted(p) => p,
+            Route::Passthrough => Protocol::Chat,
         }
-        return;
+    }
+}
+
+pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: Sink) {
+    let outcome = match route {
+        Route::Proxied(protocol) => proxied(app, protocol, &parts, &body, &mut sink),
+        Route::Counted(protocol) => counted(app, protocol, &parts, &body, &mut sink),
+        Route::Passthrough => passthrough(app, &parts, body.clone(), &mut sink),
     };
-    let failure = match proxied(app, protocol, &parts, &body, &mut sink) {
+    let failure = match outcome {
         Ok(()) => return,
         Err(f) => f,
     };
@@ -66,12 +87,12 @@ pub(crate) fn run(app: &App, protocol: Option<Protocol>, parts: Parts, body: Byt
         Failure::Refused(why) | Failure::Before(why) if app.config.on_error == OnError::Passthrough => {
             eprintln!("workmem proxy: {} {}: passed through as sent: {why}", parts.method, parts.uri.path());
             if let Err(e) = passthrough(app, &parts, body, &mut sink) {
-                answer_error(&mut sink, protocol, &e);
+                answer_error(&mut sink, route.shape(), &e);
             }
         }
         f => {
             eprintln!("workmem proxy: {} {}: {f}", parts.method, parts.uri.path());
-            answer_error(&mut sink, protocol, &f);
+            answer_error(&mut sink, route.shape(), &f);
         }
     }
 }
@@ -149,7 +170,17 @@ fn paired(messages: &[workmem_llm::Message]) -> Result<(), String> {
     }
 }
 
-fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
+/// A client's request body as workmem reads it.
+struct Parsed {
+    request: Value,
+    history: Vec<Message>,
+    model: String,
+    streamed: bool,
+    /// The client's name for its session, where it gives one.
+    client: Option<String>,
+}
+
+fn parse(protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Failure> {
     let (request, history) = protocol.parse(body).map_err(refused)?;
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
         return Err(refused(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
@@ -157,7 +188,11 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let streamed = request["stream"].as_bool().unwrap_or(false);
     let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request));
+    Ok(Parsed { request, history, model, streamed, client })
+}
 
+fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
+    let Parsed { request, history, model, streamed, client } = parse(protocol, parts, body)?;
     // The session, held for the whole exchange; found again if another request extended it
     // between the search and the hold.
     let keyed = Keyed::new(&history);
@@ -176,6 +211,56 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     }
 }
 
+/// Anthropic's `count_tokens`: the request as the session would send it now (its view, what
+/// the request brings that the log lacks, workmem's instructions, memory, tools and
+/// context_meta), counted by the upstream, and nothing logged. A client counts to know how
+/// full its context is, and behind workmem that is the bounded request, not the history it
+/// holds. A history no session holds yet is counted as sent.
+fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
+    let Parsed { request, history, model, client, .. } = parse(protocol, parts, body)?;
+    let keyed = Keyed::new(&history);
+    let Some(found) = app.sessions.lookup(protocol.name(), client.as_deref(), &keyed) else {
+        return passthrough(app, parts, body.clone(), sink);
+    };
+    let mut exchange = sessions::lock(&found.tracked.exchange);
+    // What is new once the session is held: another request may have logged some of it.
+    let Some((_, new)) = found.tracked.new_in(&keyed) else {
+        drop(exchange);
+        return passthrough(app, parts, body.clone(), sink);
+    };
+    let tools = protocol.tools(&request, &own_tools());
+    let options = options(app, &model, &tools, &found.tracked);
+    let mut engine = app.runtime.instance().map_err(before)?;
+    let tokenizer = exchange.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
+    let built = context::build(&exchange.session, &mut engine, &tokenizer, &options)
+        .and_then(|b| Ok(b.with_pending(new, exchange.session.next_seq()?, &tokenizer)))
+        .map_err(|e| before(workmem_runtime::error_chain(&e)));
+    exchange.tokenizer = Some((model, tokenizer));
+    let built = built?;
+    paired(&built.messages).map_err(|why| refused(format!("the count would break tool-call pairing: {why}")))?;
+    let upstream = protocol.upstream_body(&request, &built, &tools);
+    drop(exchange);
+    let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
+    relay_raw(answer, sink);
+    Ok(())
+}
+
+fn own_tools() -> Vec<&'static Tool> {
+    OWN_TOOLS.iter().filter_map(|n| Tool::named(n)).collect()
+}
+
+/// How a session's requests are built behind the proxy: the client's own system prompt and
+/// tools beside workmem's, the whole history (the client sends it all), its opening pinned.
+fn options(app: &App, model: &str, tools: &Value, t: &Tracked) -> context::Options {
+    let mut options = context::Options::new(model, tools.clone()).with_window(app.config.window);
+    options.system_prompt = String::new();
+    options.history = HistoryMode::All;
+    options.agents_md = false;
+    options.auto_compact = app.config.auto_compact;
+    options.pinned = t.pinned();
+    options
+}
+
 /// A client's request as an exchange reads it.
 struct Request<'a> {
     protocol: Protocol,
@@ -189,14 +274,8 @@ struct Request<'a> {
 /// rounds as the model calls only those.
 fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: &mut Sink) -> Result<(), Failure> {
     let (protocol, parts, request, model, streamed) = (r.protocol, r.parts, r.body, r.model, r.streamed);
-    let own: Vec<&Tool> = OWN_TOOLS.iter().filter_map(|n| Tool::named(n)).collect();
-    let tools = protocol.tools(request, &own);
-    let mut options = context::Options::new(model, tools.clone()).with_window(app.config.window);
-    options.system_prompt = String::new();
-    options.history = HistoryMode::All;
-    options.agents_md = false;
-    options.auto_compact = app.config.auto_compact;
-    options.pinned = t.pinned();
+    let tools = protocol.tools(request, &own_tools());
+    let options = options(app, model, &tools, t);
     let mut engine = app.runtime.instance().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(model), |(_, tok)| tok);
 

@@ -28,6 +28,8 @@ use axum::Router;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
+use exchange::Route;
+use protocol::Protocol;
 use std::sync::Arc;
 use std::time::Duration;
 use workmem_runtime::Runtime;
@@ -95,7 +97,8 @@ pub(crate) struct App {
 }
 
 /// The proxy's routes: Chat Completions, Anthropic Messages and Responses are proxied through
-/// workmem, everything else (models, `count_tokens`, ...) passes through. The sessions this proxy kept before are loaded here.
+/// workmem, Anthropic's `count_tokens` counts what workmem would send, everything else (models,
+/// embeddings, ...) passes through. The sessions this proxy kept before are loaded here.
 pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     if !(config.upstream.starts_with("http://") || config.upstream.starts_with("https://")) {
         return Err(Error::Upstream(config.upstream));
@@ -106,27 +109,28 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));
     let app = Arc::new(App { runtime, config, sessions, upstream, template, slots });
     Ok(Router::new()
-        .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
-        .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Chat))))
-        .route("/v1/messages", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Messages))))
-        .route("/v1/responses", axum::routing::post(|s, r| handle(s, r, Some(protocol::Protocol::Responses))))
-        .fallback(|s, r| handle(s, r, None))
+        .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))
+        .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))
+        .route("/v1/messages", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Messages))))
+        .route("/v1/messages/count_tokens", axum::routing::post(|s, r| handle(s, r, Route::Counted(Protocol::Messages))))
+        .route("/v1/responses", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Responses))))
+        .fallback(|s, r| handle(s, r, Route::Passthrough))
         .with_state(app))
 }
 
-async fn handle(State(app): State<Arc<App>>, request: Request, protocol: Option<protocol::Protocol>) -> Response {
+async fn handle(State(app): State<Arc<App>>, request: Request, route: Route) -> Response {
     let (parts, body) = request.into_parts();
     let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
         Ok(b) => b,
         Err(e) => {
             if let Some(timeout) = workmem_listen::BodyTimeout::behind(&e) {
-                return relay::error(408, shape_of(protocol).error_body("request_timeout", &timeout.to_string()));
+                return relay::error(408, route.shape().error_body("request_timeout", &timeout.to_string()));
             }
             let message = format!("the request body passed {} bytes, the most the proxy reads (--max-body-bytes)", app.config.max_body_bytes);
-            return relay::error(413, shape_of(protocol).error_body("request_too_large", &message));
+            return relay::error(413, route.shape().error_body("request_too_large", &message));
         }
     };
-    let shape = shape_of(protocol);
+    let shape = route.shape();
     let Ok(Ok(slot)) = tokio::time::timeout(app.config.slot_wait, app.slots.clone().acquire_owned()).await else {
         let message = format!("all {} of the proxy's slots stayed busy for {:?} (--slots, --slot-wait)", app.config.slots, app.config.slot_wait);
         let mut refused = relay::error(503, shape.error_body("busy", &message));
@@ -136,19 +140,13 @@ async fn handle(State(app): State<Arc<App>>, request: Request, protocol: Option<
     let (sink, response) = relay::channel();
     // The slot is held until the exchange ends: a stream's last byte, not its first.
     tokio::task::spawn_blocking(move || {
-        exchange::run(&app, protocol, parts, body, sink);
+        exchange::run(&app, route, parts, body, sink);
         drop(slot);
     });
     match response.await {
         Ok(r) => r,
         Err(_) => relay::error(502, serde_json::json!({"error": {"message": "the proxy's exchange ended without an answer", "type": "workmem_error"}})),
     }
-}
-
-/// The error shape for a route: its protocol's, else Chat Completions' (OpenAI's, which most
-/// clients of other routes read).
-fn shape_of(protocol: Option<protocol::Protocol>) -> protocol::Protocol {
-    protocol.unwrap_or(protocol::Protocol::Chat)
 }
 
 /// A response of `status` with a JSON body, for the few the proxy writes itself.

@@ -278,20 +278,8 @@ impl Index {
     /// may have extended the session in between.
     pub fn find(&self, protocol: &str, client: Option<&str>, history: &Keyed, template: &str) -> workmem_store::Result<(Found, bool)> {
         let mut all = lock(&self.tracked);
-        let mut best: Option<(usize, Found)> = None;
-        let mut last_of_name: Option<String> = None;
-        for candidate in all.iter() {
-            if candidate.proxied.protocol != protocol || candidate.proxied.client.as_deref() != client {
-                continue;
-            }
-            last_of_name = Some(candidate.id.clone());
-            if let Some((n, new)) = candidate.new_in(history).filter(|(n, _)| *n > 0)
-                && best.as_ref().is_none_or(|(b, _)| n > *b)
-            {
-                best = Some((n, Found { tracked: candidate.clone(), new }));
-            }
-        }
-        if let Some((_, found)) = best {
+        let (best, last_of_name) = Self::best(&all, protocol, client, history);
+        if let Some(found) = best {
             return Ok((found, false));
         }
         let proxied = Proxied { protocol: protocol.to_string(), client: client.map(str::to_string), branch_of: last_of_name.filter(|_| client.is_some()) };
@@ -305,6 +293,30 @@ impl Index {
         let tracked = Arc::new(Tracked::new(session, id, proxied));
         all.push(tracked.clone());
         Ok((Found { tracked, new: history.messages.to_vec() }, true))
+    }
+
+    /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
+    pub fn lookup(&self, protocol: &str, client: Option<&str>, history: &Keyed) -> Option<Found> {
+        Self::best(&lock(&self.tracked), protocol, client, history).0
+    }
+
+    /// The session of `protocol` and `client` whose view `history` holds the most of, and the
+    /// last session of that name.
+    fn best(all: &[Arc<Tracked>], protocol: &str, client: Option<&str>, history: &Keyed) -> (Option<Found>, Option<String>) {
+        let mut best: Option<(usize, Found)> = None;
+        let mut last_of_name: Option<String> = None;
+        for candidate in all {
+            if candidate.proxied.protocol != protocol || candidate.proxied.client.as_deref() != client {
+                continue;
+            }
+            last_of_name = Some(candidate.id.clone());
+            if let Some((n, new)) = candidate.new_in(history).filter(|(n, _)| *n > 0)
+                && best.as_ref().is_none_or(|(b, _)| n > *b)
+            {
+                best = Some((n, Found { tracked: candidate.clone(), new }));
+            }
+        }
+        (best.map(|(_, found)| found), last_of_name)
     }
 }
 
