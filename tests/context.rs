@@ -111,6 +111,69 @@ fn history_is_stripped_once_the_llm_maintains_its_overview() {
     assert_eq!(s.records().unwrap().len(), 4, "messages.jsonl keeps every message");
 }
 
+/// The host splices the history after the frame the engine decides (it does not send the
+/// history across and back); in every mode, with AGENTS.md, that is the request the engine's
+/// `assemble` (what the other runtimes call) gives for the same inputs, counted the same.
+#[test]
+fn the_spliced_request_is_the_engines_assemble() {
+    let runtime = common::runtime();
+    let mut engine = runtime.instance().unwrap();
+    let (root, s) = session("frame", &runtime);
+    std::fs::write(root.join("AGENTS.md"), "Always run the tests.").unwrap();
+    say(&s, "user", "task one");
+    let call = workmem_store::ToolCall { id: "c1".into(), name: "read_file".into(), arguments: "{}".into() };
+    s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", "") }).unwrap();
+    s.append_message(Message { tool_call_id: Some("c1".into()), ..Message::new("tool", "its text") }).unwrap();
+    say(&s, "user", "task two");
+    say(&s, "assistant", "on it");
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    let shown = |m: &workmem_runtime::ChatMessage| {
+        (
+            m.role.clone(),
+            m.content.clone(),
+            m.tool_call_id.clone(),
+            m.tool_calls.iter().map(|c| (c.id.clone(), c.name.clone(), c.arguments.clone())).collect::<Vec<_>>(),
+        )
+    };
+    let sent = |m: &workmem_llm::Message| {
+        let calls = m.tool_calls.iter().map(|c| (c.id.clone(), c.function.name.clone(), c.function.arguments.clone())).collect::<Vec<_>>();
+        (m.role.clone(), m.content.clone(), m.tool_call_id.clone(), calls)
+    };
+    let mut starts = Vec::new();
+    for (mode, maintained) in [
+        (HistoryMode::Auto, false),
+        (HistoryMode::Auto, true),
+        (HistoryMode::All, true),
+        (HistoryMode::ActiveTurn, false),
+        (HistoryMode::LastN(3), true),
+        (HistoryMode::LastN(1), true),
+    ] {
+        let overview =
+            if maintained { "# Working Memory\n\n## Current task\nTask two\n".to_string() } else { runtime.instance().unwrap().overview_template().unwrap() };
+        s.memory_files().write("working-memory/overview.md", &overview).unwrap();
+        let options = Options { history: mode, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+        let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
+        let request = workmem_runtime::ContextRequest {
+            system_prompt: options.system_prompt.clone(),
+            agents_md: Some("Always run the tests.".into()),
+            overview,
+            history: built.view.iter().map(|e| e.message.clone()).collect(),
+            active_turn: 3,
+            history_mode: mode,
+            overview_path: context::OVERVIEW_PATH.into(),
+            detail_path: context::DETAIL_PATH.into(),
+        };
+        let assembled = engine.assemble_context(&request).unwrap();
+        let (spliced, meta) = built.messages.split_at(built.messages.len() - 1);
+        assert_eq!(spliced.iter().map(sent).collect::<Vec<_>>(), assembled.iter().map(shown).collect::<Vec<_>>(), "{mode:?}, maintained: {maintained}");
+        let wire: Vec<workmem_llm::Message> = spliced.to_vec();
+        assert_eq!(built.counted, tokenizer.count_chat(&wire) + tokenizer.count_tools(&options.tools) + tokenizer.count_message(&meta[0]), "{mode:?}");
+        starts.push(spliced.len() - 3);
+    }
+    // Whole, the active turn, whole, the active turn, back to the call its result needs, the active turn.
+    assert_eq!(starts, [5, 2, 5, 2, 4, 2], "the history each mode carried");
+}
+
 /// AGENTS.md is read as a memory file is: a symlink (to a secret outside the project), a
 /// hard link, a FIFO (which would hang the read) and a file over the cap are each refused
 /// with the rule, and never reach the request.
@@ -205,8 +268,9 @@ fn the_reminders_follow_rounds_and_tokens() {
 
 /// Issue 9: an agent that wrote a 1 MB file at each of 128 steps left a 134 MB log, and every
 /// later request trapped in the engine, for good. The history window is chosen before
-/// anything crosses into the engine, so the session keeps working whatever the log's size
-/// against the sandbox's memory (here a log of 16 MB against 12 MB of sandbox memory).
+/// anything crosses into the engine (a request's history no longer does; a compaction plans
+/// over it), so the session keeps working whatever the log's size against the sandbox's
+/// memory (here a log of 16 MB against 12 MB of sandbox memory).
 #[test]
 fn no_log_size_breaks_a_session() {
     let runtime = common::runtime();
@@ -223,9 +287,10 @@ fn no_log_size_breaks_a_session() {
         s.append_message(Message { tool_call_id: Some(format!("call_{step}")), ..Message::new("tool", megabyte.clone()) }).unwrap();
     }
     assert!(std::fs::metadata(s.path("messages.jsonl")).unwrap().len() > 16 << 20);
-    let context = |window: usize| {
+    let run = |args: &[&str], window: usize| {
         std::process::Command::new(env!("CARGO_BIN_EXE_workmem"))
-            .args(["context", "--session", s.dir().to_str().unwrap(), "--history", "all", "--json"])
+            .args(args)
+            .args(["--session", s.dir().to_str().unwrap(), "--json"])
             .current_dir(&root)
             .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
             .env("WORKMEM_MAX_MEMORY_BYTES", (12 << 20).to_string())
@@ -233,12 +298,16 @@ fn no_log_size_breaks_a_session() {
             .output()
             .unwrap()
     };
-    // Without a window that fits, the engine's memory limit is reached, and says so.
-    let out = context(1 << 30);
+    let context = |window: usize| run(&["context", "--history", "all"], window);
+    // Without a window that fits, a compaction reaches the engine's memory limit, says so, and
+    // changes nothing.
+    let out = run(&["compact", "--target", "tools"], 1 << 30);
     assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let err = err["error"]["message"].as_str().unwrap_or_default();
     assert!(err.contains("needed more than its 12582912 bytes of memory") && err.contains("$WORKMEM_MAX_MEMORY_BYTES"), "{err}");
     assert!(!err.contains("wasm backtrace") && err.lines().count() == 1, "{err}");
+    assert_eq!(s.records().unwrap().len(), 17, "nothing was logged");
 
     let out = context(1 << 20);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -252,6 +321,8 @@ fn no_log_size_breaks_a_session() {
     let bytes: usize = history.iter().map(|m| m.to_string().len()).sum();
     assert!(bytes < 3 << 19, "{bytes} bytes of history crossed");
     assert!(history.iter().any(|m| m["content"].as_str().unwrap_or("").contains("read_history with seq")));
+    let out = run(&["compact", "--target", "tools", "--keep-recent", "1"], 1 << 20);
+    assert!(out.status.success(), "within the window it compacts: {}", String::from_utf8_lossy(&out.stdout));
     let _ = std::fs::remove_dir_all(&root);
 }
 

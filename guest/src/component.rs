@@ -221,14 +221,18 @@ fn to_chat_message(m: crate::ChatMessage) -> cx::ChatMessage {
     }
 }
 
+fn history_mode(m: cx::HistoryMode) -> (crate::HistoryMode, u32) {
+    match m {
+        cx::HistoryMode::Auto => (crate::HistoryMode::Auto, 0),
+        cx::HistoryMode::All => (crate::HistoryMode::All, 0),
+        cx::HistoryMode::ActiveTurn => (crate::HistoryMode::ActiveTurn, 0),
+        cx::HistoryMode::LastN(n) => (crate::HistoryMode::LastN, n),
+    }
+}
+
 impl cx::Guest for Component {
     fn assemble(r: cx::ContextRequest) -> Vec<cx::ChatMessage> {
-        let (history_mode, last_n) = match r.history_mode {
-            cx::HistoryMode::Auto => (crate::HistoryMode::Auto, 0),
-            cx::HistoryMode::All => (crate::HistoryMode::All, 0),
-            cx::HistoryMode::ActiveTurn => (crate::HistoryMode::ActiveTurn, 0),
-            cx::HistoryMode::LastN(n) => (crate::HistoryMode::LastN, n),
-        };
+        let (history_mode, last_n) = history_mode(r.history_mode);
         let request = crate::ContextRequest {
             system_prompt: r.system_prompt,
             agents_md: r.agents_md.unwrap_or_default(),
@@ -241,6 +245,22 @@ impl cx::Guest for Component {
             detail_path: r.detail_path,
         };
         crate::assemble_context(request).into_iter().map(to_chat_message).collect()
+    }
+
+    fn assemble_frame(r: cx::FrameRequest) -> cx::Frame {
+        let (history_mode, last_n) = history_mode(r.history_mode);
+        let frame = crate::assemble_frame(crate::FrameRequest {
+            system_prompt: r.system_prompt,
+            agents_md: r.agents_md.unwrap_or_default(),
+            overview: r.overview,
+            tool_results: r.tool_results,
+            active_turn: r.active_turn,
+            history_mode,
+            last_n,
+            overview_path: r.overview_path,
+            detail_path: r.detail_path,
+        });
+        cx::Frame { leading: frame.leading.into_iter().map(to_chat_message).collect(), start: frame.start }
     }
 
     fn context_meta(s: cx::ContextStats) -> String {

@@ -1,7 +1,7 @@
 //! Context assembly (spec 001 "message structure", US-2, US-3, US-8; spec 003 §2.3, §4):
 //! what one request to the model holds, in an order that keeps its prefix stable.
 
-use crate::{ChatMessage, ContextRequest, ContextStats, HistoryMode};
+use crate::{ChatMessage, ContextRequest, ContextStats, Frame, FrameRequest, HistoryMode};
 use std::fmt::Write;
 
 /// Spec 003 §4, with the real paths, the history line true to what the request holds, and
@@ -55,7 +55,17 @@ yourself before then, and update the memory file afterwards with what matters fr
 }
 
 pub fn assemble(r: ContextRequest) -> Vec<ChatMessage> {
-    let active = (r.active_turn as usize).min(r.history.len());
+    let ContextRequest { system_prompt, agents_md, overview, history, active_turn, history_mode, last_n, overview_path, detail_path } = r;
+    let tool_results = history.iter().map(|m| m.role == "tool").collect();
+    let f = frame(FrameRequest { system_prompt, agents_md, overview, tool_results, active_turn, history_mode, last_n, overview_path, detail_path });
+    let mut out = f.leading;
+    out.extend(history.into_iter().skip(f.start as usize));
+    out
+}
+
+pub fn frame(r: FrameRequest) -> Frame {
+    let len = r.tool_results.len();
+    let active = (r.active_turn as usize).min(len);
     // Decided by the mode and the overview alone, never by the history's length, so that the
     // instructions (part of the prefix) do not change from one turn to the next.
     let whole_history = match r.history_mode {
@@ -64,29 +74,28 @@ pub fn assemble(r: ContextRequest) -> Vec<ChatMessage> {
         HistoryMode::Auto => !overview_maintained(&r.overview),
     };
     let mut start = match r.history_mode {
-        HistoryMode::LastN => r.history.len().saturating_sub(r.last_n as usize).min(active),
+        HistoryMode::LastN => len.saturating_sub(r.last_n as usize).min(active),
         _ if whole_history => 0,
         _ => active,
     };
     // A tool result needs the assistant message that called it in the same request. (`start`
     // may be the history's length: an active turn with nothing in it yet.)
-    while start > 0 && r.history.get(start).is_some_and(|m| m.role == "tool") {
+    while start > 0 && r.tool_results.get(start).copied().unwrap_or(false) {
         start -= 1;
     }
     let system = |content: String| ChatMessage { role: "system".into(), content, tool_call_id: String::new(), tool_calls: Vec::new() };
-    let mut out = Vec::with_capacity(r.history.len() - start + 3);
+    let mut leading = Vec::with_capacity(3);
     let mut prompt = r.system_prompt;
     if !prompt.is_empty() {
         prompt.push_str("\n\n");
     }
     prompt.push_str(&instructions(&r.overview_path, &r.detail_path, whole_history));
-    out.push(system(prompt));
+    leading.push(system(prompt));
     if !r.agents_md.trim().is_empty() {
-        out.push(system(format!("# AGENTS.md\n\n{}", r.agents_md)));
+        leading.push(system(format!("# AGENTS.md\n\n{}", r.agents_md)));
     }
-    out.push(system(format!("<working_memory path=\"{}\">\n{}\n</working_memory>", r.overview_path, r.overview.trim_end())));
-    out.extend(r.history.into_iter().skip(start));
-    out
+    leading.push(system(format!("<working_memory path=\"{}\">\n{}\n</working_memory>", r.overview_path, r.overview.trim_end())));
+    Frame { leading, start: u32::try_from(start).unwrap_or(u32::MAX) }
 }
 
 pub fn meta(s: ContextStats) -> String {

@@ -65,6 +65,11 @@ mod exports {
         crate::context::assemble(request)
     }
 
+    /// [`assemble_context`]'s decision without the history's content.
+    pub fn assemble_frame(request: FrameRequest) -> Frame {
+        crate::context::frame(request)
+    }
+
     pub fn context_meta(stats: ContextStats) -> String {
         crate::context::meta(stats)
     }

@@ -160,6 +160,28 @@ pub struct ContextRequest {
     pub detail_path: String,
 }
 
+/// [`ContextRequest`] with each history message's content left out: whether it is a tool
+/// result is all the request's start depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameRequest {
+    pub system_prompt: String,
+    pub agents_md: String,
+    pub overview: String,
+    pub tool_results: Vec<bool>,
+    pub active_turn: u32,
+    pub history_mode: HistoryMode,
+    pub last_n: u32,
+    pub overview_path: String,
+    pub detail_path: String,
+}
+
+/// What goes before the history in a request, and the history's index it starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    pub leading: Vec<ChatMessage>,
+    pub start: u32,
+}
+
 /// Zero thresholds mean "never", an empty notice none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextStats {

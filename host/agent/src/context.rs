@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use workmem_llm::{self as llm, Message, Tokenizer};
-use workmem_runtime::{ChatMessage, ContextRequest, ContextStats, HistoryMode, Instance, ToolCall, history};
+use workmem_runtime::{ChatMessage, ContextStats, FrameRequest, HistoryMode, Instance, ToolCall, history};
 use workmem_store::Session;
 
 /// Rounds without a memory update before the reminder insists. Each insistence costs an
@@ -219,20 +219,33 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let overview = within_share(workmem_store::MemoryChain::shown(chain, &live), options.tokens_max);
     let agents_md = if options.agents_md { agents_md(std::path::Path::new(&meta.cwd))? } else { None };
     let active_turn = view.iter().rposition(|e| e.message.role == "user").unwrap_or(0);
-    let request = ContextRequest {
+    // The engine decides what goes before the history and where the history starts; the
+    // history itself (a thousand messages behind `workmem proxy`) is not sent across and
+    // back on every request, nor counted again.
+    let request = FrameRequest {
         system_prompt: options.system_prompt.clone(),
         agents_md,
         overview: overview.clone(),
-        history: view.iter().map(|e| e.message.clone()).collect(),
+        tool_results: view.iter().map(|e| e.message.role == "tool").collect(),
         active_turn: u32::try_from(active_turn).unwrap_or(u32::MAX),
         history_mode: options.history,
         overview_path: OVERVIEW_PATH.to_string(),
         detail_path: DETAIL_PATH.to_string(),
     };
-    let mut messages: Vec<Message> = engine.assemble_context(&request)?.into_iter().map(from_engine).collect();
-    messages.extend(tail.map(|text| Message::new("system", text)));
-    // Counted locally, then moved by what the provider last reported for a request of ours.
-    let local = tokenizer.count_chat(&messages) + tokenizer.count_tools(&options.tools);
+    let frame = engine.assemble_frame(&request)?;
+    let carried = view.get(frame.start as usize..).unwrap_or_default();
+    let leading: Vec<Message> = frame.leading.into_iter().map(from_engine).collect();
+    let tail = tail.map(|text| Message::new("system", text));
+    // Counted locally as `count_chat` counts (each message, and 3 that prime the reply), the
+    // history's messages as the view counted them; then moved by what the provider last
+    // reported for a request of ours.
+    let local = leading.iter().chain(&tail).map(|m| tokenizer.count_message(m)).sum::<u32>()
+        + carried.iter().map(|e| e.tokens).sum::<u32>()
+        + 3
+        + tokenizer.count_tools(&options.tools);
+    let mut messages = leading;
+    messages.extend(carried.iter().map(|e| from_engine(e.message.clone())));
+    messages.extend(tail);
     let counted = i64::from(local) + meta.token_correction;
     // The line that tells the model of a compaction goes on the first request after it.
     let compaction_notice = last_compaction.filter(|c| c.round == meta.rounds).map(|c| c.notice);

@@ -106,6 +106,12 @@ impl Instance {
         self.call(|b, s| b.workmem_memory_context().call_assemble(s, request))
     }
 
+    /// `context.assemble-frame`: what goes before the history, and where it starts, without
+    /// the history crossing into the sandbox.
+    pub fn assemble_frame(&mut self, request: &FrameRequest) -> Result<Frame> {
+        self.call(|b, s| b.workmem_memory_context().call_assemble_frame(s, request))
+    }
+
     pub fn context_meta(&mut self, stats: &ContextStats) -> Result<String> {
         self.call(|b, s| b.workmem_memory_context().call_context_meta(s, stats))
     }

@@ -34,7 +34,7 @@ mod sandbox;
 
 #[cfg(feature = "agent")]
 pub use agent::AgentInstance;
-pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, HistoryMode, ToolCall};
+pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, Frame, FrameRequest, HistoryMode, ToolCall};
 /// Compaction's types (the `history` interface).
 pub use bindings::exports::workmem::memory::history;
 pub use bindings::exports::workmem::memory::memory::{
