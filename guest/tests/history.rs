@@ -246,11 +246,9 @@ fn a_pinned_task_stays_when_later_user_messages_come() {
     assert!(history::check(&view, &unpinned.view, 1, &[1]).unwrap_err().contains("current task (#1)"));
 }
 
-#[test]
-fn fallback_waits_for_the_threshold_then_frees_down_to_the_goal() {
-    let view = tool_loop(20);
-    let history_tokens: u32 = view.iter().map(|e| e.tokens).sum();
-    let f = |used| Fallback {
+/// The safety net at 9,000 tokens, down to 6,000, before a request of `used`.
+fn net(used: u32) -> Fallback {
+    Fallback {
         used,
         threshold: 9000,
         goal: 6000,
@@ -259,9 +257,15 @@ fn fallback_waits_for_the_threshold_then_frees_down_to_the_goal() {
         archive_lines: 0,
         never_compact: Vec::new(),
         keep: Vec::new(),
-    };
-    assert_eq!(history::fallback(&view, &f(8999)), None);
-    let c = history::fallback(&view, &f(history_tokens + 1000)).expect("over the threshold it compacts");
+    }
+}
+
+#[test]
+fn fallback_waits_for_the_threshold_then_frees_down_to_the_goal() {
+    let view = tool_loop(20);
+    let history_tokens: u32 = view.iter().map(|e| e.tokens).sum();
+    assert_eq!(history::fallback(&view, &net(8999)), None);
+    let c = history::fallback(&view, &net(history_tokens + 1000)).expect("over the threshold it compacts");
     let after: u32 = c.view.iter().map(|e| e.tokens).sum::<u32>() + 1000;
     assert!(after <= 6000, "{after}");
     assert!(c.notice.contains("automatically"));
@@ -272,17 +276,7 @@ fn fallback_waits_for_the_threshold_then_frees_down_to_the_goal() {
 fn fallback_offloads_the_largest_kept_outputs_when_the_kept_groups_alone_are_too_big() {
     let mut view = tool_loop(3);
     view[4] = entry(5, result("c1", 40_000));
-    let f = Fallback {
-        used: 12_000,
-        threshold: 9000,
-        goal: 6000,
-        keep_recent: 5,
-        archive_to: "working-memory/detail/auto.md".into(),
-        archive_lines: 0,
-        never_compact: Vec::new(),
-        keep: Vec::new(),
-    };
-    let c = history::fallback(&view, &f).expect("compacts");
+    let c = history::fallback(&view, &net(12_000)).expect("compacts");
     assert_eq!(c.replacements.len(), 1);
     assert_eq!(c.replacements[0].replaces, vec![5]);
     assert_eq!(c.replacements[0].message.tool_call_id, "c1");
@@ -293,22 +287,12 @@ fn fallback_offloads_the_largest_kept_outputs_when_the_kept_groups_alone_are_too
 /// left under the goal, at its own bytes a token; one it has already seen keeps less.
 #[test]
 fn fallback_fills_the_goal_with_the_ends_of_the_output_not_yet_seen() {
-    let f = |used| Fallback {
-        used,
-        threshold: 9000,
-        goal: 6000,
-        keep_recent: 5,
-        archive_to: "working-memory/detail/auto.md".into(),
-        archive_lines: 0,
-        never_compact: Vec::new(),
-        keep: Vec::new(),
-    };
     let large = |seq, id: &str| {
         let text = format!("HEAD of {id}\n{}\nTAIL of {id}", "line of a log\n".repeat(3000));
         Entry { seq, tokens: u32::try_from(text.len() / 4).unwrap(), message: ChatMessage { tool_call_id: id.into(), ..message("tool", &text) } }
     };
     let kept = |view: &[Entry], seq: u64| {
-        let c = history::fallback(view, &f(view.iter().map(|e| e.tokens).sum::<u32>() + 1000)).expect("compacts");
+        let c = history::fallback(view, &net(view.iter().map(|e| e.tokens).sum::<u32>() + 1000)).expect("compacts");
         assert!(history::check(view, &c.view, 0, &[]).is_ok());
         assert!(c.tokens_after + 1000 <= 6000, "{}", c.tokens_after);
         let e = c.view.iter().find(|e| e.seq == seq).expect("offloaded in place");
