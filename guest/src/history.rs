@@ -167,7 +167,38 @@ fn tool_names(view: &[Entry]) -> HashMap<&str, &str> {
 /// provider counts them: at four bytes a token, and at three, its property test found
 /// compactions whose placeholders took more than they replaced.
 fn estimate(text: &str) -> u32 {
-    u32::try_from(text.len().div_ceil(2) + 4).unwrap_or(u32::MAX)
+    estimate_bytes(text.len())
+}
+
+fn estimate_bytes(len: usize) -> u32 {
+    u32::try_from(len.div_ceil(2) + 4).unwrap_or(u32::MAX)
+}
+
+/// What a replacement counts as until the host counts it: `estimate`, except the ends of the
+/// one message it replaces that it keeps in place (see `keep_ends`), which count at that
+/// message's own rate, as the host counted it. Every reader of a compaction counts it so
+/// (`build`, `keep_ends`, `apply`).
+fn replacement_tokens(original: Option<&Entry>, content: &str) -> u32 {
+    let Some((o, kept)) = original.and_then(|o| Some((o, kept_ends(&o.message.content, content)?))) else { return estimate(content) };
+    let len = o.message.content.len().max(1) as u64;
+    let ends = u32::try_from(u64::from(o.tokens) * kept as u64 / len).unwrap_or(u32::MAX);
+    ends.saturating_add(estimate_bytes(content.len() - kept))
+}
+
+const LEFT_OUT: (&str, &str) = ("\n[… ", " bytes left out here …]\n");
+
+/// How many bytes of `original` `content` keeps as its two ends, when it has `keep_ends`'s
+/// form: a pointer, the head, a line saying how many bytes are left out, the tail.
+/// The tail may hold the same words (a log of workmem's own), so each place they appear is
+/// tried from the end.
+fn kept_ends(original: &str, content: &str) -> Option<usize> {
+    content.rmatch_indices(LEFT_OUT.1).find_map(|(at, _)| {
+        let start = content[..at].rfind(LEFT_OUT.0)?;
+        let left_out: usize = content[start + LEFT_OUT.0.len()..at].parse().ok()?;
+        let tail = &content[at + LEFT_OUT.1.len()..];
+        let head = original.get(..original.len().checked_sub(left_out)?.checked_sub(tail.len())?)?;
+        (original.ends_with(tail) && content[..start].ends_with(head)).then(|| head.len() + tail.len())
+    })
 }
 
 fn first_line(text: &str) -> String {
@@ -458,7 +489,7 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
     while i < view.len() {
         match replaced_at.remove(&i) {
             Some((len, message)) => {
-                let tokens = estimate(&message.content);
+                let tokens = replacement_tokens((len == 1).then(|| &view[i]), &message.content);
                 after.push(Entry { seq: view[i].seq, message, tokens });
                 i += len;
             }
@@ -496,8 +527,9 @@ pub fn apply(view: &[Entry], replacements: &[Replacement]) -> Vec<Entry> {
         let gone: HashSet<u64> = r.replaces.iter().copied().collect();
         let Some(at) = out.iter().position(|e| gone.contains(&e.seq)) else { continue };
         let seq = out[at].seq;
+        let tokens = replacement_tokens((r.replaces.len() == 1).then(|| &out[at]), &r.message.content);
         out.retain(|e| !gone.contains(&e.seq));
-        out.insert(at.min(out.len()), Entry { seq, message: r.message.clone(), tokens: estimate(&r.message.content) });
+        out.insert(at.min(out.len()), Entry { seq, message: r.message.clone(), tokens });
     }
     out
 }
@@ -580,7 +612,6 @@ fn keep_ends(step: &mut Compaction, before: &[Entry], outside: u32, goal: u32) {
     let Ok(count) = u32::try_from(step.replacements.len()) else { return };
     let share = u64::from(goal.saturating_sub(now) / count.max(1));
     let newest = before.last().map(|e| e.seq);
-    let mut tokens: HashMap<u64, u32> = HashMap::new();
     for rep in &mut step.replacements {
         let Some(original) = before.iter().find(|e| Some(&e.seq) == rep.replaces.first()) else { continue };
         let text = &original.message.content;
@@ -591,16 +622,13 @@ fn keep_ends(step: &mut Compaction, before: &[Entry], outside: u32, goal: u32) {
             continue;
         }
         let left_out = tail - head;
-        // The kept ends at the original's own rate; the pointer and the marker at `estimate`'s.
-        let kept = u64::from(original.tokens) * (text.len() - left_out) as u64 / text.len() as u64;
-        let framing = estimate(&rep.message.content) + 16;
-        tokens.insert(original.seq, u32::try_from(kept).unwrap_or(u32::MAX).saturating_add(framing));
-        rep.message.content = format!("{}\n{}\n[… {left_out} bytes left out here …]\n{}", rep.message.content, &text[..head], &text[tail..]);
+        rep.message.content = format!("{}\n{}{}{left_out}{}{}", rep.message.content, &text[..head], LEFT_OUT.0, LEFT_OUT.1, &text[tail..]);
     }
     for e in &mut step.view {
         if let Some(rep) = step.replacements.iter().find(|r| r.replaces.first() == Some(&e.seq)) {
+            let original = before.iter().find(|o| o.seq == e.seq);
+            e.tokens = replacement_tokens(original, &rep.message.content);
             e.message = rep.message.clone();
-            e.tokens = tokens.get(&e.seq).copied().unwrap_or_else(|| estimate(&e.message.content));
         }
     }
     step.tokens_after = step.view.iter().map(|e| e.tokens).sum();
