@@ -230,12 +230,13 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     };
     let tools = protocol.tools(&request, &own_tools());
     let options = options(app, &model, &tools, &found.tracked);
-    let mut engine = app.runtime.instance().map_err(before)?;
+    let mut engine = app.engine().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
     let built = context::build(&exchange.session, &mut engine, &tokenizer, &options)
         .and_then(|b| Ok(b.with_pending(new, exchange.session.next_seq()?, &tokenizer)))
         .map_err(|e| before(workmem_runtime::error_chain(&e)));
     exchange.tokenizer = Some((model, tokenizer));
+    app.give_back(engine);
     let built = built?;
     paired(&built.messages).map_err(|why| refused(format!("the count would break tool-call pairing: {why}")))?;
     let upstream = protocol.upstream_body(&request, &built, &tools);
@@ -276,7 +277,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
     let (protocol, parts, request, model, streamed) = (r.protocol, r.parts, r.body, r.model, r.streamed);
     let tools = protocol.tools(request, &own_tools());
     let options = options(app, model, &tools, t);
-    let mut engine = app.runtime.instance().map_err(before)?;
+    let mut engine = app.engine().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(model), |(_, tok)| tok);
 
     let mut earlier: Vec<Value> = Vec::new();
@@ -359,6 +360,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         break;
     }
     exchange.tokenizer = Some((model.to_string(), tokenizer));
+    app.give_back(engine);
     result
 }
 

@@ -94,6 +94,28 @@ pub(crate) struct App {
     /// The memory a new session starts with (the engine's template).
     pub template: String,
     slots: Arc<tokio::sync::Semaphore>,
+    /// Engine instances that ended their exchange, at most one a slot: each request would
+    /// otherwise instantiate its own.
+    engines: std::sync::Mutex<Vec<workmem_runtime::Instance>>,
+}
+
+impl App {
+    /// An engine instance for one exchange: one an earlier exchange gave back, or a new one.
+    pub fn engine(&self) -> workmem_runtime::Result<workmem_runtime::Instance> {
+        match sessions::lock(&self.engines).pop() {
+            Some(engine) => Ok(engine),
+            None => self.runtime.instance(),
+        }
+    }
+
+    /// Keeps `engine` for a later exchange (an instance a call trapped in starts afresh on
+    /// its next call).
+    pub fn give_back(&self, engine: workmem_runtime::Instance) {
+        let mut engines = sessions::lock(&self.engines);
+        if engines.len() < self.config.slots {
+            engines.push(engine);
+        }
+    }
 }
 
 /// The proxy's routes: Chat Completions, Anthropic Messages and Responses are proxied through
@@ -107,7 +129,7 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     let upstream = upstream::Upstream::new(&config.upstream, config.timeout);
     let template = runtime.instance()?.overview_template()?;
     let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));
-    let app = Arc::new(App { runtime, config, sessions, upstream, template, slots });
+    let app = Arc::new(App { runtime, config, sessions, upstream, template, slots, engines: std::sync::Mutex::default() });
     Ok(Router::new()
         .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))
         .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))

@@ -14,7 +14,7 @@
 //! their answers, which the client never received. [`Seen`] keeps the client's view of the log.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
@@ -26,10 +26,13 @@ pub(crate) fn own_tool(name: &str) -> bool {
     OWN_TOOLS.contains(&name)
 }
 
+/// Items are matched by a hash seeded at random once a process: the sessions' views are
+/// rebuilt from their logs when the proxy starts, and a client that cannot know the seed
+/// cannot make one item pass for another.
+static ITEM_KEYS: std::sync::LazyLock<foldhash::quality::RandomState> = std::sync::LazyLock::new(Default::default);
+
 fn key(parts: &[&str]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    parts.hash(&mut h);
-    h.finish()
+    ITEM_KEYS.hash_one(parts)
 }
 
 /// A message's items: an assistant's tool calls (its text goes with them, wherever the client
@@ -153,6 +156,9 @@ impl Seen {
             }
             fresh.push(new);
         }
+        if !left.iter().all(|(k, &n)| n == 0 || self.system.contains(k)) {
+            return None;
+        }
         let mut new = Vec::new();
         for (at, (m, fresh)) in history.messages.iter().zip(fresh).enumerate() {
             if fresh.is_empty() {
@@ -172,7 +178,7 @@ impl Seen {
                 new.push(m.clone());
             }
         }
-        left.iter().all(|(k, &n)| n == 0 || self.system.contains(k)).then_some((self.len, new))
+        Some((self.len, new))
     }
 }
 

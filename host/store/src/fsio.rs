@@ -80,8 +80,13 @@ pub fn sweep_temps(dir: &OwnedFd) -> io::Result<()> {
 
 /// Appends records (each ending with a newline) in a single write, then syncs.
 pub fn append(f: &mut File, record: &[u8]) -> io::Result<()> {
-    f.write_all(record)?;
+    append_unsynced(f, record)?;
     f.sync_data()
+}
+
+/// [`append`] without the sync: durable once a later sync of the file (any handle's) ends.
+pub fn append_unsynced(f: &mut File, record: &[u8]) -> io::Result<()> {
+    f.write_all(record)
 }
 
 /// Takes an exclusive lock on `f`, waiting for another holder; held until it is dropped.

@@ -411,6 +411,13 @@ const LOCK: &str = ".lock";
 const PENDING: &str = "commit.pending.json";
 const OVERVIEW: &str = "working-memory/overview.md";
 
+/// Whether an append waits for the disk.
+enum Durability {
+    Synced,
+    /// A later append to the same log syncs it.
+    Deferred,
+}
+
 /// A session directory.
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -674,10 +681,13 @@ impl Session {
         self.append_with(locked, entry, None)
     }
 
-    /// Appends `messages` in one write under one lock, numbered in order: a client's
-    /// request brings several at once, and a sync each cost it as much again.
+    /// Appends `messages` in one write under one lock, numbered in order, and does not wait
+    /// for the disk: what a proxy's client sends before the model answers, which the client
+    /// holds and sends again with its next request. The answer's append syncs the log, these
+    /// records with it, before the client is answered; a sync of their own would add its
+    /// time to every request before it went upstream.
     pub fn append_messages(&self, messages: Vec<Message>) -> Result<Vec<LogRecord>> {
-        self.with_lock(|locked| self.append_all(locked, messages.into_iter().map(|m| (Entry::Message(m), None)).collect()))
+        self.with_lock(|locked| self.append_all(locked, messages.into_iter().map(|m| (Entry::Message(m), None)).collect(), Durability::Deferred))
     }
 
     /// Appends a model's reply (see [`Session::append_reply`]) and makes `change` to
@@ -690,11 +700,11 @@ impl Session {
     }
 
     fn append_with(&self, locked: &Locked, entry: Entry, usage: Option<Usage>) -> Result<LogRecord> {
-        let mut records = self.append_all(locked, vec![(entry, usage)])?;
+        let mut records = self.append_all(locked, vec![(entry, usage)], Durability::Synced)?;
         Ok(records.pop().expect("one record was appended"))
     }
 
-    fn append_all(&self, _: &Locked, entries: Vec<(Entry, Option<Usage>)>) -> Result<Vec<LogRecord>> {
+    fn append_all(&self, _: &Locked, entries: Vec<(Entry, Option<Usage>)>, durability: Durability) -> Result<Vec<LogRecord>> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
@@ -714,7 +724,11 @@ impl Session {
             lines.push(b'\n');
             records.push(record);
         }
-        fsio::append(&mut file, &lines).map_err(Error::io(&path))?;
+        match durability {
+            Durability::Synced => fsio::append(&mut file, &lines),
+            Durability::Deferred => fsio::append_unsynced(&mut file, &lines),
+        }
+        .map_err(Error::io(&path))?;
         Ok(records)
     }
 
