@@ -92,7 +92,7 @@ fn names(tools: &Value) -> Vec<String> {
 /// request still finds its session.
 #[test]
 fn workmem_tools_run_unseen() {
-    let server = Server::start(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::say("read them all"), Reply::say("bye")]);
+    let server = Server::start(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::say("read them all"), Reply::answer("bye")]);
     let proxy = Proxy::start("unseen", &server.url, &[]);
     let first = json!({"model": "gpt-4o", "tools": read_file_tool(), "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Read the files."}]});
     let (status, _, body) = proxy.post("/v1/chat/completions", &first);
@@ -124,6 +124,25 @@ fn workmem_tools_run_unseen() {
     assert_eq!(logs.len(), 1, "the restarted proxy found the session the history extends");
     let roles: Vec<&str> = logs[0].iter().filter_map(|r| r["role"].as_str()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]);
+    // Every round is counted, the update's before its tool ran (as `workmem agent` counts),
+    // the last after its client had the answer (so it may still be under way here); the
+    // provider's count corrects the estimate.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut meta = session_meta(&proxy.root);
+    while meta["rounds"].as_u64() < Some(3) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        meta = session_meta(&proxy.root);
+    }
+    assert_eq!((meta["rounds"].as_u64(), meta["memory_updated_round"].as_u64()), (Some(3), Some(1)), "{meta}");
+    let sent = logs[0].iter().rev().find_map(|r| r["usage"]["sent"].as_i64()).unwrap();
+    assert_eq!(meta["token_correction"].as_i64(), Some(100 - sent), "{meta}");
+}
+
+/// The one proxied session's meta.json.
+fn session_meta(root: &Path) -> Value {
+    let dir = std::fs::read_dir(root.join("sessions")).unwrap().flatten().next().unwrap();
+    let session = std::fs::read_dir(dir.path()).unwrap().flatten().next().unwrap();
+    serde_json::from_str(&std::fs::read_to_string(session.path().join("meta.json")).unwrap()).unwrap()
 }
 
 /// Anthropic's `count_tokens` counts what workmem would send: the session's view with what the

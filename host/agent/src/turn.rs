@@ -81,6 +81,7 @@ pub fn turn_on(
         let built = bounded(session, runtime, &mut engine, &tokenizer, &context_options, brief, &mut |done| on_event(&Event::Compacted(done)))?;
         let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
         let calls = record_reply(session, &built, &reply, Vec::new())?;
+        count_round(session, &built, reply.usage)?;
         if calls.is_empty() {
             on_event(&Event::Answer(reply.text.clone()));
             return Ok(reply.text);
@@ -137,18 +138,27 @@ pub fn bounded(
 }
 
 /// Logs the model's reply to `built`, with its `opaque` parts (see
-/// `workmem_store::Message::opaque`), and what the request cost, and counts the round; the
-/// provider's count corrects the next request's estimate. Returns the tool calls the reply
-/// asks for.
+/// `workmem_store::Message::opaque`), and what the request cost. Returns the tool calls the
+/// reply asks for. The round is counted apart ([`count_round`]): a proxy answers its client
+/// in between.
 pub fn record_reply(session: &Session, built: &context::Built, reply: &Completion, opaque: Vec<serde_json::Value>) -> Result<Vec<ToolCall>> {
-    let sent = i64::from(built.counted);
     let calls: Vec<ToolCall> =
         reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
     let usage = Usage { sent: built.counted, prompt_tokens: reply.usage.map(|u| u.prompt_tokens), completion_tokens: reply.usage.map(|u| u.completion_tokens) };
     let message = Message { tool_calls: calls.clone(), opaque, ..Message::new("assistant", reply.text.clone()) };
-    session.append_reply_with_meta(message, usage, |m| {
+    session.append_reply(message, usage)?;
+    Ok(calls)
+}
+
+/// Counts the round that sent `built` and got `usage` back, in meta.json: the provider's
+/// count corrects the next request's estimate. What it writes steers later requests (the
+/// reminders, the estimate) and is not the model's answer: a crash before it leaves the
+/// answer logged and the count one round behind.
+pub fn count_round(session: &Session, built: &context::Built, usage: Option<workmem_llm::Usage>) -> Result<()> {
+    let sent = i64::from(built.counted);
+    session.update_meta(|m| {
         m.rounds += 1;
-        if let Some(usage) = reply.usage {
+        if let Some(usage) = usage {
             // A provider's count far above the request's own (4,000,000,000 for a 2,000-token
             // request) is a bad number, not a correction: it would make every later request
             // look over the window. Taken up to twice the request's own count (a count below
@@ -156,7 +166,7 @@ pub fn record_reply(session: &Session, built: &context::Built, reply: &Completio
             m.token_correction = (i64::from(usage.prompt_tokens) - sent).min(sent.max(1024));
         }
     })?;
-    Ok(calls)
+    Ok(())
 }
 
 /// Runs one tool call and logs its answer after the call (a read of the log by reference:

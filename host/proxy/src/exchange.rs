@@ -325,14 +325,11 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
         // logged, and the client gets what the model said. Logged before the client has it, so
         // that a proxy killed in between leaves a log the client's next request continues.
-        let internal = match record(app, t, exchange, &tokenizer, &built, completion) {
-            Ok(ran_only_own) => ran_only_own && round < app.config.max_rounds,
-            Err(f) => {
-                eprintln!("workmem proxy: session {}: the answer went to the client, but: {f}", t.id);
-                false
-            }
-        };
-        if internal {
+        let usage = completion.0.usage;
+        let recorded = record(app, t, exchange, &tokenizer, &built, completion)
+            .map_err(|f| eprintln!("workmem proxy: session {}: the answer went to the client, but: {f}", t.id))
+            .ok();
+        if recorded.is_some_and(|r| r.only_own) && round < app.config.max_rounds {
             if let Some((_, reply)) = reply {
                 earlier.push(reply);
             }
@@ -357,6 +354,13 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
                 }
             }
         }
+        // Counted once the client has its answer: the round's count is the session's own
+        // bookkeeping, and writing it costs a file replaced and synced.
+        if recorded.is_some_and(|r| !r.counted)
+            && let Err(e) = turn::count_round(&exchange.session, &built, usage)
+        {
+            eprintln!("workmem proxy: session {}: the answer went to the client, but counting its round failed: {}", t.id, workmem_runtime::error_chain(&e));
+        }
         break;
     }
     exchange.tokenizer = Some((model.to_string(), tokenizer));
@@ -364,8 +368,16 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
     result
 }
 
-/// Logs the model's answer (with its opaque parts) and runs workmem's tools it called. True when it called only those,
-/// so the model is asked again.
+/// What [`record`] did with an answer.
+#[derive(Clone, Copy)]
+struct Recorded {
+    /// It called only workmem's tools, so the model is asked again.
+    only_own: bool,
+    /// Its round is counted: before workmem's tools ran, as `workmem agent` counts it.
+    counted: bool,
+}
+
+/// Logs the model's answer (with its opaque parts) and runs workmem's tools it called.
 fn record(
     app: &App,
     t: &Tracked,
@@ -373,17 +385,20 @@ fn record(
     tokenizer: &workmem_llm::Tokenizer,
     built: &context::Built,
     (completion, opaque): (Completion, Vec<Value>),
-) -> Result<bool, Failure> {
+) -> Result<Recorded, Failure> {
     let calls = turn::record_reply(&exchange.session, built, &completion, opaque).map_err(after)?;
     t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
     let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
+    if !mine.is_empty() {
+        turn::count_round(&exchange.session, built, completion.usage).map_err(after)?;
+    }
     for call in &mine {
         let mut cx = ToolContext { session: &exchange.session, runtime: &app.runtime, tokenizer, llm: None, board: None, documents: None };
         let out = turn::run_tool(&mut cx, call).map_err(after)?;
         eprintln!("workmem proxy: session {}: ran {}: {}", t.id, call.name, if out.ok { "ok" } else { "refused" });
         t.observe(0, &Message { tool_call_id: Some(call.id.clone()), ..Message::new("tool", out.text) });
     }
-    Ok(!mine.is_empty() && theirs.is_empty())
+    Ok(Recorded { only_own: !mine.is_empty() && theirs.is_empty(), counted: !mine.is_empty() })
 }
 
 /// A streamed answer relayed line by line through `relay`; what it said, once it ended.

@@ -690,15 +690,6 @@ impl Session {
         self.with_lock(|locked| self.append_all(locked, messages.into_iter().map(|m| (Entry::Message(m), None)).collect(), Durability::Deferred))
     }
 
-    /// Appends a model's reply (see [`Session::append_reply`]) and makes `change` to
-    /// meta.json, under one lock.
-    pub fn append_reply_with_meta(&self, message: Message, usage: Usage, change: impl FnOnce(&mut Meta)) -> Result<LogRecord> {
-        self.with_lock(|locked| {
-            self.update_meta_locked(locked, change)?;
-            self.append_with(locked, Entry::Message(message), Some(usage))
-        })
-    }
-
     fn append_with(&self, locked: &Locked, entry: Entry, usage: Option<Usage>) -> Result<LogRecord> {
         let mut records = self.append_all(locked, vec![(entry, usage)], Durability::Synced)?;
         Ok(records.pop().expect("one record was appended"))
