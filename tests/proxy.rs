@@ -114,6 +114,9 @@ fn workmem_tools_run_unseen() {
     // The memory's change goes upstream as its call (the memory block keeps the prefix cached).
     assert!(requests[1].body.to_string().contains("Reading the files"), "the memory goes upstream");
 
+    // The answer's round is counted once the client has the answer; a proxy killed before
+    // that would leave the count one behind.
+    counted_rounds(&proxy.root, 2);
     let root = proxy.stop();
     let proxy = Proxy::at(root, &server.url, &[]);
     let mut next = first.clone();
@@ -124,25 +127,29 @@ fn workmem_tools_run_unseen() {
     assert_eq!(logs.len(), 1, "the restarted proxy found the session the history extends");
     let roles: Vec<&str> = logs[0].iter().filter_map(|r| r["role"].as_str()).collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user", "assistant"]);
-    // Every round is counted, the update's before its tool ran (as `workmem agent` counts),
-    // the last after its client had the answer (so it may still be under way here); the
-    // provider's count corrects the estimate.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut meta = session_meta(&proxy.root);
-    while meta["rounds"].as_u64() < Some(3) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        meta = session_meta(&proxy.root);
-    }
+    // Every round is counted, the update's before its tool ran (as `workmem agent` counts);
+    // the provider's count corrects the estimate.
+    let meta = counted_rounds(&proxy.root, 3);
     assert_eq!((meta["rounds"].as_u64(), meta["memory_updated_round"].as_u64()), (Some(3), Some(1)), "{meta}");
     let sent = logs[0].iter().rev().find_map(|r| r["usage"]["sent"].as_i64()).unwrap();
     assert_eq!(meta["token_correction"].as_i64(), Some(100 - sent), "{meta}");
 }
 
-/// The one proxied session's meta.json.
-fn session_meta(root: &Path) -> Value {
-    let dir = std::fs::read_dir(root.join("sessions")).unwrap().flatten().next().unwrap();
-    let session = std::fs::read_dir(dir.path()).unwrap().flatten().next().unwrap();
-    serde_json::from_str(&std::fs::read_to_string(session.path().join("meta.json")).unwrap()).unwrap()
+/// The one proxied session's meta.json once it counts `rounds` (the last round of an exchange
+/// is counted after its client has the answer), or after 10 seconds.
+fn counted_rounds(root: &Path, rounds: u64) -> Value {
+    let read = || {
+        let dir = std::fs::read_dir(root.join("sessions")).unwrap().flatten().next().unwrap();
+        let session = std::fs::read_dir(dir.path()).unwrap().flatten().next().unwrap();
+        serde_json::from_str::<Value>(&std::fs::read_to_string(session.path().join("meta.json")).unwrap()).unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut meta = read();
+    while meta["rounds"].as_u64() < Some(rounds) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        meta = read();
+    }
+    meta
 }
 
 /// Anthropic's `count_tokens` counts what workmem would send: the session's view with what the

@@ -352,6 +352,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
                         break;
                     }
                 }
+                sink.finish();
             }
         }
         // Counted once the client has its answer: the round's count is the session's own

@@ -53,6 +53,11 @@ impl Sink {
         }
     }
 
+    /// Ends the body: the client's response is complete once what was sent is read.
+    pub fn finish(&mut self) {
+        self.body = None;
+    }
+
     /// Ends the body with an error: the client sees the connection cut, not a clean end.
     pub fn abort(&mut self, why: String) {
         if let Some(tx) = self.body.take() {
