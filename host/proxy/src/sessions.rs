@@ -26,10 +26,12 @@ pub(crate) fn own_tool(name: &str) -> bool {
     OWN_TOOLS.contains(&name)
 }
 
-/// Items are matched by a hash seeded at random once a process: the sessions' views are
-/// rebuilt from their logs when the proxy starts, and a client that cannot know the seed
-/// cannot make one item pass for another.
-static ITEM_KEYS: std::sync::LazyLock<foldhash::quality::RandomState> = std::sync::LazyLock::new(Default::default);
+/// Items are matched by SipHash under keys drawn at random once a process (the sessions'
+/// views are rebuilt from their logs when the proxy starts): a keyed hash, so that a model or
+/// client that cannot know the keys cannot make one item pass for another and have it left
+/// out of the log. A fast unkeyed or merely seeded hash (foldhash, SipHash's fixed keys)
+/// would not promise that.
+static ITEM_KEYS: std::sync::LazyLock<std::collections::hash_map::RandomState> = std::sync::LazyLock::new(Default::default);
 
 fn key(parts: &[&str]) -> u64 {
     ITEM_KEYS.hash_one(parts)
