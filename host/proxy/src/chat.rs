@@ -1,42 +1,50 @@
 //! OpenAI Chat Completions (`/v1/chat/completions`) as the proxy reads and writes it.
 
+use crate::history::{History, Recent};
 use crate::sessions::own_tool;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 use workmem_llm::{ChatStream, Completion};
 use workmem_store::{Message, ToolCall};
 
-/// A request read with its history in the session's message shape, converted as it is parsed
+/// A request read with its history in the session's shape, each message converted on its own
 /// (a `Value` of a 1,000-message history first took longer than all the rest of the proxy's
-/// work): the rest of the request as JSON, without `messages`. Content the session cannot carry
-/// (an image, audio) is refused, and the request then goes upstream as it was.
-pub(crate) fn parse(body: &[u8]) -> Result<(Value, Vec<Message>), String> {
+/// work) unless a recent request of the client's already held it ([`Recent`]): the rest of the
+/// request as JSON, without `messages`. Content the session cannot carry (an image, audio) is
+/// refused, and the request then goes upstream as it was.
+pub(crate) fn parse(body: &[u8], recent: &Recent) -> Result<(Value, Arc<History>), String> {
     let Request { rest, messages } = serde_json::from_slice(body).map_err(|e| format!("the request is not a chat request: {e}"))?;
-    Ok((Value::Object(rest), messages.ok_or("the request has no messages array")?))
+    let messages = messages.ok_or("the request has no messages array")?;
+    let history = recent.history(&messages, |at, raw| {
+        serde_json::from_str::<Wire>(raw).map(Message::from).map_err(|e| format!("the request is not a chat request: messages[{at}]: {e}"))
+    })?;
+    Ok((Value::Object(rest), history))
 }
 
-struct Request {
+struct Request<'a> {
     rest: serde_json::Map<String, Value>,
-    messages: Option<Vec<Message>>,
+    messages: Option<Vec<&'a RawValue>>,
 }
 
-impl<'de> Deserialize<'de> for Request {
+impl<'de> Deserialize<'de> for Request<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Fields;
         impl<'de> Visitor<'de> for Fields {
-            type Value = Request;
+            type Value = Request<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request<'de>, A::Error> {
                 let (mut rest, mut messages) = (serde_json::Map::new(), None);
                 while let Some(key) = map.next_key::<String>()? {
                     if key == "messages" {
-                        messages = Some(map.next_value::<History>()?.0);
+                        messages = Some(map.next_value()?);
                     } else {
                         let value = map.next_value()?;
                         rest.insert(key, value);
@@ -46,32 +54,6 @@ impl<'de> Deserialize<'de> for Request {
             }
         }
         d.deserialize_map(Fields)
-    }
-}
-
-/// `messages`, each message converted as it is read, an error naming its index.
-struct History(Vec<Message>);
-
-impl<'de> Deserialize<'de> for History {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Items;
-        impl<'de> Visitor<'de> for Items {
-            type Value = History;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a messages array")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<History, A::Error> {
-                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                loop {
-                    let at = out.len();
-                    match seq.next_element::<Wire>().map_err(|e| A::Error::custom(format!("messages[{at}]: {e}")))? {
-                        Some(m) => out.push(m.into()),
-                        None => return Ok(History(out)),
-                    }
-                }
-            }
-        }
-        d.deserialize_seq(Items)
     }
 }
 
@@ -330,6 +312,7 @@ mod tests {
             ],
             "tools": [{"type": "function", "function": {"name": "bash"}}],
         });
+        let parse = |body: &[u8]| parse(body, &Recent::default()).map(|(rest, h)| (rest, h.messages.clone()));
         let (rest, history) = parse(body.to_string().as_bytes()).unwrap();
         assert_eq!(rest, json!({"model": "gpt-4o", "stream": true, "tools": [{"type": "function", "function": {"name": "bash"}}]}));
         let call = ToolCall { id: "c1".into(), name: "bash".into(), arguments: "{\"cmd\":\"ls\"}".into() };

@@ -2,10 +2,11 @@
 //! date, the request built from its view and bounded, sent upstream, the answer logged and
 //! relayed, workmem's own tool calls run in between.
 
+use crate::history::History;
 use crate::protocol::Protocol;
 use crate::protocol::Relay;
 use crate::relay::Sink;
-use crate::sessions::{self, Exchange, Keyed, OWN_TOOLS, Tracked, own_tool};
+use crate::sessions::{self, Exchange, OWN_TOOLS, Tracked, own_tool};
 use crate::upstream::{Answer, SESSION_HEADER};
 use crate::{App, OnError};
 use axum::http::request::Parts;
@@ -173,15 +174,15 @@ fn paired(messages: &[workmem_llm::Message]) -> Result<(), String> {
 /// A client's request body as workmem reads it.
 struct Parsed {
     request: Value,
-    history: Vec<Message>,
+    history: std::sync::Arc<History>,
     model: String,
     streamed: bool,
     /// The client's name for its session, where it gives one.
     client: Option<String>,
 }
 
-fn parse(protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Failure> {
-    let (request, history) = protocol.parse(body).map_err(refused)?;
+fn parse(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Failure> {
+    let (request, history) = protocol.parse(body, &app.recent).map_err(refused)?;
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
         return Err(refused(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
     }
@@ -192,14 +193,13 @@ fn parse(protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Fail
 }
 
 fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let Parsed { request, history, model, streamed, client } = parse(protocol, parts, body)?;
+    let Parsed { request, history, model, streamed, client } = parse(app, protocol, parts, body)?;
     // The session, held for the whole exchange; found again if another request extended it
     // between the search and the hold.
-    let keyed = Keyed::new(&history);
     loop {
-        let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &keyed, &app.template).map_err(before)?;
+        let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
         let mut exchange = sessions::lock(&found.tracked.exchange);
-        if !created && found.tracked.new_in(&keyed).map(|(_, new)| new).as_ref() != Some(&found.new) {
+        if !created && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
         }
         if created {
@@ -217,14 +217,13 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
 /// full its context is, and behind workmem that is the bounded request, not the history it
 /// holds. A history no session holds yet is counted as sent.
 fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let Parsed { request, history, model, client, .. } = parse(protocol, parts, body)?;
-    let keyed = Keyed::new(&history);
-    let Some(found) = app.sessions.lookup(protocol.name(), client.as_deref(), &keyed) else {
+    let Parsed { request, history, model, client, .. } = parse(app, protocol, parts, body)?;
+    let Some(found) = app.sessions.lookup(protocol.name(), client.as_deref(), &history) else {
         return passthrough(app, parts, body.clone(), sink);
     };
     let mut exchange = sessions::lock(&found.tracked.exchange);
     // What is new once the session is held: another request may have logged some of it.
-    let Some((_, new)) = found.tracked.new_in(&keyed) else {
+    let Some((_, new)) = found.tracked.new_in(&history) else {
         drop(exchange);
         return passthrough(app, parts, body.clone(), sink);
     };

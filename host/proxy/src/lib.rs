@@ -16,6 +16,7 @@
 
 mod chat;
 mod exchange;
+mod history;
 mod messages;
 mod protocol;
 mod relay;
@@ -97,6 +98,8 @@ pub(crate) struct App {
     /// Engine instances that ended their exchange, at most one a slot: each request would
     /// otherwise instantiate its own.
     engines: std::sync::Mutex<Vec<workmem_runtime::Instance>>,
+    /// The histories of the last requests, which the next ones continue.
+    pub recent: history::Recent,
 }
 
 impl App {
@@ -129,7 +132,7 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     let upstream = upstream::Upstream::new(&config.upstream, config.timeout);
     let template = runtime.instance()?.overview_template()?;
     let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));
-    let app = Arc::new(App { runtime, config, sessions, upstream, template, slots, engines: std::sync::Mutex::default() });
+    let app = Arc::new(App { runtime, config, sessions, upstream, template, slots, engines: std::sync::Mutex::default(), recent: history::Recent::default() });
     Ok(Router::new()
         .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))
         .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))

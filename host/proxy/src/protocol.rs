@@ -1,12 +1,13 @@
 //! The client protocols the proxy speaks, each in its own module; this is where an exchange
 //! asks the one at hand.
 
+use crate::history::{History, Recent};
 use crate::{chat, messages, responses};
 use bytes::Bytes;
 use serde_json::Value;
+use std::sync::Arc;
 use workmem_agent::tools::Tool;
 use workmem_llm::Completion;
-use workmem_store::Message;
 
 /// An answer of at most [`workmem_llm::MAX_TOOL_CALLS`] calls, in any protocol: the proxy runs
 /// workmem's among them and logs them all, and its client gets every call, so an answer past
@@ -40,17 +41,18 @@ impl Protocol {
     }
 
     /// A client's request: the JSON the rest of the exchange reads (its history left out where
-    /// the protocol reads that as it parses), and its history in the session's message shape.
-    pub fn parse(self, body: &[u8]) -> Result<(Value, Vec<Message>), String> {
+    /// the protocol reads that as it parses), and its history in the session's message shape
+    /// (Chat Completions' taken from `recent` as far as a recent request held it).
+    pub fn parse(self, body: &[u8], recent: &Recent) -> Result<(Value, Arc<History>), String> {
         if self == Protocol::Chat {
-            return chat::parse(body);
+            return chat::parse(body, recent);
         }
         let request: Value = serde_json::from_slice(body).map_err(|e| format!("the request is not JSON: {e}"))?;
         let history = match self {
             Protocol::Messages => messages::history(&request)?,
             _ => responses::history(&request)?,
         };
-        Ok((request, history))
+        Ok((request, Arc::new(History::new(history))))
     }
 
     pub fn tool_names(self, request: &Value) -> Vec<String> {

@@ -13,6 +13,7 @@
 //! What the client saw differs from the log: the log also holds workmem's own tool calls and
 //! their answers, which the client never received. [`Seen`] keeps the client's view of the log.
 
+use crate::history::History;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,24 +40,11 @@ fn key(parts: &[&str]) -> u64 {
 
 /// A message's items: an assistant's tool calls (its text goes with them, wherever the client
 /// regroups it), else the message itself.
-fn items(m: &Message) -> Vec<u64> {
+pub(crate) fn items(m: &Message) -> Vec<u64> {
     match (m.role.as_str(), m.tool_call_id.as_deref()) {
         ("assistant", _) if !m.tool_calls.is_empty() => m.tool_calls.iter().map(|c| key(&["call", &c.id, &c.name, &c.arguments])).collect(),
         ("tool", id) => vec![key(&["result", id.unwrap_or_default(), &m.content])],
         (role, _) => vec![key(&[role, &m.content])],
-    }
-}
-
-/// A request's history with its messages' items, worked out once for every session it is
-/// held against.
-pub(crate) struct Keyed<'a> {
-    messages: &'a [Message],
-    keys: Vec<Vec<u64>>,
-}
-
-impl<'a> Keyed<'a> {
-    pub fn new(messages: &'a [Message]) -> Self {
-        Keyed { messages, keys: messages.iter().map(items).collect() }
     }
 }
 
@@ -132,14 +120,14 @@ impl Seen {
         self.continues = !own.is_empty() && theirs.is_empty();
     }
 
-    /// When `history` (its messages' items worked out in [`Keyed`]) holds every item of this
+    /// When `history` (its messages' items worked out in [`History`]) holds every item of this
     /// view: how many that is, and what of `history` is new (a message with some new calls
     /// keeps only those). Clients move texts around (Claude Code puts its reminders after the
     /// tool results it adds; Codex keeps the text of a round that called only workmem's tools
     /// as a message of its own) and reword them, so a new text before the last logged call or
     /// result is the client's regrouping and is left out; a new result there is an edit, and
     /// the history does not continue this view.
-    pub fn new_in(&self, history: &Keyed) -> Option<(usize, Vec<Message>)> {
+    pub fn new_in(&self, history: &History) -> Option<(usize, Vec<Message>)> {
         let mut left = self.items.clone();
         let mut fresh: Vec<Vec<usize>> = Vec::with_capacity(history.keys.len());
         let mut last_logged_call = None;
@@ -208,7 +196,7 @@ impl Tracked {
     }
 
     /// See [`Seen::new_in`].
-    pub fn new_in(&self, history: &Keyed) -> Option<(usize, Vec<Message>)> {
+    pub fn new_in(&self, history: &History) -> Option<(usize, Vec<Message>)> {
         lock(&self.seen).new_in(history)
     }
 
@@ -284,7 +272,7 @@ impl Index {
     /// name), of `protocol`. A new session when none is found, made with `template` as its
     /// memory. The caller checks again once it holds the session's exchange: another request
     /// may have extended the session in between.
-    pub fn find(&self, protocol: &str, client: Option<&str>, history: &Keyed, template: &str) -> workmem_store::Result<(Found, bool)> {
+    pub fn find(&self, protocol: &str, client: Option<&str>, history: &History, template: &str) -> workmem_store::Result<(Found, bool)> {
         let mut all = lock(&self.tracked);
         let (best, last_of_name) = Self::best(&all, protocol, client, history);
         if let Some(found) = best {
@@ -304,13 +292,13 @@ impl Index {
     }
 
     /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
-    pub fn lookup(&self, protocol: &str, client: Option<&str>, history: &Keyed) -> Option<Found> {
+    pub fn lookup(&self, protocol: &str, client: Option<&str>, history: &History) -> Option<Found> {
         Self::best(&lock(&self.tracked), protocol, client, history).0
     }
 
     /// The session of `protocol` and `client` whose view `history` holds the most of, and the
     /// last session of that name.
-    fn best(all: &[Arc<Tracked>], protocol: &str, client: Option<&str>, history: &Keyed) -> (Option<Found>, Option<String>) {
+    fn best(all: &[Arc<Tracked>], protocol: &str, client: Option<&str>, history: &History) -> (Option<Found>, Option<String>) {
         let mut best: Option<(usize, Found)> = None;
         let mut last_of_name: Option<String> = None;
         for candidate in all {
@@ -361,7 +349,7 @@ mod tests {
     }
 
     fn new_in(seen: &Seen, history: &[Message]) -> Option<Vec<Message>> {
-        seen.new_in(&Keyed::new(history)).map(|(_, new)| new)
+        seen.new_in(&History::new(history.to_vec())).map(|(_, new)| new)
     }
 
     /// Claude Code resends two rounds as one assistant message and one user message, its
