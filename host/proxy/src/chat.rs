@@ -4,8 +4,7 @@ use crate::history::{History, Recent};
 use crate::sessions::own_tool;
 use bytes::Bytes;
 use serde::Deserialize;
-use serde::de::{self, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
+use serde::de::{self, Deserializer, Error as _, SeqAccess, Visitor};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::fmt;
@@ -19,42 +18,10 @@ use workmem_store::{Message, ToolCall};
 /// request as JSON, without `messages`. Content the session cannot carry (an image, audio) is
 /// refused, and the request then goes upstream as it was.
 pub(crate) fn parse(body: &[u8], recent: &Recent) -> Result<(Value, Arc<History>), String> {
-    let Request { rest, messages } = serde_json::from_slice(body).map_err(|e| format!("the request is not a chat request: {e}"))?;
-    let messages = messages.ok_or("the request has no messages array")?;
-    let history = recent.history(&messages, |at, raw| {
+    let (rest, history) = recent.chat(body, |at, raw| {
         serde_json::from_str::<Wire>(raw).map(Message::from).map_err(|e| format!("the request is not a chat request: messages[{at}]: {e}"))
     })?;
     Ok((Value::Object(rest), history))
-}
-
-struct Request<'a> {
-    rest: serde_json::Map<String, Value>,
-    messages: Option<Vec<&'a RawValue>>,
-}
-
-impl<'de> Deserialize<'de> for Request<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> Visitor<'de> for Fields {
-            type Value = Request<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Request<'de>, A::Error> {
-                let (mut rest, mut messages) = (serde_json::Map::new(), None);
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "messages" {
-                        messages = Some(map.next_value()?);
-                    } else {
-                        let value = map.next_value()?;
-                        rest.insert(key, value);
-                    }
-                }
-                Ok(Request { rest, messages })
-            }
-        }
-        d.deserialize_map(Fields)
-    }
 }
 
 /// One message as Chat Completions writes it; what the session does not keep is skipped.

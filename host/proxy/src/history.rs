@@ -1,13 +1,17 @@
 //! A request's history as the proxy reads it: its messages in the session's shape, each with its
-//! items ([`sessions::items`], what a session is found by), and, for Chat Completions, each as
-//! the client wrote it. A client resends its whole history with every request, and parsing and
-//! keying all of it again took a quarter of the time the proxy adds to a 1,000-message request;
-//! so a request whose messages begin, byte for byte, with all of a recent request's takes that
-//! request's parse and parses only what follows ([`Recent`]).
+//! items ([`sessions::items`], what a session is found by). A client resends its whole history
+//! with every request, and reading and keying all of it again took a quarter of the time the
+//! proxy adds to a 1,000-message request; so a Chat Completions request whose bytes begin with
+//! those of a recent request, up to the end of its last message, takes that request's history
+//! and reads only what follows ([`Recent`]).
 
 use crate::sessions::{self, lock};
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 use std::collections::VecDeque;
+use std::fmt;
 use std::sync::{Arc, Mutex};
 use workmem_store::Message;
 
@@ -15,153 +19,249 @@ pub(crate) struct History {
     pub messages: Vec<Message>,
     /// Each message's items, in order.
     pub keys: Vec<Vec<u64>>,
-    /// The messages as the client wrote them, one after another, and where each ends; empty
-    /// for a protocol whose history is not parsed message by message.
-    raw: Vec<u8>,
-    ends: Vec<usize>,
+    /// The request's bytes up to the end of its last message (Chat Completions only): what a
+    /// request that continues it begins with.
+    prefix: Vec<u8>,
+    /// The request's fields before `messages`.
+    before: Map<String, Value>,
 }
 
 impl History {
-    /// A history parsed as a whole: nothing to reuse.
+    /// A history read as a whole: nothing to reuse.
     pub fn new(messages: Vec<Message>) -> Self {
-        History { keys: messages.iter().map(sessions::items).collect(), messages, raw: Vec::new(), ends: Vec::new() }
+        History { keys: messages.iter().map(sessions::items).collect(), messages, prefix: Vec::new(), before: Map::new() }
     }
 
-    fn raw(&self, i: usize) -> &[u8] {
-        &self.raw[if i == 0 { 0 } else { self.ends[i - 1] }..self.ends[i]]
+    /// Whether `body` begins with this history's request up to its last message. The end is
+    /// compared first: another client's request almost always differs there.
+    fn continued_by(&self, body: &[u8]) -> bool {
+        let n = self.prefix.len();
+        let tail = n.saturating_sub(64);
+        n > 0 && n <= body.len() && self.prefix[tail..] == body[tail..n] && self.prefix[..tail] == body[..tail]
     }
 
-    /// Whether `raw` begins with every message of this history, byte for byte. The last is
-    /// compared first: another client's history almost always differs there.
-    fn continued_by(&self, raw: &[&RawValue]) -> bool {
-        let n = self.ends.len();
-        n > 0 && n <= raw.len() && self.raw(n - 1) == raw[n - 1].get().as_bytes() && (0..n - 1).all(|i| self.raw(i) == raw[i].get().as_bytes())
-    }
-
-    fn push(&mut self, raw: &str, message: Message) {
-        self.raw.extend_from_slice(raw.as_bytes());
-        self.ends.push(self.raw.len());
+    fn push(&mut self, message: Message) {
         self.keys.push(sessions::items(&message));
         self.messages.push(message);
     }
 }
 
-/// The raw bytes the histories kept for reuse may hold in all (each history's parse takes about
-/// as much again), and how many they may be: past either the least recently used go.
+/// A Chat Completions request read as far as its messages: the fields before and after them,
+/// and each message as the client wrote it.
+struct Split<'a> {
+    before: Map<String, Value>,
+    messages: Option<Vec<&'a RawValue>>,
+    after: Map<String, Value>,
+    /// `messages` came more than once (the last counts): such a request is not kept.
+    repeated: bool,
+}
+
+impl<'de> Deserialize<'de> for Split<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = Split<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Split<'de>, A::Error> {
+                let mut split = Split { before: Map::new(), messages: None, after: Map::new(), repeated: false };
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "messages" {
+                        split.repeated |= split.messages.is_some();
+                        split.messages = Some(map.next_value()?);
+                    } else {
+                        let value = map.next_value()?;
+                        match split.messages {
+                            None => split.before.insert(key, value),
+                            Some(_) => split.after.insert(key, value),
+                        };
+                    }
+                }
+                Ok(split)
+            }
+        }
+        d.deserialize_map(Fields)
+    }
+}
+
+/// Where `inner`, a slice of `outer`, ends in it.
+fn end_in(outer: &[u8], inner: &str) -> usize {
+    inner.as_ptr() as usize - outer.as_ptr() as usize + inner.len()
+}
+
+/// What a continued request is read as: its messages array opened, a stand-in for the messages
+/// the recent request held, and the rest of the request from the end of those on.
+const CONTINUED: &[u8] = b"{\"messages\":[0";
+
+/// A Chat Completions request as [`Recent::chat`] reads it: its fields but `messages`, and its
+/// history.
+pub(crate) type Read = (Map<String, Value>, Arc<History>);
+
+/// The raw bytes the histories kept for reuse may hold in all (each history's messages take
+/// about as much again), and how many they may be: past either the least recently used go.
 const RECENT_BYTES: usize = 64 << 20;
 const RECENT_HISTORIES: usize = 256;
 
-/// The histories of the last requests, the most recent first, for the requests that continue
-/// them.
+/// The histories of the last Chat Completions requests, the most recent first, for the
+/// requests that continue them.
 #[derive(Default)]
 pub(crate) struct Recent {
     histories: Mutex<VecDeque<Arc<History>>>,
 }
 
 impl Recent {
-    /// The history of the messages `raw`: those a recent history holds are taken from it (from
-    /// the one that holds the most), the rest converted by `parse` (given each one's index),
-    /// whose first error is the answer. The history is kept for the next request, in place of
-    /// the one it continues.
-    pub fn history(&self, raw: &[&RawValue], parse: impl Fn(usize, &str) -> Result<Message, String>) -> Result<Arc<History>, String> {
+    /// A Chat Completions request: its fields but `messages`, and its history, each new message
+    /// converted by `parse` (given its index), whose first error is the answer. Where `body`
+    /// continues a recent request (the longest it does), that request's history is taken and
+    /// only what follows it read; a request read whole is refused as it was before, errors
+    /// naming where. The history is kept for the next request, in place of the one it continues.
+    pub fn chat(&self, body: &[u8], parse: impl Fn(usize, &str) -> Result<Message, String>) -> Result<Read, String> {
         // Compared outside the lock: another client's request need not wait on this one.
         let all: Vec<Arc<History>> = lock(&self.histories).iter().cloned().collect();
-        let base = all.into_iter().filter(|h| h.continued_by(raw)).max_by_key(|h| h.ends.len());
-        let mut history = match base {
-            Some(base) => {
-                let mut histories = lock(&self.histories);
-                if let Some(at) = histories.iter().position(|h| Arc::ptr_eq(h, &base)) {
-                    histories.remove(at);
-                }
-                drop(histories);
-                // Taken over where no other request holds it still, else copied.
-                Arc::try_unwrap(base).unwrap_or_else(|shared| History {
-                    messages: shared.messages.clone(),
-                    keys: shared.keys.clone(),
-                    raw: shared.raw.clone(),
-                    ends: shared.ends.clone(),
-                })
-            }
-            None => History { messages: Vec::with_capacity(raw.len()), keys: Vec::with_capacity(raw.len()), raw: Vec::new(), ends: Vec::new() },
-        };
-        for (at, message) in raw.iter().enumerate().skip(history.messages.len()) {
-            history.push(message.get(), parse(at, message.get())?);
+        if let Some(base) = all.into_iter().filter(|h| h.continued_by(body)).max_by_key(|h| h.prefix.len())
+            && let Some(read) = self.continue_from(base, body, &parse)
+        {
+            return read;
         }
+        let split: Split = serde_json::from_slice(body).map_err(|e| format!("the request is not a chat request: {e}"))?;
+        let raw = split.messages.ok_or("the request has no messages array")?;
+        let mut history = History { messages: Vec::with_capacity(raw.len()), keys: Vec::with_capacity(raw.len()), prefix: Vec::new(), before: Map::new() };
+        for (at, message) in raw.iter().enumerate() {
+            history.push(parse(at, message.get())?);
+        }
+        if let Some(last) = raw.last().filter(|_| !split.repeated) {
+            history.prefix = body[..end_in(body, last.get())].to_vec();
+            history.before = split.before.clone();
+        }
+        let mut rest = split.before;
+        rest.extend(split.after);
+        Ok((rest, self.keep(history)))
+    }
+
+    /// `body` read on from the end of `base`'s messages. None where that fails, for the whole
+    /// request to be read again and its error told with its place in what the client sent.
+    fn continue_from(&self, base: Arc<History>, body: &[u8], parse: &impl Fn(usize, &str) -> Result<Message, String>) -> Option<Result<Read, String>> {
+        let from = base.prefix.len();
+        let doc = [CONTINUED, &body[from..]].concat();
+        let split: Split = serde_json::from_slice(&doc).ok()?;
+        let raw = split.messages.filter(|m| !split.repeated && m.first().is_some_and(|r| r.get() == "0"))?;
+        let mut new = Vec::with_capacity(raw.len() - 1);
+        for (at, message) in (base.messages.len()..).zip(&raw[1..]) {
+            match parse(at, message.get()) {
+                Ok(m) => new.push(m),
+                Err(_) => return None,
+            }
+        }
+        let mut histories = lock(&self.histories);
+        if let Some(at) = histories.iter().position(|h| Arc::ptr_eq(h, &base)) {
+            histories.remove(at);
+        }
+        drop(histories);
+        // Taken over where no other request holds it still, else copied.
+        let mut history = Arc::try_unwrap(base).unwrap_or_else(|shared| History {
+            messages: shared.messages.clone(),
+            keys: shared.keys.clone(),
+            prefix: shared.prefix.clone(),
+            before: shared.before.clone(),
+        });
+        let end = end_in(&doc, raw[raw.len() - 1].get()) - CONTINUED.len();
+        history.prefix.extend_from_slice(&body[from..from + end]);
+        new.into_iter().for_each(|m| history.push(m));
+        let mut rest = history.before.clone();
+        rest.extend(split.after);
+        Some(Ok((rest, self.keep(history))))
+    }
+
+    /// Keeps `history` first among the recent ones, within the bounds.
+    fn keep(&self, history: History) -> Arc<History> {
         let history = Arc::new(history);
-        if history.ends.is_empty() {
-            return Ok(history);
+        if history.prefix.is_empty() {
+            return history;
         }
         let mut histories = lock(&self.histories);
         histories.push_front(history.clone());
         let (mut bytes, mut count) = (0, 0);
         histories.retain(|h| {
-            (bytes, count) = (bytes + h.raw.len(), count + 1);
+            (bytes, count) = (bytes + h.prefix.len(), count + 1);
             bytes <= RECENT_BYTES && count <= RECENT_HISTORIES
         });
-        Ok(history)
+        history
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cell::Cell;
 
-    fn raw(messages: &[&str]) -> String {
-        format!("[{}]", messages.iter().map(|m| format!(r#"{{"role":"user","content":"{m}"}}"#)).collect::<Vec<_>>().join(","))
+    fn body(messages: &[&str], after: &str) -> String {
+        let messages: Vec<String> = messages.iter().map(|m| format!(r#"{{"role":"user","content":"{m}"}}"#)).collect();
+        format!(r#"{{"model":"m","messages":[{}]{after}}}"#, messages.join(","))
     }
 
-    /// Parses `body`'s messages through `recent`, counting the messages parsed.
-    fn history(recent: &Recent, body: &str) -> (Arc<History>, usize) {
-        let raw: Vec<&RawValue> = serde_json::from_str(body).unwrap();
-        let parsed = std::cell::Cell::new(0);
-        let h = recent
-            .history(&raw, |_, m| {
-                parsed.set(parsed.get() + 1);
-                let v: serde_json::Value = serde_json::from_str(m).unwrap();
-                Ok(Message::new("user", v["content"].as_str().unwrap()))
-            })
-            .unwrap();
-        (h, parsed.get())
+    /// Reads `body` through `recent`: its fields, its history, and how many messages were parsed.
+    fn read(recent: &Recent, body: &str) -> Result<(Read, usize), String> {
+        let parsed = Cell::new(0);
+        let (rest, h) = recent.chat(body.as_bytes(), |at, m| {
+            parsed.set(parsed.get() + 1);
+            let v: Value = serde_json::from_str(m).map_err(|e| e.to_string())?;
+            v["content"].as_str().map(|t| Message::new("user", t)).ok_or(format!("messages[{at}]: no content"))
+        })?;
+        Ok(((rest, h), parsed.get()))
     }
 
-    /// A request that continues one parses only its new messages; one that differs anywhere
-    /// before (a message edited, even in its spelling) parses all of them; every one gives the
-    /// same history as a parse from nothing.
+    fn parsed(recent: &Recent, body: &str) -> usize {
+        read(recent, body).unwrap().1
+    }
+
+    /// A request that continues one parses only its new messages, and reads the same as from
+    /// nothing; one that differs anywhere before (a message edited, even in its spelling, a
+    /// field before the messages) parses all of them.
     #[test]
-    fn only_what_follows_a_recent_history_is_parsed() {
+    fn only_what_follows_a_recent_request_is_parsed() {
         let recent = Recent::default();
-        let (first, n) = history(&recent, &raw(&["a", "b"]));
+        let ((_, first), n) = read(&recent, &body(&["a", "b"], "")).unwrap();
         assert_eq!(n, 2);
-        let (longer, n) = history(&recent, &raw(&["a", "b", "c"]));
+        let longer = body(&["a", "b", "c"], r#","stream":true"#);
+        let ((rest, history), n) = read(&recent, &longer).unwrap();
         assert_eq!(n, 1);
-        assert_eq!(longer.messages, History::new(vec![Message::new("user", "a"), Message::new("user", "b"), Message::new("user", "c")]).messages);
-        assert_eq!(longer.keys, History::new(longer.messages.clone()).keys);
-        let (_, n) = history(&recent, &raw(&["a", "B", "c", "d"]));
-        assert_eq!(n, 4);
-        let (_, n) = history(&recent, r#"[{"role":"user","content":"a"}, {"content":"b","role":"user"}]"#);
-        assert_eq!(n, 2);
+        let ((whole_rest, whole), _) = read(&Recent::default(), &longer).unwrap();
+        assert_eq!((rest, &history.messages, &history.keys), (whole_rest, &whole.messages, &whole.keys));
+        assert_eq!(history.prefix, whole.prefix);
+        assert_eq!(parsed(&recent, &body(&["a", "b", "c"], r#","stream":false"#)), 0, "the same messages again");
+        assert_eq!(parsed(&recent, &body(&["a", "B", "c", "d"], "")), 4);
+        assert_eq!(parsed(&recent, r#"{"model":"m","messages":[{"role":"user","content":"a"}, {"content":"b","role":"user"}]}"#), 2);
+        assert_eq!(parsed(&recent, &body(&["a", "b", "c"], "").replace(r#""model":"m""#, r#""model":"n""#)), 3);
         // The first request's history was held while the second took it over: copied, not changed.
         assert_eq!(first.messages.len(), 2);
     }
 
-    /// Of the recent histories a request continues, the longest is taken.
+    /// Of the recent requests one continues, the longest is taken.
     #[test]
-    fn the_longest_history_continued_is_taken() {
+    fn the_longest_request_continued_is_taken() {
         let recent = Recent::default();
-        history(&recent, &raw(&["a", "b"]));
-        history(&recent, &raw(&["a"]));
-        let (_, n) = history(&recent, &raw(&["a", "b", "c"]));
-        assert_eq!(n, 1);
+        parsed(&recent, &body(&["a", "b"], ""));
+        parsed(&recent, &body(&["a"], ""));
+        assert_eq!(parsed(&recent, &body(&["a", "b", "c"], "")), 1);
     }
 
-    /// An error names the message, and nothing of the failed request is kept.
+    /// What follows a recent request is held to the same rules: an error is the one a whole
+    /// read gives (its place in what the client sent), and nothing of the failed request is kept.
     #[test]
-    fn a_failed_parse_keeps_nothing() {
+    fn a_continued_request_fails_as_a_whole_one_does() {
         let recent = Recent::default();
-        let raw: Vec<&RawValue> = serde_json::from_str(r#"[{"a":1},{"b":2}]"#).unwrap();
-        let why = recent.history(&raw, |at, _| if at == 1 { Err(format!("messages[{at}]: bad")) } else { Ok(Message::new("user", "x")) }).err();
-        assert_eq!(why.as_deref(), Some("messages[1]: bad"));
-        assert!(lock(&recent.histories).is_empty());
+        parsed(&recent, &body(&["a"], ""));
+        for bad in
+            [r#"{"model":"m","messages":[{"role":"user","content":"a"},{"role":"user"}]}"#, r#"{"model":"m","messages":[{"role":"user","content":"a"},]}"#]
+        {
+            let whole = read(&Recent::default(), bad).err().unwrap();
+            assert_eq!(read(&recent, bad).err(), Some(whole));
+        }
+        let twice = r#"{"model":"m","messages":[{"role":"user","content":"a"}],"messages":[{"role":"user","content":"z"}]}"#;
+        let ((_, history), _) = read(&recent, twice).unwrap();
+        assert_eq!(history.messages, vec![Message::new("user", "z")], "the last messages array counts, as in a whole read");
+        assert_eq!(lock(&recent.histories).len(), 1);
     }
 
     /// However many requests come, at most [`RECENT_HISTORIES`] histories are kept, and none
@@ -170,8 +270,8 @@ mod tests {
     fn the_histories_kept_are_bounded() {
         let recent = Recent::default();
         for i in 0..RECENT_HISTORIES + 10 {
-            history(&recent, &raw(&[&i.to_string()]));
-            history(&recent, "[]");
+            parsed(&recent, &body(&[&i.to_string()], ""));
+            parsed(&recent, &body(&[], ""));
         }
         assert_eq!(lock(&recent.histories).len(), RECENT_HISTORIES);
     }
