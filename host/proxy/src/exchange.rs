@@ -236,9 +236,9 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
         .map_err(|e| before(workmem_runtime::error_chain(&e)));
     exchange.tokenizer = Some((model, tokenizer));
     app.give_back(engine);
-    let built = built?;
+    let mut built = built?;
     paired(&built.messages).map_err(|why| refused(format!("the count would break tool-call pairing: {why}")))?;
-    let upstream = protocol.upstream_body(&request, &built, &tools);
+    let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut crate::chat::Written::default());
     drop(exchange);
     let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
     relay_raw(answer, sink);
@@ -287,7 +287,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         let built = turn::bounded(&exchange.session, &app.runtime, &mut engine, &tokenizer, &options, None, &mut |c| {
             eprintln!("workmem proxy: session {id}: compacted {} messages, {} → {} tokens", c.messages, c.tokens_before, c.tokens_after);
         });
-        let built = match built {
+        let mut built = match built {
             Ok(b) => b,
             Err(e) if round == 1 => return Err(before(workmem_runtime::error_chain(&e))),
             Err(e) => {
@@ -300,7 +300,8 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
             result = Err(if round == 1 { refused(why) } else { after(why) });
             break;
         }
-        let upstream = protocol.upstream_body(request, &built, &tools);
+        // The session's last body, dropped with this round's, once the client has its answer.
+        let (upstream, _retired) = protocol.upstream_body(request, &mut built, &tools, &mut exchange.written);
         let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
         if answer.status() != 200 {
             if sink.started() {

@@ -81,11 +81,23 @@ impl Protocol {
     }
 
     /// The client's request with `built` (the session's view, bounded) in place of its history.
-    pub fn upstream_body(self, request: &Value, built: &workmem_agent::context::Built, tools: &Value) -> Vec<u8> {
+    /// Chat Completions writes on from `written`, the session's last body upstream, and takes
+    /// `built`'s messages for the next; what `written` held before is given back, to be
+    /// dropped once the request is on its way.
+    pub fn upstream_body(
+        self,
+        request: &Value,
+        built: &mut workmem_agent::context::Built,
+        tools: &Value,
+        written: &mut chat::Written,
+    ) -> (Vec<u8>, Option<chat::Written>) {
         match self {
-            Protocol::Chat => chat::upstream_body(request, &built.messages, tools),
-            Protocol::Messages => messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(),
-            Protocol::Responses => responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(),
+            Protocol::Chat => {
+                let (body, retired) = chat::upstream_body(request, std::mem::take(&mut built.messages), tools, written);
+                (body, Some(retired))
+            }
+            Protocol::Messages => (messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(), None),
+            Protocol::Responses => (responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(), None),
         }
     }
 

@@ -188,11 +188,13 @@ pub(crate) struct Exchange {
     pub session: Session,
     /// Counts texts once per session: each request repeats most of the last.
     pub tokenizer: Option<(String, Tokenizer)>,
+    /// The last Chat Completions body sent upstream, which the next one mostly repeats.
+    pub written: crate::chat::Written,
 }
 
 impl Tracked {
     fn new(session: Session, id: String, proxied: Proxied) -> Self {
-        Tracked { id, proxied, seen: Mutex::default(), exchange: Mutex::new(Exchange { session, tokenizer: None }) }
+        Tracked { id, proxied, seen: Mutex::default(), exchange: Mutex::new(Exchange { session, tokenizer: None, written: Default::default() }) }
     }
 
     /// See [`Seen::new_in`].
