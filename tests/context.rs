@@ -157,7 +157,7 @@ fn the_spliced_request_is_the_engines_assemble() {
             system_prompt: options.system_prompt.clone(),
             agents_md: Some("Always run the tests.".into()),
             overview,
-            history: built.view.iter().map(|e| e.message.clone()).collect(),
+            history: context::view(&s, &tokenizer).unwrap().into_iter().map(|e| e.message).collect(),
             active_turn: 3,
             history_mode: mode,
             overview_path: context::OVERVIEW_PATH.into(),

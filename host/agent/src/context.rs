@@ -106,10 +106,21 @@ pub struct Built {
     /// what the provider's next report of its usage is held to.
     pub counted: u32,
     pub stats: ContextStats,
-    pub view: Vec<history::Entry>,
+    /// The view the request was built from, each entry's `seq` and tokens; its messages are in
+    /// `messages`, as far as the request carries them.
+    pub view: Vec<Viewed>,
     /// The opaque parts of the view's messages that have them, by `seq` (see
     /// `workmem_store::Message::opaque`).
     pub opaque: std::collections::HashMap<u64, Vec<serde_json::Value>>,
+}
+
+/// An entry of the view a request was built from, without its message: the request carries
+/// that, where it carries it, and a copy of each for the view too was a tenth of the work of a
+/// request behind `workmem proxy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Viewed {
+    pub seq: u64,
+    pub tokens: u32,
 }
 
 impl Built {
@@ -128,8 +139,8 @@ impl Built {
             let tokens = count(tokenizer, &message);
             self.tokens = self.tokens.saturating_add(tokens);
             self.counted = self.counted.saturating_add(tokens);
-            self.messages.push(from_engine(message.clone()));
-            self.view.push(history::Entry { seq, message, tokens });
+            self.messages.push(from_engine(message));
+            self.view.push(Viewed { seq, tokens });
         }
         self.messages.extend(meta);
         self
@@ -233,18 +244,20 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
         detail_path: DETAIL_PATH.to_string(),
     };
     let frame = engine.assemble_frame(&request)?;
-    let carried = view.get(frame.start as usize..).unwrap_or_default();
+    let start = (frame.start as usize).min(view.len());
     let leading: Vec<Message> = frame.leading.into_iter().map(from_engine).collect();
     let tail = tail.map(|text| Message::new("system", text));
     // Counted locally as `count_chat` counts (each message, and 3 that prime the reply), the
     // history's messages as the view counted them; then moved by what the provider last
     // reported for a request of ours.
     let local = leading.iter().chain(&tail).map(|m| tokenizer.count_message(m)).sum::<u32>()
-        + carried.iter().map(|e| e.tokens).sum::<u32>()
+        + view[start..].iter().map(|e| e.tokens).sum::<u32>()
         + 3
         + tokenizer.count_tools(&options.tools);
+    let messages_in_history = view.len();
+    let viewed = view.iter().map(|e| Viewed { seq: e.seq, tokens: e.tokens }).collect();
     let mut messages = leading;
-    messages.extend(carried.iter().map(|e| from_engine(e.message.clone())));
+    messages.extend(view.into_iter().skip(start).map(|e| from_engine(e.message)));
     messages.extend(tail);
     let counted = i64::from(local) + meta.token_correction;
     // The line that tells the model of a compaction goes on the first request after it.
@@ -252,7 +265,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let stats = ContextStats {
         tokens_used: u32::try_from(counted.max(0)).unwrap_or(u32::MAX),
         tokens_max: options.tokens_max,
-        messages_in_history: u32::try_from(view.len()).unwrap_or(u32::MAX),
+        messages_in_history: u32::try_from(messages_in_history).unwrap_or(u32::MAX),
         working_memory_size: u32::try_from(live.len()).unwrap_or(u32::MAX),
         rounds_since_update: u32::try_from(meta.rounds.saturating_sub(meta.memory_updated_round)).unwrap_or(u32::MAX),
         remind_after_rounds: options.remind_after_rounds,
@@ -264,7 +277,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let meta_tokens = tokenizer.count_message(&meta_block);
     let tokens = stats.tokens_used.saturating_add(meta_tokens);
     messages.push(meta_block);
-    Ok(Built { messages, tokens, counted: local + meta_tokens, stats, view, opaque })
+    Ok(Built { messages, tokens, counted: local + meta_tokens, stats, view: viewed, opaque })
 }
 
 /// The most of the working memory that goes into a request, in bytes: the engine keeps what a

@@ -206,6 +206,9 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
             eprintln!("workmem proxy: new session {} ({} client)", found.tracked.id, protocol.name());
         }
         found.tracked.append(&exchange, found.new).map_err(before)?;
+        // Let go of now, so that the client's next request, which may come before this
+        // exchange ends, takes the history over rather than copying it (history::Recent).
+        drop(history);
         let request = Request { protocol, parts, body: &request, model: &model, streamed };
         return converse(app, &request, &found.tracked, &mut exchange, sink);
     }
