@@ -117,57 +117,6 @@ pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Val
 }
 
 /// The client's request with the session's view in place of its messages.
-/// The last body a session sent upstream, for the next one: most of a request is the last
-/// one's messages again, and writing them out (escaping every byte of a 1,000-message history)
-/// was the largest part of the proxy's work on a request.
-#[derive(Default)]
-pub(crate) struct Written {
-    bytes: Vec<u8>,
-    /// Where the messages start (after `"messages":[`), the messages, and where each ends.
-    head: usize,
-    messages: Vec<workmem_llm::Message>,
-    ends: Vec<usize>,
-}
-
-/// The client's request with the session's view in place of its messages, written straight
-/// from the view (a `Value` of a long history first would cost more than the writing), as
-/// serde writes the request's other fields, then `messages`, then `tools`. The messages the
-/// `last` body began with, where equal, are copied from it, not written again; `last` becomes
-/// this body, and what it held is given back, to be dropped once the request is on its way.
-pub(crate) fn upstream_body(request: &Value, messages: Vec<workmem_llm::Message>, tools: &Value, last: &mut Written) -> (Vec<u8>, Written) {
-    let json = "JSON values and chat messages always serialize";
-    let mut out = Vec::with_capacity(last.bytes.len() + 1024);
-    out.push(b'{');
-    for (key, value) in request.as_object().into_iter().flatten().filter(|(k, _)| !matches!(k.as_str(), "messages" | "tools")) {
-        serde_json::to_writer(&mut out, key).expect(json);
-        out.push(b':');
-        serde_json::to_writer(&mut out, value).expect(json);
-        out.push(b',');
-    }
-    out.extend_from_slice(b"\"messages\":[");
-    let head = out.len();
-    let same_head = last.bytes.get(..last.head) == Some(&out[..]);
-    let kept = if same_head { messages.iter().zip(&last.messages).take_while(|(a, b)| a == b).count() } else { 0 };
-    let mut ends = Vec::with_capacity(messages.len());
-    if kept > 0 {
-        out.clear();
-        out.extend_from_slice(&last.bytes[..last.ends[kept - 1]]);
-        ends.extend_from_slice(&last.ends[..kept]);
-    }
-    for (i, m) in messages.iter().enumerate().skip(kept) {
-        if i > 0 {
-            out.push(b',');
-        }
-        serde_json::to_writer(&mut out, m).expect(json);
-        ends.push(out.len());
-    }
-    out.extend_from_slice(b"],\"tools\":");
-    serde_json::to_writer(&mut out, tools).expect(json);
-    out.push(b'}');
-    let retired = std::mem::replace(last, Written { bytes: out.clone(), head, messages, ends });
-    (out, retired)
-}
-
 /// The answer as the client gets it: the text of `earlier` rounds (those that called only
 /// workmem's tools) ahead of its text, and workmem's calls taken out.
 pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
@@ -334,50 +283,5 @@ mod tests {
         assert!(parse(br#"{"model": "gpt-4o"}"#).unwrap_err().contains("no messages array"));
         assert!(parse(br#"{"messages": [{"content": "no role"}]}"#).unwrap_err().contains("messages[0]: missing field `role`"));
         assert!(parse(b"[1]").unwrap_err().contains("not a chat request"));
-    }
-
-    /// The body written on from the last one is the body written whole, however the history
-    /// moved since: grown, edited in the middle, compacted to less, or under other fields.
-    #[test]
-    fn a_body_written_on_from_the_last_is_the_whole_body() {
-        #[derive(serde::Serialize)]
-        struct Whole<'a> {
-            #[serde(flatten)]
-            rest: Value,
-            messages: &'a [workmem_llm::Message],
-            tools: &'a Value,
-        }
-        let message = |i: usize| {
-            let mut m = workmem_llm::Message::new(["user", "assistant", "tool"][i % 3], format!("text {i} \"quoted\"\n\u{1}"));
-            if i % 3 == 1 {
-                m.tool_calls.push(workmem_llm::ToolCall {
-                    id: format!("c{i}"),
-                    kind: "function".into(),
-                    function: workmem_llm::FunctionCall { name: "bash".into(), arguments: "{}".into() },
-                });
-            }
-            m
-        };
-        let history: Vec<_> = (0..12).map(message).collect();
-        let mut edited = history.clone();
-        edited[5].content.push('!');
-        let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
-        let request = json!({"model": "m", "messages": [], "stream": true, "tools": []});
-        let other = json!({"stream": false, "model": "m"});
-        let mut last = Written::default();
-        for (request, messages) in [
-            (&request, &history[..4]),
-            (&request, &history[..8]),
-            (&request, &history[..8]),
-            (&request, &edited[..]),
-            (&request, &history[..]),
-            (&request, &history[2..6]),
-            (&other, &history[2..9]),
-            (&request, &[][..]),
-            (&request, &history[..3]),
-        ] {
-            let whole = serde_json::to_vec(&Whole { rest: crate::protocol::all_but(request, &["messages", "tools"]), messages, tools: &tools }).unwrap();
-            assert_eq!(String::from_utf8(upstream_body(request, messages.to_vec(), &tools, &mut last).0).unwrap(), String::from_utf8(whole).unwrap());
-        }
     }
 }

@@ -6,7 +6,7 @@ use crate::history::History;
 use crate::protocol::Protocol;
 use crate::protocol::Relay;
 use crate::relay::Sink;
-use crate::sessions::{self, Exchange, OWN_TOOLS, Tracked, own_tool};
+use crate::sessions::{Exchange, OWN_TOOLS, Tracked, own_tool};
 use crate::upstream::{Answer, SESSION_HEADER};
 use crate::{App, OnError};
 use axum::http::request::Parts;
@@ -198,7 +198,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     // between the search and the hold.
     loop {
         let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
-        let mut exchange = sessions::lock(&found.tracked.exchange);
+        let mut exchange = crate::lock(&found.tracked.exchange);
         if !created && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
         }
@@ -224,7 +224,7 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     let Some(found) = app.sessions.lookup(protocol.name(), client.as_deref(), &history) else {
         return passthrough(app, parts, body.clone(), sink);
     };
-    let mut exchange = sessions::lock(&found.tracked.exchange);
+    let mut exchange = crate::lock(&found.tracked.exchange);
     // What is new once the session is held: another request may have logged some of it.
     let Some((_, new)) = found.tracked.new_in(&history) else {
         drop(exchange);
@@ -241,7 +241,7 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     app.give_back(engine);
     let mut built = built?;
     paired(&built.messages).map_err(|why| refused(format!("the count would break tool-call pairing: {why}")))?;
-    let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut crate::chat::Written::default());
+    let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut crate::written::Written::default());
     drop(exchange);
     let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
     relay_raw(answer, sink);

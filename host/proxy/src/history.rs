@@ -1,19 +1,41 @@
 //! A request's history as the proxy reads it: its messages in the session's shape, each with its
-//! items ([`sessions::items`], what a session is found by). A client resends its whole history
+//! items ([`items`], what a session is found by). A client resends its whole history
 //! with every request, and reading and keying all of it again took a quarter of the time the
 //! proxy adds to a 1,000-message request; so a Chat Completions request whose bytes begin with
 //! those of a recent request, up to the end of its last message, takes that request's history
 //! and reads only what follows ([`Recent`]).
 
-use crate::sessions::{self, lock};
+use crate::lock;
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
 use std::fmt;
+use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
 use workmem_store::Message;
+
+/// Items are matched by SipHash under keys drawn at random once a process (the sessions'
+/// views are rebuilt from their logs when the proxy starts): a keyed hash, so that a model or
+/// client that cannot know the keys cannot make one item pass for another and have it left
+/// out of the log. A fast unkeyed or merely seeded hash (foldhash, SipHash's fixed keys)
+/// would not promise that.
+static ITEM_KEYS: std::sync::LazyLock<std::collections::hash_map::RandomState> = std::sync::LazyLock::new(Default::default);
+
+fn key(parts: &[&str]) -> u64 {
+    ITEM_KEYS.hash_one(parts)
+}
+
+/// A message's items: an assistant's tool calls (its text goes with them, wherever the client
+/// regroups it), else the message itself.
+pub(crate) fn items(m: &Message) -> Vec<u64> {
+    match (m.role.as_str(), m.tool_call_id.as_deref()) {
+        ("assistant", _) if !m.tool_calls.is_empty() => m.tool_calls.iter().map(|c| key(&["call", &c.id, &c.name, &c.arguments])).collect(),
+        ("tool", id) => vec![key(&["result", id.unwrap_or_default(), &m.content])],
+        (role, _) => vec![key(&[role, &m.content])],
+    }
+}
 
 pub(crate) struct History {
     pub messages: Vec<Message>,
@@ -29,7 +51,7 @@ pub(crate) struct History {
 impl History {
     /// A history read as a whole: nothing to reuse.
     pub fn new(messages: Vec<Message>) -> Self {
-        History { keys: messages.iter().map(sessions::items).collect(), messages, prefix: Vec::new(), before: Map::new() }
+        History { keys: messages.iter().map(items).collect(), messages, prefix: Vec::new(), before: Map::new() }
     }
 
     /// Whether `body` begins with this history's request up to its last message. The end is
@@ -41,7 +63,7 @@ impl History {
     }
 
     fn push(&mut self, message: Message) {
-        self.keys.push(sessions::items(&message));
+        self.keys.push(items(&message));
         self.messages.push(message);
     }
 }

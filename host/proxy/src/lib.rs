@@ -24,6 +24,7 @@ mod responses;
 mod sessions;
 mod sse;
 mod upstream;
+mod written;
 
 use axum::Router;
 use axum::body::Body;
@@ -105,7 +106,7 @@ pub(crate) struct App {
 impl App {
     /// An engine instance for one exchange: one an earlier exchange gave back, or a new one.
     pub fn engine(&self) -> workmem_runtime::Result<workmem_runtime::Instance> {
-        match sessions::lock(&self.engines).pop() {
+        match lock(&self.engines).pop() {
             Some(engine) => Ok(engine),
             None => self.runtime.instance(),
         }
@@ -114,7 +115,7 @@ impl App {
     /// Keeps `engine` for a later exchange (an instance a call trapped in starts afresh on
     /// its next call).
     pub fn give_back(&self, engine: workmem_runtime::Instance) {
-        let mut engines = sessions::lock(&self.engines);
+        let mut engines = lock(&self.engines);
         if engines.len() < self.config.slots {
             engines.push(engine);
         }
@@ -181,4 +182,9 @@ pub(crate) fn json_response(status: u16, body: &serde_json::Value) -> Response {
         .header("content-type", "application/json")
         .body(Body::from(body.to_string()))
         .expect("a status and a content type make a response")
+}
+
+/// A lock whose holder panicked still guards consistent data here (every change is a push).
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -2,6 +2,7 @@
 //! asks the one at hand.
 
 use crate::history::{History, Recent};
+use crate::written::Written;
 use crate::{chat, messages, responses};
 use bytes::Bytes;
 use serde_json::Value;
@@ -84,16 +85,10 @@ impl Protocol {
     /// Chat Completions writes on from `written`, the session's last body upstream, and takes
     /// `built`'s messages for the next; what `written` held before is given back, to be
     /// dropped once the request is on its way.
-    pub fn upstream_body(
-        self,
-        request: &Value,
-        built: &mut workmem_agent::context::Built,
-        tools: &Value,
-        written: &mut chat::Written,
-    ) -> (Vec<u8>, Option<chat::Written>) {
+    pub fn upstream_body(self, request: &Value, built: &mut workmem_agent::context::Built, tools: &Value, written: &mut Written) -> (Vec<u8>, Option<Written>) {
         match self {
             Protocol::Chat => {
-                let (body, retired) = chat::upstream_body(request, std::mem::take(&mut built.messages), tools, written);
+                let (body, retired) = crate::written::chat_body(request, std::mem::take(&mut built.messages), tools, written);
                 (body, Some(retired))
             }
             Protocol::Messages => (messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(), None),

@@ -13,10 +13,10 @@
 //! What the client saw differs from the log: the log also holds workmem's own tool calls and
 //! their answers, which the client never received. [`Seen`] keeps the client's view of the log.
 
-use crate::history::History;
+use crate::history::{History, items};
+use crate::lock;
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasher;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
 
@@ -25,27 +25,6 @@ pub(crate) const OWN_TOOLS: [&str; 3] = ["read_history", "update_memory", "compa
 
 pub(crate) fn own_tool(name: &str) -> bool {
     OWN_TOOLS.contains(&name)
-}
-
-/// Items are matched by SipHash under keys drawn at random once a process (the sessions'
-/// views are rebuilt from their logs when the proxy starts): a keyed hash, so that a model or
-/// client that cannot know the keys cannot make one item pass for another and have it left
-/// out of the log. A fast unkeyed or merely seeded hash (foldhash, SipHash's fixed keys)
-/// would not promise that.
-static ITEM_KEYS: std::sync::LazyLock<std::collections::hash_map::RandomState> = std::sync::LazyLock::new(Default::default);
-
-fn key(parts: &[&str]) -> u64 {
-    ITEM_KEYS.hash_one(parts)
-}
-
-/// A message's items: an assistant's tool calls (its text goes with them, wherever the client
-/// regroups it), else the message itself.
-pub(crate) fn items(m: &Message) -> Vec<u64> {
-    match (m.role.as_str(), m.tool_call_id.as_deref()) {
-        ("assistant", _) if !m.tool_calls.is_empty() => m.tool_calls.iter().map(|c| key(&["call", &c.id, &c.name, &c.arguments])).collect(),
-        ("tool", id) => vec![key(&["result", id.unwrap_or_default(), &m.content])],
-        (role, _) => vec![key(&[role, &m.content])],
-    }
 }
 
 /// The client's view of a session's log, as counts of its items.
@@ -189,7 +168,7 @@ pub(crate) struct Exchange {
     /// Counts texts once per session: each request repeats most of the last.
     pub tokenizer: Option<(String, Tokenizer)>,
     /// The last Chat Completions body sent upstream, which the next one mostly repeats.
-    pub written: crate::chat::Written,
+    pub written: crate::written::Written,
 }
 
 impl Tracked {
@@ -316,11 +295,6 @@ impl Index {
         }
         (best.map(|(_, found)| found), last_of_name)
     }
-}
-
-/// A lock whose holder panicked still guards consistent data here (every change is a push).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]
