@@ -126,10 +126,17 @@ const RECENT_BYTES: usize = 64 << 20;
 const RECENT_HISTORIES: usize = 256;
 
 /// The histories of the last Chat Completions requests, the most recent first, for the
-/// requests that continue them.
-#[derive(Default)]
+/// requests that continue them. Finding the one a request continues compares at most the bytes
+/// kept ([`RECENT_BYTES`]), each history's last 64 first.
 pub(crate) struct Recent {
     histories: Mutex<VecDeque<Arc<History>>>,
+    max_bytes: usize,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent { histories: Mutex::default(), max_bytes: RECENT_BYTES }
+    }
 }
 
 impl Recent {
@@ -206,7 +213,7 @@ impl Recent {
         let (mut bytes, mut count) = (0, 0);
         histories.retain(|h| {
             (bytes, count) = (bytes + h.prefix.len(), count + 1);
-            bytes <= RECENT_BYTES && count <= RECENT_HISTORIES
+            bytes <= self.max_bytes && count <= RECENT_HISTORIES
         });
         history
     }
@@ -296,5 +303,25 @@ mod tests {
             parsed(&recent, &body(&[], ""));
         }
         assert_eq!(lock(&recent.histories).len(), RECENT_HISTORIES);
+    }
+
+    /// The bytes kept are bounded too: past them the least recently used go, and a request
+    /// larger than all of them is not kept at all.
+    #[test]
+    fn the_bytes_kept_are_bounded() {
+        let recent = Recent { max_bytes: 200, ..Recent::default() };
+        let kept = |r: &Recent| lock(&r.histories).iter().map(|h| h.prefix.len()).collect::<Vec<_>>();
+        parsed(&recent, &body(&["a"], ""));
+        parsed(&recent, &body(&["b"], ""));
+        let each = kept(&recent)[0];
+        assert_eq!(kept(&recent), [each, each]);
+        parsed(&recent, &body(&["c"], ""));
+        parsed(&recent, &body(&["d"], ""));
+        assert_eq!(kept(&recent).len(), 200 / each);
+        assert!(kept(&recent).iter().sum::<usize>() <= 200);
+        assert_eq!(parsed(&recent, &body(&["d"], "")), 0, "the most recent is kept");
+        parsed(&recent, &body(&[&"x".repeat(300)], ""));
+        assert!(kept(&recent).iter().all(|&n| n < 300), "a request over the bound is not kept");
+        assert_eq!(parsed(&recent, &body(&[&"x".repeat(300)], "")), 1);
     }
 }
