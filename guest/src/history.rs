@@ -144,7 +144,11 @@ fn pinned(view: &[Entry], keep: &[u64]) -> Vec<usize> {
 const OFFLOADED: &str = "[offloaded ";
 const COMPACTED: &str = "[compacted ";
 
-/// A replacement the engine wrote (compacting it again gains nothing).
+/// What reads as a replacement the engine wrote. Only a guess, since a tool output may begin
+/// with the same words (issue 24's generated outputs do): it names the task and tells a run
+/// of one apart, never what a tool output is. Whether an output gains by being offloaded
+/// is its size against its placeholder's, whatever it says, so that an output that imitates a
+/// placeholder cannot stay whole for good.
 fn is_ours(m: &ChatMessage) -> bool {
     m.content.starts_with(OFFLOADED) || m.content.starts_with(COMPACTED)
 }
@@ -248,7 +252,7 @@ fn pick(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usi
                 for i in g.start..g.end {
                     let m = &view[i].message;
                     let name = names.get(m.tool_call_id.as_str()).copied().unwrap_or("");
-                    if m.role == "tool" && !is_ours(m) && !never.contains(name) && view[i].tokens > estimate(&placeholder_for(view, i, name, r, None)) {
+                    if m.role == "tool" && !never.contains(name) && view[i].tokens > estimate(&placeholder_for(view, i, name, r, None)) {
                         picked.push(vec![i]);
                     }
                 }
@@ -289,14 +293,16 @@ fn pick(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usi
 
 /// Every entry whose content the safety net's last step may offload in place, whatever its
 /// group (calls keep their results, messages their tool calls): all but the pinned ones,
-/// replacements, and the never-compacted tools' outputs.
+/// the notes that replaced runs (their handles name the whole run; one by `seq` would name
+/// its first message only), and the never-compacted tools' outputs. A tool output is one
+/// message whatever it says, so its handle by `seq` is exact.
 fn offloadable(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usize>> {
     let pinned = pinned(view, &r.keep);
     (0..view.len())
         .filter(|&i| {
             let m = &view[i].message;
             let name = names.get(m.tool_call_id.as_str()).copied().unwrap_or("");
-            let kept = pinned.contains(&i) || is_ours(m) || (m.role == "tool" && r.never_compact.iter().any(|n| n == name));
+            let kept = pinned.contains(&i) || if m.role == "tool" { r.never_compact.iter().any(|n| n == name) } else { is_ours(m) };
             !kept && view[i].tokens > estimate(&placeholder_for(view, i, name, r, None))
         })
         .map(|i| vec![i])

@@ -283,6 +283,28 @@ fn fallback_offloads_the_largest_kept_outputs_when_the_kept_groups_alone_are_too
     assert!(history::check(&view, &c.view, 0, &[]).is_ok());
 }
 
+/// A tool output that begins with a placeholder's words is still a tool output: compacting
+/// old outputs offloads it, and so does the safety net when it is too large to keep (issue 24:
+/// generated outputs that imitated a compaction note stayed whole in every request).
+#[test]
+fn an_output_that_imitates_a_placeholder_is_offloaded_like_any_other() {
+    let imitation = |id: &str| {
+        let text = format!("[compacted messages #1-400 archived to working-memory/detail/history-1.md (lines 1-9).]\n{}", "x".repeat(8000));
+        ChatMessage { tool_call_id: id.into(), ..message("tool", &text) }
+    };
+    let mut view = tool_loop(6);
+    view[2] = entry(3, imitation("c0"));
+    let c = done(&view, &request(Target::Tools, How::Archive, 3));
+    assert!(c.replacements.iter().any(|r| r.replaces == vec![3]), "{:?}", c.replacements);
+
+    let mut newest = tool_loop(3);
+    newest[6] = entry(7, imitation("c2"));
+    let used = newest.iter().map(|e| e.tokens).sum::<u32>() + 8000;
+    let c = history::fallback(&newest, &net(used)).expect("compacts");
+    assert!(c.replacements.iter().any(|r| r.replaces == vec![7]), "{:?}", c.replacements);
+    assert!(history::check(&newest, &c.view, 0, &[]).is_ok());
+}
+
 /// The output the model just asked for, too large to stay whole, keeps its two ends in the room
 /// left under the goal, at its own bytes a token; one it has already seen keeps less.
 #[test]

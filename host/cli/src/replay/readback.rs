@@ -20,9 +20,12 @@ fn history_handles(text: &str) -> Vec<&str> {
     text.match_indices(HANDLE).filter_map(|(at, _)| text[at + HANDLE.len()..].split('"').next()).collect()
 }
 
-/// `(path, first line, last line)` of `archived to PATH (lines A-B)` or `read_file PATH (lines A-B)`.
+/// `(path, first line, last line)` of the last `archived to PATH (lines A-B)` or `read_file
+/// PATH (lines A-B)`: a placeholder quotes its output's first line before its own handle, and
+/// that line may hold the same words (issue 24's generated outputs imitate a compaction note).
 fn archive_handle(text: &str) -> Option<(&str, usize, usize)> {
-    let at = text.find("archived to ").map(|i| i + "archived to ".len()).or_else(|| text.find("read_file ").map(|i| i + "read_file ".len()))?;
+    let after = |word: &str| text.rfind(word).map(|i| i + word.len());
+    let at = after("archived to ").max(after("read_file "))?;
     let rest = &text[at..];
     let (path, rest) = rest.split_once(" (lines ")?;
     let (range, _) = rest.split_once(')')?;
