@@ -169,7 +169,27 @@ pub(crate) fn to_store(m: ChatMessage) -> workmem_store::Message {
 
 /// A logged message as a request carries it.
 pub fn to_wire(m: &workmem_store::Message) -> Message {
-    from_engine(to_engine(m.clone()))
+    from_logged(m.clone())
+}
+
+/// A logged message's tokens, as [`count`] counts it once it crosses into the engine.
+fn count_logged(tokenizer: &Tokenizer, m: &workmem_store::Message) -> u32 {
+    // The parts `count` reads, in the same order.
+    tokenizer.count_parts(&m.role, &m.content, m.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())))
+}
+
+/// A logged message as a request carries it, without a stop in the engine's shape on the way.
+fn from_logged(m: workmem_store::Message) -> Message {
+    Message {
+        role: m.role,
+        content: m.content,
+        tool_call_id: m.tool_call_id,
+        tool_calls: m
+            .tool_calls
+            .into_iter()
+            .map(|c| llm::ToolCall { id: c.id, kind: "function".into(), function: llm::FunctionCall { name: c.name, arguments: c.arguments } })
+            .collect(),
+    }
 }
 
 /// An engine message's tokens, as `tokenizer` counts it in a request.
@@ -222,14 +242,15 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let last_compaction = kept.last_compaction;
     let mut entries = crate::window::window(kept.entries, crate::window::max_bytes()?);
     let opaque = entries.iter_mut().filter(|(_, m)| !m.opaque.is_empty()).map(|(seq, m)| (*seq, std::mem::take(&mut m.opaque))).collect();
-    let view = counted(entries, tokenizer);
+    // The view goes straight into the request: the engine needs only where its results are.
+    let view: Vec<Viewed> = entries.iter().map(|(seq, m)| Viewed { seq: *seq, tokens: count_logged(tokenizer, m) }).collect();
     let meta = session.meta()?;
     let live = session.overview()?;
     // The memory's changes are in the history only where the whole history is sent.
     let chain = meta.memory_chain.as_ref().filter(|_| options.history == HistoryMode::All);
     let overview = within_share(workmem_store::MemoryChain::shown(chain, &live), options.tokens_max);
     let agents_md = if options.agents_md { agents_md(std::path::Path::new(&meta.cwd))? } else { None };
-    let active_turn = view.iter().rposition(|e| e.message.role == "user").unwrap_or(0);
+    let active_turn = entries.iter().rposition(|(_, m)| m.role == "user").unwrap_or(0);
     // The engine decides what goes before the history and where the history starts; the
     // history itself (a thousand messages behind `workmem proxy`) is not sent across and
     // back on every request, nor counted again.
@@ -237,7 +258,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
         system_prompt: options.system_prompt.clone(),
         agents_md,
         overview: overview.clone(),
-        tool_results: view.iter().map(|e| e.message.role == "tool").collect(),
+        tool_results: entries.iter().map(|(_, m)| m.role == "tool").collect(),
         active_turn: u32::try_from(active_turn).unwrap_or(u32::MAX),
         history_mode: options.history,
         overview_path: OVERVIEW_PATH.to_string(),
@@ -255,9 +276,8 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
         + 3
         + tokenizer.count_tools(&options.tools);
     let messages_in_history = view.len();
-    let viewed = view.iter().map(|e| Viewed { seq: e.seq, tokens: e.tokens }).collect();
     let mut messages = leading;
-    messages.extend(view.into_iter().skip(start).map(|e| from_engine(e.message)));
+    messages.extend(entries.into_iter().skip(start).map(|(_, m)| from_logged(m)));
     messages.extend(tail);
     let counted = i64::from(local) + meta.token_correction;
     // The line that tells the model of a compaction goes on the first request after it.
@@ -277,7 +297,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let meta_tokens = tokenizer.count_message(&meta_block);
     let tokens = stats.tokens_used.saturating_add(meta_tokens);
     messages.push(meta_block);
-    Ok(Built { messages, tokens, counted: local + meta_tokens, stats, view: viewed, opaque })
+    Ok(Built { messages, tokens, counted: local + meta_tokens, stats, view, opaque })
 }
 
 /// The most of the working memory that goes into a request, in bytes: the engine keeps what a

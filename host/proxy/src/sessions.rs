@@ -13,9 +13,9 @@
 //! What the client saw differs from the log: the log also holds workmem's own tool calls and
 //! their answers, which the client never received. [`Seen`] keeps the client's view of the log.
 
-use crate::history::{History, items};
+use crate::history::{History, ItemMap, ItemSet, items};
 use crate::lock;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
@@ -30,11 +30,11 @@ pub(crate) fn own_tool(name: &str) -> bool {
 /// The client's view of a session's log, as counts of its items.
 #[derive(Default)]
 pub(crate) struct Seen {
-    items: HashMap<u64, usize>,
+    items: ItemMap<usize>,
     /// The items that are system messages amid the history: the client's to change (Claude
     /// Code rewrites its reminders from one request to the next), so a request may leave them
     /// out and still continue the session; a changed one is logged where it now appears.
-    system: HashSet<u64>,
+    system: ItemSet,
     len: usize,
     /// The last message the client saw: the next assistant message may continue it.
     last: Option<Message>,
@@ -108,10 +108,11 @@ impl Seen {
     /// the history does not continue this view.
     pub fn new_in(&self, history: &History) -> Option<(usize, Vec<Message>)> {
         let mut left = self.items.clone();
-        let mut fresh: Vec<Vec<usize>> = Vec::with_capacity(history.keys.len());
+        // Each new item as (message, item), in order: one list, since a request of another
+        // session's client has nothing but new items.
+        let mut fresh: Vec<(usize, usize)> = Vec::new();
         let mut last_logged_call = None;
         for (at, (m, keys)) in history.messages.iter().zip(&history.keys).enumerate() {
-            let mut new = Vec::new();
             for (i, &k) in keys.iter().enumerate() {
                 match left.get_mut(&k) {
                     Some(n) if *n > 0 => {
@@ -120,19 +121,17 @@ impl Seen {
                             last_logged_call = Some(at);
                         }
                     }
-                    _ => new.push(i),
+                    _ => fresh.push((at, i)),
                 }
             }
-            fresh.push(new);
         }
         if !left.iter().all(|(k, &n)| n == 0 || self.system.contains(k)) {
             return None;
         }
         let mut new = Vec::new();
-        for (at, (m, fresh)) in history.messages.iter().zip(fresh).enumerate() {
-            if fresh.is_empty() {
-                continue;
-            }
+        for run in fresh.chunk_by(|a, b| a.0 == b.0) {
+            let at = run[0].0;
+            let m = &history.messages[at];
             if last_logged_call.is_some_and(|last| at < last) {
                 match (m.role.as_str(), m.tool_calls.is_empty()) {
                     ("tool", _) => return None,
@@ -140,8 +139,8 @@ impl Seen {
                     _ => {}
                 }
             }
-            if m.role == "assistant" && !m.tool_calls.is_empty() && fresh.len() < m.tool_calls.len() {
-                let calls = fresh.iter().map(|&i| m.tool_calls[i].clone()).collect();
+            if m.role == "assistant" && !m.tool_calls.is_empty() && run.len() < m.tool_calls.len() {
+                let calls = run.iter().map(|&(_, i)| m.tool_calls[i].clone()).collect();
                 new.push(Message { tool_calls: calls, content: String::new(), ..m.clone() });
             } else {
                 new.push(m.clone());
