@@ -117,12 +117,12 @@ fn path(parts: &Parts) -> &str {
 
 /// The request upstream as the client sent it; the answer back as it comes.
 fn passthrough(app: &App, parts: &Parts, body: Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let answer = send(app, &parts.method, path(parts), &parts.headers, body.to_vec())?;
+    let answer = send(app, &parts.method, path(parts), &parts.headers, &body)?;
     relay_raw(answer, sink);
     Ok(())
 }
 
-fn send(app: &App, method: &Method, path: &str, headers: &HeaderMap, body: Vec<u8>) -> Result<Answer, Failure> {
+fn send(app: &App, method: &Method, path: &str, headers: &HeaderMap, body: &[u8]) -> Result<Answer, Failure> {
     app.upstream.send(method, path, headers, body).map_err(|e| Failure::Upstream(format!("could not reach the upstream at {}: {e}", app.upstream.url(path))))
 }
 
@@ -241,9 +241,10 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     app.give_back(engine);
     let mut built = built?;
     paired(&built.messages).map_err(|why| refused(format!("the count would break tool-call pairing: {why}")))?;
-    let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut crate::written::Written::default());
+    let mut written = crate::written::Written::default();
+    let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut written);
     drop(exchange);
-    let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
+    let answer = send(app, &Method::POST, path(parts), &parts.headers, &upstream)?;
     relay_raw(answer, sink);
     Ok(())
 }
@@ -305,7 +306,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         }
         // The session's last body, dropped with this round's, once the client has its answer.
         let (upstream, _retired) = protocol.upstream_body(request, &mut built, &tools, &mut exchange.written);
-        let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
+        let answer = send(app, &Method::POST, path(parts), &parts.headers, &upstream)?;
         if answer.status() != 200 {
             if sink.started() {
                 result = Err(Failure::Upstream(format!("the upstream answered HTTP {} to a later round", answer.status())));

@@ -6,6 +6,7 @@ use crate::written::Written;
 use crate::{chat, messages, responses};
 use bytes::Bytes;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::Arc;
 use workmem_agent::tools::Tool;
 use workmem_llm::Completion;
@@ -82,17 +83,23 @@ impl Protocol {
     }
 
     /// The client's request with `built` (the session's view, bounded) in place of its history.
-    /// Chat Completions writes on from `written`, the session's last body upstream, and takes
-    /// `built`'s messages for the next; what `written` held before is given back, to be
-    /// dropped once the request is on its way.
-    pub fn upstream_body(self, request: &Value, built: &mut workmem_agent::context::Built, tools: &Value, written: &mut Written) -> (Vec<u8>, Option<Written>) {
+    /// Chat Completions writes on from `written`, the session's last body upstream, takes
+    /// `built`'s messages for the next and is sent from there; what `written` held before is
+    /// given back, to be dropped once the request is on its way.
+    pub fn upstream_body<'w>(
+        self,
+        request: &Value,
+        built: &mut workmem_agent::context::Built,
+        tools: &Value,
+        written: &'w mut Written,
+    ) -> (Cow<'w, [u8]>, Option<Written>) {
         match self {
             Protocol::Chat => {
-                let (body, retired) = crate::written::chat_body(request, std::mem::take(&mut built.messages), tools, written);
-                (body, Some(retired))
+                let retired = crate::written::chat_body(request, std::mem::take(&mut built.messages), tools, written);
+                (Cow::Borrowed(written.bytes()), Some(retired))
             }
-            Protocol::Messages => (messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(), None),
-            Protocol::Responses => (responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes(), None),
+            Protocol::Messages => (Cow::Owned(messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes()), None),
+            Protocol::Responses => (Cow::Owned(responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes()), None),
         }
     }
 

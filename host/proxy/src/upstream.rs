@@ -49,7 +49,7 @@ impl Upstream {
     }
 
     /// Sends one request; any status is an answer (the client gets it as it is).
-    pub fn send(&self, method: &Method, path_and_query: &str, headers: &HeaderMap, body: Vec<u8>) -> Result<Answer, ureq::Error> {
+    pub fn send(&self, method: &Method, path_and_query: &str, headers: &HeaderMap, body: &[u8]) -> Result<Answer, ureq::Error> {
         let mut request = ureq::http::Request::builder().method(method.clone()).uri(self.url(path_and_query));
         for (name, value) in headers {
             if kept(name) {

@@ -14,12 +14,20 @@ pub(crate) struct Written {
     ends: Vec<usize>,
 }
 
+impl Written {
+    /// The body as it was sent.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 /// The client's request with the session's view in place of its messages, written straight
 /// from the view (a `Value` of a long history first would cost more than the writing), as
 /// serde writes the request's other fields, then `messages`, then `tools`. The messages the
 /// `last` body began with, where equal, are copied from it, not written again; `last` becomes
-/// this body, and what it held is given back, to be dropped once the request is on its way.
-pub(crate) fn chat_body(request: &Value, messages: Vec<workmem_llm::Message>, tools: &Value, last: &mut Written) -> (Vec<u8>, Written) {
+/// this body (sent from there, not copied), and what it held is given back, to be dropped once
+/// the request is on its way.
+pub(crate) fn chat_body(request: &Value, messages: Vec<workmem_llm::Message>, tools: &Value, last: &mut Written) -> Written {
     let json = "JSON values and chat messages always serialize";
     let mut out = Vec::with_capacity(last.bytes.len() + 1024);
     out.push(b'{');
@@ -39,6 +47,12 @@ pub(crate) fn chat_body(request: &Value, messages: Vec<workmem_llm::Message>, to
         out.extend_from_slice(&last.bytes[..last.ends[kept - 1]]);
         ends.extend_from_slice(&last.ends[..kept]);
     }
+    // Room for what is written anew, escapes aside, so that the body is not moved as it grows.
+    let tail = last.bytes.len() - last.ends.last().copied().unwrap_or(last.head).min(last.bytes.len());
+    out.reserve(
+        messages[kept..].iter().map(|m| m.content.len() + m.tool_calls.iter().map(|c| c.function.arguments.len() + 64).sum::<usize>() + 64).sum::<usize>()
+            + tail,
+    );
     for (i, m) in messages.iter().enumerate().skip(kept) {
         if i > 0 {
             out.push(b',');
@@ -49,8 +63,7 @@ pub(crate) fn chat_body(request: &Value, messages: Vec<workmem_llm::Message>, to
     out.extend_from_slice(b"],\"tools\":");
     serde_json::to_writer(&mut out, tools).expect(json);
     out.push(b'}');
-    let retired = std::mem::replace(last, Written { bytes: out.clone(), head, messages, ends });
-    (out, retired)
+    std::mem::replace(last, Written { bytes: out, head, messages, ends })
 }
 
 #[cfg(test)]
@@ -112,7 +125,8 @@ mod tests {
                 tools: &tools,
             })
             .unwrap();
-            assert_eq!(String::from_utf8(chat_body(request, messages.to_vec(), &tools, &mut last).0).unwrap(), String::from_utf8(whole).unwrap());
+            chat_body(request, messages.to_vec(), &tools, &mut last);
+            assert_eq!(String::from_utf8(last.bytes().to_vec()).unwrap(), String::from_utf8(whole).unwrap());
         }
     }
 }
