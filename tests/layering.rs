@@ -27,20 +27,47 @@ fn modules(src: &Path) -> (BTreeMap<String, BTreeSet<String>>, usize) {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
+        let code: String = text.lines().map(|line| line.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n");
         let deps = graph.entry(module.clone()).or_default();
-        for line in text.lines() {
-            let code = line.split("//").next().unwrap_or_default();
-            for (at, _) in code.match_indices("crate::") {
-                let name: String = code[at + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
-                if !name.is_empty() && name != module {
-                    deps.insert(name);
-                }
-            }
-        }
+        deps.extend(named(&code).into_iter().filter(|name| *name != module));
     }
     let names: BTreeSet<String> = graph.keys().cloned().collect();
     graph.values_mut().for_each(|deps| deps.retain(|d| names.contains(d)));
     (graph, read)
+}
+
+/// The top-level modules `code` names through `crate::`: `crate::a::f`, and each of
+/// `crate::{a, b::C, c::{d, e}}`, over as many lines as it takes.
+fn named(code: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String { s.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect() };
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            out.insert(ident(rest));
+            continue;
+        };
+        // Each item of the group at its top level; what a nested group names is inside an
+        // item already named.
+        let (mut depth, mut start) = (0usize, 0);
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    out.insert(ident(&group[start..i]));
+                    break;
+                }
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.insert(ident(&group[start..i]));
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+    }
+    out.retain(|name| !name.is_empty() && name != "self");
+    out
 }
 
 /// A circle through `graph`, if there is one, as the modules along it.
@@ -77,6 +104,15 @@ fn no_module_circles() {
             panic!("{}: the modules {} import each other", src.display(), found.join(" -> "));
         }
     }
+}
+
+/// Every way a module is named through `crate::` counts, grouped and over lines included (a
+/// grouped import once hid a circle between the proxy's protocols and their dispatch).
+#[test]
+fn grouped_imports_are_read() {
+    let code = "use crate::a::f;\nuse crate::{b, c::D,\n    e::{g, h}, self};\nlet x = crate::i::j();";
+    let names: Vec<String> = named(code).into_iter().collect();
+    assert_eq!(names, ["a", "b", "c", "e", "i"]);
 }
 
 /// The check finds a circle where there is one.

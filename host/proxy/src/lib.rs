@@ -18,6 +18,7 @@ mod chat;
 mod exchange;
 mod history;
 mod messages;
+mod parts;
 mod protocol;
 mod relay;
 mod responses;

@@ -136,8 +136,8 @@ fn blocks(m: &workmem_llm::Message, opaque: &[Value]) -> (&'static str, Vec<Valu
 /// The client's request with the session's view in place of its messages: workmem's
 /// instructions and memory after the client's `system`, the history, and `context_meta` in the
 /// last user message.
-pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, tools: &Value) -> Value {
-    let mut body = crate::protocol::all_but(request, &["messages", "system", "tools"]);
+pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Value {
+    let mut body = crate::parts::all_but(request, &["messages", "system", "tools"]);
     let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],

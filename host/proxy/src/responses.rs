@@ -96,7 +96,7 @@ fn message(role: &str, text: &str) -> Value {
 /// The client's request with the session's view as its input: workmem's instructions, memory
 /// and context_meta as developer messages (first, and last), each assistant message's
 /// reasoning before it.
-pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, tools: &Value) -> Value {
+pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Value {
     let mut input: Vec<Value> = parts.leading.iter().map(|m| message("developer", &m.content)).collect();
     for (m, opaque) in &parts.history {
         match m.role.as_str() {
@@ -115,7 +115,7 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::protocol::Parts, too
         }
     }
     input.extend(parts.tail.map(|m| message("developer", &m.content)));
-    let mut body = crate::protocol::all_but(request, &["input", "tools"]);
+    let mut body = crate::parts::all_but(request, &["input", "tools"]);
     body["input"] = Value::Array(input);
     body["tools"] = tools.clone();
     body
