@@ -48,6 +48,10 @@ pub struct ProxyArgs {
     /// How long a request waits for a slot before it is refused with 503
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     slot_wait: Duration,
+    /// What the sessions keep in memory between requests, in all, in bytes (past it the least
+    /// recently used let go of theirs, and their next request costs more)
+    #[arg(long, default_value_t = 256 << 20)]
+    max_warm_bytes: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -72,6 +76,7 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         timeout: args.upstream_timeout,
         slots: args.slots,
         slot_wait: args.slot_wait,
+        max_warm_bytes: args.max_warm_bytes,
     };
     let router = workmem_proxy::router(runtime, config)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the proxy's runtime")?;

@@ -210,7 +210,11 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
         // exchange ends, takes the history over rather than copying it (history::Recent).
         drop(history);
         let request = Request { protocol, parts, body: &request, model: &model, streamed };
-        return converse(app, &request, &found.tracked, &mut exchange, sink);
+        let result = converse(app, &request, &found.tracked, &mut exchange, sink);
+        let warm = exchange.warm_bytes();
+        drop(exchange);
+        app.warm.keep(&found.tracked, warm);
+        return result;
     }
 }
 
@@ -243,7 +247,10 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     paired(&built.messages).map_err(|why| refused(format!("the count would break tool-call pairing: {why}")))?;
     let mut written = crate::written::Written::default();
     let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut written);
+    // The count read the session's view and counted its texts: kept warm as a request would.
+    let warm = exchange.warm_bytes();
     drop(exchange);
+    app.warm.keep(&found.tracked, warm);
     let answer = send(app, &Method::POST, path(parts), &parts.headers, &upstream)?;
     relay_raw(answer, sink);
     Ok(())
@@ -306,7 +313,9 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         }
         // The session's last body, dropped with this round's, once the client has its answer.
         let (upstream, _retired) = protocol.upstream_body(request, &mut built, &tools, &mut exchange.written);
+        let sent = upstream.len();
         let answer = send(app, &Method::POST, path(parts), &parts.headers, &upstream)?;
+        exchange.sent = sent;
         if answer.status() != 200 {
             if sink.started() {
                 result = Err(Failure::Upstream(format!("the upstream answered HTTP {} to a later round", answer.status())));

@@ -25,6 +25,7 @@ mod responses;
 mod sessions;
 mod sse;
 mod upstream;
+mod warm;
 mod written;
 
 use axum::Router;
@@ -75,6 +76,9 @@ pub struct Config {
     pub slots: usize,
     /// How long a request waits for a slot before it is refused with 503 (`--slot-wait`).
     pub slot_wait: Duration,
+    /// What the sessions keep in memory between requests, in all, in bytes
+    /// (`--max-warm-bytes`; see `warm`).
+    pub max_warm_bytes: usize,
 }
 
 /// The proxy failed to start.
@@ -102,6 +106,8 @@ pub(crate) struct App {
     engines: std::sync::Mutex<Vec<workmem_runtime::Instance>>,
     /// The histories of the last requests, which the next ones continue.
     pub recent: history::Recent,
+    /// The sessions that keep something in memory between requests.
+    pub warm: warm::Warm<sessions::Tracked>,
 }
 
 impl App {
@@ -134,7 +140,9 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     let upstream = upstream::Upstream::new(&config.upstream, config.timeout);
     let template = runtime.instance()?.overview_template()?;
     let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));
-    let app = Arc::new(App { runtime, config, sessions, upstream, template, slots, engines: std::sync::Mutex::default(), recent: history::Recent::default() });
+    let warm = warm::Warm::new(config.max_warm_bytes);
+    let app =
+        Arc::new(App { runtime, config, sessions, upstream, template, slots, engines: std::sync::Mutex::default(), recent: history::Recent::default(), warm });
     Ok(Router::new()
         .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))
         .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))

@@ -168,11 +168,40 @@ pub(crate) struct Exchange {
     pub tokenizer: Option<(String, Tokenizer)>,
     /// The last Chat Completions body sent upstream, which the next one mostly repeats.
     pub written: crate::written::Written,
+    /// The length of the last body sent upstream, in any protocol.
+    pub sent: usize,
+}
+
+impl Exchange {
+    /// About what this session keeps in memory between requests, at most: the last body
+    /// upstream (Chat Completions), its messages, the store's view and the texts counted are
+    /// each about the size of that body.
+    pub fn warm_bytes(&self) -> usize {
+        self.sent.saturating_mul(4)
+    }
+
+    /// Lets go of all that (see [`crate::warm`]); the next request builds it again.
+    fn cool(&mut self) {
+        self.written = Default::default();
+        self.tokenizer = self.tokenizer.take().map(|(model, tokenizer)| (model, tokenizer.fresh()));
+        self.session.release_view();
+    }
+}
+
+impl crate::warm::Cools for Tracked {
+    fn cool(&self) {
+        match self.exchange.try_lock() {
+            Ok(mut held) => held.cool(),
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().cool(),
+            // Busy with a request: it is kept again, as just used, when the request ends.
+            Err(std::sync::TryLockError::WouldBlock) => {}
+        }
+    }
 }
 
 impl Tracked {
     fn new(session: Session, id: String, proxied: Proxied) -> Self {
-        Tracked { id, proxied, seen: Mutex::default(), exchange: Mutex::new(Exchange { session, tokenizer: None, written: Default::default() }) }
+        Tracked { id, proxied, seen: Mutex::default(), exchange: Mutex::new(Exchange { session, tokenizer: None, written: Default::default(), sent: 0 }) }
     }
 
     /// See [`Seen::new_in`].

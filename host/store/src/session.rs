@@ -625,9 +625,16 @@ impl Session {
         Ok(kept.view)
     }
 
+    /// Lets go of the view this handle keeps in memory: the next [`Session::view`] reads
+    /// view.json's checkpoint again. For a server that keeps many sessions and bounds what it
+    /// holds of them all.
+    pub fn release_view(&self) {
+        *self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
     fn rebuild_view(&self) -> Result<View> {
         self.files.remove(VIEW).map_err(self.err())?;
-        *self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        self.release_view();
         self.view()
     }
 
