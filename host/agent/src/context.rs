@@ -180,15 +180,17 @@ fn count_logged(tokenizer: &Tokenizer, m: &workmem_store::Message) -> u32 {
 
 /// A logged message as a request carries it, without a stop in the engine's shape on the way.
 fn from_logged(m: workmem_store::Message) -> Message {
+    wire(m.role, m.content, m.tool_call_id, m.tool_calls.into_iter().map(|c| (c.id, c.name, c.arguments)))
+}
+
+/// A request's message from its parts, each tool call as `(id, name, arguments)`: what
+/// [`from_logged`] and [`from_engine`] both make.
+fn wire(role: String, content: String, tool_call_id: Option<String>, calls: impl Iterator<Item = (String, String, String)>) -> Message {
     Message {
-        role: m.role,
-        content: m.content,
-        tool_call_id: m.tool_call_id,
-        tool_calls: m
-            .tool_calls
-            .into_iter()
-            .map(|c| llm::ToolCall { id: c.id, kind: "function".into(), function: llm::FunctionCall { name: c.name, arguments: c.arguments } })
-            .collect(),
+        role,
+        content,
+        tool_call_id,
+        tool_calls: calls.map(|(id, name, arguments)| llm::ToolCall { id, kind: "function".into(), function: llm::FunctionCall { name, arguments } }).collect(),
     }
 }
 
@@ -198,16 +200,7 @@ pub(crate) fn count(tokenizer: &Tokenizer, m: &ChatMessage) -> u32 {
 }
 
 pub(crate) fn from_engine(m: ChatMessage) -> Message {
-    Message {
-        role: m.role,
-        content: m.content,
-        tool_call_id: m.tool_call_id,
-        tool_calls: m
-            .tool_calls
-            .into_iter()
-            .map(|c| llm::ToolCall { id: c.id, kind: "function".into(), function: llm::FunctionCall { name: c.name, arguments: c.arguments } })
-            .collect(),
-    }
+    wire(m.role, m.content, m.tool_call_id, m.tool_calls.into_iter().map(|c| (c.id, c.name, c.arguments)))
 }
 
 pub const OVERVIEW_PATH: &str = "working-memory/overview.md";
