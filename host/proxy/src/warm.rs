@@ -7,7 +7,7 @@ use crate::lock;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-/// Something that keeps about `bytes` in memory until it is told to let go of it.
+/// Something that keeps what it was given in memory until it is told to let go of it.
 pub(crate) trait Cools {
     /// Lets go of what it keeps; nothing is lost but speed. One busy with a request may keep it.
     fn cool(&self);
