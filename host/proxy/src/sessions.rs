@@ -356,6 +356,41 @@ mod tests {
         seen.new_in(&History::new(history.to_vec())).map(|(_, new)| new)
     }
 
+    /// A session told to let go while a request holds it is not waited for (the request keeps
+    /// what it uses, and the session is counted again when it ends); one that is free lets go
+    /// of all it kept but the length of its last body, which says what it would keep again.
+    #[test]
+    fn letting_go_waits_for_no_request() {
+        let dir = std::env::temp_dir().join(format!("workmem-proxy-cool-{}", std::process::id()));
+        let sessions = Sessions::new(&dir, &dir);
+        let session = sessions.create(None, "# Memory\n").unwrap();
+        let proxied = Proxied { protocol: "chat".into(), client: None, branch_of: None };
+        let tracked = Arc::new(Tracked::new(session, "s".into(), proxied));
+        {
+            let mut exchange = lock(&tracked.exchange);
+            exchange.sent = 1000;
+            crate::written::chat_body(
+                &serde_json::json!({"model": "m"}),
+                vec![workmem_llm::Message::new("user", "go")],
+                &serde_json::json!([]),
+                &mut exchange.written,
+            );
+            let (done, waited) = std::sync::mpsc::channel();
+            let other = tracked.clone();
+            std::thread::spawn(move || {
+                crate::warm::Cools::cool(&*other);
+                done.send(()).unwrap();
+            });
+            waited.recv_timeout(std::time::Duration::from_secs(10)).expect("cool returned while the exchange was held");
+            assert!(!exchange.written.bytes().is_empty(), "a busy session keeps its body");
+        }
+        crate::warm::Cools::cool(&*tracked);
+        let exchange = lock(&tracked.exchange);
+        assert!(exchange.written.bytes().is_empty());
+        assert_eq!(exchange.warm_bytes(), 4000);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// Claude Code resends two rounds as one assistant message and one user message, its
     /// reminder after the results: only the new result is new.
     #[test]
