@@ -199,7 +199,7 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     loop {
         let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
         let mut exchange = crate::lock(&found.tracked.exchange);
-        if !created && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
+        if !created && !found.tracked.unchanged_since(&found) && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
         }
         if created {
@@ -230,7 +230,8 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     };
     let mut exchange = crate::lock(&found.tracked.exchange);
     // What is new once the session is held: another request may have logged some of it.
-    let Some((_, new)) = found.tracked.new_in(&history) else {
+    let new = if found.tracked.unchanged_since(&found) { Some(found.new) } else { found.tracked.new_in(&history).map(|(_, new)| new) };
+    let Some(new) = new else {
         drop(exchange);
         return passthrough(app, parts, body.clone(), sink);
     };

@@ -27,6 +27,15 @@ fn key(parts: &[&str]) -> u64 {
     ITEM_KEYS.hash_one(parts)
 }
 
+/// The sessions a client's requests are looked for among: those of its protocol and of its own
+/// name for its session (or of no name), as one key.
+pub(crate) fn scope(protocol: &str, client: Option<&str>) -> u64 {
+    match client {
+        Some(name) => key(&["scope", protocol, name]),
+        None => key(&["scope", protocol]),
+    }
+}
+
 /// Maps and sets of items, which are keyed hashes already: hashed again (SipHash once more,
 /// `HashMap`'s default), they took a tenth of a 1,000-message request's work in the proxy.
 pub(crate) type ItemMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<ItemHasher>>;

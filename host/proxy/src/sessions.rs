@@ -12,10 +12,17 @@
 //!
 //! What the client saw differs from the log: the log also holds workmem's own tool calls and
 //! their answers, which the client never received. [`Seen`] keeps the client's view of the log.
+//!
+//! A request is not held against every session of its name: anyone who reaches the proxy can
+//! start sessions, and a search through all of them made each request cost as much as all of
+//! them together (threat model rule 5). A request that holds a view holds its last items, so
+//! each session is filed by those ([`Lookup`]), and only sessions filed under the request's own
+//! items are tried, at most [`CANDIDATES`], those filed under its rarest items first: many
+//! sessions may end alike (an answer of "ok"), but seldom in all of their last few items.
 
-use crate::history::{History, ItemMap, ItemSet, items};
+use crate::history::{self, History, ItemMap, ItemSet, items};
 use crate::lock;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
@@ -47,14 +54,37 @@ pub(crate) struct Seen {
     pinned: Vec<u64>,
     /// Whether the model has answered yet.
     answered: bool,
+    /// The items of messages other than system ones: those a request must hold.
+    client_len: usize,
+    /// The last [`FILED_BY`] distinct ones of those, the latest last: what the session is
+    /// filed by.
+    last_items: Vec<u64>,
+    /// Where the session is filed ([`Lookup`]): each key and when.
+    filed: Vec<(u64, u64)>,
+    /// Counts the messages folded in: a view whose count has not moved is the same view.
+    generation: u64,
 }
+
+/// What a session whose view holds system messages only is filed by: any request may hold it.
+const ONLY_SYSTEM: u64 = 0;
+
+/// How many of its last items a session is filed by.
+const FILED_BY: usize = 4;
 
 impl Seen {
     fn add(&mut self, m: &Message) {
-        if m.role == "system" {
-            self.system.extend(items(m));
-        }
+        let system = m.role == "system";
         for k in items(m) {
+            if system {
+                self.system.insert(k);
+            } else {
+                self.client_len += 1;
+                self.last_items.retain(|&l| l != k);
+                self.last_items.push(k);
+                if self.last_items.len() > FILED_BY {
+                    self.last_items.remove(0);
+                }
+            }
             *self.items.entry(k).or_default() += 1;
             self.len += 1;
         }
@@ -65,15 +95,27 @@ impl Seen {
             if let Some(n) = self.items.get_mut(&k) {
                 *n -= 1;
                 self.len -= 1;
+                self.client_len -= usize::from(m.role != "system");
                 if *n == 0 {
                     self.items.remove(&k);
+                    self.last_items.retain(|&l| l != k);
                 }
             }
         }
     }
 
+    /// The keys the session is filed by now: none for an empty view, which no request holds.
+    fn file_keys(&self) -> Vec<u64> {
+        match self.len {
+            0 => Vec::new(),
+            _ if self.client_len == 0 => vec![ONLY_SYSTEM],
+            _ => self.last_items.clone(),
+        }
+    }
+
     /// Folds in one message as it is logged.
     pub fn push(&mut self, m: &Message) {
+        self.generation += 1;
         if m.role == "tool" && m.tool_call_id.as_ref().is_some_and(|id| self.own_calls.contains(id)) {
             return;
         }
@@ -106,17 +148,28 @@ impl Seen {
     /// as a message of its own) and reword them, so a new text before the last logged call or
     /// result is the client's regrouping and is left out; a new result there is an edit, and
     /// the history does not continue this view.
+    ///
+    /// Its cost is the request's, whatever the view's size: a view with more items than the
+    /// request cannot be held, and the view is read item by item only as the request names them.
     pub fn new_in(&self, history: &History) -> Option<(usize, Vec<Message>)> {
-        let mut left = self.items.clone();
+        if self.len == 0 || self.client_len > history.keys.iter().map(Vec::len).sum() {
+            return None;
+        }
+        // How many of each logged item the request has matched so far.
+        let mut used: ItemMap<usize> = ItemMap::default();
+        let mut matched = 0;
         // Each new item as (message, item), in order: one list, since a request of another
         // session's client has nothing but new items.
         let mut fresh: Vec<(usize, usize)> = Vec::new();
         let mut last_logged_call = None;
         for (at, (m, keys)) in history.messages.iter().zip(&history.keys).enumerate() {
             for (i, &k) in keys.iter().enumerate() {
-                match left.get_mut(&k) {
-                    Some(n) if *n > 0 => {
-                        *n -= 1;
+                let logged = self.items.get(&k).copied().unwrap_or(0);
+                let n = if logged == 0 { None } else { Some(used.entry(k).or_default()) };
+                match n {
+                    Some(n) if *n < logged => {
+                        *n += 1;
+                        matched += usize::from(!self.system.contains(&k));
                         if m.role == "tool" || !m.tool_calls.is_empty() {
                             last_logged_call = Some(at);
                         }
@@ -125,7 +178,8 @@ impl Seen {
                 }
             }
         }
-        if !left.iter().all(|(k, &n)| n == 0 || self.system.contains(k)) {
+        // Every item of the client's is held; system ones it may leave out.
+        if matched != self.client_len {
             return None;
         }
         let mut new = Vec::new();
@@ -150,10 +204,82 @@ impl Seen {
     }
 }
 
+/// The most sessions one request is tried against.
+const CANDIDATES: usize = 16;
+
+/// Where the sessions are filed for the search: per scope ([`history::scope`]), each session
+/// under the keys its view gives ([`Seen::file_keys`]), the most recently filed last.
+#[derive(Default)]
+pub(crate) struct Lookup {
+    /// Counts filings, so that each has its place in time.
+    clock: u64,
+    scopes: ItemMap<Scope>,
+}
+
+/// The sessions filed under one key: (when filed, the session's place in [`Index`]).
+type Shelf = BTreeSet<(u64, usize)>;
+
+#[derive(Default)]
+struct Scope {
+    filed: ItemMap<Shelf>,
+    /// The session of this scope that was made last, which a new one branches from.
+    last_made: Option<String>,
+}
+
+impl Lookup {
+    /// Files the session at `slot` of `scope` under `keys`, out of where it was (`was`): where
+    /// it now is.
+    fn file(&mut self, scope: u64, slot: usize, was: &[(u64, u64)], keys: &[u64]) -> Vec<(u64, u64)> {
+        let shelf = &mut self.scopes.entry(scope).or_default().filed;
+        for (old, when) in was {
+            if let Some(set) = shelf.get_mut(old) {
+                set.remove(&(*when, slot));
+                if set.is_empty() {
+                    shelf.remove(old);
+                }
+            }
+        }
+        self.clock += 1;
+        let when = self.clock;
+        for &key in keys {
+            shelf.entry(key).or_default().insert((when, slot));
+        }
+        keys.iter().map(|&key| (key, when)).collect()
+    }
+
+    /// The sessions of `scope` a request with `history` might extend: those filed under its
+    /// items, at most [`CANDIDATES`], those under its rarest items first (the last of them
+    /// first where as rare), each item's most recently filed first; and the session made last
+    /// in the scope.
+    fn candidates(&self, scope: u64, history: &History) -> (Vec<usize>, Option<String>) {
+        let Some(scope) = self.scopes.get(&scope) else { return (Vec::new(), None) };
+        let mut tried = ItemSet::default();
+        let keys = history.keys.iter().rev().flat_map(|k| k.iter().rev()).chain([&ONLY_SYSTEM]);
+        let mut shelves: Vec<(usize, usize, &Shelf)> =
+            keys.enumerate().filter(|(_, k)| tried.insert(**k)).filter_map(|(from_end, k)| scope.filed.get(k).map(|set| (set.len(), from_end, set))).collect();
+        shelves.sort_unstable_by_key(|&(len, from_end, _)| (len, from_end));
+        let mut slots = Vec::new();
+        for (_, _, set) in shelves {
+            for &(_, slot) in set.iter().rev() {
+                if !slots.contains(&slot) {
+                    slots.push(slot);
+                }
+                if slots.len() == CANDIDATES {
+                    return (slots, scope.last_made.clone());
+                }
+            }
+        }
+        (slots, scope.last_made.clone())
+    }
+}
+
 /// One session the proxy keeps.
 pub(crate) struct Tracked {
     pub id: String,
     proxied: Proxied,
+    /// Its place in the index, and where the index files it.
+    slot: usize,
+    lookup: Arc<Mutex<Lookup>>,
     /// The client's view, which every search reads: locked only for a moment, never across
     /// a request upstream.
     seen: Mutex<Seen>,
@@ -200,13 +326,21 @@ impl crate::warm::Cools for Tracked {
 }
 
 impl Tracked {
-    fn new(session: Session, id: String, proxied: Proxied) -> Self {
-        Tracked { id, proxied, seen: Mutex::default(), exchange: Mutex::new(Exchange { session, tokenizer: None, written: Default::default(), sent: 0 }) }
+    fn new(session: Session, id: String, proxied: Proxied, slot: usize, lookup: Arc<Mutex<Lookup>>) -> Self {
+        lock(&lookup).scopes.entry(history::scope(&proxied.protocol, proxied.client.as_deref())).or_default().last_made = Some(id.clone());
+        let exchange = Mutex::new(Exchange { session, tokenizer: None, written: Default::default(), sent: 0 });
+        Tracked { id, proxied, slot, lookup, seen: Mutex::default(), exchange }
     }
 
     /// See [`Seen::new_in`].
     pub fn new_in(&self, history: &History) -> Option<(usize, Vec<Message>)> {
         lock(&self.seen).new_in(history)
+    }
+
+    /// Whether the view is still the one `found` was found in: then what is new in the request
+    /// is still what it found.
+    pub fn unchanged_since(&self, found: &Found) -> bool {
+        lock(&self.seen).generation == found.generation
     }
 
     /// Logs what is new (under the exchange the caller holds) and folds it into the view.
@@ -228,6 +362,11 @@ impl Tracked {
             seen.pinned.push(seq);
         }
         seen.push(m);
+        let keys = seen.file_keys();
+        if !keys.iter().eq(seen.filed.iter().map(|(k, _)| k)) {
+            let scope = history::scope(&self.proxied.protocol, self.proxied.client.as_deref());
+            seen.filed = lock(&self.lookup).file(scope, self.slot, &seen.filed, &keys);
+        }
     }
 
     /// The client's opening, by `seq`: its system prompt and its first turn (the task), all it
@@ -241,13 +380,17 @@ impl Tracked {
 /// Every session this proxy keeps.
 pub(crate) struct Index {
     sessions: Sessions,
+    /// Each by its slot; locked before the lookup, never while a view is.
     tracked: Mutex<Vec<Arc<Tracked>>>,
+    lookup: Arc<Mutex<Lookup>>,
 }
 
 /// A session found for a request, and what of the request's history is new to it.
 pub(crate) struct Found {
     pub tracked: Arc<Tracked>,
     pub new: Vec<Message>,
+    /// The view's generation it was found in.
+    generation: u64,
 }
 
 impl Index {
@@ -255,6 +398,7 @@ impl Index {
     /// from its log.
     pub fn load(sessions: &Sessions) -> workmem_store::Result<Self> {
         let mut tracked = Vec::new();
+        let lookup = Arc::default();
         for (session, meta) in sessions.list()? {
             let Some(proxied) = meta.proxied else { continue };
             // A session whose log cannot be read is left alone, not a reason to stay down: its
@@ -266,7 +410,7 @@ impl Index {
                     continue;
                 }
             };
-            let t = Tracked::new(session, meta.id, proxied);
+            let t = Tracked::new(session, meta.id, proxied, tracked.len(), Arc::clone(&lookup));
             for record in records {
                 if let Entry::Message(m) = record.entry {
                     t.observe(record.seq, &m);
@@ -274,7 +418,7 @@ impl Index {
             }
             tracked.push(Arc::new(t));
         }
-        Ok(Index { sessions: sessions.clone(), tracked: Mutex::new(tracked) })
+        Ok(Index { sessions: sessions.clone(), tracked: Mutex::new(tracked), lookup })
     }
 
     /// The session `history` extends, among those of the client's name `client` (or of no
@@ -283,7 +427,7 @@ impl Index {
     /// may have extended the session in between.
     pub fn find(&self, protocol: &str, client: Option<&str>, history: &History, template: &str) -> workmem_store::Result<(Found, bool)> {
         let mut all = lock(&self.tracked);
-        let (best, last_of_name) = Self::best(&all, protocol, client, history);
+        let (best, last_of_name) = self.best(&all, protocol, client, history);
         if let Some(found) = best {
             return Ok((found, false));
         }
@@ -295,30 +439,31 @@ impl Index {
         };
         session.update_meta(|m| m.proxied = Some(proxied.clone()))?;
         let id = session.meta()?.id;
-        let tracked = Arc::new(Tracked::new(session, id, proxied));
+        let tracked = Arc::new(Tracked::new(session, id, proxied, all.len(), Arc::clone(&self.lookup)));
         all.push(tracked.clone());
-        Ok((Found { tracked, new: history.messages.to_vec() }, true))
+        Ok((Found { tracked, new: history.messages.to_vec(), generation: 0 }, true))
     }
 
     /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
     pub fn lookup(&self, protocol: &str, client: Option<&str>, history: &History) -> Option<Found> {
-        Self::best(&lock(&self.tracked), protocol, client, history).0
+        self.best(&lock(&self.tracked), protocol, client, history).0
     }
 
-    /// The session of `protocol` and `client` whose view `history` holds the most of, and the
-    /// last session of that name.
-    fn best(all: &[Arc<Tracked>], protocol: &str, client: Option<&str>, history: &History) -> (Option<Found>, Option<String>) {
+    /// The session of `protocol` and `client` whose view `history` holds the most of, among the
+    /// candidates ([`Lookup::candidates`]), and the last session of that name.
+    fn best(&self, all: &[Arc<Tracked>], protocol: &str, client: Option<&str>, history: &History) -> (Option<Found>, Option<String>) {
+        let (slots, last_of_name) = lock(&self.lookup).candidates(history::scope(protocol, client), history);
         let mut best: Option<(usize, Found)> = None;
-        let mut last_of_name: Option<String> = None;
-        for candidate in all {
+        for candidate in slots.into_iter().filter_map(|slot| all.get(slot)) {
+            // Scopes are told apart by a hash: the names are compared too.
             if candidate.proxied.protocol != protocol || candidate.proxied.client.as_deref() != client {
                 continue;
             }
-            last_of_name = Some(candidate.id.clone());
-            if let Some((n, new)) = candidate.new_in(history).filter(|(n, _)| *n > 0)
+            let seen = lock(&candidate.seen);
+            if let Some((n, new)) = seen.new_in(history)
                 && best.as_ref().is_none_or(|(b, _)| n > *b)
             {
-                best = Some((n, Found { tracked: candidate.clone(), new }));
+                best = Some((n, Found { tracked: candidate.clone(), new, generation: seen.generation }));
             }
         }
         (best.map(|(_, found)| found), last_of_name)
@@ -365,7 +510,7 @@ mod tests {
         let sessions = Sessions::new(&dir, &dir);
         let session = sessions.create(None, "# Memory\n").unwrap();
         let proxied = Proxied { protocol: "chat".into(), client: None, branch_of: None };
-        let tracked = Arc::new(Tracked::new(session, "s".into(), proxied));
+        let tracked = Arc::new(Tracked::new(session, "s".into(), proxied, 0, Arc::default()));
         {
             let mut exchange = lock(&tracked.exchange);
             exchange.sent = 1000;
@@ -388,6 +533,61 @@ mod tests {
         let exchange = lock(&tracked.exchange);
         assert!(exchange.written.bytes().is_empty());
         assert_eq!(exchange.warm_bytes(), 4000);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A scratch index, and the sessions made in it for each history in turn.
+    fn index_of(name: &str, histories: &[Vec<Message>]) -> (Index, std::path::PathBuf, Vec<String>) {
+        let dir = std::env::temp_dir().join(format!("workmem-proxy-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let index = Index::load(&Sessions::new(&dir, &dir)).unwrap();
+        let mut made = Vec::new();
+        for h in histories {
+            let (found, created) = index.find("chat", None, &History::new(h.clone()), "# Memory\n").unwrap();
+            assert!(created, "{h:?} extends none of the sessions before it");
+            found.tracked.append(&lock(&found.tracked.exchange), found.new).unwrap();
+            made.push(found.tracked.id.clone());
+        }
+        (index, dir, made)
+    }
+
+    /// However many sessions a client's scope holds, a request is tried against at most
+    /// [`CANDIDATES`] of them (threat model rule 5), n sessions or 4n: whether they all end as
+    /// the request does, or each ends with one of its messages. The oldest of the sessions that
+    /// end alike is found still (one of its last items is its own), and of those the request
+    /// holds alike, the most recent.
+    #[test]
+    fn a_request_is_tried_against_a_bounded_number_of_sessions() {
+        let tried = |n: usize, same_end: bool| {
+            let opening = |i: usize| match same_end {
+                true => vec![said("user", "go"), said("assistant", &format!("try {i}")), said("user", "same")],
+                false => vec![said("user", &format!("go {i}"))],
+            };
+            let (index, dir, made) = index_of(&format!("tried-{n}-{same_end}"), &(0..n).map(opening).collect::<Vec<_>>());
+            let (mut next, extended) = match same_end {
+                true => (opening(0), &made[0]),
+                false => ((0..n).flat_map(opening).collect(), &made[n - 1]),
+            };
+            next.push(said("assistant", "more"));
+            let history = History::new(next);
+            let tried = lock(&index.lookup).candidates(history::scope("chat", None), &history).0.len();
+            let found = index.lookup("chat", None, &history).expect("a session is found");
+            assert_eq!((&found.tracked.id, found.new.last()), (extended, Some(&said("assistant", "more"))));
+            let _ = std::fs::remove_dir_all(&dir);
+            tried
+        };
+        for same_end in [true, false] {
+            assert_eq!((tried(CANDIDATES, same_end), tried(4 * CANDIDATES, same_end)), (CANDIDATES, CANDIDATES));
+        }
+    }
+
+    /// A session that holds system messages only is held by any request of its scope, which
+    /// continues it, as it did before sessions were filed by their last item.
+    #[test]
+    fn a_session_of_system_messages_only_is_found() {
+        let (index, dir, made) = index_of("system-only", &[vec![said("system", "rules")]]);
+        let found = index.lookup("chat", None, &History::new(vec![said("system", "rules"), said("user", "hi")])).expect("found");
+        assert_eq!((found.tracked.id.as_str(), found.new), (made[0].as_str(), vec![said("user", "hi")]));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
