@@ -216,12 +216,10 @@ pub(crate) struct Lookup {
     scopes: ItemMap<Scope>,
 }
 
-/// The sessions filed under one key: (when filed, the session's place in [`Index`]).
-type Shelf = BTreeSet<(u64, usize)>;
-
 #[derive(Default)]
 struct Scope {
-    filed: ItemMap<Shelf>,
+    /// The sessions filed under each key: (when filed, the session's place in [`Index`]).
+    filed: ItemMap<BTreeSet<(u64, usize)>>,
     /// The session of this scope that was made last, which a new one branches from.
     last_made: Option<String>,
 }
@@ -253,13 +251,15 @@ impl Lookup {
     /// in the scope.
     fn candidates(&self, scope: u64, history: &History) -> (Vec<usize>, Option<String>) {
         let Some(scope) = self.scopes.get(&scope) else { return (Vec::new(), None) };
-        let mut tried = ItemSet::default();
         let keys = history.keys.iter().rev().flat_map(|k| k.iter().rev()).chain([&ONLY_SYSTEM]);
-        let mut shelves: Vec<(usize, usize, &Shelf)> =
-            keys.enumerate().filter(|(_, k)| tried.insert(**k)).filter_map(|(from_end, k)| scope.filed.get(k).map(|set| (set.len(), from_end, set))).collect();
-        shelves.sort_unstable_by_key(|&(len, from_end, _)| (len, from_end));
+        let mut shelves: Vec<(usize, usize, u64)> =
+            keys.enumerate().filter_map(|(from_end, &k)| scope.filed.get(&k).map(|set| (set.len(), from_end, k))).collect();
+        shelves.sort_unstable();
+        // An item the request repeats is tried once, where it comes last.
+        let mut tried = ItemSet::default();
+        let shelves = shelves.into_iter().filter(|&(_, _, k)| tried.insert(k)).filter_map(|(_, _, k)| scope.filed.get(&k));
         let mut slots = Vec::new();
-        for (_, _, set) in shelves {
+        for set in shelves {
             for &(_, slot) in set.iter().rev() {
                 if !slots.contains(&slot) {
                     slots.push(slot);
