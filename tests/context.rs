@@ -365,3 +365,60 @@ fn memory_changes_the_history_shows_keep_the_prefix() {
     let now = memory(&mut engine, &options);
     assert!(now.contains("retries are bounded") && now.contains("the cache keys are per vault"), "{now}");
 }
+
+/// A request built on from the last one is the request built whole, through all that moves a
+/// session between requests: new messages (opaque parts among them), a memory update (the
+/// part before the history changes), the rounds and the provider's correction (context_meta),
+/// a compaction (the view rewritten), a handle that let go of its view; in both history modes.
+/// Only where the view merely grew, and the history starts where it did, is it built on from
+/// the last.
+#[test]
+fn a_request_built_on_from_the_last_is_the_one_built_whole() {
+    let runtime = common::runtime();
+    let mut engine = runtime.instance().unwrap();
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    for mode in [HistoryMode::All, HistoryMode::Auto] {
+        let (_, s) = session(&format!("built-on-{mode:?}"), &runtime);
+        let options = Options { history: mode, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+        let mut carry = context::Carry::default();
+        let mut step = |s: &Session, engine: &mut workmem_runtime::Instance, carry: &mut context::Carry, built_on: bool, what: &str| {
+            let mut on = context::build_on(s, engine, &tokenizer, &options, std::mem::take(carry)).unwrap();
+            let whole = context::build(s, engine, &tokenizer, &options).unwrap();
+            assert_eq!(on.messages, whole.messages, "{mode:?}, {what}");
+            assert_eq!((on.tokens, on.counted, on.view.clone(), on.opaque.clone()), (whole.tokens, whole.counted, whole.view, whole.opaque), "{mode:?}, {what}");
+            assert_eq!(format!("{:?}", on.stats), format!("{:?}", whole.stats), "{mode:?}, {what}");
+            assert_eq!(on.built_on, built_on, "{mode:?}, {what}: built on from the last request");
+            let sent = on.messages.clone();
+            *carry = on.carry();
+            assert_eq!(carry.messages(), sent, "{mode:?}, {what}: the carry holds the request");
+        };
+        say(&s, "user", "Fix the flaky test in tests/test_units.py.");
+        step(&s, &mut engine, &mut carry, false, "the first request");
+        for i in 0..6 {
+            let call = workmem_store::ToolCall { id: format!("c{i}"), name: "bash".into(), arguments: format!(r#"{{"command": "pytest -k {i}"}}"#) };
+            let opaque = if i % 2 == 0 { vec![serde_json::json!({"type": "thinking", "signature": format!("s{i}")})] } else { Vec::new() };
+            s.append_message(Message { tool_calls: vec![call], opaque, ..Message::new("assistant", "Running it.") }).unwrap();
+            s.append_message(Message { tool_call_id: Some(format!("c{i}")), ..Message::new("tool", "x".repeat(3000)) }).unwrap();
+            step(&s, &mut engine, &mut carry, true, "the history grew");
+        }
+        workmem_memory::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the run said so: the test needs a seed\n").unwrap();
+        s.update_meta(|m| {
+            m.rounds += 3;
+            m.token_correction = 17;
+        })
+        .unwrap();
+        say(&s, "user", "Go on.");
+        // Where the history may be cut, a new turn moves where it starts: built whole.
+        step(&s, &mut engine, &mut carry, mode == HistoryMode::All, "the memory, the rounds and the correction changed");
+        let args = workmem_agent::compact::Args { keep_recent: 1, ..Default::default() };
+        workmem_agent::compact::compact(&s, &runtime, &tokenizer, None, &args).unwrap();
+        step(&s, &mut engine, &mut carry, false, "a compaction rewrote the view");
+        say(&s, "assistant", "Done compacting; going on.");
+        step(&s, &mut engine, &mut carry, true, "the history grew after the compaction");
+        s.release_view();
+        say(&s, "user", "And now?");
+        step(&s, &mut engine, &mut carry, false, "the handle let go of its view");
+        say(&s, "assistant", "Now this.");
+        step(&s, &mut engine, &mut carry, true, "the history grew again");
+    }
+}

@@ -112,6 +112,55 @@ pub struct Built {
     /// The opaque parts of the view's messages that have them, by `seq` (see
     /// `workmem_store::Message::opaque`).
     pub opaque: std::collections::HashMap<u64, Vec<serde_json::Value>>,
+    /// How many of `messages`, from the first, are those of the request this one was built on
+    /// from ([`Carry`]), unchanged: a body written on from that request's need not compare them.
+    pub reused: usize,
+    /// Whether it was built on from the last request ([`build_on`]) rather than whole.
+    pub built_on: bool,
+    /// Where the request came from, for one built on from it: none where it cannot be.
+    source: Option<Source>,
+}
+
+/// What a request leaves for the next one of its session: its messages, given back once its
+/// body is written, and where they came from. The next request is built on from them where the
+/// view only gained entries since ([`Session::view_after`]): only what it gained is read,
+/// counted and converted, where a request built whole copies, counts and converts the whole
+/// view (most of the work `workmem proxy` adds to a long history's request).
+#[derive(Debug, Default)]
+pub struct Carry {
+    messages: Vec<Message>,
+    source: Option<Source>,
+}
+
+impl Carry {
+    /// The messages, as the request carried them.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+}
+
+/// Messages that no build can go on from: a request written whole.
+impl From<Vec<Message>> for Carry {
+    fn from(messages: Vec<Message>) -> Self {
+        Carry { messages, source: None }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Source {
+    /// The log record the view ended at.
+    seq: u64,
+    view: Vec<Viewed>,
+    /// Per entry, whether it is a tool result; and the last user message's place (what the
+    /// engine's frame is drawn from).
+    tool_results: Vec<bool>,
+    active_turn: usize,
+    /// The view's size as the history window counts it (see [`crate::window`]).
+    bytes: usize,
+    /// Where the history starts in the view, and the messages before it.
+    start: usize,
+    leading: usize,
+    opaque: std::collections::HashMap<u64, Vec<serde_json::Value>>,
 }
 
 /// An entry of the view a request was built from, without its message: the request carries
@@ -143,7 +192,16 @@ impl Built {
             self.view.push(Viewed { seq, tokens });
         }
         self.messages.extend(meta);
+        // Not a request built from the view: none is built on from it.
+        self.source = None;
         self
+    }
+
+    /// The request's messages and where they came from, for the next request to be built on
+    /// from ([`build_on`]); `messages` is left empty.
+    pub fn carry(&mut self) -> Carry {
+        let source = self.source.take().map(|s| Source { view: self.view.clone(), opaque: self.opaque.clone(), ..s });
+        Carry { messages: std::mem::take(&mut self.messages), source }
     }
 }
 
@@ -231,46 +289,164 @@ pub fn build(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, op
 /// between requests of one turn without the history changing (a worker's board brief), so
 /// the cached prefix stays as it was.
 pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options, tail: Option<String>) -> Result<Built> {
-    let kept = session.view()?;
+    let (kept, seq) = session.view_to()?;
     let last_compaction = kept.last_compaction;
+    let whole = kept.entries.len();
     let mut entries = crate::window::window(kept.entries, crate::window::max_bytes()?);
     let opaque = entries.iter_mut().filter(|(_, m)| !m.opaque.is_empty()).map(|(seq, m)| (*seq, std::mem::take(&mut m.opaque))).collect();
     // The view goes straight into the request: the engine needs only where its results are.
     let view: Vec<Viewed> = entries.iter().map(|(seq, m)| Viewed { seq: *seq, tokens: count_logged(tokenizer, m) }).collect();
+    let source = Source {
+        seq,
+        view: Vec::new(),
+        tool_results: entries.iter().map(|(_, m)| m.role == "tool").collect(),
+        active_turn: entries.iter().rposition(|(_, m)| m.role == "user").unwrap_or(0),
+        bytes: entries.iter().map(|(_, m)| crate::window::size(m)).sum(),
+        start: 0,
+        leading: 0,
+        opaque: Default::default(),
+    };
     let meta = session.meta()?;
+    let (frame, memory_size) = frame(session, engine, options, &meta, &source)?;
+    let start = (frame.start as usize).min(view.len());
+    let mut messages: Vec<Message> = frame.leading.into_iter().map(from_engine).collect();
+    let leading = messages.len();
+    messages.extend(entries.into_iter().skip(start).map(|(_, m)| from_logged(m)));
+    // A request built on from this one starts from the same view: not one the window cut, nor
+    // one with a block after the history.
+    let source = (whole == view.len() && tail.is_none()).then_some(Source { start, leading, ..source });
+    let parts = Finish { messages, leading, view, start, opaque, tail, last_compaction, meta, memory_size, reused: 0, built_on: false, source };
+    finish(engine, tokenizer, options, parts)
+}
+
+/// The request for the session as it stands, built on from the last one (`carry`) where the
+/// view only gained entries since and the frame before the history starts it where it did;
+/// else built whole ([`build`]). Either way the same request.
+pub fn build_on(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options, carry: Carry) -> Result<Built> {
+    let (mut messages, mut source) = match carry {
+        Carry { messages, source: Some(source) } => (messages, source),
+        Carry { messages, source: None } => return whole(session, engine, tokenizer, options, &messages),
+    };
+    let whole = |engine: &mut Instance, last: &[Message]| whole(session, engine, tokenizer, options, last);
+    let Some((gained, seq)) = session.view_after(source.seq)? else { return whole(engine, &messages) };
+    let max = crate::window::max_bytes()?;
+    let sizes: Vec<usize> = gained.entries.iter().map(|(_, m)| crate::window::size(m)).collect();
+    // What the window would cut or clip is left to a whole build.
+    if sizes.iter().any(|&n| n > max / 4) || source.bytes + sizes.iter().sum::<usize>() > max || messages.is_empty() {
+        return whole(engine, &messages);
+    }
+    source.seq = seq;
+    source.bytes += sizes.iter().sum::<usize>();
+    let mut view = std::mem::take(&mut source.view);
+    let mut opaque = std::mem::take(&mut source.opaque);
+    let mut added = Vec::with_capacity(gained.entries.len());
+    for (seq, mut m) in gained.entries {
+        if !m.opaque.is_empty() {
+            opaque.insert(seq, std::mem::take(&mut m.opaque));
+        }
+        source.tool_results.push(m.role == "tool");
+        if m.role == "user" {
+            source.active_turn = view.len();
+        }
+        view.push(Viewed { seq, tokens: count_logged(tokenizer, &m) });
+        added.push(from_logged(m));
+    }
+    let meta = session.meta()?;
+    let (frame, memory_size) = frame(session, engine, options, &meta, &source)?;
+    if (frame.start as usize).min(view.len()) != source.start {
+        return whole(engine, &messages);
+    }
+    let leading: Vec<Message> = frame.leading.into_iter().map(from_engine).collect();
+    // The last request's context_meta goes; its history stays, and its leading messages where
+    // the frame drew the same.
+    messages.pop();
+    let same = messages.iter().zip(&leading).take_while(|(a, b)| a == b).count();
+    let reused = if same == source.leading && same == leading.len() {
+        messages.len()
+    } else {
+        messages.splice(..source.leading, leading.iter().cloned());
+        same
+    };
+    source.leading = leading.len();
+    messages.extend(added);
+    let (start, n) = (source.start, source.leading);
+    let parts = Finish {
+        messages,
+        leading: n,
+        view,
+        start,
+        opaque,
+        tail: None,
+        last_compaction: gained.last_compaction,
+        meta,
+        memory_size,
+        reused,
+        built_on: true,
+        source: Some(source),
+    };
+    finish(engine, tokenizer, options, parts)
+}
+
+/// The request built whole, and how many of its messages, from the first, are `last`'s: it
+/// still begins as the last request did as far as their messages agree.
+fn whole(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer, options: &Options, last: &[Message]) -> Result<Built> {
+    let mut built = build(session, engine, tokenizer, options)?;
+    built.reused = built.messages.iter().zip(last).take_while(|(a, b)| a == b).count();
+    Ok(built)
+}
+
+/// The engine's frame for a view drawn as `source` says: what goes before the history, and
+/// where the history starts; and the working memory's size.
+fn frame(session: &Session, engine: &mut Instance, options: &Options, meta: &workmem_store::Meta, source: &Source) -> Result<(workmem_runtime::Frame, usize)> {
     let live = session.overview()?;
     // The memory's changes are in the history only where the whole history is sent.
     let chain = meta.memory_chain.as_ref().filter(|_| options.history == HistoryMode::All);
     let overview = within_share(workmem_store::MemoryChain::shown(chain, &live), options.tokens_max);
     let agents_md = if options.agents_md { agents_md(std::path::Path::new(&meta.cwd))? } else { None };
-    let active_turn = entries.iter().rposition(|(_, m)| m.role == "user").unwrap_or(0);
     // The engine decides what goes before the history and where the history starts; the
     // history itself (a thousand messages behind `workmem proxy`) is not sent across and
     // back on every request, nor counted again.
     let request = FrameRequest {
         system_prompt: options.system_prompt.clone(),
         agents_md,
-        overview: overview.clone(),
-        tool_results: entries.iter().map(|(_, m)| m.role == "tool").collect(),
-        active_turn: u32::try_from(active_turn).unwrap_or(u32::MAX),
+        overview,
+        tool_results: source.tool_results.clone(),
+        active_turn: u32::try_from(source.active_turn).unwrap_or(u32::MAX),
         history_mode: options.history,
         overview_path: OVERVIEW_PATH.to_string(),
         detail_path: DETAIL_PATH.to_string(),
     };
-    let frame = engine.assemble_frame(&request)?;
-    let start = (frame.start as usize).min(view.len());
-    let leading: Vec<Message> = frame.leading.into_iter().map(from_engine).collect();
+    Ok((engine.assemble_frame(&request)?, live.len()))
+}
+
+/// A request's messages so far (those before the history, then the history from `start` of
+/// `view`), and what its context_meta is drawn from.
+struct Finish {
+    messages: Vec<Message>,
+    leading: usize,
+    view: Vec<Viewed>,
+    start: usize,
+    opaque: std::collections::HashMap<u64, Vec<serde_json::Value>>,
+    tail: Option<String>,
+    last_compaction: Option<workmem_store::Compaction>,
+    meta: workmem_store::Meta,
+    memory_size: usize,
+    reused: usize,
+    built_on: bool,
+    source: Option<Source>,
+}
+
+/// The request, counted, with the block after the history and context_meta last.
+fn finish(engine: &mut Instance, tokenizer: &Tokenizer, options: &Options, parts: Finish) -> Result<Built> {
+    let Finish { mut messages, leading, view, start, opaque, tail, last_compaction, meta, memory_size, reused, built_on, source } = parts;
     let tail = tail.map(|text| Message::new("system", text));
     // Counted locally as `count_chat` counts (each message, and 3 that prime the reply), the
     // history's messages as the view counted them; then moved by what the provider last
     // reported for a request of ours.
-    let local = leading.iter().chain(&tail).map(|m| tokenizer.count_message(m)).sum::<u32>()
+    let local = messages[..leading].iter().chain(&tail).map(|m| tokenizer.count_message(m)).sum::<u32>()
         + view[start..].iter().map(|e| e.tokens).sum::<u32>()
         + 3
         + tokenizer.count_tools(&options.tools);
-    let messages_in_history = view.len();
-    let mut messages = leading;
-    messages.extend(entries.into_iter().skip(start).map(|(_, m)| from_logged(m)));
     messages.extend(tail);
     let counted = i64::from(local) + meta.token_correction;
     // The line that tells the model of a compaction goes on the first request after it.
@@ -278,8 +454,8 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let stats = ContextStats {
         tokens_used: u32::try_from(counted.max(0)).unwrap_or(u32::MAX),
         tokens_max: options.tokens_max,
-        messages_in_history: u32::try_from(messages_in_history).unwrap_or(u32::MAX),
-        working_memory_size: u32::try_from(live.len()).unwrap_or(u32::MAX),
+        messages_in_history: u32::try_from(view.len()).unwrap_or(u32::MAX),
+        working_memory_size: u32::try_from(memory_size).unwrap_or(u32::MAX),
         rounds_since_update: u32::try_from(meta.rounds.saturating_sub(meta.memory_updated_round)).unwrap_or(u32::MAX),
         remind_after_rounds: options.remind_after_rounds,
         strong_reminder_tokens: options.strong_reminder_tokens,
@@ -290,7 +466,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let meta_tokens = tokenizer.count_message(&meta_block);
     let tokens = stats.tokens_used.saturating_add(meta_tokens);
     messages.push(meta_block);
-    Ok(Built { messages, tokens, counted: local + meta_tokens, stats, view, opaque })
+    Ok(Built { messages, tokens, counted: local + meta_tokens, stats, view, opaque, reused, built_on, source })
 }
 
 /// The most of the working memory that goes into a request, in bytes: the engine keeps what a

@@ -78,7 +78,9 @@ pub fn turn_on(
             }
             None => None,
         };
-        let built = bounded(session, runtime, &mut engine, &tokenizer, &context_options, brief, &mut |done| on_event(&Event::Compacted(done)))?;
+        let built = bounded(session, runtime, &mut engine, &tokenizer, &context_options, brief, context::Carry::default(), &mut |done| {
+            on_event(&Event::Compacted(done))
+        })?;
         let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
         let calls = record_reply(session, &built, &reply, Vec::new())?;
         count_round(session, &built, reply.usage)?;
@@ -116,9 +118,11 @@ fn refuse_all(session: &Session, calls: &[ToolCall], made: usize, on_event: &mut
     Ok(())
 }
 
-/// The request for the session as it stands, bounded: built, then compacted and built again
+/// The request for the session as it stands, bounded: built (on from the last request's
+/// `carry` where there is one, see [`context::build_on`]), then compacted and built again
 /// while the safety net (or automatic mode) asks, at most [`MAX_COMPACTIONS`] times. Checked
 /// before every request, not once a turn: a tool loop is one long turn.
+#[allow(clippy::too_many_arguments)]
 pub fn bounded(
     session: &Session,
     runtime: &Runtime,
@@ -126,9 +130,13 @@ pub fn bounded(
     tokenizer: &Tokenizer,
     options: &context::Options,
     tail: Option<String>,
+    carry: context::Carry,
     on_compacted: &mut dyn FnMut(compact::Compacted),
 ) -> Result<context::Built> {
-    let mut built = context::build_with(session, engine, tokenizer, options, tail.clone())?;
+    let mut built = match tail {
+        None => context::build_on(session, engine, tokenizer, options, carry)?,
+        Some(_) => context::build_with(session, engine, tokenizer, options, tail.clone())?,
+    };
     for _ in 0..MAX_COMPACTIONS {
         let Some(done) = compact::before_request(session, runtime, tokenizer, built.tokens, options)? else { break };
         on_compacted(done);

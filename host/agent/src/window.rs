@@ -21,7 +21,7 @@ pub fn max_bytes() -> crate::Result<usize> {
     }
 }
 
-fn size(m: &Message) -> usize {
+pub(crate) fn size(m: &Message) -> usize {
     m.content.len() + m.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
 }
 

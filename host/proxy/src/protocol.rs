@@ -96,7 +96,7 @@ impl Protocol {
     ) -> (Cow<'w, [u8]>, Option<Written>) {
         match self {
             Protocol::Chat => {
-                let retired = crate::written::chat_body(request, std::mem::take(&mut built.messages), tools, written);
+                let retired = crate::written::chat_body(request, built.carry(), built.reused, tools, written);
                 (Cow::Borrowed(written.bytes()), Some(retired))
             }
             Protocol::Messages => (Cow::Owned(messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes()), None),

@@ -516,7 +516,8 @@ mod tests {
             exchange.sent = 1000;
             crate::written::chat_body(
                 &serde_json::json!({"model": "m"}),
-                vec![workmem_llm::Message::new("user", "go")],
+                vec![workmem_llm::Message::new("user", "go")].into(),
+                0,
                 &serde_json::json!([]),
                 &mut exchange.written,
             );

@@ -1,6 +1,7 @@
 //! The Chat Completions body a session sends upstream, written on from the last one it sent.
 
 use serde_json::Value;
+use workmem_agent::context::Carry;
 
 /// The last body a session sent upstream, for the next one: most of a request is the last
 /// one's messages again, and writing them out (escaping every byte of a 1,000-message history)
@@ -8,9 +9,10 @@ use serde_json::Value;
 #[derive(Default)]
 pub(crate) struct Written {
     bytes: Vec<u8>,
-    /// Where the messages start (after `"messages":[`), the messages, and where each ends.
+    /// Where the messages start (after `"messages":[`), the messages (with what the next
+    /// request is built on from), and where each ends.
     head: usize,
-    messages: Vec<workmem_llm::Message>,
+    carry: Carry,
     ends: Vec<usize>,
 }
 
@@ -19,15 +21,21 @@ impl Written {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+
+    /// The body's messages and where they came from, for the next request to be built on from;
+    /// the bytes stay, for its body to be written on from.
+    pub fn take_carry(&mut self) -> Carry {
+        std::mem::take(&mut self.carry)
+    }
 }
 
-/// The client's request with the session's view in place of its messages, written straight
-/// from the view (a `Value` of a long history first would cost more than the writing), as
-/// serde writes the request's other fields, then `messages`, then `tools`. The messages the
-/// `last` body began with, where equal, are copied from it, not written again; `last` becomes
-/// this body (sent from there, not copied), and what it held is given back, to be dropped once
-/// the request is on its way.
-pub(crate) fn chat_body(request: &Value, messages: Vec<workmem_llm::Message>, tools: &Value, last: &mut Written) -> Written {
+/// The client's request with the session's view in place of its messages (`carry`'s), written
+/// straight from the view (a `Value` of a long history first would cost more than the writing),
+/// as serde writes the request's other fields, then `messages`, then `tools`. The first
+/// `reused` messages, which the caller knows to be those the `last` body began with, are copied
+/// from it, not written again; `last` becomes this body (sent from there, not copied), and
+/// what it held is given back, to be dropped once the request is on its way.
+pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, tools: &Value, last: &mut Written) -> Written {
     let json = "JSON values and chat messages always serialize";
     let mut out = Vec::with_capacity(last.bytes.len() + 1024);
     out.push(b'{');
@@ -40,7 +48,8 @@ pub(crate) fn chat_body(request: &Value, messages: Vec<workmem_llm::Message>, to
     out.extend_from_slice(b"\"messages\":[");
     let head = out.len();
     let same_head = last.bytes.get(..last.head) == Some(&out[..]);
-    let kept = if same_head { messages.iter().zip(&last.messages).take_while(|(a, b)| a == b).count() } else { 0 };
+    let messages = carry.messages();
+    let kept = if same_head { reused.min(last.ends.len()).min(messages.len()) } else { 0 };
     let mut ends = Vec::with_capacity(messages.len());
     if kept > 0 {
         out.clear();
@@ -63,7 +72,7 @@ pub(crate) fn chat_body(request: &Value, messages: Vec<workmem_llm::Message>, to
     out.extend_from_slice(b"],\"tools\":");
     serde_json::to_writer(&mut out, tools).expect(json);
     out.push(b'}');
-    std::mem::replace(last, Written { bytes: out, head, messages, ends })
+    std::mem::replace(last, Written { bytes: out, head, carry, ends })
 }
 
 #[cfg(test)]
@@ -100,6 +109,7 @@ mod tests {
         let request = json!({"model": "m", "messages": [], "stream": true, "tools": []});
         let other = json!({"stream": false, "model": "m"});
         let mut last = Written::default();
+        let mut before: &[workmem_llm::Message] = &[];
         for (request, messages) in [
             (&request, &history[..4]),
             (&request, &history[..8]),
@@ -125,7 +135,9 @@ mod tests {
                 tools: &tools,
             })
             .unwrap();
-            chat_body(request, messages.to_vec(), &tools, &mut last);
+            let reused = messages.iter().zip(before).take_while(|(a, b)| a == b).count();
+            chat_body(request, Carry::from(messages.to_vec()), reused, &tools, &mut last);
+            before = messages;
             assert_eq!(String::from_utf8(last.bytes().to_vec()).unwrap(), String::from_utf8(whole).unwrap());
         }
     }

@@ -403,6 +403,11 @@ struct Checkpoint {
     seq: u64,
     offset: u64,
     view: View,
+    /// The last record that rewrote the view rather than add to it (a compaction), or where
+    /// the view was last read back from view.json or the log: what a view built on from an
+    /// earlier one must not come before ([`Session::view_after`]).
+    #[serde(default)]
+    rewritten: u64,
 }
 const META: &str = "meta.json";
 const STATE: &str = "state.json";
@@ -573,8 +578,49 @@ impl Session {
     /// the log up to a byte offset, so that building a request reads the kept view and the
     /// log's tail, not the whole log: a long session costs what its view does.
     pub fn view(&self) -> Result<View> {
+        let kept = self.folded()?;
+        let view = kept.view.clone();
+        self.hold(kept);
+        Ok(view)
+    }
+
+    /// What the view gained after the log's record `seq`, and the record it now ends at, where
+    /// it only gained: nothing logged after `seq` rewrote it (a compaction), and this handle
+    /// has held the view in memory since it ended at `seq`. Then the view is the one that ended
+    /// at `seq` with these entries after it, and a request built on from one built at `seq`
+    /// need not copy the whole view again. None where the view may have changed otherwise.
+    pub fn view_after(&self, seq: u64) -> Result<Option<(View, u64)>> {
+        let kept = self.folded()?;
+        let gained = (kept.rewritten <= seq && seq <= kept.seq).then(|| {
+            let from = kept.view.entries.partition_point(|(s, _)| *s <= seq);
+            (View { entries: kept.view.entries[from..].to_vec(), last_compaction: kept.view.last_compaction.clone() }, kept.seq)
+        });
+        self.hold(kept);
+        Ok(gained)
+    }
+
+    /// The view as [`Session::view`] reads it, and the record it ends at.
+    pub fn view_to(&self) -> Result<(View, u64)> {
+        let kept = self.folded()?;
+        let view = (kept.view.clone(), kept.seq);
+        self.hold(kept);
+        Ok(view)
+    }
+
+    /// Keeps `kept` for the next read of the view, unless a later one is kept already.
+    fn hold(&self, kept: Checkpoint) {
+        let mut held = self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if held.as_ref().is_none_or(|h| h.offset <= kept.offset) {
+            *held = Some(kept);
+        }
+    }
+
+    /// The view folded up to the log's end, from the one this handle holds, else view.json's.
+    fn folded(&self) -> Result<Checkpoint> {
         let log = self.path(MESSAGES);
         let held = self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        // A view not held since is not known to have only gained ([`Session::view_after`]).
+        let unheld = held.is_none();
         let kept: Option<Checkpoint> = held.or_else(|| self.read_json(VIEW).ok());
         let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
         let len = fsio::complete_len(&mut file).map_err(Error::io(&log))?;
@@ -594,10 +640,15 @@ impl Session {
             let mut record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
             // A kept view from another log (a session copied over) does not continue this one.
             if folded == 0 && kept.offset > 0 && Some(record.seq) != kept.seq.checked_add(1) {
-                return self.rebuild_view();
+                self.files.remove(VIEW).map_err(self.err())?;
+                self.release_view();
+                return self.folded();
             }
             kept.seq = record.seq;
-            compacted |= matches!(record.entry, Entry::Compaction(_));
+            if matches!(record.entry, Entry::Compaction(_)) {
+                compacted = true;
+                kept.rewritten = record.seq;
+            }
             if let Entry::Message(m) = &mut record.entry
                 && let Some(spec) = m.reads.take()
             {
@@ -618,11 +669,10 @@ impl Session {
             // Derived data: a failed write only means the next reader folds more.
             let _ = self.write_json(VIEW, &kept);
         }
-        let mut held = self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if held.as_ref().is_none_or(|h| h.offset <= kept.offset) {
-            *held = Some(kept.clone());
+        if unheld {
+            kept.rewritten = kept.seq;
         }
-        Ok(kept.view)
+        Ok(kept)
     }
 
     /// Lets go of the view this handle keeps in memory: the next [`Session::view`] reads
@@ -630,12 +680,6 @@ impl Session {
     /// holds of them all.
     pub fn release_view(&self) {
         *self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-    }
-
-    fn rebuild_view(&self) -> Result<View> {
-        self.files.remove(VIEW).map_err(self.err())?;
-        self.release_view();
-        self.view()
     }
 
     /// The message logged with sequence number `seq`, as it was first written, whatever
