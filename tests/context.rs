@@ -385,7 +385,11 @@ fn a_request_built_on_from_the_last_is_the_one_built_whole() {
             let mut on = context::build_on(s, engine, &tokenizer, &options, std::mem::take(carry)).unwrap();
             let whole = context::build(s, engine, &tokenizer, &options).unwrap();
             assert_eq!(on.messages, whole.messages, "{mode:?}, {what}");
-            assert_eq!((on.tokens, on.counted, on.view.clone(), on.opaque.clone()), (whole.tokens, whole.counted, whole.view, whole.opaque), "{mode:?}, {what}");
+            assert_eq!(
+                (on.tokens, on.counted, on.view.clone(), on.opaque.clone()),
+                (whole.tokens, whole.counted, whole.view, whole.opaque),
+                "{mode:?}, {what}"
+            );
             assert_eq!(format!("{:?}", on.stats), format!("{:?}", whole.stats), "{mode:?}, {what}");
             assert_eq!(on.built_on, built_on, "{mode:?}, {what}: built on from the last request");
             let sent = on.messages.clone();

@@ -153,36 +153,45 @@ fn counted_rounds(root: &Path, rounds: u64) -> Value {
 }
 
 /// Two clients in turn, the proxy's memory of its sessions bounded to a byte: each request
-/// makes the other session let go of what it kept (its last body upstream, its view, the
-/// texts it counted), and every request goes upstream, and into the logs, as with the memory
-/// unbounded.
+/// makes the other session let go of what it kept (its last request upstream, its view, the
+/// texts it counted), so that each of its requests is built whole, and every request goes
+/// upstream, and into the logs, as with the memory unbounded, where each is built on from the
+/// last. In Chat Completions, and in Anthropic Messages, whose bodies are written whole.
 #[test]
 fn sessions_that_let_go_of_their_memory_send_the_same() {
-    let run = |name: &str, args: &[&str]| {
-        let server = Server::start((0..6).map(|i| Reply::answer(&format!("answer {i}"))).collect());
-        let proxy = Proxy::start(name, &server.url, args);
-        let mut histories = [vec![json!({"role": "user", "content": "Task A."})], vec![json!({"role": "user", "content": "Task B."})]];
-        for round in 0..3 {
-            for (client, history) in histories.iter_mut().enumerate() {
-                let (status, _, body) = proxy.post("/v1/chat/completions", &json!({"model": "gpt-4o", "messages": history}));
-                assert_eq!(status, 200, "{body}");
-                let answer: Value = serde_json::from_str(&body).unwrap();
-                history.push(answer["choices"][0]["message"].clone());
-                history.push(json!({"role": "user", "content": format!("client {client}, round {round}")}));
-            }
-        }
-        let mut logs = proxy.sessions();
-        logs.iter_mut().flatten().for_each(|r| {
-            r.as_object_mut().unwrap().remove("at");
-        });
-        logs.sort_by_key(|log| log[0]["content"].to_string());
-        (server.requests().into_iter().map(|r| r.body).collect::<Vec<_>>(), logs)
+    let anthropic = |text: &str| {
+        let body = json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn", "usage": {"input_tokens": 10, "output_tokens": 2}});
+        Reply::Json { status: 200, headers: vec![], body: body.to_string() }
     };
-    let (warm, warm_logs) = run("warm", &[]);
-    let (cooled, cooled_logs) = run("cooled", &["--max-warm-bytes", "1"]);
-    assert_eq!(warm.len(), 6);
-    assert_eq!(cooled, warm, "the requests upstream");
-    assert_eq!(cooled_logs, warm_logs, "the logs");
+    for route in ["/v1/chat/completions", "/v1/messages"] {
+        let chat = route == "/v1/chat/completions";
+        let run = |name: &str, args: &[&str]| {
+            let server = Server::start((0..6).map(|i| if chat { Reply::answer(&format!("answer {i}")) } else { anthropic(&format!("answer {i}")) }).collect());
+            let proxy = Proxy::start(name, &server.url, args);
+            let mut histories = [vec![json!({"role": "user", "content": "Task A."})], vec![json!({"role": "user", "content": "Task B."})]];
+            for round in 0..3 {
+                for (client, history) in histories.iter_mut().enumerate() {
+                    let (status, _, body) = proxy.post(route, &json!({"model": "gpt-4o", "max_tokens": 100, "messages": history}));
+                    assert_eq!(status, 200, "{body}");
+                    let answer: Value = serde_json::from_str(&body).unwrap();
+                    history.push(if chat { answer["choices"][0]["message"].clone() } else { json!({"role": "assistant", "content": answer["content"]}) });
+                    history.push(json!({"role": "user", "content": format!("client {client}, round {round}")}));
+                }
+            }
+            let mut logs = proxy.sessions();
+            logs.iter_mut().flatten().for_each(|r| {
+                r.as_object_mut().unwrap().remove("at");
+            });
+            logs.sort_by_key(|log| log[0]["content"].to_string());
+            (server.requests().into_iter().map(|r| r.body).collect::<Vec<_>>(), logs)
+        };
+        let (warm, warm_logs) = run(&format!("warm-{}", chat), &[]);
+        let (cooled, cooled_logs) = run(&format!("cooled-{}", chat), &["--max-warm-bytes", "1"]);
+        assert_eq!(warm.len(), 6, "{route}");
+        assert_eq!(cooled, warm, "{route}: the requests upstream");
+        assert_eq!(cooled_logs, warm_logs, "{route}: the logs");
+    }
 }
 
 /// Anthropic's `count_tokens` counts what workmem would send: the session's view with what the

@@ -86,7 +86,9 @@ impl Protocol {
     /// The client's request with `built` (the session's view, bounded) in place of its history.
     /// Chat Completions writes on from `written`, the session's last body upstream, takes
     /// `built`'s messages for the next and is sent from there; what `written` held before is
-    /// given back, to be dropped once the request is on its way.
+    /// given back, to be dropped once the request is on its way. The other protocols write
+    /// their bodies whole, and keep `built`'s messages in `written` for the next request to be
+    /// built on from.
     pub fn upstream_body<'w>(
         self,
         request: &Value,
@@ -99,8 +101,17 @@ impl Protocol {
                 let retired = crate::written::chat_body(request, built.carry(), built.reused, tools, written);
                 (Cow::Borrowed(written.bytes()), Some(retired))
             }
-            Protocol::Messages => (Cow::Owned(messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes()), None),
-            Protocol::Responses => (Cow::Owned(responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes()), None),
+            // Written whole; the next request is still built on from this one.
+            Protocol::Messages => {
+                let body = messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes();
+                written.keep_carry(built.carry());
+                (Cow::Owned(body), None)
+            }
+            Protocol::Responses => {
+                let body = responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes();
+                written.keep_carry(built.carry());
+                (Cow::Owned(body), None)
+            }
         }
     }
 

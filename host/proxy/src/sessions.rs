@@ -292,7 +292,8 @@ pub(crate) struct Exchange {
     pub session: Session,
     /// Counts texts once per session: each request repeats most of the last.
     pub tokenizer: Option<(String, Tokenizer)>,
-    /// The last Chat Completions body sent upstream, which the next one mostly repeats.
+    /// The last request sent upstream, which the next one is built on from (Chat Completions:
+    /// its body too, which the next one mostly repeats).
     pub written: crate::written::Written,
     /// The length of the last body sent upstream, in any protocol.
     pub sent: usize,

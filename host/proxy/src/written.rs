@@ -27,6 +27,12 @@ impl Written {
     pub fn take_carry(&mut self) -> Carry {
         std::mem::take(&mut self.carry)
     }
+
+    /// Keeps what the next request is built on from, for a body written whole (a protocol
+    /// that does not write on from the last body).
+    pub fn keep_carry(&mut self, carry: Carry) {
+        self.carry = carry;
+    }
 }
 
 /// The client's request with the session's view in place of its messages (`carry`'s), written
