@@ -381,7 +381,7 @@ fn a_request_built_on_from_the_last_is_the_one_built_whole() {
         let (_, s) = session(&format!("built-on-{mode:?}"), &runtime);
         let options = Options { history: mode, ..Options::new("gpt-4o", tools::openai_tools(false)) };
         let mut carry = context::Carry::default();
-        let mut step = |s: &Session, engine: &mut workmem_runtime::Instance, carry: &mut context::Carry, built_on: bool, what: &str| {
+        let step = |s: &Session, engine: &mut workmem_runtime::Instance, carry: &mut context::Carry, built_on: bool, what: &str| {
             let mut on = context::build_on(s, engine, &tokenizer, &options, std::mem::take(carry)).unwrap();
             let whole = context::build(s, engine, &tokenizer, &options).unwrap();
             assert_eq!(on.messages, whole.messages, "{mode:?}, {what}");
