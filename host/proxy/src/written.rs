@@ -38,12 +38,13 @@ impl Written {
 /// The client's request with the session's view in place of its messages (`carry`'s), written
 /// straight from the view (a `Value` of a long history first would cost more than the writing),
 /// as serde writes the request's other fields, then `messages`, then `tools`. The first
-/// `reused` messages, which the caller knows to be those the `last` body began with, are copied
-/// from it, not written again; `last` becomes this body (sent from there, not copied), and
-/// what it held is given back, to be dropped once the request is on its way.
+/// `reused` messages, which the caller knows to be those the `last` body began with, are kept
+/// from it, not written again (this body is written over the last one's bytes, in place);
+/// `last` becomes this body (sent from there, not copied), and what it held else is given
+/// back, to be dropped once the request is on its way.
 pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, tools: &Value, last: &mut Written) -> Written {
     let json = "JSON values and chat messages always serialize";
-    let mut out = Vec::with_capacity(last.bytes.len() + 1024);
+    let mut out = Vec::with_capacity(256);
     out.push(b'{');
     for (key, value) in request.as_object().into_iter().flatten().filter(|(k, _)| !matches!(k.as_str(), "messages" | "tools")) {
         serde_json::to_writer(&mut out, key).expect(json);
@@ -56,14 +57,15 @@ pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, tools: &Va
     let same_head = last.bytes.get(..last.head) == Some(&out[..]);
     let messages = carry.messages();
     let kept = if same_head { reused.min(last.ends.len()).min(messages.len()) } else { 0 };
-    let mut ends = Vec::with_capacity(messages.len());
-    if kept > 0 {
-        out.clear();
-        out.extend_from_slice(&last.bytes[..last.ends[kept - 1]]);
-        ends.extend_from_slice(&last.ends[..kept]);
-    }
     // Room for what is written anew, escapes aside, so that the body is not moved as it grows.
     let tail = last.bytes.len() - last.ends.last().copied().unwrap_or(last.head).min(last.bytes.len());
+    let mut ends = Vec::with_capacity(messages.len());
+    if kept > 0 {
+        // The last body was sent and answered: this one is written over it, in place.
+        out = std::mem::take(&mut last.bytes);
+        out.truncate(last.ends[kept - 1]);
+        ends.extend_from_slice(&last.ends[..kept]);
+    }
     out.reserve(
         messages[kept..].iter().map(|m| m.content.len() + m.tool_calls.iter().map(|c| c.function.arguments.len() + 64).sum::<usize>() + 64).sum::<usize>()
             + tail,
