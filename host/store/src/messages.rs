@@ -3,6 +3,7 @@
 //! provider's wire format: a host maps entries to whatever its LLM client speaks.
 
 use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 
 /// One line of messages.jsonl.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,13 +89,46 @@ impl View {
         match record.entry {
             Entry::Message(m) => self.entries.push((record.seq, m)),
             Entry::Compaction(c) => {
-                for r in &c.replacements {
-                    let Some(at) = self.entries.iter().position(|(seq, _)| r.replaces.contains(seq)) else { continue };
-                    let seq = self.entries[at].0;
-                    self.entries.retain(|(s, _)| !r.replaces.contains(s));
-                    self.entries.insert(at.min(self.entries.len()), (seq, r.message.clone()));
-                }
+                self.replace(&c.replacements);
                 self.last_compaction = Some(c);
+            }
+        }
+    }
+
+    /// Puts each replacement in place of the entries it replaces, in one pass over the view
+    /// where no entry is named by two replacements (what compactions write): a pass per
+    /// replacement, each asking every entry whether the replacement names it, made a compaction
+    /// of a long history cost the square of its length (threat model rule 5).
+    fn replace(&mut self, replacements: &[Replacement]) {
+        let mut named: HashMap<u64, usize> = HashMap::new();
+        let mut overlap = false;
+        for (i, r) in replacements.iter().enumerate() {
+            for &seq in &r.replaces {
+                overlap |= named.insert(seq, i).is_some_and(|j| j != i);
+            }
+        }
+        if overlap {
+            // One replacement may then replace another's: in turn, as they are listed.
+            for r in replacements {
+                let replaces: HashSet<u64> = r.replaces.iter().copied().collect();
+                let Some(at) = self.entries.iter().position(|(seq, _)| replaces.contains(seq)) else { continue };
+                let seq = self.entries[at].0;
+                self.entries.retain(|(s, _)| !replaces.contains(s));
+                self.entries.insert(at.min(self.entries.len()), (seq, r.message.clone()));
+            }
+            return;
+        }
+        let mut placed = vec![false; replacements.len()];
+        let entries = std::mem::take(&mut self.entries);
+        self.entries.reserve(entries.len());
+        for (seq, m) in entries {
+            match named.get(&seq) {
+                None => self.entries.push((seq, m)),
+                Some(&i) if !placed[i] => {
+                    placed[i] = true;
+                    self.entries.push((seq, replacements[i].message.clone()));
+                }
+                Some(_) => {}
             }
         }
     }
@@ -278,6 +312,84 @@ pub fn read_trajectory(path: &std::path::Path) -> std::io::Result<Vec<Message>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The view with `replacements` put in place as the rule says, one at a time: each takes
+    /// the place and the `seq` of the first entry it replaces.
+    fn replaced_in_turn(mut entries: Vec<(u64, Message)>, replacements: &[Replacement]) -> Vec<(u64, Message)> {
+        for r in replacements {
+            let Some(at) = entries.iter().position(|(seq, _)| r.replaces.contains(seq)) else { continue };
+            let seq = entries[at].0;
+            entries.retain(|(s, _)| !r.replaces.contains(s));
+            entries.insert(at.min(entries.len()), (seq, r.message.clone()));
+        }
+        entries
+    }
+
+    fn compaction(replacements: Vec<Replacement>) -> LogRecord {
+        let c = Compaction {
+            target: "tools".into(),
+            strategy: "archive".into(),
+            replacements,
+            archive: None,
+            notice: String::new(),
+            tokens_before: 0,
+            tokens_after: 0,
+            round: 0,
+        };
+        LogRecord { seq: u64::MAX, at: String::new(), entry: Entry::Compaction(c), usage: None }
+    }
+
+    fn view_of(n: u64) -> View {
+        View { entries: (1..=n).map(|seq| (seq, Message::new("user", format!("m{seq}")))).collect(), last_compaction: None }
+    }
+
+    /// Folded in one pass, a compaction gives the view the rule gives, replacement by
+    /// replacement: runs, scattered entries, replacements out of order, entries the view no
+    /// longer holds, and replacements that replace one another's.
+    #[test]
+    fn replacements_land_where_the_rule_puts_them() {
+        let mut state = 7u64;
+        let mut next = |below: u64| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        for case in 0..300 {
+            let n = 1 + next(40);
+            let count = next(6);
+            let replacements: Vec<Replacement> = (0..count)
+                .map(|k| Replacement {
+                    replaces: (0..1 + next(8)).map(|_| 1 + next(n + 3)).collect(),
+                    message: Message::new("system", format!("[compacted {case}.{k}]")),
+                })
+                .collect();
+            let mut view = view_of(n);
+            let expected = replaced_in_turn(view.entries.clone(), &replacements);
+            view.push(compaction(replacements.clone()));
+            assert_eq!(view.entries, expected, "case {case}: {replacements:?}");
+        }
+    }
+
+    /// A compaction folds in time that grows with the view, not with its square: one
+    /// replacement of half the view and one per entry of the rest, at n and 4n entries.
+    #[test]
+    fn a_compaction_folds_in_linear_time() {
+        let time = |n: u64| {
+            let mut replacements = vec![Replacement { replaces: (1..=n / 2).collect(), message: Message::new("system", "[compacted]") }];
+            replacements.extend((n / 2 + 1..=n).step_by(2).map(|seq| Replacement { replaces: vec![seq], message: Message::new("system", "[offloaded]") }));
+            let record = compaction(replacements);
+            let mut best = std::time::Duration::MAX;
+            for _ in 0..3 {
+                let (mut view, record) = (view_of(n), record.clone());
+                let started = std::time::Instant::now();
+                view.push(record);
+                best = best.min(started.elapsed());
+                assert_eq!(view.entries.len() as u64, 1 + n / 2);
+            }
+            best
+        };
+        let (small, large) = (time(4_000), time(16_000));
+        assert!(large < small * 10, "4n entries took {large:?}, n took {small:?}");
+    }
 
     /// The byte a `read_history` answer says to read on from, as a model would find it.
     fn next_from(answer: &str) -> Option<usize> {
