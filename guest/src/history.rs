@@ -526,8 +526,39 @@ fn notice(replacements: &[Replacement], messages: u32, archived_to: Option<&str>
 }
 
 /// The view after `replacements` (the rule every reader of the log applies): each
-/// replacement takes the place of the first entry it replaces, with that entry's `seq`.
+/// replacement takes the place of the first entry it replaces, with that entry's `seq`. In one
+/// pass over the view where no entry is named by two replacements (what compactions make): a
+/// pass per replacement made a compaction of a long history cost the square of its length.
 pub fn apply(view: &[Entry], replacements: &[Replacement]) -> Vec<Entry> {
+    let mut named: HashMap<u64, usize> = HashMap::new();
+    let mut overlap = false;
+    for (i, r) in replacements.iter().enumerate() {
+        for &seq in &r.replaces {
+            overlap |= named.insert(seq, i).is_some_and(|j| j != i);
+        }
+    }
+    if overlap {
+        return apply_in_turn(view, replacements);
+    }
+    let mut placed = vec![false; replacements.len()];
+    let mut out = Vec::with_capacity(view.len());
+    for e in view {
+        match named.get(&e.seq) {
+            None => out.push(e.clone()),
+            Some(&i) if !placed[i] => {
+                placed[i] = true;
+                let r = &replacements[i];
+                let tokens = replacement_tokens((r.replaces.len() == 1).then_some(e), &r.message.content);
+                out.push(Entry { seq: e.seq, message: r.message.clone(), tokens });
+            }
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// [`apply`] one replacement at a time, as the rule reads: where one may replace another's.
+fn apply_in_turn(view: &[Entry], replacements: &[Replacement]) -> Vec<Entry> {
     let mut out: Vec<Entry> = view.to_vec();
     for r in replacements {
         let gone: HashSet<u64> = r.replaces.iter().copied().collect();

@@ -485,3 +485,16 @@ proptest! {
         }
     }
 }
+
+/// Replacements that name the same entry are put in place one after another, as listed: the
+/// second replaces the first's note and what else it names, at the place of the first of them.
+#[test]
+fn replacements_that_overlap_apply_in_turn() {
+    let view: Vec<Entry> = (1..=5).map(|seq| entry(seq, message("user", &format!("m{seq}")))).collect();
+    let note = |text: &str| history::Replacement { replaces: Vec::new(), message: message("system", text) };
+    let first = history::Replacement { replaces: vec![2, 3], ..note("[compacted 2-3]") };
+    let second = history::Replacement { replaces: vec![4, 2], ..note("[compacted 2-4]") };
+    let after = history::apply(&view, &[first, second]);
+    let shown: Vec<(u64, &str)> = after.iter().map(|e| (e.seq, e.message.content.as_str())).collect();
+    assert_eq!(shown, [(1, "m1"), (2, "[compacted 2-4]"), (5, "m5")]);
+}
