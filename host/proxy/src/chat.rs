@@ -16,9 +16,10 @@ use workmem_store::{Message, ToolCall};
 /// (a `Value` of a 1,000-message history first took longer than all the rest of the proxy's
 /// work) unless a recent request of the client's already held it ([`Recent`]): the rest of the
 /// request as JSON, without `messages`. Content the session cannot carry (an image, audio) is
-/// refused, and the request then goes upstream as it was.
-pub(crate) fn parse(body: &[u8], recent: &Recent) -> Result<(Value, Arc<History>), String> {
-    let (rest, history) = recent.chat(body, |at, raw| {
+/// refused, and the request then goes upstream as it was. `caller` says who sent it
+/// ([`crate::history::caller`]).
+pub(crate) fn parse(body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), String> {
+    let (rest, history) = recent.chat(body, caller, |at, raw| {
         serde_json::from_str::<Wire>(raw).map(Message::from).map_err(|e| format!("the request is not a chat request: messages[{at}]: {e}"))
     })?;
     Ok((Value::Object(rest), history))
@@ -264,7 +265,7 @@ mod tests {
             ],
             "tools": [{"type": "function", "function": {"name": "bash"}}],
         });
-        let parse = |body: &[u8]| parse(body, &Recent::default()).map(|(rest, h)| (rest, h.messages.clone()));
+        let parse = |body: &[u8]| parse(body, &Recent::default(), 0).map(|(rest, h)| (rest, h.messages.clone()));
         let (rest, history) = parse(body.to_string().as_bytes()).unwrap();
         assert_eq!(rest, json!({"model": "gpt-4o", "stream": true, "tools": [{"type": "function", "function": {"name": "bash"}}]}));
         let call = ToolCall { id: "c1".into(), name: "bash".into(), arguments: "{\"cmd\":\"ls\"}".into() };

@@ -2,8 +2,8 @@
 //! items ([`items`], what a session is found by). A client resends its whole history
 //! with every request, and reading and keying all of it again took a quarter of the time the
 //! proxy adds to a 1,000-message request; so a Chat Completions request whose bytes begin with
-//! those of a recent request, up to the end of its last message, takes that request's history
-//! and reads only what follows ([`Recent`]).
+//! those of a recent request of the same caller's, up to the end of its last message, takes that
+//! request's history and reads only what follows ([`Recent`]).
 
 use crate::lock;
 use serde::Deserialize;
@@ -25,6 +25,13 @@ static ITEM_KEYS: std::sync::LazyLock<std::collections::hash_map::RandomState> =
 
 fn key(parts: &[&str]) -> u64 {
     ITEM_KEYS.hash_one(parts)
+}
+
+/// Who sends a request, as far as the upstream can tell: a keyed hash of the credentials it
+/// carries. A request is read on from a recent one only where the same caller sent that one,
+/// so that how fast a request is read tells nobody what another client sent.
+pub(crate) fn caller(credentials: &[&str]) -> u64 {
+    key(&[&["caller"], credentials].concat())
 }
 
 /// The sessions a client's requests are looked for among: those of its protocol and of its own
@@ -81,20 +88,22 @@ pub(crate) struct History {
     prefix: Vec<u8>,
     /// The request's fields before `messages`.
     before: Map<String, Value>,
+    /// Who sent it ([`caller`]).
+    caller: u64,
 }
 
 impl History {
     /// A history read as a whole: nothing to reuse.
     pub fn new(messages: Vec<Message>) -> Self {
-        History { keys: messages.iter().map(items).collect(), messages, prefix: Vec::new(), before: Map::new() }
+        History { keys: messages.iter().map(items).collect(), messages, prefix: Vec::new(), before: Map::new(), caller: 0 }
     }
 
-    /// Whether `body` begins with this history's request up to its last message. The end is
-    /// compared first: another client's request almost always differs there.
-    fn continued_by(&self, body: &[u8]) -> bool {
+    /// Whether `body`, from `caller`, begins with this history's request up to its last
+    /// message. The end is compared first: another client's request almost always differs there.
+    fn continued_by(&self, body: &[u8], caller: u64) -> bool {
         let n = self.prefix.len();
         let tail = n.saturating_sub(64);
-        n > 0 && n <= body.len() && self.prefix[tail..] == body[tail..n] && self.prefix[..tail] == body[..tail]
+        caller == self.caller && n > 0 && n <= body.len() && self.prefix[tail..] == body[tail..n] && self.prefix[..tail] == body[..tail]
     }
 
     fn push(&mut self, message: Message) {
@@ -175,22 +184,24 @@ impl Default for Recent {
 }
 
 impl Recent {
-    /// A Chat Completions request: its fields but `messages`, and its history, each new message
-    /// converted by `parse` (given its index), whose first error is the answer. Where `body`
-    /// continues a recent request (the longest it does), that request's history is taken and
-    /// only what follows it read; a request read whole is refused as it was before, errors
-    /// naming where. The history is kept for the next request, in place of the one it continues.
-    pub fn chat(&self, body: &[u8], parse: impl Fn(usize, &str) -> Result<Message, String>) -> Result<Read, String> {
+    /// A Chat Completions request from `caller`: its fields but `messages`, and its history,
+    /// each new message converted by `parse` (given its index), whose first error is the
+    /// answer. Where `body` continues a recent request of the same caller's (the longest it
+    /// does), that request's history is taken and only what follows it read; a request read
+    /// whole is refused as it was before, errors naming where. The history is kept for the next
+    /// request, in place of the one it continues.
+    pub fn chat(&self, body: &[u8], caller: u64, parse: impl Fn(usize, &str) -> Result<Message, String>) -> Result<Read, String> {
         // Compared outside the lock: another client's request need not wait on this one.
         let all: Vec<Arc<History>> = lock(&self.histories).iter().cloned().collect();
-        if let Some(base) = all.into_iter().filter(|h| h.continued_by(body)).max_by_key(|h| h.prefix.len())
+        if let Some(base) = all.into_iter().filter(|h| h.continued_by(body, caller)).max_by_key(|h| h.prefix.len())
             && let Some(read) = self.continue_from(base, body, &parse)
         {
             return read;
         }
         let split: Split = serde_json::from_slice(body).map_err(|e| format!("the request is not a chat request: {e}"))?;
         let raw = split.messages.ok_or("the request has no messages array")?;
-        let mut history = History { messages: Vec::with_capacity(raw.len()), keys: Vec::with_capacity(raw.len()), prefix: Vec::new(), before: Map::new() };
+        let mut history =
+            History { messages: Vec::with_capacity(raw.len()), keys: Vec::with_capacity(raw.len()), prefix: Vec::new(), before: Map::new(), caller };
         for (at, message) in raw.iter().enumerate() {
             history.push(parse(at, message.get())?);
         }
@@ -228,6 +239,7 @@ impl Recent {
             keys: shared.keys.clone(),
             prefix: shared.prefix.clone(),
             before: shared.before.clone(),
+            caller: shared.caller,
         });
         let end = end_in(&doc, raw[raw.len() - 1].get()) - CONTINUED.len();
         history.prefix.extend_from_slice(&body[from..from + end]);
@@ -266,8 +278,12 @@ mod tests {
 
     /// Reads `body` through `recent`: its fields, its history, and how many messages were parsed.
     fn read(recent: &Recent, body: &str) -> Result<(Read, usize), String> {
+        read_from(recent, body, 0)
+    }
+
+    fn read_from(recent: &Recent, body: &str, caller: u64) -> Result<(Read, usize), String> {
         let parsed = Cell::new(0);
-        let (rest, h) = recent.chat(body.as_bytes(), |at, m| {
+        let (rest, h) = recent.chat(body.as_bytes(), caller, |at, m| {
             parsed.set(parsed.get() + 1);
             let v: Value = serde_json::from_str(m).map_err(|e| e.to_string())?;
             v["content"].as_str().map(|t| Message::new("user", t)).ok_or(format!("messages[{at}]: no content"))
@@ -299,6 +315,18 @@ mod tests {
         assert_eq!(parsed(&recent, &body(&["a", "b", "c"], "").replace(r#""model":"m""#, r#""model":"n""#)), 3);
         // The first request's history was held while the second took it over: copied, not changed.
         assert_eq!(first.messages.len(), 2);
+    }
+
+    /// A request is read on only from one its own caller sent: another caller's request that
+    /// begins with the same bytes is read whole, and takes nothing of the first one's.
+    #[test]
+    fn only_a_callers_own_request_is_read_on_from() {
+        let recent = Recent::default();
+        let (alice, bob) = (caller(&["Bearer a", ""]), caller(&["Bearer b", ""]));
+        assert_ne!(alice, bob);
+        assert_eq!(read_from(&recent, &body(&["a", "b"], ""), alice).unwrap().1, 2);
+        assert_eq!(read_from(&recent, &body(&["a", "b", "c"], ""), bob).unwrap().1, 3, "another caller's request is read whole");
+        assert_eq!(read_from(&recent, &body(&["a", "b", "c", "d"], ""), alice).unwrap().1, 2, "the caller's own is read on from");
     }
 
     /// Of the recent requests one continues, the longest is taken.

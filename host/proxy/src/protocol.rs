@@ -45,10 +45,11 @@ impl Protocol {
 
     /// A client's request: the JSON the rest of the exchange reads (its history left out where
     /// the protocol reads that as it parses), and its history in the session's message shape
-    /// (Chat Completions' taken from `recent` as far as a recent request held it).
-    pub fn parse(self, body: &[u8], recent: &Recent) -> Result<(Value, Arc<History>), String> {
+    /// (Chat Completions' taken from `recent` as far as a recent request of the same `caller`
+    /// held it).
+    pub fn parse(self, body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), String> {
         if self == Protocol::Chat {
-            return chat::parse(body, recent);
+            return chat::parse(body, recent, caller);
         }
         let request: Value = serde_json::from_slice(body).map_err(|e| format!("the request is not JSON: {e}"))?;
         let history = match self {
