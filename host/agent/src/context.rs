@@ -198,9 +198,11 @@ impl Built {
     }
 
     /// The request's messages and where they came from, for the next request to be built on
-    /// from ([`build_on`]); `messages` is left empty.
+    /// from ([`build_on`]): `messages`, `view` and `opaque` are taken, once the body is written
+    /// from them (a copy of each on every request would grow with the history).
     pub fn carry(&mut self) -> Carry {
-        let source = self.source.take().map(|s| Source { view: self.view.clone(), opaque: self.opaque.clone(), ..s });
+        let (view, opaque) = (std::mem::take(&mut self.view), std::mem::take(&mut self.opaque));
+        let source = self.source.take().map(|s| Source { view, opaque, ..s });
         Carry { messages: std::mem::take(&mut self.messages), source }
     }
 }

@@ -4,7 +4,7 @@
 //! and their histories together could fill the machine's memory.
 
 use crate::lock;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 /// Something that keeps what it was given in memory until it is told to let go of it.
@@ -17,26 +17,42 @@ pub(crate) trait Cools {
 /// keeps: past `max_bytes` in all, the least recently used let go of theirs.
 pub(crate) struct Warm<T> {
     max_bytes: usize,
-    held: Mutex<VecDeque<(Arc<T>, usize)>>,
+    held: Mutex<Held<T>>,
+}
+
+/// Each session by when it was last used, and when that was by session (its address, which
+/// stays its own while it is held here); each use costs a look-up, not a pass over them all
+/// (threat model rule 5: anyone who reaches the proxy can start sessions).
+struct Held<T> {
+    by_use: BTreeMap<u64, (Arc<T>, usize)>,
+    used_at: HashMap<usize, u64>,
+    clock: u64,
+    total: usize,
 }
 
 impl<T: Cools> Warm<T> {
     pub fn new(max_bytes: usize) -> Self {
-        Warm { max_bytes, held: Mutex::default() }
+        Warm { max_bytes, held: Mutex::new(Held { by_use: BTreeMap::new(), used_at: HashMap::new(), clock: 0, total: 0 }) }
     }
 
     /// `this` was just used and keeps about `bytes`. The one just used is never told to let
     /// go, even alone past the bound: its next request would only build it all again.
     pub fn keep(&self, this: &Arc<T>, bytes: usize) {
+        let address = |t: &Arc<T>| Arc::as_ptr(t) as usize;
         let mut cooled = Vec::new();
         {
-            let mut held = lock(&self.held);
-            held.retain(|(t, _)| !Arc::ptr_eq(t, this));
-            held.push_back((this.clone(), bytes));
-            let mut total: usize = held.iter().map(|(_, b)| b).sum();
-            while total > self.max_bytes && held.len() > 1 {
-                let (t, b) = held.pop_front().expect("more than one held");
-                total -= b;
+            let held = &mut *lock(&self.held);
+            if let Some((_, b)) = held.used_at.remove(&address(this)).and_then(|at| held.by_use.remove(&at)) {
+                held.total -= b;
+            }
+            held.clock += 1;
+            held.by_use.insert(held.clock, (this.clone(), bytes));
+            held.used_at.insert(address(this), held.clock);
+            held.total += bytes;
+            while held.total > self.max_bytes && held.by_use.len() > 1 {
+                let (_, (t, b)) = held.by_use.pop_first().expect("more than one held");
+                held.used_at.remove(&address(&t));
+                held.total -= b;
                 cooled.push(t);
             }
         }
@@ -47,7 +63,7 @@ impl<T: Cools> Warm<T> {
     /// What is held now, by all of them.
     #[cfg(test)]
     fn total(&self) -> usize {
-        lock(&self.held).iter().map(|(_, b)| b).sum()
+        lock(&self.held).total
     }
 }
 

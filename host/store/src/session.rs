@@ -578,10 +578,7 @@ impl Session {
     /// the log up to a byte offset, so that building a request reads the kept view and the
     /// log's tail, not the whole log: a long session costs what its view does.
     pub fn view(&self) -> Result<View> {
-        let kept = self.folded()?;
-        let view = kept.view.clone();
-        self.hold(kept);
-        Ok(view)
+        Ok(self.view_to()?.0)
     }
 
     /// What the view gained after the log's record `seq`, and the record it now ends at, where
