@@ -25,6 +25,9 @@ fn headless(profile: &Path) -> Command {
         "--disable-sync",
     ])
     .arg(format!("--user-data-dir={}", profile.display()));
+    // Chromium keeps scratch directories of its own under $TMPDIR and leaves some behind.
+    std::fs::create_dir_all(profile).unwrap();
+    c.env("TMPDIR", profile);
     c
 }
 

@@ -128,7 +128,7 @@ def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, too
         failures.append(f"the client's history was not followed: sessions {proxy.branches()} were branched off")
     loop = max(sessions, key=lambda s: len(s[1]))[0] if sessions else None
     if loop:
-        view = proxy.workmem("view", "--session", loop, "--out", str(Path(tempfile.gettempdir()) / f"proxy-{name}.html"))
+        view = proxy.workmem("view", "--session", loop, "--out", str(proxy.sessions.parent / f"proxy-{name}.html"))
         if not view.get("ok", True):
             failures.append(f"workmem view failed: {view}")
     updated = [sid for sid, records in sessions if any(r.get("role") == "tool" and r["content"].startswith("applied update") for r in records)]

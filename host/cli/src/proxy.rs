@@ -50,7 +50,7 @@ pub struct ProxyArgs {
     slot_wait: Duration,
     /// What the sessions keep in memory between requests, in all, in bytes (past it the least
     /// recently used let go of theirs, and their next request costs more)
-    #[arg(long, default_value_t = 256 << 20)]
+    #[arg(long, default_value_t = workmem_proxy::MAX_WARM_BYTES)]
     max_warm_bytes: usize,
 }
 

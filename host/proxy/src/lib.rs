@@ -81,6 +81,9 @@ pub struct Config {
     pub max_warm_bytes: usize,
 }
 
+/// `--max-warm-bytes`'s default: [`Config::max_warm_bytes`].
+pub const MAX_WARM_BYTES: usize = 256 << 20;
+
 /// The proxy failed to start.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
