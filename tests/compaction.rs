@@ -99,7 +99,7 @@ fn tools_archive_offloads_old_outputs_and_every_original_reads_back() {
     let placeholders: Vec<&Value> = messages.iter().filter(|m| m["content"].as_str().unwrap().starts_with("[offloaded output of bash")).collect();
     assert_eq!(placeholders.len(), replaced.len());
     let meta = messages.last().unwrap()["content"].as_str().unwrap();
-    assert!(meta.contains("History was compacted") && meta.contains("\"auto_compact_at\": 96000"), "{meta}");
+    assert!(meta.contains("History was compacted") && meta.contains("\"auto_compact_at\":96000"), "{meta}");
     // The task, overview.md and every active Key Learning and Verbatim Context item are still sent.
     let text: String = messages.iter().map(|m| m["content"].as_str().unwrap()).collect();
     let overview = std::fs::read_to_string(ws.session.join("working-memory/overview.md")).unwrap();

@@ -98,43 +98,48 @@ pub fn frame(r: FrameRequest) -> Frame {
     Frame { leading, start: u32::try_from(start).unwrap_or(u32::MAX) }
 }
 
+/// The block of spec 001 US-3 with its figures as one line of compact JSON, then a line each
+/// for what the model has to act on: the compaction notice, and the reminder once it is due.
+/// The block is new on every request, so none of it is ever cached: the spec's pretty-printed
+/// JSON and its standing "Remember to update" line were half of it, and cost 3% of what the 40
+/// trajectories send and 6% of a long session of tiny steps (issue 24). The standing line said
+/// nothing the system prompt does not; a reminder that is due still says it.
 pub fn meta(s: ContextStats) -> String {
     let percent = if s.tokens_max == 0 { 0 } else { u64::from(s.tokens_used) * 100 / u64::from(s.tokens_max) };
     let mut out = String::from("<context_meta>\n");
     let _ = write!(
         out,
-        "{{\n  \"tokens_used\": {},\n  \"tokens_max\": {},\n  \"tokens_percent\": {percent},\n  \"messages_in_history\": {},\n  \"working_memory_size\": {}",
+        "{{\"tokens_used\":{},\"tokens_max\":{},\"tokens_percent\":{percent},\"messages_in_history\":{},\"working_memory_size\":{}",
         s.tokens_used, s.tokens_max, s.messages_in_history, s.working_memory_size
     );
     if s.compact_at > 0 {
-        let _ = write!(out, ",\n  \"auto_compact_at\": {},\n  \"tokens_until_auto_compact\": {}", s.compact_at, s.compact_at.saturating_sub(s.tokens_used));
+        let _ = write!(out, ",\"auto_compact_at\":{}", s.compact_at);
     }
-    out.push_str("\n}\n\n");
+    out.push_str("}\n");
     if !s.compaction_notice.is_empty() {
-        out.push_str(&s.compaction_notice);
-        out.push_str("\n\n");
+        out.push_str(s.compaction_notice.trim_end());
+        out.push('\n');
     }
     // A reminder insists only once the memory has gone `remind_after_rounds` without an update
     // (0: never by rounds): each insistence costs a memory update, and an update rewrites
     // the request's prefix, so one on every request past the strong threshold costs more than
     // it keeps. Past that threshold, it asks to archive as well.
     let due = s.remind_after_rounds == 0 || s.rounds_since_update >= s.remind_after_rounds;
-    let reminder = if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens && due {
-        format!(
+    if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens && due {
+        let _ = writeln!(
+            out,
             "Context is {percent}% full. Archive finished work and detailed discussion to working-memory/detail/ now, \
              and compress working-memory/overview.md to the current task and key decisions."
-        )
+        );
     } else if s.remind_after_rounds > 0 && due {
-        format!(
+        let _ = writeln!(
+            out,
             "You have not updated working-memory/overview.md for {} rounds. Update it now with your progress, \
              decisions and open issues.",
             s.rounds_since_update
-        )
-    } else {
-        "Remember to update your working-memory/overview.md to track progress and compress context if needed.".to_string()
-    };
-    out.push_str(&reminder);
-    out.push_str("\n</context_meta>");
+        );
+    }
+    out.push_str("</context_meta>");
     out
 }
 

@@ -200,7 +200,7 @@ func TestAssembleAndContextMeta(t *testing.T) {
 		t.Errorf("the default overview path is not named: %q", messages[2].Content)
 	}
 	meta, _ := e.ContextMeta(ctx, ContextStats{TokensUsed: 100, TokensMax: 1000, CompactAt: 750})
-	if !strings.Contains(meta, `"tokens_until_auto_compact": 650`) {
+	if !strings.Contains(meta, `"auto_compact_at":750}`) {
 		t.Errorf("context_meta: %s", meta)
 	}
 	template, _ := e.OverviewTemplate(ctx)

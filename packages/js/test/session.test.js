@@ -94,6 +94,6 @@ test('a request is assembled with context_meta last', () => {
   const messages = assemble({ systemPrompt: 'You help.', overview: '# Overview\n', history: [{ role: 'user', content: 'hi' }], historyMode: 'last-n', lastN: 3 });
   assert.deepEqual(messages.map((m) => m.role), ['system', 'system', 'user']);
   assert.match(messages[0].content, /^You help\.\n\n## Working Memory/);
-  assert.match(contextMeta({ tokensUsed: 100, tokensMax: 1000, compactAt: 750 }), /"tokens_until_auto_compact": 650/);
+  assert.match(contextMeta({ tokensUsed: 100, tokensMax: 1000, compactAt: 750 }), /"auto_compact_at":750}/);
   assert.equal(overviewMaintained('# Overview\n\nWe found the bug in units.py.\n'), true);
 });
