@@ -101,8 +101,8 @@ pub fn frame(r: FrameRequest) -> Frame {
 /// The block of spec 001 US-3 with its figures as one line of compact JSON, then a line each
 /// for what the model has to act on: the compaction notice, and the reminder once it is due.
 /// The block is new on every request, so none of it is ever cached: the spec's pretty-printed
-/// JSON and its standing "Remember to update" line were half of it, and cost 3% of what the 40
-/// trajectories send and 6% of a long session of tiny steps (issue 24). The standing line said
+/// JSON and its standing "Remember to update" line were half of it: 3% of the 40 trajectories'
+/// cost with caching, 6% of a long session of tiny steps (issue 24). The standing line said
 /// nothing the system prompt does not; a reminder that is due still says it.
 pub fn meta(s: ContextStats) -> String {
     let percent = if s.tokens_max == 0 { 0 } else { u64::from(s.tokens_used) * 100 / u64::from(s.tokens_max) };
