@@ -50,30 +50,30 @@ fn ids_never_wrap() {
     assert_eq!(m.state().learnings.len(), 2);
 }
 
-/// Runs `f` on inputs of `n` and `4 * n` items and checks the larger takes well under the
-/// 16 times a quadratic algorithm would (a linear one takes about 4 times): the median of
-/// three runs of each, as one sample can land on a busy moment.
+/// Runs `f` on inputs of `n` and `8 * n` items and checks the larger takes well under the
+/// 64 times a quadratic algorithm would (a linear one takes about 8 times): the fastest of
+/// five runs of each, as one sample can land on a busy moment. (At 4 times the input within
+/// 10, a linear step once came out 10.5 apart on a loaded 2-core CI machine.)
 fn grows_linearly(what: &str, n: usize, f: impl Fn(usize)) {
     let time = |n| {
-        let mut runs: Vec<Duration> = (0..3)
+        (0..5)
             .map(|_| {
                 let start = Instant::now();
                 f(n);
                 start.elapsed()
             })
-            .collect();
-        runs.sort();
-        runs[1]
+            .min()
+            .unwrap()
     };
-    let (small, large) = (time(n).max(Duration::from_micros(50)), time(4 * n));
+    let (small, large) = (time(n).max(Duration::from_micros(50)), time(8 * n));
     let ratio = large.as_secs_f64() / small.as_secs_f64();
-    eprintln!("{what}: {n} items {small:?}, {} items {large:?} ({ratio:.1}x)", 4 * n);
-    assert!(ratio < 10.0, "{what} grows faster than linearly: {ratio:.1}x for 4x the input");
+    eprintln!("{what}: {n} items {small:?}, {} items {large:?} ({ratio:.1}x)", 8 * n);
+    assert!(ratio < 24.0, "{what} grows faster than linearly: {ratio:.1}x for 8x the input");
 }
 
 #[test]
 fn archive_checks_are_linear_in_the_input() {
-    grows_linearly("archive", 20_000, |n| {
+    grows_linearly("archive", 10_000, |n| {
         let ids: Vec<String> = (1..=n).map(|i| format!("KL-{i}")).collect();
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         let mut m = Memory::load(&saved(&refs, n as u64 + 1, 1)).unwrap();
@@ -89,7 +89,7 @@ fn archive_checks_are_linear_in_the_input() {
 #[test]
 fn progress_diffs_are_linear_in_the_input() {
     // 6,000 items of about 9 bytes: near what a memory may show (64 KiB).
-    grows_linearly("progress diff", 1_500, |n| {
+    grows_linearly("progress diff", 750, |n| {
         let mut m = Memory::new();
         let mut text = String::from("CURRENT_PROGRESS:\n  In Progress:\n");
         for i in 0..n {
