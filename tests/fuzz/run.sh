@@ -11,6 +11,10 @@ seconds=${FUZZ_SECONDS:-20}
 export PATH="$PWD/target/tools/bin:$PATH"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --version 0.13.2 --quiet --root target/tools
 export RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR=target/fuzz
+# The session_log target keeps its session in the temp dir: one beneath target/, gone after.
+export TMPDIR="$PWD/target/fuzz-tmp"
+rm -rf "$TMPDIR" && mkdir -p "$TMPDIR"
+trap 'rm -rf "$TMPDIR"' EXIT
 declare -A seeds=([parse]=tests/corpus [apply]=tests/corpus [session_log]=tests/fuzz/seeds/session_log)
 for target in parse apply merge context session_log; do
     corpus=target/fuzz-corpus/$target
