@@ -1,6 +1,6 @@
 // Session directories as the CLI writes them: the shared fixture (tests/data/session)
 // committed byte for byte, a crash's pending commit finished, refused commits changing nothing.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,9 @@ import { WorkmemError, assemble, contextMeta, overviewMaintained } from '../inde
 const fixture = fileURLToPath(new URL('../../../tests/data/session/', import.meta.url));
 const at = '2026-11-23T12:00:00Z';
 const fixtureFiles = ['state.json', 'updates.jsonl', 'working-memory/overview.md', 'meta.json'];
+// Every directory these tests make, removed when they end.
+const scratch = await mkdtemp(join(tmpdir(), 'workmem-js-session-'));
+after(() => rm(scratch, { recursive: true, force: true }));
 
 /** A fixture file, meta.json's updated_at (the committer's clock) aside. @param {string} dir @param {string} name */
 async function fixtureBytes(dir, name) {
@@ -21,7 +24,7 @@ async function fixtureBytes(dir, name) {
 }
 
 async function copy() {
-  const dir = join(await mkdtemp(join(tmpdir(), 'workmem-session-')), 's');
+  const dir = join(await mkdtemp(join(scratch, 'session-')), 's');
   await cp(join(fixture, 'before'), dir, { recursive: true });
   return dir;
 }
@@ -79,7 +82,7 @@ test('stale and invalid commits and symlinks are refused, changing nothing', asy
   assert.deepEqual(await allFiles(dir), before);
   await assert.rejects(session.apply('KEY_LEARNINGS:\n  ADD:\n    - no reason\n'), (e) => e instanceof WorkmemError && /first at 3:7/.test(e.message));
 
-  const outside = await mkdtemp(join(tmpdir(), 'workmem-outside-'));
+  const outside = await mkdtemp(join(scratch, 'outside-'));
   await writeFile(join(outside, 'overview.md'), 'secret\n');
   await rm(join(dir, 'working-memory'), { recursive: true });
   await symlink(outside, join(dir, 'working-memory'));
