@@ -182,8 +182,8 @@ struct Parsed {
 }
 
 fn parse(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Failure> {
-    let credential = |name: &str| parts.headers.get(name).map_or_else(Default::default, |v| String::from_utf8_lossy(v.as_bytes()));
-    let caller = crate::history::caller(&[&credential("authorization"), &credential("x-api-key")]);
+    let credential = |name: &str| parts.headers.get(name).map_or(&[][..], |v| v.as_bytes());
+    let caller = crate::history::caller(&[credential("authorization"), credential("x-api-key")]);
     let (request, history) = protocol.parse(body, &app.recent, caller).map_err(refused)?;
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
         return Err(refused(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));

@@ -28,10 +28,12 @@ fn key(parts: &[&str]) -> u64 {
 }
 
 /// Who sends a request, as far as the upstream can tell: a keyed hash of the credentials it
-/// carries. A request is read on from a recent one only where the same caller sent that one,
-/// so that how fast a request is read tells nobody what another client sent.
-pub(crate) fn caller(credentials: &[&str]) -> u64 {
-    key(&[&["caller"], credentials].concat())
+/// carries, byte for byte (read as text, any two headers that differ only in bytes that are
+/// not UTF-8 would be one caller). A request is read on from a recent one only where the same
+/// caller sent that one, so that how fast a request is read tells nobody what another client
+/// sent.
+pub(crate) fn caller(credentials: &[&[u8]]) -> u64 {
+    ITEM_KEYS.hash_one(("caller", credentials))
 }
 
 /// The sessions a client's requests are looked for among: those of its protocol and of its own
@@ -322,8 +324,10 @@ mod tests {
     #[test]
     fn only_a_callers_own_request_is_read_on_from() {
         let recent = Recent::default();
-        let (alice, bob) = (caller(&["Bearer a", ""]), caller(&["Bearer b", ""]));
+        let (alice, bob) = (caller(&[b"Bearer a", b""]), caller(&[b"Bearer b", b""]));
         assert_ne!(alice, bob);
+        assert_ne!(caller(&[b"Bearer \xff", b""]), caller(&[b"Bearer \xfe", b""]), "bytes that are not UTF-8 tell callers apart too");
+        assert_ne!(caller(&[b"ab", b""]), caller(&[b"a", b"b"]), "where one header ends tells callers apart");
         assert_eq!(read_from(&recent, &body(&["a", "b"], ""), alice).unwrap().1, 2);
         assert_eq!(read_from(&recent, &body(&["a", "b", "c"], ""), bob).unwrap().1, 3, "another caller's request is read whole");
         assert_eq!(read_from(&recent, &body(&["a", "b", "c", "d"], ""), alice).unwrap().1, 2, "the caller's own is read on from");
