@@ -142,7 +142,7 @@ fn the_live_page_refreshes_one_at_a_time() {
         }
     });
     let profile = scratch("live-page").join("chromium");
-    let mut chromium = common::chromium::open(&format!("http://{front}/view#session=p&token={token}"), &profile);
+    let chromium = common::chromium::open(&format!("http://{front}/view#session=p&token={token}"), &profile);
     let deadline = Instant::now() + Duration::from_secs(30);
     let first = loop {
         if let Some((at, _)) = spans.lock().unwrap().first() {
@@ -155,8 +155,7 @@ fn the_live_page_refreshes_one_at_a_time() {
     while first.elapsed() < HOLD * 3 + Duration::from_secs(1) {
         std::thread::sleep(Duration::from_millis(100));
     }
-    let _ = chromium.kill();
-    let _ = chromium.wait();
+    drop(chromium);
     let spans = spans.lock().unwrap().clone();
     let far = Instant::now() + Duration::from_secs(3600);
     let end = |(_, end): &(Instant, Option<Instant>)| end.unwrap_or(far);
