@@ -149,9 +149,12 @@ $(MDBOOK):
 docs: $(MDBOOK)
 	$(MDBOOK) build docs
 
-# The book builds, its links and the front page's resolve, and its snippets run as written
-# (after the runtimes above are built).
-test-docs: docs $(VENV)/.installed
+# The book builds, its links and the front page's resolve, and its snippets run as written,
+# on the packages as this build makes them (quick where `make test` just built them).
+test-docs: docs component packages/js/node_modules/.installed $(VENV)/.installed
+	cargo build -q
+	cd packages/js && npm run build
+	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	$(PYTHON) tests/docs_links.py
 	$(PYTHON) tests/docs_snippets.py
 

@@ -190,13 +190,24 @@ def agents_sdk(base: Path, upstream_url: str, broken_store: bool = False) -> Non
     return output, tools_run, proxy
 
 
+def scratch_env(base: Path) -> dict[str, str]:
+    """A TMPDIR inside the run's directory: Claude Code keeps its scratch and sockets under it
+    (claude-<uid>, cc-socks) and Codex its sandbox's (codex-bwrap-*), and they leave them
+    behind. `base` is a short path under the system's temporary directory, so their Unix
+    sockets' paths stay well inside 108 bytes. (Codex's empty /tmp/codex-daemon-<uid> does
+    not follow TMPDIR.)"""
+    tmp = base / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return {"TMPDIR": str(tmp)}
+
+
 def claude(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
     """Claude Code in print mode, its Bash tool allowed (it refuses to skip permissions as root)."""
     tree = base / "work"
     proxy = Proxy(upstream_url, base / "sessions", tree)
     home = base / "home"
     home.mkdir()
-    env = {**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": proxy.url, "ANTHROPIC_API_KEY": "sk-ant-test",
+    env = {**os.environ, **scratch_env(base), "HOME": str(home), "ANTHROPIC_BASE_URL": proxy.url, "ANTHROPIC_API_KEY": "sk-ant-test",
            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     try:
         out = subprocess.run([CLAUDE, "-p", "Read the files of this work tree.", "--allowedTools", "Bash",
@@ -228,7 +239,7 @@ def codex(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
     (home / ".codex" / "config.toml").write_text(
         'model = "gpt-5"\nmodel_provider = "workmem"\n\n[model_providers.workmem]\nname = "workmem proxy"\n'
         f'base_url = "{proxy.url}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\nsupports_websockets = false\n')
-    env = {**os.environ, "HOME": str(home), "OPENAI_API_KEY": "sk-test", "CODEX_HOME": str(home / ".codex")}
+    env = {**os.environ, **scratch_env(base), "HOME": str(home), "OPENAI_API_KEY": "sk-test", "CODEX_HOME": str(home / ".codex")}
     try:
         out = subprocess.run([CODEX, "exec", "--skip-git-repo-check", "--json", "Read the files of this work tree."],
                              cwd=tree, env=env, capture_output=True, text=True, timeout=600)
