@@ -183,8 +183,8 @@ bench-board:
 bench-documents:
 	cargo bench -q -p workmem --bench documents
 
-# Issue 26's benchmark: the latency `workmem proxy` adds (1,000-message history), and 64
-# sessions at once for PROXY_BENCH_SECONDS (default 60).
+# Issue 26's benchmark: the latency `workmem proxy` adds (1,000-message history, in each of its
+# three protocols), and 64 sessions at once for PROXY_BENCH_SECONDS (default 60).
 bench-proxy:
 	cargo bench -q -p workmem --bench proxy
 

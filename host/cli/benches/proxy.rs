@@ -1,9 +1,10 @@
 //! Issue 26's figures for `workmem proxy`, each measured in one run against the same loopback
 //! upstream reached directly:
 //!
-//! 1. the latency the proxy adds to a Chat Completions request whose history holds 1,000
-//!    messages (p50 and p99; each request extends the history by an answer and a message, as a
-//!    client's does), and the time to the first byte of a stream;
+//! 1. the latency the proxy adds to a request whose history holds 1,000 messages, in each
+//!    protocol it speaks (Chat Completions, Anthropic Messages as Claude Code sends it, the
+//!    Responses API as Codex CLI does): p50 and p99, each request extending the history by the
+//!    answer and a message, as a client's does, and the time to the first byte of a stream;
 //! 2. 64 client sessions at once for `PROXY_BENCH_SECONDS` (default 60; 0 leaves this out):
 //!    requests per second, p99, errors, and whether every session's log holds every message
 //!    its client sent.
@@ -40,6 +41,7 @@ fn serve(stream: TcpStream) {
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
             return;
         }
+        let protocol = Protocol::of(line.split(' ').nth(1).unwrap_or("/"));
         let mut length = 0;
         loop {
             let mut header = String::new();
@@ -55,20 +57,11 @@ fn serve(stream: TcpStream) {
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body).unwrap();
-        let streamed = streamed(&body);
-        let (kind, payload) = if streamed {
-            let chunk = |delta: Value, finish: Value| {
-                format!(
-                    "data: {}\n\n",
-                    json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-                )
-            };
-            let events = [chunk(json!({"role": "assistant", "content": "ok"}), Value::Null), chunk(json!({}), json!("stop")), "data: [DONE]\n\n".into()];
-            ("text/event-stream", events.concat())
+        let (kind, payload) = if streamed(&body) {
+            let events: String = protocol.events(body.len() / 4).iter().map(|(name, data)| event(name, data)).collect();
+            ("text/event-stream", events)
         } else {
-            let answer = json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
-                                "usage": {"prompt_tokens": body.len() / 4, "completion_tokens": 1, "total_tokens": body.len() / 4 + 1}});
-            ("application/json", answer.to_string())
+            ("application/json", protocol.answer(body.len() / 4).to_string())
         };
         // One write, so that no delayed acknowledgement holds the answer back.
         let answer = format!("HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n{payload}", payload.len());
@@ -80,6 +73,175 @@ fn serve(stream: TcpStream) {
 
 fn streamed(body: &[u8]) -> bool {
     body.windows(13).any(|w| w == b"\"stream\":true")
+}
+
+fn event(name: &str, data: &Value) -> String {
+    // Chat Completions ends its stream with a bare `[DONE]`.
+    let data = data.as_str().map_or_else(|| data.to_string(), str::to_string);
+    match name {
+        "" => format!("data: {data}\n\n"),
+        _ => format!("event: {name}\ndata: {data}\n\n"),
+    }
+}
+
+/// The protocols the proxy speaks, each as a client sends it and as a model answers: "ok" to
+/// every request, whole or streamed.
+#[derive(Clone, Copy)]
+enum Protocol {
+    Chat,
+    Messages,
+    Responses,
+}
+
+impl Protocol {
+    const ALL: [Protocol; 3] = [Protocol::Chat, Protocol::Messages, Protocol::Responses];
+
+    fn of(path: &str) -> Protocol {
+        match path {
+            "/v1/messages" => Protocol::Messages,
+            "/v1/responses" => Protocol::Responses,
+            _ => Protocol::Chat,
+        }
+    }
+
+    fn path(self) -> &'static str {
+        match self {
+            Protocol::Chat => "/v1/chat/completions",
+            Protocol::Messages => "/v1/messages",
+            Protocol::Responses => "/v1/responses",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::Chat => "Chat Completions",
+            Protocol::Messages => "Messages",
+            Protocol::Responses => "Responses",
+        }
+    }
+
+    /// A text message of `role`'s: the client's own, or the model's answer as the client sends
+    /// it back.
+    fn text(self, role: &str, text: &str) -> Value {
+        match self {
+            Protocol::Chat => json!({"role": role, "content": text}),
+            Protocol::Messages => json!({"role": role, "content": [{"type": "text", "text": text}]}),
+            Protocol::Responses => {
+                let kind = if role == "assistant" { "output_text" } else { "input_text" };
+                json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+            }
+        }
+    }
+
+    /// A tool call and its result.
+    fn call(self, id: &str, path: &str, result: &str) -> [Value; 2] {
+        let arguments = json!({"path": path});
+        match self {
+            Protocol::Chat => [
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": "read_file", "arguments": arguments.to_string()}}]}),
+                json!({"role": "tool", "tool_call_id": id, "content": result}),
+            ],
+            Protocol::Messages => [
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "read_file", "input": arguments}]}),
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": result}]}),
+            ],
+            Protocol::Responses => [
+                json!({"type": "function_call", "call_id": id, "name": "read_file", "arguments": arguments.to_string()}),
+                json!({"type": "function_call_output", "call_id": id, "output": result}),
+            ],
+        }
+    }
+
+    /// The request: `system`, then the history.
+    fn body(self, system: &str, history: &[Value], stream: bool) -> Vec<u8> {
+        let parameters = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let mut chat = vec![json!({"role": "system", "content": system})];
+        let body = match self {
+            Protocol::Chat => {
+                chat.extend_from_slice(history);
+                json!({"model": "gpt-4o", "messages": chat, "tools": [{"type": "function", "function": {"name": "read_file", "parameters": parameters}}], "stream": stream})
+            }
+            Protocol::Messages => json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "messages": history,
+                                         "tools": [{"name": "read_file", "input_schema": parameters}], "stream": stream}),
+            Protocol::Responses => json!({"model": "gpt-5", "instructions": system, "input": history,
+                                          "tools": [{"type": "function", "name": "read_file", "parameters": parameters}], "stream": stream}),
+        };
+        body.to_string().into_bytes()
+    }
+
+    /// The whole answer to a request of about `tokens`.
+    fn answer(self, tokens: usize) -> Value {
+        match self {
+            Protocol::Chat => {
+                json!({"id": "c", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+                                     "usage": {"prompt_tokens": tokens, "completion_tokens": 1, "total_tokens": tokens + 1}})
+            }
+            Protocol::Messages => json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": "ok"}],
+                                         "stop_reason": "end_turn", "stop_sequence": null, "usage": {"input_tokens": tokens, "output_tokens": 1}}),
+            Protocol::Responses => json!({"id": "resp_1", "object": "response", "created_at": 1_764_000_000, "status": "completed", "model": "m",
+                                          "output": [{"type": "message", "id": "msg_1", "status": "completed", "role": "assistant", "content": [{"type": "output_text", "text": "ok", "annotations": []}]}],
+                                          "usage": {"input_tokens": tokens, "output_tokens": 1, "total_tokens": tokens + 1}}),
+        }
+    }
+
+    /// The same answer streamed: each event's name (none in Chat Completions) and data.
+    fn events(self, tokens: usize) -> Vec<(&'static str, Value)> {
+        let answer = self.answer(tokens);
+        match self {
+            Protocol::Chat => {
+                let chunk = |delta: Value, finish: Value| json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+                vec![("", chunk(json!({"role": "assistant", "content": "ok"}), Value::Null)), ("", chunk(json!({}), json!("stop"))), ("", json!("[DONE]"))]
+            }
+            Protocol::Messages => {
+                let start = json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": "m", "content": [], "stop_reason": null, "usage": {"input_tokens": tokens, "output_tokens": 1}}});
+                vec![
+                    ("message_start", start),
+                    ("content_block_start", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})),
+                    ("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}})),
+                    ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+                    (
+                        "message_delta",
+                        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": 1}}),
+                    ),
+                    ("message_stop", json!({"type": "message_stop"})),
+                ]
+            }
+            Protocol::Responses => {
+                let item = answer["output"][0].clone();
+                let part = item["content"][0].clone();
+                let opening = json!({"id": "resp_1", "object": "response", "created_at": 1_764_000_000, "status": "in_progress", "model": "m", "output": []});
+                let mut events = vec![
+                    ("response.created", json!({"type": "response.created", "response": opening})),
+                    (
+                        "response.output_item.added",
+                        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1", "status": "in_progress", "role": "assistant", "content": []}}),
+                    ),
+                    (
+                        "response.content_part.added",
+                        json!({"type": "response.content_part.added", "item_id": "msg_1", "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+                    ),
+                    (
+                        "response.output_text.delta",
+                        json!({"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "ok"}),
+                    ),
+                    (
+                        "response.output_text.done",
+                        json!({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": "ok"}),
+                    ),
+                    (
+                        "response.content_part.done",
+                        json!({"type": "response.content_part.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "part": part}),
+                    ),
+                    ("response.output_item.done", json!({"type": "response.output_item.done", "output_index": 0, "item": item})),
+                    ("response.completed", json!({"type": "response.completed", "response": answer})),
+                ];
+                for (n, (_, data)) in events.iter_mut().enumerate() {
+                    data["sequence_number"] = json!(n);
+                }
+                events
+            }
+        }
+    }
 }
 
 fn proxy(root: &Path, upstream: &str) -> (std::process::Child, String) {
@@ -97,24 +259,42 @@ fn proxy(root: &Path, upstream: &str) -> (std::process::Child, String) {
     (child, url)
 }
 
-/// A conversation of `n` messages: a system prompt, then user, assistant with a tool call, and
-/// its result, about 200 bytes each.
-fn history(tag: &str, n: usize) -> Vec<Value> {
-    let mut out = vec![json!({"role": "system", "content": format!("You are agent {tag}.")})];
-    let mut i = 0;
-    while out.len() < n {
-        let id = format!("call_{tag}_{i}");
-        out.push(json!({"role": "user", "content": format!("{tag} step {i}: {}", "look at the next file ".repeat(8))}));
-        out.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": "read_file", "arguments": format!("{{\"path\": \"src/{i}.rs\"}}")}}]}));
-        out.push(json!({"role": "tool", "tool_call_id": id, "content": format!("fn f{i}() {{ {} }}", "let x = 1; ".repeat(16))}));
-        i += 1;
-    }
-    out
+/// A client's conversation: its system prompt, then `n` messages less the system prompt (user,
+/// assistant with a tool call, and its result, about 200 bytes each), growing by the answer
+/// and a message after each request.
+struct Conversation {
+    protocol: Protocol,
+    tag: String,
+    system: String,
+    history: Vec<Value>,
 }
 
-fn body(messages: &[Value], stream: bool) -> Vec<u8> {
-    let tools = json!([{"type": "function", "function": {"name": "read_file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}]);
-    json!({"model": "gpt-4o", "messages": messages, "tools": tools, "stream": stream}).to_string().into_bytes()
+impl Conversation {
+    fn new(protocol: Protocol, tag: &str, n: usize) -> Conversation {
+        let mut history = Vec::new();
+        let mut i = 0;
+        while history.len() + 1 < n {
+            history.push(protocol.text("user", &format!("{tag} step {i}: {}", "look at the next file ".repeat(8))));
+            history.extend(protocol.call(&format!("call_{tag}_{i}"), &format!("src/{i}.rs"), &format!("fn f{i}() {{ {} }}", "let x = 1; ".repeat(16))));
+            i += 1;
+        }
+        Conversation { protocol, tag: tag.to_string(), system: format!("You are agent {tag}."), history }
+    }
+
+    fn body(&self, stream: bool) -> Vec<u8> {
+        self.protocol.body(&self.system, &self.history, stream)
+    }
+
+    /// The answer ("ok"), then the client's next message.
+    fn answered(&mut self, i: usize) {
+        self.history.push(self.protocol.text("assistant", "ok"));
+        self.history.push(self.protocol.text("user", &format!("{} next {i}", self.tag)));
+    }
+
+    /// Messages the client has sent, the system prompt included.
+    fn len(&self) -> usize {
+        self.history.len() + 1
+    }
 }
 
 fn agent() -> ureq::Agent {
@@ -122,9 +302,9 @@ fn agent() -> ureq::Agent {
 }
 
 /// One request; its time to the first byte of the body and to the last.
-fn request(agent: &ureq::Agent, url: &str, body: Vec<u8>) -> (Duration, Duration, u16) {
+fn request(agent: &ureq::Agent, url: &str, protocol: Protocol, body: Vec<u8>) -> (Duration, Duration, u16) {
     let start = Instant::now();
-    let mut response = agent.post(format!("{url}/v1/chat/completions")).header("content-type", "application/json").send(body).unwrap();
+    let mut response = agent.post(format!("{url}{}", protocol.path())).header("content-type", "application/json").send(body).unwrap();
     let status = response.status().as_u16();
     let mut reader = response.body_mut().as_reader();
     let mut first = [0u8; 1];
@@ -147,16 +327,15 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// A client's loop: each request extends its history by the answer and a new message.
-fn conversation(url: &str, tag: &str, size: usize, requests: usize, stream: bool) -> Vec<(Duration, Duration)> {
+fn conversation(url: &str, protocol: Protocol, tag: &str, size: usize, requests: usize, stream: bool) -> Vec<(Duration, Duration)> {
     let agent = agent();
-    let mut messages = history(tag, size);
+    let mut c = Conversation::new(protocol, tag, size);
     let mut out = Vec::new();
     for i in 0..requests {
-        let (ttfb, total, status) = request(&agent, url, body(&messages, stream));
-        assert_eq!(status, 200);
+        let (ttfb, total, status) = request(&agent, url, protocol, c.body(stream));
+        assert_eq!(status, 200, "{} through {url}", protocol.name());
         out.push((ttfb, total));
-        messages.push(json!({"role": "assistant", "content": "ok"}));
-        messages.push(json!({"role": "user", "content": format!("{tag} next {i}")}));
+        c.answered(i);
     }
     out
 }
@@ -171,17 +350,18 @@ fn main() {
     let (mut child, url) = proxy(&root, &upstream);
 
     println!("Added latency, 1,000-message history, 200 requests each (the upstream answers at once):");
-    for stream in [false, true] {
+    for (protocol, stream) in Protocol::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
         // Warm both paths first: the proxy's first request logs the whole history.
-        conversation(&upstream, "warm-direct", 1000, 2, stream);
-        let direct = conversation(&upstream, "direct", 1000, 200, stream);
-        let proxied = conversation(&url, &format!("proxied-{stream}"), 1000, 200, stream);
+        conversation(&upstream, protocol, "warm-direct", 1000, 2, stream);
+        let direct = conversation(&upstream, protocol, "direct", 1000, 200, stream);
+        let proxied = conversation(&url, protocol, &format!("proxied-{}-{stream}", protocol.name()), 1000, 200, stream);
         let what = if stream { "time to first byte" } else { "whole answer" };
         let pick = |v: Vec<(Duration, Duration)>| -> Vec<Duration> { v.into_iter().map(|(first, total)| if stream { first } else { total }).collect() };
         let (mut d, mut p) = (pick(direct), pick(proxied.into_iter().skip(1).collect()));
         let (d50, d99, p50, p99) = (percentile(&mut d, 0.5), percentile(&mut d, 0.99), percentile(&mut p, 0.5), percentile(&mut p, 0.99));
         println!(
-            "  {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms",
+            "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms",
+            protocol.name(),
             if stream { "streamed" } else { "not streamed" },
             ms(d50),
             ms(d99),
@@ -208,20 +388,19 @@ fn main() {
             std::thread::spawn(move || {
                 let agent = agent();
                 let tag = format!("load{c}");
-                let mut messages = history(&tag, 30);
+                let mut c = Conversation::new(Protocol::Chat, &tag, 30);
                 let (mut latencies, mut errors, mut sent) = (Vec::new(), 0, 0);
                 while Instant::now() < deadline {
-                    let (_, total, status) = request(&agent, &url, body(&messages, false));
+                    let (_, total, status) = request(&agent, &url, Protocol::Chat, c.body(false));
                     latencies.push(total);
                     if status != 200 {
                         errors += 1;
                         continue;
                     }
                     sent += 1;
-                    messages.push(json!({"role": "assistant", "content": "ok"}));
-                    messages.push(json!({"role": "user", "content": format!("{tag} next {sent}")}));
+                    c.answered(sent);
                 }
-                (tag, latencies, errors, messages.len())
+                (tag, latencies, errors, c.len())
             })
         })
         .collect();
