@@ -352,3 +352,17 @@ fn the_shared_session_fixture_is_what_this_store_commits() {
     }
     assert!(!dir.join("commit.pending.json").exists());
 }
+
+/// Sessions made at once in one directory each get one: a fresh ID has 16 random bits a
+/// second, so 400 of them in a second or two collide (the proxy's session tests did, one run
+/// in fifteen), and a taken one is drawn again. A given ID that is taken is still refused.
+#[test]
+fn sessions_made_at_once_each_get_one() {
+    let dir = tempdir("made-at-once");
+    let sessions = Sessions::new(&dir, &dir);
+    let ids: std::collections::HashSet<String> = (0..400).map(|_| sessions.create(None, "# Memory\n").unwrap().meta().unwrap().id).collect();
+    assert_eq!(ids.len(), 400);
+    let taken = ids.iter().next().unwrap();
+    assert!(matches!(sessions.create(Some(taken), "# Memory\n"), Err(workmem_store::Error::Exists { .. })));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -188,16 +188,25 @@ impl Sessions {
     /// Creates a session with a fresh (or the given) ID and `overview` (the engine's
     /// template). Its memory is the empty one until the first update is committed.
     pub fn create(&self, id: Option<&str>, overview: &str) -> Result<Session> {
-        let id = match id {
-            Some(id) => checked_id(id)?.to_string(),
-            None => new_id(),
-        };
-        let dir = self.dir.join(&id);
+        let given = id.map(checked_id).transpose()?;
         std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
-        match std::fs::create_dir(&dir) {
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(Error::Exists { id, dir }),
-            other => other.map_err(Error::io(&dir))?,
-        }
+        // A fresh ID taken already is drawn again: its 16 random bits collide among a few dozen
+        // sessions made in one second (the proxy makes one for each new client).
+        let mut draws = 0;
+        let (id, dir) = loop {
+            let id = given.map_or_else(new_id, str::to_string);
+            let dir = self.dir.join(&id);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break (id, dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    draws += 1;
+                    if given.is_some() || draws == FRESH_ID_DRAWS {
+                        return Err(Error::Exists { id, dir });
+                    }
+                }
+                Err(e) => return Err(Error::io(&dir)(e)),
+            }
+        };
         let session = Session::at(&dir);
         for sub in ["working-memory/detail", "working-memory/archive"] {
             session.files.create_dir_all(sub).map_err(session.err())?;
@@ -383,7 +392,11 @@ fn checked_id(id: &str) -> Result<&str> {
     if ok { Ok(id) } else { Err(Error::BadId(id.to_string())) }
 }
 
-/// `20261122-052054-3f9a`: sortable by creation time, unique enough per directory.
+/// How many fresh IDs [`Sessions::create`] draws before it gives up on a directory whose
+/// second is that full.
+const FRESH_ID_DRAWS: u32 = 64;
+
+/// `20261122-052054-3f9a`: sortable by creation time; drawn again where taken.
 fn new_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let stamp: String = crate::now().chars().filter(|c| c.is_ascii_digit()).collect();
