@@ -153,6 +153,19 @@ impl<'de> Deserialize<'de> for Split<'de> {
     }
 }
 
+/// A request's fields but `messages`, and its messages as the client wrote them.
+pub(crate) type Fields<'a> = (Map<String, Value>, Option<Vec<&'a RawValue>>);
+
+/// A request's fields but `messages`, and its messages as the client wrote them, for a
+/// protocol that reads each message on its own rather than through a `Value` of the whole
+/// history (Anthropic Messages). None where it has no `messages`.
+pub(crate) fn fields_and_messages(body: &[u8]) -> Result<Fields<'_>, serde_json::Error> {
+    let split: Split = serde_json::from_slice(body)?;
+    let mut rest = split.before;
+    rest.extend(split.after);
+    Ok((rest, split.messages))
+}
+
 /// Where `inner`, a slice of `outer`, ends in it.
 fn end_in(outer: &[u8], inner: &str) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize + inner.len()

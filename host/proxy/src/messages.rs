@@ -7,6 +7,8 @@
 use crate::sessions::own_tool;
 use crate::sse::{Event, Events};
 use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::collections::HashMap;
 use workmem_llm::{Completion, FunctionCall, Usage};
@@ -39,35 +41,71 @@ fn arguments(input: &Value) -> String {
     input.to_string()
 }
 
+/// One message as the client wrote it, its content read block by block (see [`history`]).
+#[derive(Deserialize)]
+struct Wire<'a> {
+    #[serde(default)]
+    role: Value,
+    #[serde(borrow, default)]
+    content: Option<&'a RawValue>,
+}
+
+/// A block's fields the session reads; a thinking block is kept whole, as it came.
+#[derive(Deserialize)]
+struct WireBlock {
+    #[serde(rename = "type", default)]
+    kind: Value,
+    #[serde(default)]
+    text: Value,
+    #[serde(default)]
+    id: Value,
+    #[serde(default)]
+    name: Value,
+    #[serde(default)]
+    input: Value,
+    #[serde(default)]
+    tool_use_id: Value,
+    #[serde(default)]
+    content: Value,
+}
+
 /// The client's history in the session's message shape (its `system` stays out: it goes
 /// upstream as it came); an assistant's thinking blocks are kept as they came, opaque.
-/// Images and documents are refused, and the request then goes upstream as it was.
-pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
-    let messages = request["messages"].as_array().ok_or("the request has no messages array")?;
+/// Images and documents are refused, and the request then goes upstream as it was. Each
+/// message and block is read on its own from what the client wrote: a `Value` of the whole
+/// history first, and a copy of its blocks, took more than half of what the proxy added to a
+/// 1,000-message request.
+pub(crate) fn history(messages: &[&RawValue]) -> Result<Vec<Message>, String> {
     let mut out = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
+    for (i, raw) in messages.iter().enumerate() {
         let at = |why: String| format!("messages[{i}]: {why}");
-        let role = m["role"].as_str().ok_or_else(|| at("no role".into()))?;
-        let blocks = match &m["content"] {
-            Value::String(s) => vec![json!({"type": "text", "text": s})],
-            Value::Array(b) => b.clone(),
+        let m: Wire = serde_json::from_str(raw.get()).map_err(|e| at(format!("not a message: {e}")))?;
+        let role = m.role.as_str().ok_or_else(|| at("no role".into()))?;
+        let content = m.content.map_or("null", RawValue::get);
+        let blocks: Vec<&RawValue> = match content.as_bytes().first() {
+            Some(b'"') => vec![],
+            Some(b'[') => serde_json::from_str(content).map_err(|e| at(e.to_string()))?,
             _ => return Err(at("content that is neither text nor blocks".into())),
         };
         let mut text = Vec::new();
+        if blocks.is_empty() && content.starts_with('"') {
+            text.push(serde_json::from_str::<String>(content).map_err(|e| at(e.to_string()))?);
+        }
         let mut calls = Vec::new();
         let mut opaque = Vec::new();
-        for b in &blocks {
-            match b["type"].as_str() {
-                Some("text") => text.push(b["text"].as_str().unwrap_or_default().to_string()),
-                Some("thinking" | "redacted_thinking") if role == "assistant" => opaque.push(b.clone()),
+        for raw in blocks {
+            let b: WireBlock = serde_json::from_str(raw.get()).map_err(|e| at(format!("a block that is not an object: {e}")))?;
+            match b.kind.as_str() {
+                Some("text") => text.push(b.text.as_str().unwrap_or_default().to_string()),
+                Some("thinking" | "redacted_thinking") if role == "assistant" => opaque.push(serde_json::from_str(raw.get()).map_err(|e| at(e.to_string()))?),
                 Some("tool_use") if role == "assistant" => calls.push(ToolCall {
-                    id: b["id"].as_str().ok_or_else(|| at("a tool use without an id".into()))?.to_string(),
-                    name: b["name"].as_str().ok_or_else(|| at("a tool use without a name".into()))?.to_string(),
-                    arguments: arguments(&b["input"]),
+                    id: b.id.as_str().ok_or_else(|| at("a tool use without an id".into()))?.to_string(),
+                    name: b.name.as_str().ok_or_else(|| at("a tool use without a name".into()))?.to_string(),
+                    arguments: arguments(&b.input),
                 }),
                 Some("tool_result") if role == "user" => out.push(Message {
-                    tool_call_id: Some(b["tool_use_id"].as_str().ok_or_else(|| at("a tool result without a tool_use_id".into()))?.to_string()),
-                    ..Message::new("tool", texts(&b["content"]).map_err(at)?)
+                    tool_call_id: Some(b.tool_use_id.as_str().ok_or_else(|| at("a tool result without a tool_use_id".into()))?.to_string()),
+                    ..Message::new("tool", texts(&b.content).map_err(at)?)
                 }),
                 kind => return Err(at(format!("a {role} block of type {kind:?}, which the session cannot keep"))),
             }
@@ -109,35 +147,108 @@ fn breakpoints(v: &Value) -> usize {
 }
 
 fn text_block(text: &str) -> Value {
-    // The API refuses an empty text block.
-    json!({"type": "text", "text": if text.is_empty() { "[empty]" } else { text }})
+    json!({"type": "text", "text": nonempty(text)})
+}
+
+/// The API refuses an empty text block.
+fn nonempty(text: &str) -> &str {
+    if text.is_empty() { "[empty]" } else { text }
+}
+
+/// A block of the rendered history, written as the API has it ([`Block::write`]).
+enum Block<'a> {
+    Text(&'a str),
+    Result {
+        id: Option<&'a str>,
+        text: &'a str,
+    },
+    Use {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+    },
+    /// Thinking, as the client sent it.
+    Opaque(&'a Value),
+}
+
+/// One message of the rendered history.
+struct Rendered<'a> {
+    role: &'static str,
+    blocks: Vec<Block<'a>>,
+}
+
+const JSON: &str = "JSON values and strings always serialize";
+
+fn string(out: &mut Vec<u8>, s: &str) {
+    serde_json::to_writer(&mut *out, s).expect(JSON);
+}
+
+impl Block<'_> {
+    /// The block as JSON, with a cache breakpoint where `cache`.
+    fn write(&self, out: &mut Vec<u8>, cache: bool) {
+        match self {
+            Block::Text(text) => {
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                string(out, nonempty(text));
+            }
+            Block::Result { id, text } => {
+                out.extend_from_slice(br#"{"type":"tool_result","tool_use_id":"#);
+                serde_json::to_writer(&mut *out, id).expect(JSON);
+                out.extend_from_slice(br#","content":"#);
+                string(out, nonempty(text));
+            }
+            Block::Use { id, name, input } => {
+                out.extend_from_slice(br#"{"type":"tool_use","id":"#);
+                string(out, id);
+                out.extend_from_slice(br#","name":"#);
+                string(out, name);
+                out.extend_from_slice(br#","input":"#);
+                serde_json::to_writer(&mut *out, input).expect(JSON);
+            }
+            Block::Opaque(block) => {
+                match block.as_object().filter(|_| cache) {
+                    Some(fields) => {
+                        let mut fields = fields.clone();
+                        fields.insert("cache_control".into(), json!({"type": "ephemeral"}));
+                        serde_json::to_writer(&mut *out, &fields).expect(JSON);
+                    }
+                    None => serde_json::to_writer(&mut *out, block).expect(JSON),
+                }
+                return;
+            }
+        }
+        if cache {
+            out.extend_from_slice(br#","cache_control":{"type":"ephemeral"}"#);
+        }
+        out.push(b'}');
+    }
 }
 
 /// One message of the view as Anthropic blocks (its thinking first), and the role it goes under.
-fn blocks(m: &workmem_llm::Message, opaque: &[Value]) -> (&'static str, Vec<Value>) {
+fn blocks<'a>(m: &'a workmem_llm::Message, opaque: &'a [Value]) -> (&'static str, Vec<Block<'a>>) {
     match m.role.as_str() {
-        "tool" => ("user", vec![json!({"type": "tool_result", "tool_use_id": m.tool_call_id, "content": text_block(&m.content)["text"]})]),
+        "tool" => ("user", vec![Block::Result { id: m.tool_call_id.as_deref(), text: &m.content }]),
         "assistant" => {
-            let mut out = opaque.to_vec();
+            let mut out: Vec<Block> = opaque.iter().map(Block::Opaque).collect();
             if !m.content.is_empty() || (m.tool_calls.is_empty() && opaque.is_empty()) {
-                out.push(text_block(&m.content));
+                out.push(Block::Text(&m.content));
             }
             for c in &m.tool_calls {
                 let input: Value = serde_json::from_str(&c.function.arguments).unwrap_or_else(|_| json!({}));
-                out.push(json!({"type": "tool_use", "id": c.id, "name": c.function.name, "input": input}));
+                out.push(Block::Use { id: &c.id, name: &c.function.name, input });
             }
             ("assistant", out)
         }
-        "system" => ("system", vec![text_block(&m.content)]),
-        _ => ("user", vec![text_block(&m.content)]),
+        "system" => ("system", vec![Block::Text(&m.content)]),
+        _ => ("user", vec![Block::Text(&m.content)]),
     }
 }
 
 /// The client's request with the session's view in place of its messages: workmem's
 /// instructions and memory after the client's `system`, the history, and `context_meta` in the
-/// last user message.
-pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Value {
-    let mut body = crate::parts::all_but(request, &["messages", "system", "tools"]);
+/// last user message. Written straight from the view: a `Value` of a 1,000-message history,
+/// written out and dropped, took about half of what the proxy added to such a request.
+pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Vec<u8> {
     let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
@@ -145,40 +256,62 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools:
         _ => Vec::new(),
     };
     system.extend(head.iter().map(|m| text_block(&m.content)));
-    let mut rendered: Vec<Value> = Vec::new();
+    let mut rendered: Vec<Rendered> = Vec::new();
     for (m, opaque) in history {
         let (role, mut content) = blocks(m, opaque);
         match rendered.last_mut() {
-            Some(prev) if prev["role"] == role && role != "system" => prev["content"].as_array_mut().expect("rendered content is a list").append(&mut content),
-            _ => rendered.push(json!({"role": role, "content": content})),
+            Some(prev) if prev.role == role && role != "system" => prev.blocks.append(&mut content),
+            _ => rendered.push(Rendered { role, blocks: content }),
         }
     }
     // Tool results come first in a user message.
-    for m in &mut rendered {
-        if m["role"] == "user" {
-            m["content"].as_array_mut().expect("rendered content is a list").sort_by_key(|b| b["type"] != "tool_result");
-        }
+    for m in rendered.iter_mut().filter(|m| m.role == "user") {
+        m.blocks.sort_by_key(|b| !matches!(b, Block::Result { .. }));
     }
     let mut room = MAX_BREAKPOINTS.saturating_sub(system.iter().map(breakpoints).sum::<usize>() + breakpoints(&request["tools"]));
     if room > 0 && !head.is_empty() {
         system.last_mut().expect("workmem's system blocks").as_object_mut().expect("a block").insert("cache_control".into(), json!({"type": "ephemeral"}));
         room -= 1;
     }
-    if room > 0
-        && let Some(block) = rendered.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut()).and_then(Value::as_object_mut)
-    {
-        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
-    }
+    // The breakpoint on the history's end: its last block, before `context_meta`.
+    let cached = (room > 0).then(|| rendered.len().checked_sub(1).map(|m| (m, rendered[m].blocks.len() - 1))).flatten();
     if let Some(meta) = tail {
         match rendered.last_mut() {
-            Some(last) if last["role"] == "user" => last["content"].as_array_mut().expect("rendered content is a list").push(text_block(&meta.content)),
-            _ => rendered.push(json!({"role": "user", "content": [text_block(&meta.content)]})),
+            Some(last) if last.role == "user" => last.blocks.push(Block::Text(&meta.content)),
+            _ => rendered.push(Rendered { role: "user", blocks: vec![Block::Text(&meta.content)] }),
         }
     }
-    body["system"] = Value::Array(system);
-    body["messages"] = Value::Array(rendered);
-    body["tools"] = tools.clone();
-    body
+
+    let mut out = Vec::with_capacity(history.iter().map(|(m, _)| m.content.len() + 64).sum::<usize>() + 4096);
+    out.push(b'{');
+    for (key, value) in request.as_object().into_iter().flatten().filter(|(k, _)| !matches!(k.as_str(), "messages" | "system" | "tools")) {
+        string(&mut out, key);
+        out.push(b':');
+        serde_json::to_writer(&mut out, value).expect(JSON);
+        out.push(b',');
+    }
+    out.extend_from_slice(br#""system":"#);
+    serde_json::to_writer(&mut out, &system).expect(JSON);
+    out.extend_from_slice(br#","messages":["#);
+    for (i, m) in rendered.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(br#"{"role":"#);
+        string(&mut out, m.role);
+        out.extend_from_slice(br#","content":["#);
+        for (j, b) in m.blocks.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            b.write(&mut out, cached == Some((i, j)));
+        }
+        out.extend_from_slice(b"]}");
+    }
+    out.extend_from_slice(br#"],"tools":"#);
+    serde_json::to_writer(&mut out, tools).expect(JSON);
+    out.push(b'}');
+    out
 }
 
 fn usage(u: &Value) -> Option<Usage> {
@@ -383,5 +516,100 @@ impl Relay {
             out.push(event(&json!({"type": "message_stop"})));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(messages: Value) -> Result<Vec<Message>, String> {
+        let body = json!({"model": "m", "messages": messages}).to_string();
+        let (rest, raw) = crate::history::fields_and_messages(body.as_bytes()).unwrap();
+        assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but messages");
+        history(&raw.unwrap())
+    }
+
+    /// Each message read on its own gives what the protocol means: text joined, tool uses as
+    /// calls with their input as JSON text, thinking kept whole and opaque, tool results as
+    /// tool messages before the text that followed them.
+    #[test]
+    fn a_history_is_read_message_by_message() {
+        let thinking = json!({"type": "thinking", "thinking": "Look at a.", "signature": "sig"});
+        let got = read(json!([
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [thinking, {"type": "text", "text": "Reading "}, {"type": "text", "text": "a."},
+                                               {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]},
+                                          {"type": "text", "text": "and then?"}]},
+            {"role": "assistant", "content": []},
+        ]))
+        .unwrap();
+        let shape: Vec<(&str, &str, Option<&str>)> = got.iter().map(|m| (m.role.as_str(), m.content.as_str(), m.tool_call_id.as_deref())).collect();
+        assert_eq!(
+            shape,
+            [("user", "hi", None), ("assistant", "Reading a.", None), ("tool", "x\n\ny", Some("t1")), ("user", "and then?", None), ("assistant", "", None)]
+        );
+        assert_eq!(got[1].tool_calls, [ToolCall { id: "t1".into(), name: "read_file".into(), arguments: r#"{"path":"a"}"#.into() }]);
+        assert_eq!(got[1].opaque, [thinking]);
+    }
+
+    #[test]
+    fn what_the_session_cannot_keep_is_refused_naming_the_message() {
+        let image = json!([{"role": "user", "content": "hi"}, {"role": "user", "content": [{"type": "image", "source": {}}]}]);
+        assert_eq!(read(image).unwrap_err(), r#"messages[1]: a user block of type Some("image"), which the session cannot keep"#);
+        assert_eq!(read(json!([{"content": "hi"}])).unwrap_err(), "messages[0]: no role");
+        assert_eq!(read(json!([{"role": "user", "content": 7}])).unwrap_err(), "messages[0]: content that is neither text nor blocks");
+        assert_eq!(read(json!([{"role": "user"}])).unwrap_err(), "messages[0]: content that is neither text nor blocks");
+        let result_elsewhere = json!([{"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "x"}]}]);
+        assert_eq!(read(result_elsewhere).unwrap_err(), r#"messages[0]: a assistant block of type Some("tool_result"), which the session cannot keep"#);
+    }
+    fn call(id: &str, arguments: &str) -> workmem_llm::ToolCall {
+        workmem_llm::ToolCall { id: id.into(), kind: "function".into(), function: FunctionCall { name: "read_file".into(), arguments: arguments.into() } }
+    }
+
+    /// The body upstream, written straight from the view, is the one a `Value` of it wrote
+    /// before (checked on 80 combinations of these parts when the writer replaced it): the
+    /// client's fields, its system and workmem's with a breakpoint, thinking kept first, tool
+    /// results first in their user message, `[empty]` for empty text, the history's last block
+    /// marked for the cache (a thinking block too), and `context_meta` after it.
+    #[test]
+    fn the_body_upstream_is_written_from_the_view() {
+        use workmem_llm::Message as M;
+        let thinking = [json!({"type": "thinking", "thinking": "hm", "signature": "s"})];
+        let mut reading = M::new("assistant", "Reading");
+        reading.tool_calls = vec![call("t1", r#"{"path": "a"}"#), call("t2", "not json")];
+        let mut read = M::new("tool", "file a \"quoted\" \n line");
+        read.tool_call_id = Some("t1".into());
+        let mut empty = M::new("tool", "");
+        empty.tool_call_id = Some("t2".into());
+        let (orphan, thought, notice, hi, nothing) =
+            (M::new("tool", "orphan"), M::new("assistant", ""), M::new("system", "a notice"), M::new("user", "hi ü"), M::new("user", ""));
+        let (guide, meta) = ([M::new("system", "guide")], M::new("system", "<context_meta>{}</context_meta>"));
+        let none: Vec<Value> = Vec::new();
+        let request = json!({"model": "m", "max_tokens": 5, "messages": [1], "system": "Be brief.", "stream": true, "tools": [{"name": "x"}], "metadata": {"user_id": "u"}});
+        let long = vec![
+            (&hi, &none[..]),
+            (&reading, &thinking[..]),
+            (&read, &none[..]),
+            (&empty, &none[..]),
+            (&nothing, &none[..]),
+            (&notice, &none[..]),
+            (&hi, &none[..]),
+            (&thought, &thinking[..]),
+            (&orphan, &none[..]),
+            (&hi, &none[..]),
+        ];
+        let parts = crate::parts::Parts { leading: &guide, history: long, tail: Some(&meta) };
+        assert_eq!(
+            String::from_utf8(upstream_body(&request, &parts, &json!([]))).unwrap(),
+            r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"},{"type":"text","text":"[empty]"}]},{"role":"system","content":[{"type":"text","text":"a notice"}]},{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":null,"content":"orphan"},{"type":"text","text":"hi ü","cache_control":{"type":"ephemeral"}},{"type":"text","text":"<context_meta>{}</context_meta>"}]}],"tools":[]}"#
+        );
+        let short = vec![(&hi, &none[..]), (&reading, &thinking[..]), (&read, &none[..]), (&empty, &none[..]), (&thought, &thinking[..])];
+        let parts = crate::parts::Parts { leading: &guide, history: short, tail: None };
+        assert_eq!(
+            String::from_utf8(upstream_body(&request, &parts, &json!([]))).unwrap(),
+            r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s","cache_control":{"type":"ephemeral"}}]}],"tools":[]}"#
+        );
     }
 }

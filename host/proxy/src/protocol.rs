@@ -51,11 +51,13 @@ impl Protocol {
         if self == Protocol::Chat {
             return chat::parse(body, recent, caller);
         }
+        if self == Protocol::Messages {
+            let (rest, raw) = crate::history::fields_and_messages(body).map_err(|e| format!("the request is not JSON: {e}"))?;
+            let history = messages::history(&raw.ok_or("the request has no messages array")?)?;
+            return Ok((Value::Object(rest), Arc::new(History::new(history))));
+        }
         let request: Value = serde_json::from_slice(body).map_err(|e| format!("the request is not JSON: {e}"))?;
-        let history = match self {
-            Protocol::Messages => messages::history(&request)?,
-            _ => responses::history(&request)?,
-        };
+        let history = responses::history(&request)?;
         Ok((request, Arc::new(History::new(history))))
     }
 
@@ -104,7 +106,7 @@ impl Protocol {
             }
             // Written whole; the next request is still built on from this one.
             Protocol::Messages => {
-                let body = messages::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes();
+                let body = messages::upstream_body(request, &Parts::of(built), tools);
                 written.keep_carry(built.carry());
                 (Cow::Owned(body), None)
             }
