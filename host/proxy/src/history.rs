@@ -7,7 +7,7 @@
 
 use crate::lock;
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::VecDeque;
@@ -153,17 +153,42 @@ impl<'de> Deserialize<'de> for Split<'de> {
     }
 }
 
-/// A request's fields but `messages`, and its messages as the client wrote them.
-pub(crate) type Fields<'a> = (Map<String, Value>, Option<Vec<&'a RawValue>>);
+/// A request's fields but its history, and its history as the client wrote it.
+pub(crate) type Fields<'a> = (Map<String, Value>, Option<&'a RawValue>);
 
-/// A request's fields but `messages`, and its messages as the client wrote them, for a
-/// protocol that reads each message on its own rather than through a `Value` of the whole
-/// history (Anthropic Messages). None where it has no `messages`.
-pub(crate) fn fields_and_messages(body: &[u8]) -> Result<Fields<'_>, serde_json::Error> {
-    let split: Split = serde_json::from_slice(body)?;
-    let mut rest = split.before;
-    rest.extend(split.after);
-    Ok((rest, split.messages))
+/// A request's fields but `key` (its history: Anthropic's `messages`, the Responses API's
+/// `input`), and that field as the client wrote it, for a protocol that reads each message on
+/// its own rather than through a `Value` of the whole history. Where `key` comes more than once
+/// the last counts, as it would in a `Value`.
+pub(crate) fn fields_but<'a>(body: &'a [u8], key: &'static str) -> Result<Fields<'a>, serde_json::Error> {
+    struct Seed(&'static str);
+    impl<'de> DeserializeSeed<'de> for Seed {
+        type Value = Fields<'de>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fields<'de>, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Seed {
+        type Value = Fields<'de>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
+            let (mut rest, mut history) = (Map::new(), None);
+            while let Some(name) = map.next_key::<String>()? {
+                if name == self.0 {
+                    history = Some(map.next_value()?);
+                } else {
+                    rest.insert(name, map.next_value()?);
+                }
+            }
+            Ok((rest, history))
+        }
+    }
+    let mut d = serde_json::Deserializer::from_slice(body);
+    let fields = Seed(key).deserialize(&mut d)?;
+    d.end()?;
+    Ok(fields)
 }
 
 /// Where `inner`, a slice of `outer`, ends in it.

@@ -4,6 +4,7 @@
 //! asks, and `context_meta` last in the last user message, so that everything before it is a
 //! prefix the next request repeats (cache breakpoints go on the system and on the history's end).
 
+use crate::parts::{fields_but, json, string};
 use crate::sessions::own_tool;
 use crate::sse::{Event, Events};
 use bytes::Bytes;
@@ -75,7 +76,11 @@ struct WireBlock {
 /// message and block is read on its own from what the client wrote: a `Value` of the whole
 /// history first, and a copy of its blocks, took more than half of what the proxy added to a
 /// 1,000-message request.
-pub(crate) fn history(messages: &[&RawValue]) -> Result<Vec<Message>, String> {
+pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, String> {
+    let messages: Vec<&RawValue> = match messages.map(RawValue::get) {
+        Some(raw) if raw.starts_with('[') => serde_json::from_str(raw).map_err(|e| e.to_string())?,
+        _ => return Err("the request has no messages array".into()),
+    };
     let mut out = Vec::new();
     for (i, raw) in messages.iter().enumerate() {
         let at = |why: String| format!("messages[{i}]: {why}");
@@ -177,12 +182,6 @@ struct Rendered<'a> {
     blocks: Vec<Block<'a>>,
 }
 
-const JSON: &str = "JSON values and strings always serialize";
-
-fn string(out: &mut Vec<u8>, s: &str) {
-    serde_json::to_writer(&mut *out, s).expect(JSON);
-}
-
 impl Block<'_> {
     /// The block as JSON, with a cache breakpoint where `cache`.
     fn write(&self, out: &mut Vec<u8>, cache: bool) {
@@ -193,7 +192,7 @@ impl Block<'_> {
             }
             Block::Result { id, text } => {
                 out.extend_from_slice(br#"{"type":"tool_result","tool_use_id":"#);
-                serde_json::to_writer(&mut *out, id).expect(JSON);
+                json(out, id);
                 out.extend_from_slice(br#","content":"#);
                 string(out, nonempty(text));
             }
@@ -203,16 +202,16 @@ impl Block<'_> {
                 out.extend_from_slice(br#","name":"#);
                 string(out, name);
                 out.extend_from_slice(br#","input":"#);
-                serde_json::to_writer(&mut *out, input).expect(JSON);
+                json(out, input);
             }
             Block::Opaque(block) => {
                 match block.as_object().filter(|_| cache) {
                     Some(fields) => {
                         let mut fields = fields.clone();
                         fields.insert("cache_control".into(), json!({"type": "ephemeral"}));
-                        serde_json::to_writer(&mut *out, &fields).expect(JSON);
+                        json(out, &fields);
                     }
-                    None => serde_json::to_writer(&mut *out, block).expect(JSON),
+                    None => json(out, block),
                 }
                 return;
             }
@@ -284,14 +283,9 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools:
 
     let mut out = Vec::with_capacity(history.iter().map(|(m, _)| m.content.len() + 64).sum::<usize>() + 4096);
     out.push(b'{');
-    for (key, value) in request.as_object().into_iter().flatten().filter(|(k, _)| !matches!(k.as_str(), "messages" | "system" | "tools")) {
-        string(&mut out, key);
-        out.push(b':');
-        serde_json::to_writer(&mut out, value).expect(JSON);
-        out.push(b',');
-    }
+    fields_but(&mut out, request, &["messages", "system", "tools"]);
     out.extend_from_slice(br#""system":"#);
-    serde_json::to_writer(&mut out, &system).expect(JSON);
+    json(&mut out, &system);
     out.extend_from_slice(br#","messages":["#);
     for (i, m) in rendered.iter().enumerate() {
         if i > 0 {
@@ -309,7 +303,7 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools:
         out.extend_from_slice(b"]}");
     }
     out.extend_from_slice(br#"],"tools":"#);
-    serde_json::to_writer(&mut out, tools).expect(JSON);
+    json(&mut out, tools);
     out.push(b'}');
     out
 }
@@ -528,9 +522,9 @@ mod tests {
     fn read(messages: Value) -> Result<Vec<Message>, String> {
         let request = json!({"model": "m", "messages": messages});
         let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
-            let (rest, raw) = crate::history::fields_and_messages(body.as_bytes()).unwrap();
+            let (rest, raw) = crate::history::fields_but(body.as_bytes(), "messages").unwrap();
             assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but messages");
-            history(&raw.unwrap())
+            history(raw)
         });
         assert_eq!(compact, pretty);
         compact

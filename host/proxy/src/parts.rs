@@ -23,11 +23,25 @@ impl<'a> Parts<'a> {
     }
 }
 
-/// The client's request without the fields at `keys` (those the proxy writes anew: the history
-/// above all, which is not copied only to be replaced).
-pub(crate) fn all_but(request: &Value, keys: &[&str]) -> Value {
-    match request.as_object() {
-        Some(fields) => Value::Object(fields.iter().filter(|(k, _)| !keys.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()),
-        None => Value::Null,
+const JSON: &str = "JSON values and strings always serialize";
+
+/// `s` as a JSON string.
+pub(crate) fn string(out: &mut Vec<u8>, s: &str) {
+    serde_json::to_writer(&mut *out, s).expect(JSON);
+}
+
+/// `value` as JSON.
+pub(crate) fn json(out: &mut Vec<u8>, value: &impl serde::Serialize) {
+    serde_json::to_writer(&mut *out, value).expect(JSON);
+}
+
+/// The client's fields but those at `keys` (the ones the proxy writes anew: the history above
+/// all, which is not copied only to be replaced), each as `"key":value,`, in the client's order.
+pub(crate) fn fields_but(out: &mut Vec<u8>, request: &Value, keys: &[&str]) {
+    for (key, value) in request.as_object().into_iter().flatten().filter(|(k, _)| !keys.contains(&k.as_str())) {
+        string(out, key);
+        out.push(b':');
+        json(out, value);
+        out.push(b',');
     }
 }

@@ -51,14 +51,13 @@ impl Protocol {
         if self == Protocol::Chat {
             return chat::parse(body, recent, caller);
         }
-        if self == Protocol::Messages {
-            let (rest, raw) = crate::history::fields_and_messages(body).map_err(|e| format!("the request is not JSON: {e}"))?;
-            let history = messages::history(&raw.ok_or("the request has no messages array")?)?;
-            return Ok((Value::Object(rest), Arc::new(History::new(history))));
-        }
-        let request: Value = serde_json::from_slice(body).map_err(|e| format!("the request is not JSON: {e}"))?;
-        let history = responses::history(&request)?;
-        Ok((request, Arc::new(History::new(history))))
+        let key = if self == Protocol::Messages { "messages" } else { "input" };
+        let (rest, raw) = crate::history::fields_but(body, key).map_err(|e| format!("the request is not JSON: {e}"))?;
+        let history = match self {
+            Protocol::Messages => messages::history(raw)?,
+            _ => responses::history(raw)?,
+        };
+        Ok((Value::Object(rest), Arc::new(History::new(history))))
     }
 
     pub fn tool_names(self, request: &Value) -> Vec<String> {
@@ -111,7 +110,7 @@ impl Protocol {
                 (Cow::Owned(body), None)
             }
             Protocol::Responses => {
-                let body = responses::upstream_body(request, &Parts::of(built), tools).to_string().into_bytes();
+                let body = responses::upstream_body(request, &Parts::of(built), tools);
                 written.keep_carry(built.carry());
                 (Cow::Owned(body), None)
             }

