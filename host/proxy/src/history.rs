@@ -191,6 +191,20 @@ pub(crate) fn fields_but<'a>(body: &'a [u8], key: &'static str) -> Result<Fields
     Ok(fields)
 }
 
+/// `history` of the field `key` holding `value`, read from a request as JSON writes it and
+/// from the same pretty-printed, as some clients send it: both must read alike.
+#[cfg(test)]
+pub(crate) fn read_both<T: PartialEq + fmt::Debug>(key: &'static str, value: Value, history: impl Fn(Option<&RawValue>) -> T) -> T {
+    let request = serde_json::json!({"model": "m", key: value});
+    let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
+        let (rest, raw) = fields_but(body.as_bytes(), key).unwrap();
+        assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but {key}");
+        history(raw)
+    });
+    assert_eq!(compact, pretty);
+    compact
+}
+
 /// Where `inner`, a slice of `outer`, ends in it.
 fn end_in(outer: &[u8], inner: &str) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize + inner.len()

@@ -517,17 +517,8 @@ impl Relay {
 mod tests {
     use super::*;
 
-    /// `messages` read from a request as JSON writes it, and the same pretty-printed, as some
-    /// clients send it: both read alike.
     fn read(messages: Value) -> Result<Vec<Message>, String> {
-        let request = json!({"model": "m", "messages": messages});
-        let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
-            let (rest, raw) = crate::history::fields_but(body.as_bytes(), "messages").unwrap();
-            assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but messages");
-            history(raw)
-        });
-        assert_eq!(compact, pretty);
-        compact
+        crate::history::read_both("messages", messages, history)
     }
 
     /// Each message read on its own gives what the protocol means: text joined, tool uses as

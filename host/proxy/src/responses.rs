@@ -344,16 +344,8 @@ mod tests {
     use super::*;
     use workmem_llm::Message as M;
 
-    /// `input` read from a request as JSON writes it, and the same pretty-printed: both alike.
     fn read(input: Value) -> Result<Vec<Message>, String> {
-        let request = json!({"model": "m", "input": input});
-        let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
-            let (rest, raw) = crate::history::fields_but(body.as_bytes(), "input").unwrap();
-            assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but input");
-            history(raw)
-        });
-        assert_eq!(compact, pretty);
-        compact
+        crate::history::read_both("input", input, history)
     }
 
     /// Each item read on its own gives what the protocol means: reasoning kept whole with the
