@@ -160,7 +160,7 @@ pub(crate) type Fields<'a> = (Map<String, Value>, Option<&'a RawValue>);
 /// `input`), and that field as the client wrote it, for a protocol that reads each message on
 /// its own rather than through a `Value` of the whole history. Where `key` comes more than once
 /// the last counts, as it would in a `Value`.
-pub(crate) fn fields_but<'a>(body: &'a [u8], key: &'static str) -> Result<Fields<'a>, serde_json::Error> {
+pub(crate) fn fields_and_raw<'a>(body: &'a [u8], key: &'static str) -> Result<Fields<'a>, serde_json::Error> {
     struct Seed(&'static str);
     impl<'de> DeserializeSeed<'de> for Seed {
         type Value = Fields<'de>;
@@ -197,7 +197,7 @@ pub(crate) fn fields_but<'a>(body: &'a [u8], key: &'static str) -> Result<Fields
 pub(crate) fn read_both<T: PartialEq + fmt::Debug>(key: &'static str, value: Value, history: impl Fn(Option<&RawValue>) -> T) -> T {
     let request = serde_json::json!({"model": "m", key: value});
     let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
-        let (rest, raw) = fields_but(body.as_bytes(), key).unwrap();
+        let (rest, raw) = fields_and_raw(body.as_bytes(), key).unwrap();
         assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but {key}");
         history(raw)
     });
@@ -369,6 +369,18 @@ mod tests {
         assert_eq!(parsed(&recent, &body(&["a", "b", "c"], "").replace(r#""model":"m""#, r#""model":"n""#)), 3);
         // The first request's history was held while the second took it over: copied, not changed.
         assert_eq!(first.messages.len(), 2);
+    }
+
+    /// A history field read raw is the one a `Value` of the request would hold: the last of a
+    /// repeated one counts, and a request that is not one JSON object is refused.
+    #[test]
+    fn a_history_field_is_read_raw_as_a_value_reads_it() {
+        let (rest, raw) = fields_and_raw(br#"{"input":[1],"model":"m","input":[2, 3]}"#, "input").unwrap();
+        assert_eq!((raw.map(RawValue::get), Value::Object(rest)), (Some("[2, 3]"), serde_json::json!({"model": "m"})));
+        assert_eq!(fields_and_raw(br#"{"model":"m"}"#, "input").unwrap().1.map(RawValue::get), None);
+        for bad in [&br#"{"input":[]} {}"#[..], br#"[{"input":[]}]"#, br#"{"input":[}"#] {
+            assert!(fields_and_raw(bad, "input").is_err(), "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     /// A request is read on only from one its own caller sent: another caller's request that

@@ -87,15 +87,12 @@ pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Strin
         let m: Wire = serde_json::from_str(raw.get()).map_err(|e| at(format!("not a message: {e}")))?;
         let role = m.role.as_str().ok_or_else(|| at("no role".into()))?;
         let content = m.content.map_or("null", RawValue::get);
-        let blocks: Vec<&RawValue> = match content.as_bytes().first() {
-            Some(b'"') => vec![],
-            Some(b'[') => serde_json::from_str(content).map_err(|e| at(e.to_string()))?,
+        // Content is a string, or a list of blocks.
+        let (mut text, blocks): (Vec<String>, Vec<&RawValue>) = match content.as_bytes().first() {
+            Some(b'"') => (vec![serde_json::from_str(content).map_err(|e| at(e.to_string()))?], Vec::new()),
+            Some(b'[') => (Vec::new(), serde_json::from_str(content).map_err(|e| at(e.to_string()))?),
             _ => return Err(at("content that is neither text nor blocks".into())),
         };
-        let mut text = Vec::new();
-        if blocks.is_empty() && content.starts_with('"') {
-            text.push(serde_json::from_str::<String>(content).map_err(|e| at(e.to_string()))?);
-        }
         let mut calls = Vec::new();
         let mut opaque = Vec::new();
         for raw in blocks {

@@ -52,7 +52,7 @@ impl Protocol {
             return chat::parse(body, recent, caller);
         }
         let key = if self == Protocol::Messages { "messages" } else { "input" };
-        let (rest, raw) = crate::history::fields_but(body, key).map_err(|e| format!("the request is not JSON: {e}"))?;
+        let (rest, raw) = crate::history::fields_and_raw(body, key).map_err(|e| format!("the request is not JSON: {e}"))?;
         let history = match self {
             Protocol::Messages => messages::history(raw)?,
             _ => responses::history(raw)?,
