@@ -192,5 +192,5 @@ bench-proxy:
 # shape replayed under nine context policies, the last workmem through `workmem proxy` (a table
 # and the targets per group, the chart of tokens per request), then the compaction timings.
 bench-compaction:
-	cargo run --release -q -- replay tests/data/trajectories --shape all --seeds 4 --window 16000 --png docs/tokens-per-turn.png
+	cargo run --release -q -- replay tests/data/trajectories --shape all --window 16000 --png docs/tokens-per-turn.png
 	cargo bench -q -p workmem --bench compaction
