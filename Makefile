@@ -188,7 +188,7 @@ bench-documents:
 bench-proxy:
 	cargo bench -q -p workmem --bench proxy
 
-# Issue 24's benchmark: the 40 trajectories and four generated histories of each adversarial
+# Issue 24's benchmark: the 40 trajectories and 16 generated histories of each adversarial
 # shape replayed under nine context policies, the last workmem through `workmem proxy` (a table
 # and the targets per group, the chart of tokens per request), then the compaction timings.
 bench-compaction:
