@@ -851,6 +851,26 @@ fn a_busy_session_is_refused_in_time(target: &dyn Target) {
     drop(held);
     let applied = call(&http(), "POST", &format!("{}/v1/sessions/held/updates", s.url), Some(&token), Some("text/plain"), Some(update.as_bytes()));
     assert_eq!(applied.status, 200, "written again once the writer is done");
+
+    // A write waiting for the lock when its token is revoked writes nothing: the grant is
+    // checked again once the lock is held (it was checked only before the wait). Where the
+    // revoking command took longer than the lock's wait (2 s), the write was refused as busy
+    // instead, and the case is tried again.
+    let mut statuses = Vec::new();
+    while statuses.len() < 3 && statuses.last() != Some(&403) {
+        let out = workmem(&s.db, &s.sessions).args(["session", "grant", "held", "doomed", "--json"]).output().unwrap();
+        let grant: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (doomed, id) = (grant["token"].as_str().unwrap().to_string(), grant["id"].as_str().unwrap().to_string());
+        let held = session.lock().unwrap();
+        let url = format!("{}/v1/sessions/held/updates", s.url);
+        let writer = std::thread::spawn(move || call(&http(), "POST", &url, Some(&doomed), Some("text/plain"), Some(update.as_bytes())).status);
+        std::thread::sleep(Duration::from_millis(200));
+        s.cli(&["token", "revoke", &id]);
+        drop(held);
+        statuses.push(writer.join().unwrap());
+    }
+    assert_eq!(statuses.last(), Some(&403), "a revoked token's write, waiting for the lock: {statuses:?}");
+    assert_eq!(get(&s, "/v1/sessions/held/log", &token).json().as_array().unwrap().len(), 1, "and nothing was written");
 }
 
 /// The page for people: a session an agent worked in (updates, a compaction, requests with

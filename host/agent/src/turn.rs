@@ -169,9 +169,11 @@ pub fn count_round(session: &Session, built: &context::Built, usage: Option<work
         if let Some(usage) = usage {
             // A provider's count far above the request's own (4,000,000,000 for a 2,000-token
             // request) is a bad number, not a correction: it would make every later request
-            // look over the window. Taken up to twice the request's own count (a count below
-            // it can only bring the estimate down to nothing).
-            m.token_correction = (i64::from(usage.prompt_tokens) - sent).min(sent.max(1024));
+            // look over the window. Taken up to twice the request's own count. A count below
+            // ours is not taken at all: an upstream that reports 10 for every request would
+            // switch the safety net off (threat model rule 6), and ours is the one the net
+            // was built to hold.
+            m.token_correction = (i64::from(usage.prompt_tokens) - sent).clamp(0, sent.max(1024));
         }
     })?;
     Ok(())

@@ -84,10 +84,11 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         let listener = tokio::net::TcpListener::bind(&args.listen).await.with_context(|| format!("listening on {}", args.listen))?;
         let url = format!("http://{}", listener.local_addr()?);
         // The first line says where it listens, for a script that started it on port 0.
+        let upstream = workmem_proxy::shown_url(&args.upstream);
         if as_json {
-            println!("{}", serde_json::json!({"listening": url, "upstream": args.upstream}));
+            println!("{}", serde_json::json!({"listening": url, "upstream": upstream}));
         } else {
-            println!("listening on {url}, proxying to {}", args.upstream);
+            println!("listening on {url}, proxying to {upstream}");
         }
         std::io::stdout().flush()?;
         workmem_listen::serve(listener, router, args.connections.limits()).await;

@@ -30,7 +30,8 @@ pub struct Limits {
     /// with [`BodyTimeout`] (`--body-timeout`).
     pub body_timeout: Duration,
     /// Connections open at once; past it, new ones wait in the listen backlog until one
-    /// closes (`--max-connections`).
+    /// closes (`--max-connections`). Never more than half the process's file descriptor limit
+    /// ([`within_descriptors`]).
     pub max_connections: usize,
     /// After Ctrl-C or SIGTERM, the longest the connections in flight get to finish, streams
     /// included (`--shutdown-timeout`).
@@ -53,8 +54,27 @@ impl Limits {
     /// added to (hyper's and ours panicked), and zero would close every connection at once.
     fn clamped(self) -> Limits {
         let clamp = |d: Duration| d.clamp(Duration::from_millis(1), Duration::from_secs(86_400));
-        Limits { header_timeout: clamp(self.header_timeout), body_timeout: clamp(self.body_timeout), shutdown_timeout: clamp(self.shutdown_timeout), ..self }
+        Limits {
+            header_timeout: clamp(self.header_timeout),
+            body_timeout: clamp(self.body_timeout),
+            shutdown_timeout: clamp(self.shutdown_timeout),
+            max_connections: within_descriptors(self.max_connections, descriptor_limit()),
+        }
     }
+}
+
+/// The process's soft limit on open file descriptors, if it has one.
+fn descriptor_limit() -> Option<u64> {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
+}
+
+/// `max` connections, but at most half of `limit` descriptors: the other half is for what the
+/// requests open (session files, the database, upstream connections). A cap above the limit
+/// let idle sockets take every descriptor: `accept` then failed, and a normal request waited
+/// for a stranger's idle connection to time out.
+pub fn within_descriptors(max: usize, limit: Option<u64>) -> usize {
+    let half = limit.map_or(usize::MAX, |l| usize::try_from(l / 2).unwrap_or(usize::MAX));
+    max.min(half).max(1)
 }
 
 /// A request body did not all arrive within [`Limits::body_timeout`] of its head.
@@ -186,5 +206,18 @@ impl http_body::Body for Deadline {
 
     fn size_hint(&self) -> SizeHint {
         http_body::Body::size_hint(&self.body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The connection cap stays at half the descriptor limit, whatever `--max-connections`
+    /// asks (512 against a limit of 256 left no descriptor for anything else).
+    #[test]
+    fn connections_stay_within_the_descriptor_limit() {
+        assert_eq!(super::within_descriptors(512, Some(256)), 128);
+        assert_eq!(super::within_descriptors(512, Some(65_536)), 512);
+        assert_eq!(super::within_descriptors(512, None), 512);
+        assert_eq!(super::within_descriptors(512, Some(1)), 1);
     }
 }

@@ -59,6 +59,9 @@ mod tests {
         assert_eq!(esc("\u{202e}hs.ti_etucexe").to_string(), "⟨U+202E⟩hs.ti_etucexe");
         assert_eq!(esc("a\u{e0049}\u{200b}b\u{1b}[2J").to_string(), "a⟨U+E0049⟩⟨U+200B⟩b⟨U+001B⟩[2J");
         assert_eq!(esc("line\n\tindented").to_string(), "line\n\tindented");
+        // A live learning written to look struck out, as an archived one shows.
+        assert_eq!(esc("o\u{336}k\u{20d2}").to_string(), "o⟨U+0336⟩k⟨U+20D2⟩");
+        assert_eq!(esc("caf\u{301}").to_string(), "caf\u{301}", "other combining marks are text");
     }
 
     #[test]

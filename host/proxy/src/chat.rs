@@ -20,10 +20,24 @@ use workmem_store::{Message, ToolCall};
 /// ([`crate::history::caller`]).
 pub(crate) fn parse(body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), String> {
     let (rest, history) = recent.chat(body, caller, |at, raw| {
-        serde_json::from_str::<Wire>(raw).map(Message::from).map_err(|e| format!("the request is not a chat request: messages[{at}]: {e}"))
+        let wire = serde_json::from_str::<Wire>(raw).map_err(|e| {
+            // serde's message ends with where it stopped: the kept-content rule reads the end.
+            let e = e.to_string();
+            match e.rsplit_once(" at line ") {
+                Some((why, _)) if crate::parts::is_unkept(why) => format!("messages[{at}]: {why}"),
+                _ => format!("the request is not a chat request: messages[{at}]: {e}"),
+            }
+        })?;
+        if !ROLES.contains(&wire.role.as_str()) {
+            return Err(format!("messages[{at}]: the role {:?} is not one of Chat Completions' ({})", wire.role, ROLES.join(", ")));
+        }
+        Ok(Message::from(wire))
     })?;
     Ok((Value::Object(rest), history))
 }
+
+/// The roles a Chat Completions message may have.
+const ROLES: [&str; 6] = ["system", "developer", "user", "assistant", "tool", "function"];
 
 /// One message as Chat Completions writes it; what the session does not keep is skipped.
 #[derive(Deserialize)]
@@ -88,7 +102,7 @@ impl<'de> Deserialize<'de> for Content {
                 while let Some(part) = seq.next_element::<Part>()? {
                     match (part.kind.as_deref(), part.text) {
                         (Some("text"), Some(t)) => text.push_str(&t),
-                        (kind, _) => return Err(A::Error::custom(format!("a content part of type {kind:?}, which the session cannot keep"))),
+                        (kind, _) => return Err(A::Error::custom(crate::parts::unkept(format!("a content part of type {kind:?}")))),
                     }
                 }
                 Ok(Content(text))
@@ -143,8 +157,9 @@ pub(crate) fn completion(reply: &Value) -> Result<Completion, String> {
     Completion::from_chat(reply)
 }
 
-pub(crate) fn error_body(code: &str, message: &str) -> Value {
-    json!({"error": {"message": message, "type": "workmem_error", "code": code}})
+pub(crate) fn error_body(status: u16, code: &str, message: &str) -> Value {
+    let kind = if (400..500).contains(&status) { "invalid_request_error" } else { "workmem_error" };
+    json!({"error": {"message": message, "type": kind, "code": code}})
 }
 
 /// A Chat Completions event stream on its way to the client: every line goes on as it came but
@@ -283,6 +298,9 @@ mod tests {
         assert!(why.contains("messages[1]: a content part of type Some(\"image_url\"), which the session cannot keep"), "{why}");
         assert!(parse(br#"{"model": "gpt-4o"}"#).unwrap_err().contains("no messages array"));
         assert!(parse(br#"{"messages": [{"content": "no role"}]}"#).unwrap_err().contains("messages[0]: missing field `role`"));
+        assert!(crate::parts::is_unkept(&why), "content it cannot keep is not the client's mistake: {why}");
+        let wizard = parse(br#"{"messages": [{"role": "wizard", "content": "hi"}]}"#).unwrap_err();
+        assert!(wizard.starts_with("messages[0]: the role \"wizard\" is not one") && !crate::parts::is_unkept(&wizard), "{wizard}");
         assert!(parse(b"[1]").unwrap_err().contains("not a chat request"));
     }
 }

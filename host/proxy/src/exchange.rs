@@ -25,6 +25,16 @@ use workmem_store::Message;
 /// store, the engine) may name files, and goes to the proxy's log alone.
 #[derive(Debug, thiserror::Error)]
 enum Failure {
+    /// The client's own mistake (not JSON, not an object, a role its API does not have): a
+    /// 400 in the protocol's error shape, whatever `--on-error` says, as the provider would
+    /// answer; nothing is logged.
+    #[error("{0}")]
+    Invalid(String),
+    /// A request workmem leaves to the client and the upstream by design (a Responses chain
+    /// by `previous_response_id`, whose history the provider holds): it goes as sent, named
+    /// in the answer's `x-workmem` header and the log, whatever `--on-error` says.
+    #[error("{1}")]
+    Unproxied(&'static str, String),
     /// The request is not one workmem takes (not JSON, content the session cannot keep, a
     /// tool named as one of workmem's, a view that would break pairing). It can still go as it was.
     #[error("{0}")]
@@ -78,28 +88,38 @@ pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: 
     let outcome = match route {
         Route::Proxied(protocol) => proxied(app, protocol, &parts, &body, &mut sink),
         Route::Counted(protocol) => counted(app, protocol, &parts, &body, &mut sink),
-        Route::Passthrough => passthrough(app, &parts, body.clone(), &mut sink),
+        Route::Passthrough => passthrough(app, &parts, body.clone(), &mut sink, None),
     };
     let failure = match outcome {
         Ok(()) => return,
         Err(f) => f,
     };
-    match failure {
-        Failure::Refused(why) | Failure::Before(why) if app.config.on_error == OnError::Passthrough => {
-            eprintln!("workmem proxy: {} {}: passed through as sent: {why}", parts.method, parts.uri.path());
-            if let Err(e) = passthrough(app, &parts, body, &mut sink) {
+    let reason = match &failure {
+        Failure::Unproxied(reason, _) => Some(*reason),
+        Failure::Refused(_) if app.config.on_error == OnError::Passthrough => Some("refused"),
+        Failure::Before(_) if app.config.on_error == OnError::Passthrough => Some("failed"),
+        _ => None,
+    };
+    match reason {
+        Some(reason) => {
+            eprintln!("workmem proxy: {} {}: passed through as sent ({reason}): {failure}", parts.method, parts.uri.path());
+            if let Err(e) = passthrough(app, &parts, body, &mut sink, Some(reason)) {
                 answer_error(&mut sink, route.shape(), &e);
             }
         }
-        f => {
-            eprintln!("workmem proxy: {} {}: {f}", parts.method, parts.uri.path());
-            answer_error(&mut sink, route.shape(), &f);
+        None => {
+            eprintln!("workmem proxy: {} {}: {failure}", parts.method, parts.uri.path());
+            answer_error(&mut sink, route.shape(), &failure);
         }
     }
 }
 
 fn answer_error(sink: &mut Sink, protocol: Protocol, f: &Failure) {
+    if let Failure::Invalid(why) = f {
+        return sink.respond(crate::relay::error(400, protocol.error_body(400, "invalid_request", why)));
+    }
     let (code, message) = match f {
+        Failure::Invalid(why) | Failure::Unproxied(_, why) => ("invalid_request", why.clone()),
         Failure::Refused(why) => ("workmem_failed", why.clone()),
         Failure::Before(_) | Failure::After(_) => ("workmem_failed", "workmem failed on this request; the proxy's log says why".to_string()),
         Failure::Upstream(why) => ("upstream_unreachable", why.clone()),
@@ -107,7 +127,7 @@ fn answer_error(sink: &mut Sink, protocol: Protocol, f: &Failure) {
     if sink.started() {
         sink.abort(message);
     } else {
-        sink.respond(crate::relay::error(502, protocol.error_body(code, &message)));
+        sink.respond(crate::relay::error(502, protocol.error_body(502, code, &message)));
     }
 }
 
@@ -115,15 +135,26 @@ fn path(parts: &Parts) -> &str {
     parts.uri.path_and_query().map_or("/", |p| p.as_str())
 }
 
-/// The request upstream as the client sent it; the answer back as it comes.
-fn passthrough(app: &App, parts: &Parts, body: Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let answer = send(app, &parts.method, path(parts), &parts.headers, &body)?;
+/// The header that tells a client its request went upstream as it sent it, and why.
+pub(crate) const PASSED_HEADER: &str = "x-workmem";
+
+/// The request upstream as the client sent it; the answer back as it comes, with
+/// `x-workmem: passthrough; reason=…` where workmem meant to take it and did not.
+fn passthrough(app: &App, parts: &Parts, body: Bytes, sink: &mut Sink, reason: Option<&str>) -> Result<(), Failure> {
+    let mut answer = send(app, &parts.method, path(parts), &parts.headers, &body)?;
+    if let Some(value) = reason.and_then(|r| axum::http::HeaderValue::from_str(&format!("passthrough; reason={r}")).ok()) {
+        answer.headers_mut().insert(PASSED_HEADER, value);
+    }
     relay_raw(answer, sink);
     Ok(())
 }
 
 fn send(app: &App, method: &Method, path: &str, headers: &HeaderMap, body: &[u8]) -> Result<Answer, Failure> {
-    app.upstream.send(method, path, headers, body).map_err(|e| Failure::Upstream(format!("could not reach the upstream at {}: {e}", app.upstream.url(path))))
+    app.upstream.send(method, path, headers, body).map_err(|e| {
+        // The client is not told where the upstream is (its URL may hold a password): the log is.
+        eprintln!("workmem proxy: could not reach the upstream at {}: {e}", crate::upstream::shown(&app.upstream.url(path)));
+        Failure::Upstream("could not reach the upstream (the proxy's log says why)".into())
+    })
 }
 
 /// An answer relayed byte for byte, as it arrives.
@@ -179,27 +210,41 @@ struct Parsed {
     streamed: bool,
     /// The client's name for its session, where it gives one.
     client: Option<String>,
+    /// Whose request it is ([`crate::sessions::Index::owner`]).
+    owner: String,
 }
 
+/// The headers a provider reads a key from (OpenAI's, Anthropic's, Azure's): who a request
+/// is from, as far as the upstream can tell.
+const CREDENTIALS: [&str; 3] = ["authorization", "x-api-key", "api-key"];
+
 fn parse(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Failure> {
-    let credential = |name: &str| parts.headers.get(name).map_or(&[][..], |v| v.as_bytes());
-    let caller = crate::history::caller(&[credential("authorization"), credential("x-api-key")]);
-    let (request, history) = protocol.parse(body, &app.recent, caller).map_err(refused)?;
+    let credentials = CREDENTIALS.map(|name| parts.headers.get(name).map_or(&[][..], |v| v.as_bytes()));
+    let caller = crate::history::caller(&credentials);
+    let owner = app.sessions.owner(&credentials);
+    let (request, history) =
+        protocol.parse(body, &app.recent, caller).map_err(|e| if crate::parts::is_unkept(&e) { refused(e) } else { Failure::Invalid(e) })?;
+    if protocol == Protocol::Responses && !request["previous_response_id"].is_null() {
+        return Err(Failure::Unproxied(
+            "previous_response_id",
+            "the request continues a response the provider stores (previous_response_id): its history is not the client's to send".into(),
+        ));
+    }
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
         return Err(refused(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
     }
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let streamed = request["stream"].as_bool().unwrap_or(false);
     let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request));
-    Ok(Parsed { request, history, model, streamed, client })
+    Ok(Parsed { request, history, model, streamed, client, owner })
 }
 
 fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let Parsed { request, history, model, streamed, client } = parse(app, protocol, parts, body)?;
+    let Parsed { request, history, model, streamed, client, owner } = parse(app, protocol, parts, body)?;
     // The session, held for the whole exchange; found again if another request extended it
     // between the search and the hold.
     loop {
-        let (found, created) = app.sessions.find(protocol.name(), client.as_deref(), &history, &app.template).map_err(before)?;
+        let (found, created) = app.sessions.find(protocol.name(), &owner, client.as_deref(), &history, &app.template).map_err(before)?;
         let mut exchange = crate::lock(&found.tracked.exchange);
         if !created && !found.tracked.unchanged_since(&found) && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
@@ -207,12 +252,18 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
         if created {
             eprintln!("workmem proxy: new session {} ({} client)", found.tracked.id, protocol.name());
         }
-        found.tracked.append(&exchange, found.new).map_err(before)?;
         // Let go of now, so that the client's next request, which may come before this
         // exchange ends, takes the history over rather than copying it (history::Recent).
         drop(history);
         let request = Request { protocol, parts, body: &request, model: &model, streamed };
-        let result = converse(app, &request, &found.tracked, &mut exchange, sink);
+        let result = found.tracked.append(&exchange, found.new).map_err(before).and_then(|()| converse(app, &request, &found.tracked, &mut exchange, sink));
+        // A session made by this request that the upstream never accepted goes with it.
+        if !found.tracked.accepted() {
+            if let Err(e) = app.sessions.forget(&found.tracked, &exchange) {
+                eprintln!("workmem proxy: session {}: removing it after its request was refused: {e}", found.tracked.id);
+            }
+            return result;
+        }
         let warm = exchange.warm_bytes();
         drop(exchange);
         app.warm.keep(&found.tracked, warm);
@@ -226,16 +277,16 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
 /// full its context is, and behind workmem that is the bounded request, not the history it
 /// holds. A history no session holds yet is counted as sent.
 fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let Parsed { request, history, model, client, .. } = parse(app, protocol, parts, body)?;
-    let Some(found) = app.sessions.lookup(protocol.name(), client.as_deref(), &history) else {
-        return passthrough(app, parts, body.clone(), sink);
+    let Parsed { request, history, model, client, owner, .. } = parse(app, protocol, parts, body)?;
+    let Some(found) = app.sessions.lookup(protocol.name(), &owner, client.as_deref(), &history) else {
+        return passthrough(app, parts, body.clone(), sink, None);
     };
     let mut exchange = crate::lock(&found.tracked.exchange);
     // What is new once the session is held: another request may have logged some of it.
     let new = if found.tracked.unchanged_since(&found) { Some(found.new) } else { found.tracked.new_in(&history).map(|(_, new)| new) };
     let Some(new) = new else {
         drop(exchange);
-        return passthrough(app, parts, body.clone(), sink);
+        return passthrough(app, parts, body.clone(), sink, None);
     };
     let tools = protocol.tools(&request, &own_tools());
     let options = options(app, &model, &tools, &found.tracked);
@@ -321,7 +372,9 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         let sent = upstream.len();
         let answer = send(app, &Method::POST, path(parts), &parts.headers, &upstream)?;
         exchange.sent = sent;
-        if answer.status() != 200 {
+        if answer.status() == 200 {
+            app.sessions.accept(t);
+        } else {
             if sink.started() {
                 result = Err(Failure::Upstream(format!("the upstream answered HTTP {} to a later round", answer.status())));
             } else {

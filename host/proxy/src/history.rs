@@ -36,12 +36,13 @@ pub(crate) fn caller(credentials: &[&[u8]]) -> u64 {
     ITEM_KEYS.hash_one(("caller", credentials))
 }
 
-/// The sessions a client's requests are looked for among: those of its protocol and of its own
-/// name for its session (or of no name), as one key.
-pub(crate) fn scope(protocol: &str, client: Option<&str>) -> u64 {
+/// The sessions a client's requests are looked for among: those of its protocol, of its
+/// caller (`owner`, see [`crate::sessions::Index::owner`]) and of its own name for its session
+/// (or of no name), as one key.
+pub(crate) fn scope(protocol: &str, owner: &str, client: Option<&str>) -> u64 {
     match client {
-        Some(name) => key(&["scope", protocol, name]),
-        None => key(&["scope", protocol]),
+        Some(name) => key(&["scope", protocol, owner, name]),
+        None => key(&["scope", protocol, owner]),
     }
 }
 
@@ -72,10 +73,12 @@ impl std::hash::Hasher for ItemHasher {
 }
 
 /// A message's items: an assistant's tool calls (its text goes with them, wherever the client
-/// regroups it), else the message itself.
+/// regroups it), else the message itself. A call is its ID and name: clients write its
+/// arguments again as they please (the Vercel AI SDK resends `JSON.stringify` of what it
+/// parsed, without the model's spaces), and a call's ID is what its result answers.
 pub(crate) fn items(m: &Message) -> Vec<u64> {
     match (m.role.as_str(), m.tool_call_id.as_deref()) {
-        ("assistant", _) if !m.tool_calls.is_empty() => m.tool_calls.iter().map(|c| key(&["call", &c.id, &c.name, &c.arguments])).collect(),
+        ("assistant", _) if !m.tool_calls.is_empty() => m.tool_calls.iter().map(|c| key(&["call", &c.id, &c.name])).collect(),
         ("tool", id) => vec![key(&["result", id.unwrap_or_default(), &m.content])],
         (role, _) => vec![key(&[role, &m.content])],
     }

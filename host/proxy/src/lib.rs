@@ -39,6 +39,8 @@ use std::time::Duration;
 use workmem_runtime::Runtime;
 use workmem_store::Sessions;
 
+pub use upstream::shown as shown_url;
+
 /// What the proxy does when workmem itself fails on a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnError {
@@ -89,7 +91,7 @@ pub const MAX_WARM_BYTES: usize = 256 << 20;
 pub enum Error {
     #[error("loading the proxied sessions")]
     Store(#[from] workmem_store::Error),
-    #[error("the upstream URL {0:?} is not an http:// or https:// URL")]
+    #[error("the upstream URL {:?} is not an http:// or https:// URL", upstream::shown(.0))]
     Upstream(String),
     #[error("starting the engine")]
     Engine(#[from] workmem_runtime::Error),
@@ -147,33 +149,46 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     let app =
         Arc::new(App { runtime, config, sessions, upstream, template, slots, engines: std::sync::Mutex::default(), recent: history::Recent::default(), warm });
     Ok(Router::new()
-        .route("/v1/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))
-        .route("/chat/completions", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Chat))))
-        .route("/v1/messages", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Messages))))
-        .route("/v1/messages/count_tokens", axum::routing::post(|s, r| handle(s, r, Route::Counted(Protocol::Messages))))
-        .route("/v1/responses", axum::routing::post(|s, r| handle(s, r, Route::Proxied(Protocol::Responses))))
+        .route("/v1/chat/completions", proxied(Route::Proxied(Protocol::Chat)))
+        .route("/chat/completions", proxied(Route::Proxied(Protocol::Chat)))
+        .route("/v1/messages", proxied(Route::Proxied(Protocol::Messages)))
+        .route("/v1/messages/count_tokens", proxied(Route::Counted(Protocol::Messages)))
+        .route("/v1/responses", proxied(Route::Proxied(Protocol::Responses)))
         .fallback(|s, r| handle(s, r, Route::Passthrough))
         .with_state(app))
 }
 
+/// A route of workmem's: POST handled, any other method refused with 405 in the protocol's
+/// own error shape (as the provider refuses it), naming the method it takes.
+fn proxied(route: Route) -> axum::routing::MethodRouter<Arc<App>> {
+    axum::routing::post(move |s, r| handle(s, r, route)).fallback(move |request: Request| async move {
+        let message = format!("{} is not allowed here: this route takes POST", request.method());
+        let mut refused = relay::error(405, route.shape().error_body(405, "method_not_allowed", &message));
+        refused.headers_mut().insert("allow", axum::http::HeaderValue::from_static("POST"));
+        refused
+    })
+}
+
 async fn handle(State(app): State<Arc<App>>, request: Request, route: Route) -> Response {
     let (parts, body) = request.into_parts();
+    let shape = route.shape();
+    // The slot first, then the body: bodies in memory, waiting or in flight, are at most
+    // --slots × --max-body-bytes, however many connections queue (threat model rule 11).
+    let Ok(Ok(slot)) = tokio::time::timeout(app.config.slot_wait, app.slots.clone().acquire_owned()).await else {
+        let message = format!("all {} of the proxy's slots stayed busy for {:?} (--slots, --slot-wait)", app.config.slots, app.config.slot_wait);
+        let mut refused = relay::error(503, shape.error_body(503, "busy", &message));
+        refused.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("1"));
+        return refused;
+    };
     let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
         Ok(b) => b,
         Err(e) => {
             if let Some(timeout) = workmem_listen::BodyTimeout::behind(&e) {
-                return relay::error(408, route.shape().error_body("request_timeout", &timeout.to_string()));
+                return relay::error(408, shape.error_body(408, "request_timeout", &timeout.to_string()));
             }
             let message = format!("the request body passed {} bytes, the most the proxy reads (--max-body-bytes)", app.config.max_body_bytes);
-            return relay::error(413, route.shape().error_body("request_too_large", &message));
+            return relay::error(413, shape.error_body(413, "request_too_large", &message));
         }
-    };
-    let shape = route.shape();
-    let Ok(Ok(slot)) = tokio::time::timeout(app.config.slot_wait, app.slots.clone().acquire_owned()).await else {
-        let message = format!("all {} of the proxy's slots stayed busy for {:?} (--slots, --slot-wait)", app.config.slots, app.config.slot_wait);
-        let mut refused = relay::error(503, shape.error_body("busy", &message));
-        refused.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("1"));
-        return refused;
     };
     let (sink, response) = relay::channel();
     // The slot is held until the exchange ends: a stream's last byte, not its first.
@@ -183,7 +198,7 @@ async fn handle(State(app): State<Arc<App>>, request: Request, route: Route) -> 
     });
     match response.await {
         Ok(r) => r,
-        Err(_) => relay::error(502, serde_json::json!({"error": {"message": "the proxy's exchange ended without an answer", "type": "workmem_error"}})),
+        Err(_) => relay::error(502, shape.error_body(502, "workmem_failed", "the proxy's exchange ended without an answer")),
     }
 }
 

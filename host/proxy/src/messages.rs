@@ -27,7 +27,7 @@ fn texts(content: &Value) -> Result<String, String> {
             for b in blocks {
                 match (b["type"].as_str(), b["text"].as_str()) {
                     (Some("text"), Some(t)) => out.push(t),
-                    (kind, _) => return Err(format!("a content block of type {kind:?}, which the session cannot keep")),
+                    (kind, _) => return Err(crate::parts::unkept(format!("a content block of type {kind:?}"))),
                 }
             }
             Ok(out.join("\n\n"))
@@ -86,6 +86,10 @@ pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Strin
         let at = |why: String| format!("messages[{i}]: {why}");
         let m: Wire = serde_json::from_str(raw.get()).map_err(|e| at(format!("not a message: {e}")))?;
         let role = m.role.as_str().ok_or_else(|| at("no role".into()))?;
+        // What the API itself refuses: the system prompt is a field of its own.
+        if !matches!(role, "user" | "assistant") {
+            return Err(at(format!("the role {role:?} is not one of the Messages API's (user, assistant)")));
+        }
         let content = m.content.map_or("null", RawValue::get);
         // Content is a string, or a list of blocks.
         let (mut text, blocks): (Vec<String>, Vec<&RawValue>) = match content.as_bytes().first() {
@@ -109,7 +113,7 @@ pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Strin
                     tool_call_id: Some(b.tool_use_id.as_str().ok_or_else(|| at("a tool result without a tool_use_id".into()))?.to_string()),
                     ..Message::new("tool", texts(&b.content).map_err(at)?)
                 }),
-                kind => return Err(at(format!("a {role} block of type {kind:?}, which the session cannot keep"))),
+                kind => return Err(at(crate::parts::unkept(format!("a {role} block of type {kind:?}")))),
             }
         }
         let joined = if role == "assistant" { text.concat() } else { text.join("\n\n") };
@@ -353,8 +357,17 @@ pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
     reply
 }
 
-pub(crate) fn error_body(code: &str, message: &str) -> Value {
-    json!({"type": "error", "error": {"type": "api_error", "message": message, "code": code}})
+/// Anthropic's error object, of the type its API gives the status.
+pub(crate) fn error_body(status: u16, code: &str, message: &str) -> Value {
+    let kind = match status {
+        408 | 504 => "timeout_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        503 | 529 => "overloaded_error",
+        400..500 => "invalid_request_error",
+        _ => "api_error",
+    };
+    json!({"type": "error", "error": {"type": kind, "message": message, "code": code}})
 }
 
 /// An event as the Messages API names it: by its data's type.

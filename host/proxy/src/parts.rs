@@ -3,6 +3,21 @@
 
 use serde_json::Value;
 
+/// How a request's reading ends where it holds what the session cannot keep (an image, an item
+/// kind workmem does not know): the client's request is sound, so it still goes upstream as
+/// sent ([`is_unkept`]); any other error is the client's own mistake.
+const UNKEPT: &str = ", which the session cannot keep";
+
+/// The error for `what`, which the session cannot keep.
+pub(crate) fn unkept(what: impl std::fmt::Display) -> String {
+    format!("{what}{UNKEPT}")
+}
+
+/// Whether a request was refused only for holding what the session cannot keep.
+pub(crate) fn is_unkept(error: &str) -> bool {
+    error.ends_with(UNKEPT)
+}
+
 /// A bounded request's messages in their parts: the engine's before the history (its
 /// instructions and the memory), the history with each message's opaque parts, and the one
 /// after it (`context_meta`).

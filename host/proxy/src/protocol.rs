@@ -100,7 +100,11 @@ impl Protocol {
     ) -> (Cow<'w, [u8]>, Option<Written>) {
         match self {
             Protocol::Chat => {
-                let retired = crate::written::chat_body(request, built.carry(), built.reused, tools, written);
+                // workmem's instructions and memory after the client's system prompt (docs/proxy.md).
+                let parts = Parts::of(built);
+                let opening = parts.history.iter().take_while(|(m, _)| m.role == "system").count();
+                let order = crate::written::Order { leading: parts.leading.len(), opening };
+                let retired = crate::written::chat_body(request, built.carry(), built.reused, order, tools, written);
                 (Cow::Borrowed(written.bytes()), Some(retired))
             }
             // Written whole; the next request is still built on from this one.
@@ -146,12 +150,12 @@ impl Protocol {
         }
     }
 
-    /// The protocol's own error shape.
-    pub fn error_body(self, code: &str, message: &str) -> Value {
+    /// The protocol's own error shape, of the kind its API gives `status`.
+    pub fn error_body(self, status: u16, code: &str, message: &str) -> Value {
         match self {
-            Protocol::Chat => chat::error_body(code, message),
-            Protocol::Messages => messages::error_body(code, message),
-            Protocol::Responses => responses::error_body(code, message),
+            Protocol::Chat => chat::error_body(status, code, message),
+            Protocol::Messages => messages::error_body(status, code, message),
+            Protocol::Responses => responses::error_body(status, code, message),
         }
     }
 }

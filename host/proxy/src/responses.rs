@@ -23,7 +23,7 @@ fn texts(content: &Value) -> Result<String, String> {
             for p in parts {
                 match (p["type"].as_str(), p["text"].as_str()) {
                     (Some("input_text" | "output_text" | "text"), Some(t)) => out.push_str(t),
-                    (kind, _) => return Err(format!("a content part of type {kind:?}, which the session cannot keep")),
+                    (kind, _) => return Err(crate::parts::unkept(format!("a content part of type {kind:?}"))),
                 }
             }
             Ok(out)
@@ -73,6 +73,9 @@ pub(crate) fn history(input: Option<&RawValue>) -> Result<Vec<Message>, String> 
             "reasoning" => reasoning.push(serde_json::from_str(raw.get()).map_err(|e| at(e.to_string()))?),
             "message" => {
                 let role = item.role.as_str().ok_or_else(|| at("no role".into()))?;
+                if !matches!(role, "user" | "assistant" | "system" | "developer") {
+                    return Err(at(format!("the role {role:?} is not one of a message's (user, assistant, system, developer)")));
+                }
                 let opaque = if role == "assistant" { std::mem::take(&mut reasoning) } else { Vec::new() };
                 out.push(Message { opaque, ..Message::new(role, texts(&item.content).map_err(at)?) });
             }
@@ -95,7 +98,7 @@ pub(crate) fn history(input: Option<&RawValue>) -> Result<Vec<Message>, String> 
                 };
                 out.push(Message { tool_call_id: item.call_id.as_str().map(str::to_string), ..Message::new("tool", output) });
             }
-            kind => return Err(at(format!("an item of type {kind:?}, which the session cannot keep"))),
+            kind => return Err(at(crate::parts::unkept(format!("an item of type {kind:?}")))),
         }
     }
     if !reasoning.is_empty() {
@@ -241,8 +244,8 @@ pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
     reply
 }
 
-pub(crate) fn error_body(code: &str, message: &str) -> Value {
-    json!({"error": {"message": message, "type": "workmem_error", "code": code}})
+pub(crate) fn error_body(status: u16, code: &str, message: &str) -> Value {
+    crate::chat::error_body(status, code, message)
 }
 
 /// A Responses event stream on its way to the client: events go on as they came but for those

@@ -13,6 +13,13 @@
 //! What the client saw differs from the log: the log also holds workmem's own tool calls and
 //! their answers, which the client never received. [`Seen`] keeps the client's view of the log.
 //!
+//! A session belongs to its caller: the credentials its first request carried, as a keyed
+//! hash ([`Index::owner`]). A request is tried only against the sessions of its own caller, so
+//! two keys that send the same history never share a session, and a stranger's request never
+//! continues, extends or reads another's (threat model rule 11). A session made by a request is
+//! held by nobody until the upstream has accepted that request ([`Index::accept`]); one whose
+//! first request was refused is removed ([`Index::forget`]).
+//!
 //! A request is not held against every session of its name: anyone who reaches the proxy can
 //! start sessions, and a search through all of them made each request cost as much as all of
 //! them together (threat model rule 5). A request that holds a view holds its last items, so
@@ -22,7 +29,9 @@
 
 use crate::history::{self, History, ItemMap, ItemSet, items};
 use crate::lock;
-use std::collections::{BTreeSet, HashSet};
+use sha2::Digest;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
@@ -59,17 +68,26 @@ pub(crate) struct Seen {
     /// The last [`FILED_BY`] distinct ones of those, the latest last: what the session is
     /// filed by.
     last_items: Vec<u64>,
+    /// The last [`FILED_BY`] distinct system items: what a session of system messages only is
+    /// filed by.
+    last_system: Vec<u64>,
     /// Where the session is filed ([`Lookup`]): each key and when.
     filed: Vec<(u64, u64)>,
     /// Counts the messages folded in: a view whose count has not moved is the same view.
     generation: u64,
 }
 
-/// What a session whose view holds system messages only is filed by: any request may hold it.
-const ONLY_SYSTEM: u64 = 0;
-
 /// How many of its last items a session is filed by.
 const FILED_BY: usize = 4;
+
+/// Puts `k` last in `last`, which keeps [`FILED_BY`] distinct items.
+fn file_last(last: &mut Vec<u64>, k: u64) {
+    last.retain(|&l| l != k);
+    last.push(k);
+    if last.len() > FILED_BY {
+        last.remove(0);
+    }
+}
 
 impl Seen {
     fn add(&mut self, m: &Message) {
@@ -77,13 +95,10 @@ impl Seen {
         for k in items(m) {
             if system {
                 self.system.insert(k);
+                file_last(&mut self.last_system, k);
             } else {
                 self.client_len += 1;
-                self.last_items.retain(|&l| l != k);
-                self.last_items.push(k);
-                if self.last_items.len() > FILED_BY {
-                    self.last_items.remove(0);
-                }
+                file_last(&mut self.last_items, k);
             }
             *self.items.entry(k).or_default() += 1;
             self.len += 1;
@@ -99,16 +114,19 @@ impl Seen {
                 if *n == 0 {
                     self.items.remove(&k);
                     self.last_items.retain(|&l| l != k);
+                    self.last_system.retain(|&l| l != k);
                 }
             }
         }
     }
 
-    /// The keys the session is filed by now: none for an empty view, which no request holds.
+    /// The keys the session is filed by now: none for an empty view, which no request holds;
+    /// its last system items while it has nothing else (a request that continues it holds
+    /// them: it may leave out system items only once the session has others).
     fn file_keys(&self) -> Vec<u64> {
         match self.len {
             0 => Vec::new(),
-            _ if self.client_len == 0 => vec![ONLY_SYSTEM],
+            _ if self.client_len == 0 => self.last_system.clone(),
             _ => self.last_items.clone(),
         }
     }
@@ -251,7 +269,7 @@ impl Lookup {
     /// in the scope.
     fn candidates(&self, scope: u64, history: &History) -> (Vec<usize>, Option<String>) {
         let Some(scope) = self.scopes.get(&scope) else { return (Vec::new(), None) };
-        let keys = history.keys.iter().rev().flat_map(|k| k.iter().rev()).chain([&ONLY_SYSTEM]);
+        let keys = history.keys.iter().rev().flat_map(|k| k.iter().rev());
         let mut shelves: Vec<(usize, usize, u64)> =
             keys.enumerate().filter_map(|(from_end, &k)| scope.filed.get(&k).map(|set| (set.len(), from_end, k))).collect();
         shelves.sort_unstable();
@@ -283,6 +301,9 @@ pub(crate) struct Tracked {
     /// The client's view, which every search reads: locked only for a moment, never across
     /// a request upstream.
     seen: Mutex<Seen>,
+    /// Whether the upstream has accepted a request of this session's: until then no other
+    /// request may continue it ([`Index::accept`]).
+    accepted: AtomicBool,
     /// Held for a whole exchange: one client request at a time per session.
     pub exchange: Mutex<Exchange>,
 }
@@ -326,11 +347,23 @@ impl crate::warm::Cools for Tracked {
     }
 }
 
+/// The key a session's scope is filed under ([`history::scope`]).
+fn scope_of(p: &Proxied) -> u64 {
+    history::scope(&p.protocol, p.caller.as_deref().unwrap_or_default(), p.client.as_deref())
+}
+
 impl Tracked {
-    fn new(session: Session, id: String, proxied: Proxied, slot: usize, lookup: Arc<Mutex<Lookup>>) -> Self {
-        lock(&lookup).scopes.entry(history::scope(&proxied.protocol, proxied.client.as_deref())).or_default().last_made = Some(id.clone());
+    fn new(session: Session, id: String, proxied: Proxied, slot: usize, lookup: Arc<Mutex<Lookup>>, accepted: bool) -> Self {
+        if accepted {
+            lock(&lookup).scopes.entry(scope_of(&proxied)).or_default().last_made = Some(id.clone());
+        }
         let exchange = Mutex::new(Exchange { session, tokenizer: None, written: Default::default(), sent: 0 });
-        Tracked { id, proxied, slot, lookup, seen: Mutex::default(), exchange }
+        Tracked { id, proxied, slot, lookup, seen: Mutex::default(), accepted: AtomicBool::new(accepted), exchange }
+    }
+
+    /// Whether the upstream has accepted one of its requests.
+    pub fn accepted(&self) -> bool {
+        self.accepted.load(Ordering::Acquire)
     }
 
     /// See [`Seen::new_in`].
@@ -365,8 +398,7 @@ impl Tracked {
         seen.push(m);
         let keys = seen.file_keys();
         if !keys.iter().eq(seen.filed.iter().map(|(k, _)| k)) {
-            let scope = history::scope(&self.proxied.protocol, self.proxied.client.as_deref());
-            seen.filed = lock(&self.lookup).file(scope, self.slot, &seen.filed, &keys);
+            seen.filed = lock(&self.lookup).file(scope_of(&self.proxied), self.slot, &seen.filed, &keys);
         }
     }
 
@@ -381,10 +413,33 @@ impl Tracked {
 /// Every session this proxy keeps.
 pub(crate) struct Index {
     sessions: Sessions,
+    /// The key callers' credentials are hashed with ([`Index::owner`]): this directory's own,
+    /// kept beside its sessions, so that a session is its caller's after a restart too.
+    secret: String,
     /// Each by its slot; locked before the lookup, never while a view is.
-    tracked: Mutex<Vec<Arc<Tracked>>>,
+    tracked: Mutex<Slots>,
     lookup: Arc<Mutex<Lookup>>,
 }
+
+/// The sessions by slot, and the next slot to give.
+#[derive(Default)]
+struct Slots {
+    by_slot: HashMap<usize, Arc<Tracked>>,
+    next: usize,
+}
+
+impl Slots {
+    fn add(&mut self, make: impl FnOnce(usize) -> Tracked) -> Arc<Tracked> {
+        let slot = self.next;
+        self.next += 1;
+        let tracked = Arc::new(make(slot));
+        self.by_slot.insert(slot, tracked.clone());
+        tracked
+    }
+}
+
+/// The name of the file beside the proxied sessions that holds [`Index::secret`].
+const SECRET: &str = "proxy-callers.key";
 
 /// A session found for a request, and what of the request's history is new to it.
 pub(crate) struct Found {
@@ -398,8 +453,9 @@ impl Index {
     /// The sessions a proxy kept in `sessions` before, each with the client's view rebuilt
     /// from its log.
     pub fn load(sessions: &Sessions) -> workmem_store::Result<Self> {
-        let mut tracked = Vec::new();
+        let mut slots = Slots::default();
         let lookup = Arc::default();
+        let secret = sessions.secret(SECRET)?;
         for (session, meta) in sessions.list()? {
             let Some(proxied) = meta.proxied else { continue };
             // A session whose log cannot be read is left alone, not a reason to stay down: its
@@ -411,28 +467,46 @@ impl Index {
                     continue;
                 }
             };
-            let t = Tracked::new(session, meta.id, proxied, tracked.len(), Arc::clone(&lookup));
+            let t = slots.add(|slot| Tracked::new(session, meta.id, proxied, slot, Arc::clone(&lookup), true));
             for record in records {
                 if let Entry::Message(m) = record.entry {
                     t.observe(record.seq, &m);
                 }
             }
-            tracked.push(Arc::new(t));
         }
-        Ok(Index { sessions: sessions.clone(), tracked: Mutex::new(tracked), lookup })
+        Ok(Index { sessions: sessions.clone(), secret, tracked: Mutex::new(slots), lookup })
     }
 
-    /// The session `history` extends, among those of the client's name `client` (or of no
-    /// name), of `protocol`. A new session when none is found, made with `template` as its
-    /// memory. The caller checks again once it holds the session's exchange: another request
-    /// may have extended the session in between.
-    pub fn find(&self, protocol: &str, client: Option<&str>, history: &History, template: &str) -> workmem_store::Result<(Found, bool)> {
+    /// Who sends a request, as a session records it: SHA-256 over this proxy's secret and the
+    /// credential headers' bytes, each with its length, so where one ends counts. Keyed, so
+    /// that meta.json does not hold a hash of a key anyone could test guesses against.
+    pub fn owner(&self, credentials: &[&[u8]]) -> String {
+        let mut hash = sha2::Sha256::new();
+        hash.update(self.secret.as_bytes());
+        for c in credentials {
+            hash.update((c.len() as u64).to_le_bytes());
+            hash.update(c);
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The session `history` extends, among those of `owner`'s (the caller, [`Index::owner`])
+    /// of the client's name `client` (or of no name), of `protocol`. A new session when none is
+    /// found, made with `template` as its memory, held by no other request until the upstream
+    /// accepts this one ([`Index::accept`]). The caller checks again once it holds the
+    /// session's exchange: another request may have extended the session in between.
+    pub fn find(&self, protocol: &str, owner: &str, client: Option<&str>, history: &History, template: &str) -> workmem_store::Result<(Found, bool)> {
         let mut all = lock(&self.tracked);
-        let (best, last_of_name) = self.best(&all, protocol, client, history);
+        let (best, last_of_name) = self.best(&all, protocol, owner, client, history);
         if let Some(found) = best {
             return Ok((found, false));
         }
-        let proxied = Proxied { protocol: protocol.to_string(), client: client.map(str::to_string), branch_of: last_of_name.filter(|_| client.is_some()) };
+        let proxied = Proxied {
+            protocol: protocol.to_string(),
+            client: client.map(str::to_string),
+            branch_of: last_of_name.filter(|_| client.is_some()),
+            caller: Some(owner.to_string()),
+        };
         // The client's name is the session's ID where it makes a valid, unused one.
         let session = match client.map(|c| self.sessions.create(Some(c), template)) {
             Some(Ok(s)) => s,
@@ -440,24 +514,46 @@ impl Index {
         };
         session.update_meta(|m| m.proxied = Some(proxied.clone()))?;
         let id = session.meta()?.id;
-        let tracked = Arc::new(Tracked::new(session, id, proxied, all.len(), Arc::clone(&self.lookup)));
-        all.push(tracked.clone());
+        let tracked = all.add(|slot| Tracked::new(session, id, proxied, slot, Arc::clone(&self.lookup), false));
         Ok((Found { tracked, new: history.messages.to_vec(), generation: 0 }, true))
     }
 
-    /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
-    pub fn lookup(&self, protocol: &str, client: Option<&str>, history: &History) -> Option<Found> {
-        self.best(&lock(&self.tracked), protocol, client, history).0
+    /// The upstream accepted a request of `t`'s: other requests of its caller may continue it.
+    pub fn accept(&self, t: &Tracked) {
+        if !t.accepted.swap(true, Ordering::AcqRel) {
+            lock(&self.lookup).scopes.entry(scope_of(&t.proxied)).or_default().last_made = Some(t.id.clone());
+        }
     }
 
-    /// The session of `protocol` and `client` whose view `history` holds the most of, among the
-    /// candidates ([`Lookup::candidates`]), and the last session of that name.
-    fn best(&self, all: &[Arc<Tracked>], protocol: &str, client: Option<&str>, history: &History) -> (Option<Found>, Option<String>) {
-        let (slots, last_of_name) = lock(&self.lookup).candidates(history::scope(protocol, client), history);
+    /// Takes back `t`, made by a request whose upstream never accepted it: out of the index,
+    /// and its files removed (the caller holds its exchange). Nothing of a refused request
+    /// stays behind. A session the upstream accepted once is kept.
+    pub fn forget(&self, t: &Tracked, exchange: &Exchange) -> workmem_store::Result<()> {
+        if t.accepted() {
+            return Ok(());
+        }
+        lock(&self.tracked).by_slot.remove(&t.slot);
+        let mut seen = lock(&t.seen);
+        seen.filed = lock(&self.lookup).file(scope_of(&t.proxied), t.slot, &seen.filed, &[]);
+        drop(seen);
+        exchange.session.remove()
+    }
+
+    /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
+    pub fn lookup(&self, protocol: &str, owner: &str, client: Option<&str>, history: &History) -> Option<Found> {
+        self.best(&lock(&self.tracked), protocol, owner, client, history).0
+    }
+
+    /// The session of `protocol`, `owner` and `client` whose view `history` holds the most of,
+    /// among the candidates ([`Lookup::candidates`]) the upstream has accepted, and the last
+    /// session of that scope.
+    fn best(&self, all: &Slots, protocol: &str, owner: &str, client: Option<&str>, history: &History) -> (Option<Found>, Option<String>) {
+        let (slots, last_of_name) = lock(&self.lookup).candidates(history::scope(protocol, owner, client), history);
         let mut best: Option<(usize, Found)> = None;
-        for candidate in slots.into_iter().filter_map(|slot| all.get(slot)) {
+        for candidate in slots.into_iter().filter_map(|slot| all.by_slot.get(&slot)) {
             // Scopes are told apart by a hash: the names are compared too.
-            if candidate.proxied.protocol != protocol || candidate.proxied.client.as_deref() != client {
+            let p = &candidate.proxied;
+            if p.protocol != protocol || p.caller.as_deref() != Some(owner) || p.client.as_deref() != client || !candidate.accepted() {
                 continue;
             }
             let seen = lock(&candidate.seen);
@@ -510,8 +606,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("workmem-proxy-cool-{}", std::process::id()));
         let sessions = Sessions::new(&dir, &dir);
         let session = sessions.create(None, "# Memory\n").unwrap();
-        let proxied = Proxied { protocol: "chat".into(), client: None, branch_of: None };
-        let tracked = Arc::new(Tracked::new(session, "s".into(), proxied, 0, Arc::default()));
+        let proxied = Proxied { protocol: "chat".into(), client: None, branch_of: None, caller: None };
+        let tracked = Arc::new(Tracked::new(session, "s".into(), proxied, 0, Arc::default(), true));
         {
             let mut exchange = lock(&tracked.exchange);
             exchange.sent = 1000;
@@ -519,6 +615,7 @@ mod tests {
                 &serde_json::json!({"model": "m"}),
                 vec![workmem_llm::Message::new("user", "go")].into(),
                 0,
+                Default::default(),
                 &serde_json::json!([]),
                 &mut exchange.written,
             );
@@ -545,9 +642,10 @@ mod tests {
         let index = Index::load(&Sessions::new(&dir, &dir)).unwrap();
         let mut made = Vec::new();
         for h in histories {
-            let (found, created) = index.find("chat", None, &History::new(h.clone()), "# Memory\n").unwrap();
+            let (found, created) = index.find("chat", ALICE, None, &History::new(h.clone()), "# Memory\n").unwrap();
             assert!(created, "{h:?} extends none of the sessions before it");
             found.tracked.append(&lock(&found.tracked.exchange), found.new).unwrap();
+            index.accept(&found.tracked);
             made.push(found.tracked.id.clone());
         }
         (index, dir, made)
@@ -572,8 +670,8 @@ mod tests {
             };
             next.push(said("assistant", "more"));
             let history = History::new(next);
-            let tried = lock(&index.lookup).candidates(history::scope("chat", None), &history).0.len();
-            let found = index.lookup("chat", None, &history).expect("a session is found");
+            let tried = lock(&index.lookup).candidates(history::scope("chat", ALICE, None), &history).0.len();
+            let found = index.lookup("chat", ALICE, None, &history).expect("a session is found");
             assert_eq!((&found.tracked.id, found.new.last()), (extended, Some(&said("assistant", "more"))));
             let _ = std::fs::remove_dir_all(&dir);
             tried
@@ -583,13 +681,49 @@ mod tests {
         }
     }
 
-    /// A session that holds system messages only is held by any request of its scope, which
-    /// continues it, as it did before sessions were filed by their last item.
+    /// The caller every scratch index's sessions are made by.
+    const ALICE: &str = "alice";
+
+    /// A session that holds system messages only is continued by a request of its caller's
+    /// that holds them; by no other caller's, whatever it sends (it once was "held by any
+    /// request", and a stranger's planted system prompt became the next client's opening).
     #[test]
-    fn a_session_of_system_messages_only_is_found() {
+    fn a_session_of_system_messages_only_is_its_callers() {
         let (index, dir, made) = index_of("system-only", &[vec![said("system", "rules")]]);
-        let found = index.lookup("chat", None, &History::new(vec![said("system", "rules"), said("user", "hi")])).expect("found");
+        let next = History::new(vec![said("system", "rules"), said("user", "hi")]);
+        let found = index.lookup("chat", ALICE, None, &next).expect("found");
         assert_eq!((found.tracked.id.as_str(), found.new), (made[0].as_str(), vec![said("user", "hi")]));
+        assert!(index.lookup("chat", "bob", None, &next).is_none(), "another caller's request");
+        assert!(index.lookup("chat", ALICE, None, &History::new(vec![said("system", "mine"), said("user", "hi")])).is_none(), "another opening");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Two callers with the same history get a session each; a session made by a request the
+    /// upstream has not accepted yet is continued by nobody, and once forgotten it is gone
+    /// from the disk and the index; an accepted one is never forgotten.
+    #[test]
+    fn sessions_are_their_callers_and_refused_ones_leave_nothing() {
+        let (index, dir, made) = index_of("callers", &[vec![said("system", "secret"), said("user", "hi"), said("assistant", "hello")]]);
+        let next = History::new(vec![said("system", "secret"), said("user", "hi"), said("assistant", "hello"), said("user", "more")]);
+        assert!(index.lookup("chat", "bob", None, &next).is_none());
+        let (bobs, created) = index.find("chat", "bob", None, &next, "# Memory\n").unwrap();
+        assert!(created && bobs.tracked.id != made[0]);
+        let exchange = lock(&bobs.tracked.exchange);
+        bobs.tracked.append(&exchange, bobs.new).unwrap();
+        assert!(index.lookup("chat", "bob", None, &next).is_none(), "not accepted yet");
+        let bobs_dir = exchange.session.dir().to_path_buf();
+        assert!(bobs_dir.exists());
+        index.forget(&bobs.tracked, &exchange).unwrap();
+        assert!(!bobs_dir.exists(), "a refused request leaves no session on disk");
+        assert!(!lock(&index.tracked).by_slot.contains_key(&bobs.tracked.slot));
+        drop(exchange);
+        let alices = index.lookup("chat", ALICE, None, &next).expect("Alice's own");
+        index.forget(&alices.tracked, &lock(&alices.tracked.exchange)).unwrap();
+        assert!(index.lookup("chat", ALICE, None, &next).is_some(), "an accepted session stays");
+        let again = Index::load(&Sessions::new(&dir, &dir)).unwrap();
+        assert_eq!(again.owner(&[b"k"]), index.owner(&[b"k"]), "the same caller after a restart");
+        assert_ne!(index.owner(&[b"ab", b""]), index.owner(&[b"a", b"b"]));
+        assert_eq!(lock(&again.tracked).by_slot.len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -626,6 +760,19 @@ mod tests {
         assert_eq!(new_in(&seen(&log), &edited), None);
         let dropped = [said("user", "go"), said("user", "more")];
         assert_eq!(new_in(&seen(&log), &dropped), None);
+    }
+
+    /// A call resent with its arguments written another way (the Vercel AI SDK's
+    /// `JSON.stringify` drops the model's spaces) is the same call: the history continues.
+    #[test]
+    fn a_call_is_its_id() {
+        let spaced =
+            Message { tool_calls: vec![ToolCall { id: "a".into(), name: "bash".into(), arguments: "{\"cmd\": \"ls\"}".into() }], ..said("assistant", "") };
+        let log = [said("user", "go"), spaced.clone(), result("a")];
+        let mut compact = spaced;
+        compact.tool_calls[0].arguments = "{\"cmd\":\"ls\"}".into();
+        let history = [said("user", "go"), compact, result("a"), said("user", "next")];
+        assert_eq!(new_in(&seen(&log), &history), Some(vec![said("user", "next")]));
     }
 
     /// The same text twice is two items: a history with it once does not hold a log with it twice.

@@ -33,6 +33,21 @@ fn kept(name: &HeaderName) -> bool {
     )
 }
 
+/// `url` as it may be shown (in the log, at start): a password in it as `***`. No answer to a
+/// client names the upstream at all.
+pub fn shown(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split_once(':').map_or(user, |(name, _)| name);
+            format!("{scheme}://{user}:***@{host}{path}")
+        }
+        None => url.to_string(),
+    }
+}
+
 impl Upstream {
     pub fn new(base: &str, timeout: Duration) -> Self {
         let agent = ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false).max_redirects(0).build().into();
@@ -58,5 +73,16 @@ impl Upstream {
         }
         let request = request.body(body).map_err(ureq::Error::from)?;
         self.agent.run(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A password in the upstream's URL is never shown; a URL without one is shown as it is.
+    #[test]
+    fn passwords_are_not_shown() {
+        assert_eq!(super::shown("http://user:p%40ss@host:8/v1?k=a@b"), "http://user:***@host:8/v1?k=a@b");
+        assert_eq!(super::shown("https://token@host"), "https://token:***@host");
+        assert_eq!(super::shown("https://api.openai.com/v1"), "https://api.openai.com/v1");
     }
 }

@@ -14,6 +14,25 @@ pub(crate) struct Written {
     head: usize,
     carry: Carry,
     ends: Vec<usize>,
+    /// The order its messages were written in.
+    order: Order,
+}
+
+/// The order a body's messages are written in: the first `leading` (workmem's instructions and
+/// memory) after the `opening` system messages that follow them (the client's own system
+/// prompt), so that the client's prefix, which its provider has cached, stays first.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Order {
+    pub leading: usize,
+    pub opening: usize,
+}
+
+impl Order {
+    /// The carried messages' indices in the order they are written.
+    fn indices(self, n: usize) -> impl Iterator<Item = usize> {
+        let (leading, opening) = (self.leading.min(n), (self.leading + self.opening).min(n));
+        (leading..opening).chain(0..leading).chain(opening..n)
+    }
 }
 
 impl Written {
@@ -37,12 +56,13 @@ impl Written {
 
 /// The client's request with the session's view in place of its messages (`carry`'s), written
 /// straight from the view (a `Value` of a long history first would cost more than the writing),
-/// as serde writes the request's other fields, then `messages`, then `tools`. The first
-/// `reused` messages, which the caller knows to be those the `last` body began with, are kept
-/// from it, not written again (this body is written over the last one's bytes, in place);
-/// `last` becomes this body (sent from there, not copied), and what it held else is given
-/// back, to be dropped once the request is on its way.
-pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, tools: &Value, last: &mut Written) -> Written {
+/// as serde writes the request's other fields, then `messages` (in `order`), then `tools`. The
+/// first `reused` messages, which the caller knows to be those the `last` body began with, are
+/// kept from it, not written again (this body is written over the last one's bytes, in place),
+/// where they are also the first written (past the reordered opening); `last` becomes this body
+/// (sent from there, not copied), and what it held else is given back, to be dropped once the
+/// request is on its way.
+pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, order: Order, tools: &Value, last: &mut Written) -> Written {
     let json = "JSON values and chat messages always serialize";
     let mut out = Vec::with_capacity(256);
     out.push(b'{');
@@ -51,7 +71,8 @@ pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, tools: &Va
     let head = out.len();
     let same_head = last.bytes.get(..last.head) == Some(&out[..]);
     let messages = carry.messages();
-    let kept = if same_head { reused.min(last.ends.len()).min(messages.len()) } else { 0 };
+    // Past the reordered opening, the first `reused` are written first in both bodies.
+    let kept = if same_head && last.order == order && reused > order.leading + order.opening { reused.min(last.ends.len()).min(messages.len()) } else { 0 };
     // Room for what is written anew, escapes aside, so that the body is not moved as it grows.
     let tail = last.bytes.len() - last.ends.last().copied().unwrap_or(last.head).min(last.bytes.len());
     let mut ends = Vec::with_capacity(messages.len());
@@ -65,17 +86,17 @@ pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, tools: &Va
         messages[kept..].iter().map(|m| m.content.len() + m.tool_calls.iter().map(|c| c.function.arguments.len() + 64).sum::<usize>() + 64).sum::<usize>()
             + tail,
     );
-    for (i, m) in messages.iter().enumerate().skip(kept) {
+    for (i, at) in order.indices(messages.len()).enumerate().skip(kept) {
         if i > 0 {
             out.push(b',');
         }
-        serde_json::to_writer(&mut out, m).expect(json);
+        serde_json::to_writer(&mut out, &messages[at]).expect(json);
         ends.push(out.len());
     }
     out.extend_from_slice(b"],\"tools\":");
     serde_json::to_writer(&mut out, tools).expect(json);
     out.push(b'}');
-    std::mem::replace(last, Written { bytes: out, head, carry, ends })
+    std::mem::replace(last, Written { bytes: out, head, carry, ends, order })
 }
 
 #[cfg(test)]
@@ -105,7 +126,12 @@ mod tests {
             }
             m
         };
-        let history: Vec<_> = (0..12).map(message).collect();
+        let mut history: Vec<_> = (0..12).map(message).collect();
+        // Workmem's two leading messages, the client's system prompt after them in the view.
+        history[0].role = "system".into();
+        history[1] = workmem_llm::Message::new("system", "memory");
+        history[2] = workmem_llm::Message::new("system", "client's prompt");
+        let order = Order { leading: 2, opening: 1 };
         let mut edited = history.clone();
         edited[5].content.push('!');
         let tools = json!([{"type": "function", "function": {"name": "bash"}}]);
@@ -114,6 +140,8 @@ mod tests {
         let mut last = Written::default();
         let mut before: &[workmem_llm::Message] = &[];
         for (request, messages) in [
+            (&request, &history[..2]),
+            (&request, &history[..3]),
             (&request, &history[..4]),
             (&request, &history[..8]),
             (&request, &history[..8]),
@@ -134,12 +162,12 @@ mod tests {
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect(),
                 ),
-                messages,
+                messages: &order.indices(messages.len()).map(|i| messages[i].clone()).collect::<Vec<_>>(),
                 tools: &tools,
             })
             .unwrap();
             let reused = messages.iter().zip(before).take_while(|(a, b)| a == b).count();
-            chat_body(request, Carry::from(messages.to_vec()), reused, &tools, &mut last);
+            chat_body(request, Carry::from(messages.to_vec()), reused, order, &tools, &mut last);
             before = messages;
             assert_eq!(String::from_utf8(last.bytes().to_vec()).unwrap(), String::from_utf8(whole).unwrap());
         }

@@ -74,15 +74,22 @@ impl Slots {
     /// lock is then waited for outside the slots (at most
     /// [`SESSION_LOCK_WAIT`](crate::auth::SESSION_LOCK_WAIT), then 503 `busy`), and `f` runs
     /// in a slot with it held: writers queued behind one slow writer hold no slot, so other
-    /// targets are served meanwhile. `f` gets the token's agent.
+    /// targets are served meanwhile. The grant is checked again once the lock is held: a token
+    /// revoked (or expired) while its write waited writes nothing. `f` gets the token's agent.
     pub async fn run_locked<R: Send + 'static>(
         self: &Arc<Self>,
         who: Authorized<SessionId>,
         f: impl FnOnce(String, &Session, &Locked) -> Result<R, ApiError> + Send + 'static,
     ) -> Result<R, ApiError> {
+        let again = who.clone();
         let (agent, session) = self.run_as(who, Access::Write, |_, _, grant| Ok(grant)).await?;
         let (session, locked) = tokio::task::spawn_blocking(move || session.lock().map(|locked| (session, locked))).await.map_err(worker_failed)??;
-        self.run(move |_| f(agent, &session, &locked)).await
+        let slots = self.clone();
+        self.run(move |stores| {
+            again.target.authorize(&mut stores.grants, &slots.sessions, again.token(), Access::Write)?;
+            f(agent, &session, &locked)
+        })
+        .await
     }
 
     /// Runs `f` with a slot's stores on a blocking thread. A slot whose call failed inside

@@ -91,6 +91,11 @@ pub struct Proxied {
     /// The session this one branched from: the client sent a history that did not extend it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch_of: Option<String>,
+    /// Whose session it is: a keyed hash of the credentials its first request carried (see
+    /// [`Sessions::secret`]). Only requests that carry the same credentials continue it; a
+    /// session made before callers were recorded is continued by none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller: Option<String>,
 }
 
 /// The working memory as requests carry it in their prefix, and the memory the history leads
@@ -236,6 +241,27 @@ impl Sessions {
         // meta.json last: its marker makes the directory a session.
         session.write_json(META, &meta)?;
         Ok(session)
+    }
+
+    /// This directory's secret named `name`: 32 random bytes as hex, drawn on first use and
+    /// kept in a file of that name beside the sessions (read beneath the directory's handle,
+    /// like every file of the store's), so that what is keyed with it today is keyed alike
+    /// after a restart.
+    pub fn secret(&self, name: &str) -> Result<String> {
+        std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
+        let files = Confined::new(&self.dir);
+        let err = |source| Error::File { dir: self.dir.clone(), source };
+        let valid = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
+        match files.read_at_most(name, 64) {
+            Ok(secret) if valid(&secret) => return Ok(secret),
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(err(e)),
+        }
+        let secret = format!("{}{}", random_uid()?, random_uid()?);
+        files.write(name, secret.as_bytes()).map_err(err)?;
+        // Another process may have drawn one at the same moment: the one on disk is the one.
+        files.read_at_most(name, 64).map_err(err)
     }
 
     /// Sessions of this directory, oldest first.
@@ -497,6 +523,13 @@ impl Session {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Removes the session, every file of it: for one its maker takes back (the proxy's
+    /// session of a request its upstream refused). The directory's own handle-safe removal
+    /// follows no symlink inside it.
+    pub fn remove(&self) -> Result<()> {
+        std::fs::remove_dir_all(&self.dir).map_err(Error::io(&self.dir))
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
