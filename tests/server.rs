@@ -333,6 +333,14 @@ fn idempotency_keys(target: &dyn Target) {
     assert_eq!(get(&s, "/v1/sessions/alpha/log", &session).json().as_array().unwrap().len(), 1, "applied once");
     let other = keyed(&s, "POST", "/v1/sessions/alpha/updates", &session, "text/plain", b"KEY_LEARNINGS:\n  ADD:\n    - because no: x\n", "update-1");
     assert_eq!((other.status, other.error()), (422, "idempotency_key_reused".into()));
+    // Past the 64 keys meta.json keeps, a retried key is still found (it was applied again).
+    for i in 0..65 {
+        let dsl = format!("CURRENT_PROGRESS:\n  In Progress:\n    - step {i}\n");
+        assert_eq!(keyed(&s, "POST", "/v1/sessions/alpha/updates", &session, "text/plain", dsl.as_bytes(), &format!("later-{i}")).status, 200);
+    }
+    let late = keyed(&s, "POST", "/v1/sessions/alpha/updates", &session, "text/plain", dsl, "update-1");
+    assert_eq!((late.status, late.json()), (200, up1.json()), "{}", String::from_utf8_lossy(&late.body));
+    assert_eq!(get(&s, "/v1/sessions/alpha/log", &session).json().as_array().unwrap().len(), 66, "applied once");
 }
 
 fn get(s: &Serve, path: &str, token: &str) -> Reply {

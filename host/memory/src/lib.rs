@@ -92,10 +92,11 @@ pub enum Once {
 
 /// [`apply`] once per idempotency key: a request retried with the key of one that was applied
 /// gets that update's log record back and changes nothing; the key with another request is
-/// refused (`KeyReused`). The key is committed with the update, in meta.json. Under a lock
-/// the caller holds.
+/// refused (`KeyReused`). The key is committed with the update, in meta.json (the latest) and
+/// `requests.jsonl` (all, as long as the update log keeps their updates). Under a lock the
+/// caller holds.
 pub fn apply_once(runtime: &Runtime, session: &Session, locked: &Locked, text: &str, request: &workmem_store::db::RequestKey) -> Result<Once> {
-    if let Some(before) = session.meta()?.requests.into_iter().find(|r| r.key == request.key) {
+    if let Some(before) = session.keyed_update(&request.key)? {
         request.same(&before.digest)?;
         let record = session.log()?.into_iter().find(|r| r["seq"] == before.seq);
         return Ok(Once::Before(

@@ -7,6 +7,7 @@
 //!   meta.json               the format marker, id, cwd, times, update count
 //!   state.json              the memory, as the engine serializes it (absent until the first update)
 //!   updates.jsonl           append-only log: one record per applied update, as the engine writes it
+//!   requests.jsonl          append-only: the idempotency key and digest of each keyed update, with its seq
 //!   commit.pending.json     only between the steps of a commit (see [`Session::commit`])
 //!   working-memory/overview.md, detail/, archive/
 //! ```
@@ -451,6 +452,9 @@ struct Checkpoint {
 const META: &str = "meta.json";
 const STATE: &str = "state.json";
 const LOG: &str = "updates.jsonl";
+/// Every keyed update's key, kept as long as the update log keeps the update (meta.json keeps
+/// only the latest [`MAX_REQUESTS`], for the common retry at once).
+const REQUESTS: &str = "requests.jsonl";
 const LOCK: &str = ".lock";
 const PENDING: &str = "commit.pending.json";
 const OVERVIEW: &str = "working-memory/overview.md";
@@ -878,6 +882,22 @@ impl Session {
         f(&self.lock()?)
     }
 
+    /// The update made with idempotency key `key`, if one was: meta.json's latest first, else
+    /// every keyed update the session has made (`requests.jsonl`), so that a key is honoured as
+    /// long as the update it made is in the log, however many keyed updates came after it.
+    pub fn keyed_update(&self, key: &str) -> Result<Option<KeyedUpdate>> {
+        if let Some(found) = self.meta()?.requests.into_iter().find(|r| r.key == key) {
+            return Ok(Some(found));
+        }
+        let text = match self.files.read(REQUESTS) {
+            Ok(text) => text,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(self.err()(e)),
+        };
+        // A torn last line (a crash mid-append) was never committed: it is skipped.
+        Ok(text.lines().rev().filter(|l| l.contains(key)).filter_map(|l| serde_json::from_str::<KeyedUpdate>(l).ok()).find(|r| r.key == key))
+    }
+
     /// Commits an applied update: the log record, the state, the overview and meta.json's
     /// count, as one unit. What could refuse a step (a meta.json that does not parse, a
     /// symlinked or unwritable `working-memory/`) is checked first, so a refused commit has
@@ -914,6 +934,16 @@ impl Session {
         fsio::truncate_partial_line(&mut file).map_err(Error::io(&log))?;
         if self.last_record::<SeqOnly>(LOG, &mut file)?.map_or(0, |r| r.seq) < commit.seq {
             fsio::append(&mut file, format!("{}\n", commit.log_entry).as_bytes()).map_err(Error::io(&log))?;
+        }
+        if let Some((key, digest)) = &commit.request {
+            let path = self.path(REQUESTS);
+            let mut file = self.files.open(REQUESTS, Access::Append).map_err(self.err())?;
+            fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
+            if self.last_record::<SeqOnly>(REQUESTS, &mut file)?.map_or(0, |r| r.seq) < commit.seq {
+                let line =
+                    serde_json::to_string(&KeyedUpdate { key: key.clone(), digest: digest.clone(), seq: commit.seq }).expect("a keyed update serializes");
+                fsio::append(&mut file, format!("{line}\n").as_bytes()).map_err(Error::io(&path))?;
+            }
         }
         failpoint::stop("log")?;
         self.write(STATE, commit.state.as_bytes())?;
