@@ -44,7 +44,73 @@ fn postgres() {
     if let Some(server) = Server::start() {
         suite(&server, &CASES);
         suite(&server, &[("a_failed_statement_keeps_its_connections", a_failed_statement_keeps_its_connections)]);
+        survives_a_database_restart(&server);
     }
+}
+
+/// 16 clients writing to a board while PostgreSQL restarts (`pg_ctl restart -m fast`): each
+/// write is answered (done, or an error) within its client's patience, and once the database
+/// is back a read and a write are answered at once. (It stopped answering: a read of the
+/// board's events got no answer in 20 s.)
+fn survives_a_database_restart(server: &Server) {
+    let s = Serve::start(server, "restart", &[]);
+    s.cli(&["board", "create", "load", "--name", "Load", "--goal", "Survive"]);
+    let token = s.grant(&["board", "grant", "load", "orchestrator"]);
+    let patient = || -> ureq::Agent { ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(Duration::from_secs(20))).build().into() };
+    let ops = format!("{}/v1/boards/load/ops", s.url);
+    let op = |c: usize, i: usize| {
+        json!({"op": "add_task", "title": format!("task {c}.{i}"), "description": "", "depends_on": [], "needs_review": false}).to_string()
+    };
+    let stop = Instant::now() + Duration::from_secs(6);
+    let answered: Vec<Vec<Result<u16, String>>> = std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..16)
+            .map(|c| {
+                let (ops, token, agent) = (&ops, &token, patient());
+                scope.spawn(move || {
+                    let mut answers = Vec::new();
+                    let mut i = 0;
+                    while Instant::now() < stop {
+                        let request = ureq::http::Request::builder()
+                            .method("POST")
+                            .uri(ops.as_str())
+                            .header("Authorization", format!("Bearer {token}"))
+                            .header("Content-Type", "application/json")
+                            .body(op(c, i).into_bytes())
+                            .unwrap();
+                        answers.push(agent.run(request).map(|r| r.status().as_u16()).map_err(|e| e.to_string()));
+                        i += 1;
+                    }
+                    answers
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs(1));
+        server.restart();
+        writers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let unanswered: Vec<&String> = answered.iter().flatten().filter_map(|a| a.as_ref().err()).collect();
+    assert!(unanswered.is_empty(), "writes got no answer across the restart: {unanswered:?}");
+    let agent = patient();
+    let asked = Instant::now();
+    let events = call(&agent, "GET", &format!("{}/v1/boards/load/events?after=0", s.url), Some(&token), None, None);
+    assert_eq!(events.status, 200, "{}", String::from_utf8_lossy(&events.body));
+    let revision = get(&s, "/v1/boards/load", &token).json()["revision"].as_u64().unwrap();
+    // A follower waiting for the next event is woken by a write after the restart.
+    let follower = {
+        let (url, token) = (format!("{}/v1/boards/load/events?after={revision}&wait_ms=10000", s.url), token.clone());
+        std::thread::spawn(move || {
+            let waited = Instant::now();
+            let reply = call(&http(), "GET", &url, Some(&token), None, None);
+            (reply.status, reply.json().as_array().map(Vec::len), waited.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let write = call(&agent, "POST", &ops, Some(&token), Some("application/json"), Some(op(99, 0).as_bytes()));
+    assert_eq!(write.status, 200, "{}", String::from_utf8_lossy(&write.body));
+    let (status, got, waited) = follower.join().unwrap();
+    assert_eq!((status, got), (200, Some(1)), "the follower got the write");
+    assert!(waited < Duration::from_secs(8), "the follower waited {waited:?} for a write made 0.3 s in (it waits 10 s at most)");
+    assert!(asked.elapsed() < Duration::from_secs(12), "a read and a write after the restart took {:?}", asked.elapsed());
 }
 
 /// A statement that fails on a healthy connection answers 500 and leaves the slot's

@@ -106,6 +106,22 @@ impl Server {
         self.pg_ctl_start();
     }
 
+    /// Restarts the server as an operator does (`pg_ctl restart -m fast`: every backend
+    /// terminated, the clients' connections with them).
+    #[allow(dead_code)] // the benchmarks include this file and restart nothing
+    pub fn restart(&self) {
+        let mut restart = as_server_user(&self.bin.join("pg_ctl"));
+        restart
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .arg("-l")
+            .arg(self.dir.join("log"))
+            .args(["-m", "fast", "-w", "-t", "60", "-o"])
+            .arg(format!("-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=64", self.port, self.dir.display()))
+            .arg("restart");
+        run(restart, "pg_ctl restart");
+    }
+
     /// A new, empty database on this server, as a URL.
     pub fn database(&self, name: &str) -> String {
         let mut client = postgres::Client::connect(&self.url, postgres::NoTls).expect("connect to the test server");

@@ -52,6 +52,10 @@ pub struct ProxyArgs {
     /// recently used let go of theirs, and their next request costs more)
     #[arg(long, default_value_t = workmem_proxy::MAX_WARM_BYTES)]
     max_warm_bytes: usize,
+    /// Sessions kept in memory, loaded at start or made since (past it the least recently
+    /// used is let go of; its files stay, and its client's next request starts a new session)
+    #[arg(long, default_value_t = workmem_proxy::MAX_SESSIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_sessions: usize,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -77,6 +81,7 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         slots: args.slots,
         slot_wait: args.slot_wait,
         max_warm_bytes: args.max_warm_bytes,
+        max_sessions: args.max_sessions,
     };
     let router = workmem_proxy::router(runtime, config)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the proxy's runtime")?;

@@ -81,7 +81,13 @@ pub struct Config {
     /// What the sessions keep in memory between requests, in all, in bytes
     /// (`--max-warm-bytes`; see `warm`).
     pub max_warm_bytes: usize,
+    /// The most sessions kept in memory, loaded at start or made since (`--max-sessions`): past
+    /// it the least recently used is let go of (its files stay).
+    pub max_sessions: usize,
 }
+
+/// `--max-sessions`' default: [`Config::max_sessions`].
+pub const MAX_SESSIONS: usize = 4096;
 
 /// `--max-warm-bytes`'s default: [`Config::max_warm_bytes`].
 pub const MAX_WARM_BYTES: usize = 256 << 20;
@@ -141,7 +147,7 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     if !(config.upstream.starts_with("http://") || config.upstream.starts_with("https://")) {
         return Err(Error::Upstream(config.upstream));
     }
-    let sessions = sessions::Index::load(&config.sessions)?;
+    let sessions = sessions::Index::load(&config.sessions, config.max_sessions)?;
     let upstream = upstream::Upstream::new(&config.upstream, config.timeout);
     let template = runtime.instance()?.overview_template()?;
     let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));

@@ -30,7 +30,7 @@
 use crate::history::{self, History, ItemMap, ItemSet, items};
 use crate::lock;
 use sha2::Digest;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use workmem_llm::Tokenizer;
@@ -52,7 +52,9 @@ pub(crate) struct Seen {
     /// out and still continue the session; a changed one is logged where it now appears.
     system: ItemSet,
     len: usize,
-    /// The last message the client saw: the next assistant message may continue it.
+    /// The last answer the client saw, while the next one continues it (it called only
+    /// workmem's tools): every other message is kept as its items alone, not as a copy (a
+    /// session kept its last message, a tool result of megabytes, in memory for good).
     last: Option<Message>,
     /// The IDs of workmem's own calls: their answers are not the client's.
     own_calls: HashSet<String>,
@@ -140,7 +142,7 @@ impl Seen {
         if m.role != "assistant" {
             self.continues = false;
             self.add(m);
-            self.last = Some(m.clone());
+            self.last = None;
             return;
         }
         let (own, theirs): (Vec<_>, Vec<_>) = m.tool_calls.iter().cloned().partition(|c| own_tool(&c.name));
@@ -152,11 +154,11 @@ impl Seen {
                 last.tool_calls.extend(theirs.iter().cloned());
                 last
             }
-            _ => Message { tool_calls: theirs.clone(), ..m.clone() },
+            _ => Message { tool_calls: theirs.clone(), ..Message::new("assistant", m.content.clone()) },
         };
         self.add(&visible);
-        self.last = Some(visible);
         self.continues = !own.is_empty() && theirs.is_empty();
+        self.last = self.continues.then_some(visible);
     }
 
     /// When `history` (its messages' items worked out in [`History`]) holds every item of this
@@ -419,13 +421,20 @@ pub(crate) struct Index {
     /// Each by its slot; locked before the lookup, never while a view is.
     tracked: Mutex<Slots>,
     lookup: Arc<Mutex<Lookup>>,
+    /// The most sessions kept in memory (`--max-sessions`): past it the least recently used
+    /// is let go of (its files stay).
+    max_sessions: usize,
 }
 
-/// The sessions by slot, and the next slot to give.
+/// The sessions by slot, the next slot to give, and when each was last used.
 #[derive(Default)]
 struct Slots {
     by_slot: HashMap<usize, Arc<Tracked>>,
     next: usize,
+    clock: u64,
+    used_at: HashMap<usize, u64>,
+    /// The slots by when they were last used, the least recently used first.
+    by_use: BTreeMap<u64, usize>,
 }
 
 impl Slots {
@@ -434,7 +443,34 @@ impl Slots {
         self.next += 1;
         let tracked = Arc::new(make(slot));
         self.by_slot.insert(slot, tracked.clone());
+        self.touch(slot);
         tracked
+    }
+
+    /// `slot` was just used.
+    fn touch(&mut self, slot: usize) {
+        if let Some(at) = self.used_at.remove(&slot) {
+            self.by_use.remove(&at);
+        }
+        self.clock += 1;
+        self.used_at.insert(slot, self.clock);
+        self.by_use.insert(self.clock, slot);
+    }
+
+    fn remove(&mut self, slot: usize) -> Option<Arc<Tracked>> {
+        if let Some(at) = self.used_at.remove(&slot) {
+            self.by_use.remove(&at);
+        }
+        self.by_slot.remove(&slot)
+    }
+
+    /// The least recently used session past `max` that no request holds, taken out.
+    fn least_used_past(&mut self, max: usize) -> Option<Arc<Tracked>> {
+        if self.by_slot.len() <= max {
+            return None;
+        }
+        let idle = self.by_use.values().copied().find(|slot| self.by_slot.get(slot).is_some_and(|t| t.exchange.try_lock().is_ok()))?;
+        self.remove(idle)
     }
 }
 
@@ -452,12 +488,17 @@ pub(crate) struct Found {
 impl Index {
     /// The sessions a proxy kept in `sessions` before, each with the client's view rebuilt
     /// from its log.
-    pub fn load(sessions: &Sessions) -> workmem_store::Result<Self> {
+    /// At most `max_sessions` of them, those made last.
+    pub fn load(sessions: &Sessions, max_sessions: usize) -> workmem_store::Result<Self> {
         let mut slots = Slots::default();
         let lookup = Arc::default();
         let secret = sessions.secret(SECRET)?;
-        for (session, meta) in sessions.list()? {
-            let Some(proxied) = meta.proxied else { continue };
+        let proxied: Vec<_> = sessions.list()?.into_iter().filter_map(|(session, meta)| Some((session, meta.proxied.clone()?, meta))).collect();
+        let left_out = proxied.len().saturating_sub(max_sessions);
+        if left_out > 0 {
+            eprintln!("workmem proxy: {left_out} older sessions not loaded (--max-sessions {max_sessions}); their clients' next requests start new ones");
+        }
+        for (session, proxied, meta) in proxied.into_iter().skip(left_out) {
             // A session whose log cannot be read is left alone, not a reason to stay down: its
             // client's next request starts a session of its own.
             let records = match session.records() {
@@ -474,7 +515,24 @@ impl Index {
                 }
             }
         }
-        Ok(Index { sessions: sessions.clone(), secret, tracked: Mutex::new(slots), lookup })
+        Ok(Index { sessions: sessions.clone(), secret, tracked: Mutex::new(slots), lookup, max_sessions: max_sessions.max(1) })
+    }
+
+    /// Takes `t` out of the lookup: no request finds it any more.
+    fn unfile(&self, t: &Tracked) {
+        let mut seen = lock(&t.seen);
+        seen.filed = lock(&self.lookup).file(scope_of(&t.proxied), t.slot, &seen.filed, &[]);
+    }
+
+    /// `slot` was just used; past [`Index::max_sessions`], the least recently used sessions
+    /// that no request holds are let go of (their files stay: a client that comes back
+    /// starts a new session).
+    fn used(&self, all: &mut Slots, slot: usize) {
+        all.touch(slot);
+        while let Some(gone) = all.least_used_past(self.max_sessions) {
+            self.unfile(&gone);
+            eprintln!("workmem proxy: session {} let go of (--max-sessions {})", gone.id, self.max_sessions);
+        }
     }
 
     /// Who sends a request, as a session records it: SHA-256 over this proxy's secret and the
@@ -499,6 +557,7 @@ impl Index {
         let mut all = lock(&self.tracked);
         let (best, last_of_name) = self.best(&all, protocol, owner, client, history);
         if let Some(found) = best {
+            self.used(&mut all, found.tracked.slot);
             return Ok((found, false));
         }
         let proxied = Proxied {
@@ -515,6 +574,7 @@ impl Index {
         session.update_meta(|m| m.proxied = Some(proxied.clone()))?;
         let id = session.meta()?.id;
         let tracked = all.add(|slot| Tracked::new(session, id, proxied, slot, Arc::clone(&self.lookup), false));
+        self.used(&mut all, tracked.slot);
         Ok((Found { tracked, new: history.messages.to_vec(), generation: 0 }, true))
     }
 
@@ -532,10 +592,8 @@ impl Index {
         if t.accepted() {
             return Ok(());
         }
-        lock(&self.tracked).by_slot.remove(&t.slot);
-        let mut seen = lock(&t.seen);
-        seen.filed = lock(&self.lookup).file(scope_of(&t.proxied), t.slot, &seen.filed, &[]);
-        drop(seen);
+        lock(&self.tracked).remove(t.slot);
+        self.unfile(t);
         exchange.session.remove()
     }
 
@@ -639,7 +697,7 @@ mod tests {
     fn index_of(name: &str, histories: &[Vec<Message>]) -> (Index, std::path::PathBuf, Vec<String>) {
         let dir = std::env::temp_dir().join(format!("workmem-proxy-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let index = Index::load(&Sessions::new(&dir, &dir)).unwrap();
+        let index = Index::load(&Sessions::new(&dir, &dir), 4096).unwrap();
         let mut made = Vec::new();
         for h in histories {
             let (found, created) = index.find("chat", ALICE, None, &History::new(h.clone()), "# Memory\n").unwrap();
@@ -698,6 +756,26 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Past `--max-sessions` the least recently used session is let go of: no request finds
+    /// it; a session a request holds is not; a restart loads the sessions made last.
+    #[test]
+    fn sessions_in_memory_are_bounded() {
+        let history = |i: usize| vec![said("user", &format!("task {i}"))];
+        let (mut index, dir, made) = index_of("bounded", &[history(0), history(1)]);
+        index.max_sessions = 2;
+        let held = index.lookup("chat", ALICE, None, &History::new(history(0))).unwrap();
+        let busy = lock(&held.tracked.exchange);
+        let (third, _) = index.find("chat", ALICE, None, &History::new(history(2)), "# Memory\n").unwrap();
+        third.tracked.append(&lock(&third.tracked.exchange), third.new).unwrap();
+        index.accept(&third.tracked);
+        let found = |i: usize| index.lookup("chat", ALICE, None, &History::new(history(i))).map(|f| f.tracked.id.clone());
+        assert_eq!((found(0), found(1)), (Some(made[0].clone()), None), "the idle one went, not the held one");
+        drop(busy);
+        let again = Index::load(&Sessions::new(&dir, &dir), 2).unwrap();
+        assert_eq!(lock(&again.tracked).by_slot.len(), 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// Two callers with the same history get a session each; a session made by a request the
     /// upstream has not accepted yet is continued by nobody, and once forgotten it is gone
     /// from the disk and the index; an accepted one is never forgotten.
@@ -720,7 +798,7 @@ mod tests {
         let alices = index.lookup("chat", ALICE, None, &next).expect("Alice's own");
         index.forget(&alices.tracked, &lock(&alices.tracked.exchange)).unwrap();
         assert!(index.lookup("chat", ALICE, None, &next).is_some(), "an accepted session stays");
-        let again = Index::load(&Sessions::new(&dir, &dir)).unwrap();
+        let again = Index::load(&Sessions::new(&dir, &dir), 4096).unwrap();
         assert_eq!(again.owner(&[b"k"]), index.owner(&[b"k"]), "the same caller after a restart");
         assert_ne!(index.owner(&[b"ab", b""]), index.owner(&[b"a", b"b"]));
         assert_eq!(lock(&again.tracked).by_slot.len(), 1);

@@ -111,6 +111,7 @@ async fn proxy(runtime: Runtime, sessions: Sessions, upstream: String, window: u
         slots: 1,
         slot_wait: std::time::Duration::from_secs(60),
         max_warm_bytes: workmem_proxy::MAX_WARM_BYTES,
+        max_sessions: workmem_proxy::MAX_SESSIONS,
     };
     let router = workmem_proxy::router(runtime, config)?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

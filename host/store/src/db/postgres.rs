@@ -6,6 +6,7 @@ use super::{Error, Result};
 use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 use std::collections::{BTreeSet, HashMap};
+use std::time::Duration;
 
 pub struct Postgres {
     client: Connection,
@@ -41,7 +42,13 @@ impl Drop for Connection {
 }
 
 /// How long a connection may take unless the URL says (`connect_timeout`).
-const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest one statement runs, or waits for a lock, before the server cancels it.
+const STATEMENT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a connection is quiet before the client checks that the server is still there.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(10);
 
 /// Where board writers NOTIFY (payload: `<board> <revision>`).
 pub const CHANNEL: &str = "workmem_boards";
@@ -60,9 +67,20 @@ impl Postgres {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
+        // A server that vanished without closing the connection (a host gone, a network cut)
+        // is found in about 25 s rather than the system's two hours: no call waits on it for
+        // good while holding a slot or a lock.
+        config.keepalives(true).keepalives_idle(KEEPALIVE_IDLE).keepalives_interval(Duration::from_secs(5)).keepalives_retries(3);
+        config.tcp_user_timeout(Duration::from_secs(30));
         let mut client = config.connect(NoTls).map_err(open)?;
-        // Acknowledged means flushed, whatever the server's or the role's default.
-        client.batch_execute("SET standard_conforming_strings = on; SET synchronous_commit = on").map_err(db)?;
+        // Acknowledged means flushed, whatever the server's or the role's default; and no
+        // statement (a lock waited for included) runs past STATEMENT_TIMEOUT.
+        client
+            .batch_execute(&format!(
+                "SET standard_conforming_strings = on; SET synchronous_commit = on; SET statement_timeout = {}",
+                STATEMENT_TIMEOUT.as_millis()
+            ))
+            .map_err(db)?;
         Ok(Postgres { client: Connection(Some(client)), prepared: HashMap::new(), listening: false, mutation_prepared: false })
     }
 
