@@ -195,12 +195,17 @@ fn log_snapshots_restart(target: &dyn Target) {
     let config = Config { snapshot_every: 4, ..Config::default() };
     let mut boards = open(&db, config.clone());
     new_board(&mut boards, "auth");
-    for i in 0..9 {
+    // The first with an idempotency key, as a client retrying it would send it.
+    let keyed = r#"{"op": "add_task", "title": "task 0", "description": "", "depends_on": [], "needs_review": false}"#;
+    let key = workmem_store::db::RequestKey::new("add-0", &["op", keyed]).unwrap();
+    assert_eq!(boards.apply_json_once("auth", None, "orchestrator", keyed, &key).unwrap().revision, 1);
+    for i in 1..9 {
         boards.apply("auth", None, "orchestrator", &task(&format!("task {i}"), &[])).unwrap();
     }
     boards.apply("auth", None, "dev", &set("T-1", TaskStatus::InProgress)).unwrap();
     let state = boards.state("auth").unwrap();
     assert_eq!(boards.rebuild("auth").unwrap(), state, "the event log rebuilds the board");
+    assert_eq!(boards.apply_json_once("auth", None, "orchestrator", keyed, &key).unwrap().revision, 1, "a retry gets the first event");
     assert_eq!(count(&db, "SELECT COUNT(*) FROM board_snapshots WHERE board = 'auth'"), 2, "the creation's snapshot and the newest (8) are kept, not 4");
     drop(boards);
 
@@ -209,6 +214,9 @@ fn log_snapshots_restart(target: &dyn Target) {
     assert_eq!(restarted.compact("auth").unwrap(), 8, "revisions 1-8 are in the snapshot at 8");
     assert_eq!(restarted.events("auth", 0, 100).unwrap().iter().map(|e| e.revision).collect::<Vec<_>>(), vec![9, 10]);
     assert_eq!(restarted.rebuild("auth").unwrap(), state);
+    // Its event compacted away, the keyed op's retry is refused, not applied a second time.
+    let late = restarted.apply_json_once("auth", None, "orchestrator", keyed, &key);
+    assert!(matches!(late, Err(Error::KeyPastRetention { version: 1, .. })), "{late:?}");
     restarted.apply("auth", Some(10), "dev", &Op::Heartbeat("T-1".into())).unwrap();
     assert_eq!(open(&db, Config::default()).revision("auth").unwrap(), 11);
 }

@@ -99,6 +99,21 @@ fn retention(target: &dyn Target) {
     assert_eq!(docs.versions("v", "m").unwrap().iter().map(|v| v.version).collect::<Vec<_>>(), [5, 4, 3]);
     assert!(matches!(docs.get("v", "m", 2), Err(Error::NoVersion { .. })));
     assert_eq!(docs.latest("v", "m").unwrap().context, "# Progress\n- step 5\n");
+
+    // A keyed put retried after retention dropped its version is refused, never stored again
+    // (it was: the key went with the version); with another request, the key is still reused.
+    let text = b"# Progress\n- keyed\n";
+    let key = |parts: &[&str]| workmem_store::db::RequestKey::new("put-k", parts).unwrap();
+    let first = docs.put_once("v", "m", "a", text, None, &key(&["put", "keyed"])).unwrap();
+    assert_eq!(docs.put_once("v", "m", "a", text, None, &key(&["put", "keyed"])).unwrap().version, first.version, "a retry in retention");
+    for n in 0..3 {
+        docs.put("v", "m", "a", format!("# Progress\n- later {n}\n").as_bytes(), None).unwrap();
+    }
+    let latest = docs.latest("v", "m").unwrap().version;
+    let late = docs.put_once("v", "m", "a", text, None, &key(&["put", "keyed"]));
+    assert!(matches!(&late, Err(Error::KeyPastRetention { version, .. }) if *version == first.version), "{late:?}");
+    assert!(matches!(docs.put_once("v", "m", "a", text, None, &key(&["put", "other"])), Err(Error::KeyReused(_))));
+    assert_eq!(docs.latest("v", "m").unwrap().version, latest, "nothing stored again");
 }
 
 /// The latest text of each memory is searchable; an older version's words are not.
@@ -152,7 +167,8 @@ fn search_index_migrates(target: &dyn Target) {
     let schema_6 = format!(
         "DROP TABLE memory_terms; {search_table}
          INSERT INTO memory_contexts_search (vault_id, memory_id, context) SELECT vault_id, memory_id, context FROM memory_contexts;
-         DELETE FROM workmem_schema WHERE version = 7;"
+         DROP TABLE memory_requests; DROP TABLE board_requests;
+         DELETE FROM workmem_schema WHERE version >= 7;"
     );
     if db.starts_with("postgres://") {
         postgres::Client::connect(&db, postgres::NoTls).unwrap().batch_execute(&schema_6).unwrap();

@@ -51,7 +51,7 @@ impl From<db::Error> for ApiError {
         let status = match &e {
             E::NoBoard(_) | E::NoGrant(_) | E::NoDocument { .. } | E::NoVersion { .. } => StatusCode::NOT_FOUND,
             E::Exists(_) | E::Conflict { .. } | E::VersionConflict { .. } => StatusCode::CONFLICT,
-            E::Refused { .. } | E::InvalidDocument { .. } | E::InvalidId(_) | E::KeyReused(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            E::Refused { .. } | E::InvalidDocument { .. } | E::InvalidId(_) | E::KeyReused(_) | E::KeyPastRetention { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             E::BadKey(_) => StatusCode::BAD_REQUEST,
             E::Forbidden(_) | E::OwnerOnly(_) | E::Expired { .. } | E::ReadOnly(_) => StatusCode::FORBIDDEN,
             E::Open { .. } | E::Db(_) | E::Schema(_) | E::NewerSchema { .. } | E::Log { .. } | E::Engine(_) => StatusCode::INTERNAL_SERVER_ERROR,

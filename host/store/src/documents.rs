@@ -132,6 +132,13 @@ impl Documents {
                     request.same(&row.pop().unwrap_or(Value::Null).text()?)?;
                     return version(row);
                 }
+                // Stored before and dropped by retention since: refused, not stored again.
+                let sql = "SELECT request_digest, version FROM memory_requests WHERE vault_id = $1 AND memory_id = $2 AND request_key = $3";
+                if let Some(row) = db.query(sql, &[vault.into(), memory.into(), request.key.as_str().into()])?.into_iter().next() {
+                    let mut row = row.into_iter();
+                    request.same(&row.next().unwrap_or(Value::Null).text()?)?;
+                    return Err(Error::KeyPastRetention { key: request.key.clone(), version: rev(&row.next().unwrap_or(Value::Null))? });
+                }
             }
             let latest = latest(db, vault, memory)?;
             let current = latest.as_ref().map_or(0, |v| v.version);
@@ -171,6 +178,13 @@ impl Documents {
                 ],
             )?;
             if new.version > keep {
+                // The keys of the versions that go are kept (see `Error::KeyPastRetention`).
+                db.execute(
+                    "INSERT INTO memory_requests (vault_id, memory_id, request_key, request_digest, version) \
+                     SELECT vault_id, memory_id, request_key, request_digest, version FROM memory_contexts \
+                     WHERE vault_id = $1 AND memory_id = $2 AND version <= $3 AND request_key IS NOT NULL",
+                    &[vault.into(), memory.into(), bigint(new.version - keep)],
+                )?;
                 db.execute(
                     "DELETE FROM memory_contexts WHERE vault_id = $1 AND memory_id = $2 AND version <= $3",
                     &[vault.into(), memory.into(), bigint(new.version - keep)],

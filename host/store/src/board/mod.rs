@@ -423,6 +423,12 @@ impl Boards {
             };
             let latest = rev(&latest)?;
             db.execute("DELETE FROM board_snapshots WHERE board = $1 AND revision < $2", &[id.into(), bigint(latest)])?;
+            // The keys of the events that go are kept (see `Error::KeyPastRetention`).
+            db.execute(
+                "INSERT INTO board_requests (board, request_key, request_digest, revision) \
+                 SELECT board, request_key, request_digest, revision FROM board_events WHERE board = $1 AND revision <= $2 AND request_key IS NOT NULL",
+                &[id.into(), bigint(latest)],
+            )?;
             db.execute("DELETE FROM board_events WHERE board = $1 AND revision <= $2", &[id.into(), bigint(latest)])
         })
     }
@@ -436,6 +442,7 @@ impl Boards {
             let ids = rows.into_iter().map(|r| r.into_iter().next().unwrap_or(Value::Null).text()).collect::<Result<Vec<_>>>()?;
             for id in &ids {
                 db.execute("DELETE FROM boards WHERE id = $1", &[id.as_str().into()])?;
+                db.execute("DELETE FROM board_requests WHERE board = $1", &[id.as_str().into()])?;
                 grants::revoke_all(db, Scope::Board(id))?;
             }
             Ok(ids)
@@ -460,7 +467,16 @@ fn applied_before(db: &mut dyn Sql, id: &str, request: &RequestKey) -> Result<Op
         "SELECT revision, actor, at, event, request_digest FROM board_events WHERE board = $1 AND request_key = $2",
         &[id.into(), request.key.as_str().into()],
     )?;
-    let Some(row) = rows.into_iter().next() else { return Ok(None) };
+    let Some(row) = rows.into_iter().next() else {
+        // Written once and compacted since: refused, not applied again.
+        let sql = "SELECT request_digest, revision FROM board_requests WHERE board = $1 AND request_key = $2";
+        if let Some(row) = db.query(sql, &[id.into(), request.key.as_str().into()])?.into_iter().next() {
+            let mut r = row.into_iter();
+            request.same(&r.next().unwrap_or(Value::Null).text()?)?;
+            return Err(Error::KeyPastRetention { key: request.key.clone(), version: rev(&r.next().unwrap_or(Value::Null))? });
+        }
+        return Ok(None);
+    };
     let mut r = row.into_iter();
     let mut next = || r.next().unwrap_or(Value::Null);
     let event = Event { revision: rev(&next())?, actor: next().text()?, at: next().text()?, event: next().text()? };

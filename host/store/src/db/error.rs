@@ -36,6 +36,12 @@ pub enum Error {
     /// An Idempotency-Key already used for another request: nothing was written.
     #[error("the Idempotency-Key {0:?} was already used for another request; use a new key for a new request")]
     KeyReused(String),
+    /// A retry whose first write is no longer kept (a document's retention, a board's
+    /// compaction): it is not applied again.
+    #[error(
+        "the write the Idempotency-Key {key:?} made (number {version}) is no longer kept (a document's --keep-versions, a board's compaction); it is not applied again"
+    )]
+    KeyPastRetention { key: String, version: u64 },
     #[error("no grant with ID {0} (`workmem token list` shows them)")]
     NoGrant(String),
     #[error("this token's grant of {scope} expired at {at}")]
@@ -74,6 +80,7 @@ impl Error {
             Error::NoGrant(_) => "no_grant",
             Error::BadKey(_) => "bad_request",
             Error::KeyReused(_) => "idempotency_key_reused",
+            Error::KeyPastRetention { .. } => "idempotency_key_expired",
             Error::Exists(_) => "exists",
             Error::Conflict { .. } => "conflict",
             Error::Refused { .. } => "refused",

@@ -16,6 +16,7 @@ const MIGRATIONS: &[[&str; 2]] = &[
     [GRANT_LIMITS, GRANT_LIMITS],
     [REQUEST_KEYS, REQUEST_KEYS],
     [TERMS, TERMS],
+    [PAST_RETENTION, PAST_RETENTION],
 ];
 
 const BOARDS: &str =
@@ -130,6 +131,25 @@ const TERMS: &str = "CREATE TABLE memory_terms (
     );
     CREATE INDEX memory_terms_memory ON memory_terms (vault_id, memory_id)";
 const TERMS_VERSION: i64 = 7;
+
+// 8: the idempotency keys of the writes no longer kept (document versions retention dropped,
+// board events a compaction folded into a snapshot), with the number each write had: a retry
+// that late is refused, never applied a second time.
+const PAST_RETENTION: &str = "CREATE TABLE memory_requests (
+        vault_id TEXT NOT NULL,
+        memory_id TEXT NOT NULL,
+        request_key TEXT NOT NULL,
+        request_digest TEXT NOT NULL,
+        version BIGINT NOT NULL,
+        PRIMARY KEY (vault_id, memory_id, request_key)
+    );
+    CREATE TABLE board_requests (
+        board TEXT NOT NULL,
+        request_key TEXT NOT NULL,
+        request_digest TEXT NOT NULL,
+        revision BIGINT NOT NULL,
+        PRIMARY KEY (board, request_key)
+    )";
 
 /// The schema version this workmem writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
