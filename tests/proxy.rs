@@ -12,6 +12,8 @@ struct Proxy {
     child: Child,
     url: String,
     root: PathBuf,
+    /// The first line it printed, which says where it listens.
+    started: String,
 }
 
 impl Proxy {
@@ -24,6 +26,11 @@ impl Proxy {
 
     /// A proxy on the sessions a proxy left in `root` before.
     fn at(root: PathBuf, upstream: &str, args: &[&str]) -> Proxy {
+        Proxy::logging(root, upstream, args, Stdio::null())
+    }
+
+    /// [`Proxy::at`], its log (stderr) going to `log`.
+    fn logging(root: PathBuf, upstream: &str, args: &[&str], log: Stdio) -> Proxy {
         let mut child = Command::new(env!("CARGO_BIN_EXE_workmem"))
             .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json"])
             .args(args)
@@ -31,13 +38,13 @@ impl Proxy {
             .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
             .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = serde_json::from_str::<Value>(&line).unwrap()["listening"].as_str().unwrap().to_string();
-        Proxy { child, url, root }
+        let mut started = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut started).unwrap();
+        let url = serde_json::from_str::<Value>(&started).unwrap()["listening"].as_str().unwrap().to_string();
+        Proxy { child, url, root, started }
     }
 
     fn stop(mut self) -> PathBuf {
@@ -494,19 +501,8 @@ fn the_upstream_password_is_never_shown() {
     // A port nothing listens on: every request fails to reach it.
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let upstream = format!("http://user:hunter2@127.0.0.1:{port}");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_workmem"))
-        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", &upstream, "--json"])
-        .current_dir(&root)
-        .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
-        .env("WORKMEM_CACHE_DIR", Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    assert!(line.contains("user:***@") && !line.contains("hunter2"), "{line}");
-    let proxy = Proxy { url: serde_json::from_str::<Value>(&line).unwrap()["listening"].as_str().unwrap().to_string(), child, root };
+    let proxy = Proxy::logging(root, &upstream, &[], Stdio::piped());
+    assert!(proxy.started.contains("user:***@") && !proxy.started.contains("hunter2"), "{}", proxy.started);
     for (path, body) in [("/v1/chat/completions", json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]})), ("/v1/models", json!({}))] {
         let (status, _, answer) = proxy.send("POST", path, "", body.to_string());
         assert_eq!(status, 502, "{answer}");
@@ -532,7 +528,7 @@ fn a_clients_mistake_is_its_protocols_400() {
         ("/v1/chat/completions", br#"[{"messages": []}]"#.to_vec()),
         ("/v1/chat/completions", json!({"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}).to_string().into_bytes()),
         ("/v1/messages", b"{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\"}]}".to_vec()),
-        ("/v1/messages", json!({"model": "m", "max_tokens": 5, "messages": [{"role": "system", "content": "hi"}]}).to_string().into_bytes()),
+        ("/v1/messages", json!({"model": "m", "max_tokens": 5, "messages": [{"role": "wizard", "content": "hi"}]}).to_string().into_bytes()),
         ("/v1/responses", json!({"model": "m", "input": [{"type": "message", "role": "wizard", "content": "hi"}]}).to_string().into_bytes()),
     ] {
         let (status, _, answer) = proxy.send("POST", path, "Bearer k", body.clone());

@@ -79,16 +79,23 @@ impl Server {
     }
 
     fn pg_ctl_start(&self) {
+        run(self.pg_ctl("start", &[]), "pg_ctl start");
+    }
+
+    /// `pg_ctl <action>` on this server as it is started (its port, socket folder and log),
+    /// waiting for the server, with `flags` first.
+    fn pg_ctl(&self, action: &str, flags: &[&str]) -> Command {
         let mut pg_ctl = as_server_user(&self.bin.join("pg_ctl"));
         pg_ctl
             .arg("-D")
             .arg(self.dir.join("data"))
             .arg("-l")
             .arg(self.dir.join("log"))
+            .args(flags)
             .args(["-w", "-t", "60", "-o"])
             .arg(format!("-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=64", self.port, self.dir.display()))
-            .arg("start");
-        run(pg_ctl, "pg_ctl start");
+            .arg(action);
+        pg_ctl
     }
 
     fn pg_ctl_stop_immediately(&self) -> std::io::Result<std::process::Output> {
@@ -110,16 +117,7 @@ impl Server {
     /// terminated, the clients' connections with them).
     #[allow(dead_code)] // the benchmarks include this file and restart nothing
     pub fn restart(&self) {
-        let mut restart = as_server_user(&self.bin.join("pg_ctl"));
-        restart
-            .arg("-D")
-            .arg(self.dir.join("data"))
-            .arg("-l")
-            .arg(self.dir.join("log"))
-            .args(["-m", "fast", "-w", "-t", "60", "-o"])
-            .arg(format!("-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=64", self.port, self.dir.display()))
-            .arg("restart");
-        run(restart, "pg_ctl restart");
+        run(self.pg_ctl("restart", &["-m", "fast"]), "pg_ctl restart");
     }
 
     /// A new, empty database on this server, as a URL.

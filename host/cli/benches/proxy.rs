@@ -11,7 +11,8 @@
 //!
 //! `make bench-proxy` (a release build). The upstream answers at once, so what is measured is
 //! the proxy's own work: finding the session, logging what is new, building and bounding the
-//! request, relaying the answer.
+//! request, relaying the answer. `WORKMEM_BIN` runs another build's `workmem` instead (an
+//! earlier commit's, to compare two builds in one sitting).
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -245,7 +246,8 @@ impl Protocol {
 }
 
 fn proxy(root: &Path, upstream: &str) -> (std::process::Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_workmem"))
+    let bin = std::env::var_os("WORKMEM_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_workmem").into());
+    let mut child = Command::new(bin)
         .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json", "--window", "1000000"])
         .current_dir(root)
         .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))

@@ -86,9 +86,10 @@ pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Strin
         let at = |why: String| format!("messages[{i}]: {why}");
         let m: Wire = serde_json::from_str(raw.get()).map_err(|e| at(format!("not a message: {e}")))?;
         let role = m.role.as_str().ok_or_else(|| at("no role".into()))?;
-        // What the API itself refuses: the system prompt is a field of its own.
-        if !matches!(role, "user" | "assistant") {
-            return Err(at(format!("the role {role:?} is not one of the Messages API's (user, assistant)")));
+        // What the API itself refuses. Claude Code sends its reminders as system messages
+        // amid the history, which the API takes beside the `system` field.
+        if !matches!(role, "user" | "assistant" | "system") {
+            return Err(at(format!("the role {role:?} is not one of the Messages API's (user, assistant, system)")));
         }
         let content = m.content.map_or("null", RawValue::get);
         // Content is a string, or a list of blocks.
