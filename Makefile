@@ -88,7 +88,7 @@ test-mcp: $(VENV)/.installed
 PROXY_CLIENTS := target/proxy-clients
 $(PROXY_CLIENTS)/.installed: Makefile
 	mkdir -p $(PROXY_CLIENTS)
-	cd $(PROXY_CLIENTS) && npm install --no-save --no-audit --no-fund @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0
+	cd $(PROXY_CLIENTS) && npm install --no-save --no-audit --no-fund @anthropic-ai/claude-code@2.1.328 @openai/codex@0.171.0
 	touch $@
 
 test-proxy: $(VENV)/.installed $(PROXY_CLIENTS)/.installed

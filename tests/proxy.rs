@@ -612,16 +612,25 @@ fn a_call_resent_in_other_bytes_stays_one_session() {
     assert_eq!(proxy.sessions().len(), 1);
 }
 
-/// A Responses request chained by `previous_response_id` goes upstream as the client sent it
-/// (the provider holds its history; workmem adds nothing to the chain it stores), and says so.
+/// A request passed through untouched says so on its answer: a Responses request chained by
+/// `previous_response_id` (the provider holds its history; workmem adds nothing to the chain
+/// it stores), and one carrying what a session cannot keep, as Codex 0.171's default model
+/// sends its tools (an `additional_tools` item of freeform tools: before, silent but for the
+/// proxy's log).
 #[test]
-fn a_chained_responses_request_passes_through_and_says_so() {
-    let server = Server::start(vec![Reply::say("as sent")]);
+fn a_request_passed_through_says_so() {
+    let server = Server::start(vec![Reply::say("as sent"), Reply::say("as sent")]);
     let proxy = Proxy::start("chained", &server.url, &[]);
-    let request = json!({"model": "m", "previous_response_id": "resp_1", "input": [{"type": "message", "role": "user", "content": "next"}]});
-    let (status, headers, body) = proxy.post("/v1/responses", &request);
-    assert_eq!(status, 200, "{body}");
-    assert!(headers.iter().any(|(k, v)| k == "x-workmem" && v == "passthrough; reason=previous_response_id"), "{headers:?}");
-    assert_eq!(server.requests()[0].body, request, "passed through unchanged");
+    let chained = json!({"model": "m", "previous_response_id": "resp_1", "input": [{"type": "message", "role": "user", "content": "next"}]});
+    let codex = json!({"model": "gpt-6.2-sol", "tools": [], "input": [
+        {"type": "additional_tools", "role": "developer", "tools": [{"type": "namespace", "name": "functions", "tools": [{"type": "custom", "name": "exec"}]}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}]});
+    for (i, (request, reason)) in [(&chained, "previous_response_id"), (&codex, "unkept")].into_iter().enumerate() {
+        let (status, headers, body) = proxy.post("/v1/responses", request);
+        assert_eq!(status, 200, "{body}");
+        let said = format!("passthrough; reason={reason}");
+        assert!(headers.iter().any(|(k, v)| k == "x-workmem" && *v == said), "{headers:?}");
+        assert_eq!(&server.requests()[i].body, request, "passed through unchanged");
+    }
     assert!(proxy.sessions().is_empty());
 }

@@ -96,7 +96,9 @@ pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: 
     };
     let reason = match &failure {
         Failure::Unproxied(reason, _) => Some(*reason),
-        Failure::Refused(_) if app.config.on_error == OnError::Passthrough => Some("refused"),
+        // Content the session cannot keep (images, Codex's `additional_tools`) apart from the
+        // rest workmem does not take (a tool of the client's named as one of workmem's).
+        Failure::Refused(why) if app.config.on_error == OnError::Passthrough => Some(if crate::parts::is_unkept(why) { "unkept" } else { "refused" }),
         Failure::Before(_) if app.config.on_error == OnError::Passthrough => Some("failed"),
         _ => None,
     };
