@@ -634,3 +634,31 @@ fn a_request_passed_through_says_so() {
     }
     assert!(proxy.sessions().is_empty());
 }
+
+/// A client that resends a request whose answer it never got (it timed out after the proxy
+/// logged the answer, as SDKs retry) goes on with the memory that answer left: its new session
+/// is a branch of the first and takes its memory, the update the model made in the lost answer
+/// included. (Before: a branch with the template memory, the update gone from what went
+/// upstream.)
+#[test]
+fn a_retried_request_keeps_the_memory_its_lost_answer_made() {
+    let server = Server::start(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::say("read them all"), Reply::say("again")]);
+    let proxy = Proxy::start("retried", &server.url, &[]);
+    let first = json!({"model": "gpt-4o", "tools": read_file_tool(), "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Read the files."}]});
+    assert_eq!(proxy.post("/v1/chat/completions", &first).0, 200);
+    // The answer is lost on its way; the client sends the same request again.
+    let (status, _, body) = proxy.post("/v1/chat/completions", &first);
+    assert_eq!(status, 200, "{body}");
+    let retried = &server.requests()[2].body;
+    assert!(retried.to_string().contains("Reading the files"), "the memory the lost answer made went upstream: {retried}");
+    let metas: Vec<Value> = std::fs::read_dir(proxy.root.join("sessions"))
+        .unwrap()
+        .flatten()
+        .flat_map(|dir| std::fs::read_dir(dir.path()).unwrap().flatten().filter(|e| e.path().is_dir()))
+        .map(|s| serde_json::from_str(&std::fs::read_to_string(s.path().join("meta.json")).unwrap()).unwrap())
+        .collect();
+    assert_eq!(metas.len(), 2);
+    let branch = metas.iter().find(|m| m["proxied"]["branch_of"].is_string()).expect("a branch");
+    let parent = metas.iter().find(|m| m["id"] == branch["proxied"]["branch_of"]).expect("of the first session");
+    assert_eq!((branch["updates"].as_u64(), parent["updates"].as_u64()), (Some(1), Some(1)), "the update carried over");
+}

@@ -67,6 +67,9 @@ pub(crate) struct Seen {
     answered: bool,
     /// The items of messages other than system ones: those a request must hold.
     client_len: usize,
+    /// How many of those there were when the model's last answer began: a request that holds
+    /// those and nothing of the answer resends the request that answer was for.
+    before_answer: usize,
     /// The last [`FILED_BY`] distinct ones of those, the latest last: what the session is
     /// filed by.
     last_items: Vec<u64>,
@@ -143,6 +146,7 @@ impl Seen {
             self.continues = false;
             self.add(m);
             self.last = None;
+            self.before_answer = self.client_len;
             return;
         }
         let (own, theirs): (Vec<_>, Vec<_>) = m.tool_calls.iter().cloned().partition(|c| own_tool(&c.name));
@@ -159,6 +163,33 @@ impl Seen {
         self.add(&visible);
         self.continues = !own.is_empty() && theirs.is_empty();
         self.last = self.continues.then_some(visible);
+    }
+
+    /// Whether `history` resends the request the model's last answer was for: it holds every
+    /// item the client had sent by then, nothing of the answer (which the client never got: it
+    /// timed out, or the connection dropped, after the answer was logged), and nothing new but
+    /// system items.
+    pub fn retried_by(&self, history: &History) -> bool {
+        if self.before_answer == 0 || self.before_answer == self.client_len {
+            return false;
+        }
+        let mut used: ItemMap<usize> = ItemMap::default();
+        let mut matched = 0;
+        for (m, keys) in history.messages.iter().zip(&history.keys) {
+            for &k in keys {
+                let logged = self.items.get(&k).copied().unwrap_or(0);
+                let n = used.entry(k).or_default();
+                match (*n < logged, self.system.contains(&k)) {
+                    (true, system) => {
+                        *n += 1;
+                        matched += usize::from(!system);
+                    }
+                    (false, _) if m.role == "system" => {}
+                    (false, _) => return false,
+                }
+            }
+        }
+        matched == self.before_answer
     }
 
     /// When `history` (its messages' items worked out in [`History`]) holds every item of this
@@ -306,6 +337,9 @@ pub(crate) struct Tracked {
     /// Whether the upstream has accepted a request of this session's: until then no other
     /// request may continue it ([`Index::accept`]).
     accepted: AtomicBool,
+    /// The session's files, for what reads them while a request holds its exchange (a branch
+    /// taking its memory).
+    files: Session,
     /// Held for a whole exchange: one client request at a time per session.
     pub exchange: Mutex<Exchange>,
 }
@@ -359,8 +393,9 @@ impl Tracked {
         if accepted {
             lock(&lookup).scopes.entry(scope_of(&proxied)).or_default().last_made = Some(id.clone());
         }
+        let files = session.clone();
         let exchange = Mutex::new(Exchange { session, tokenizer: None, written: Default::default(), sent: 0 });
-        Tracked { id, proxied, slot, lookup, seen: Mutex::default(), accepted: AtomicBool::new(accepted), exchange }
+        Tracked { id, proxied, slot, lookup, seen: Mutex::default(), accepted: AtomicBool::new(accepted), files, exchange }
     }
 
     /// Whether the upstream has accepted one of its requests.
@@ -560,10 +595,11 @@ impl Index {
             self.used(&mut all, found.tracked.slot);
             return Ok((found, false));
         }
+        let retried = self.retried(&all, protocol, owner, client, history);
         let proxied = Proxied {
             protocol: protocol.to_string(),
             client: client.map(str::to_string),
-            branch_of: last_of_name.filter(|_| client.is_some()),
+            branch_of: retried.as_ref().map(|p| p.id.clone()).or(last_of_name.filter(|_| client.is_some())),
             caller: Some(owner.to_string()),
         };
         // The client's name is the session's ID where it makes a valid, unused one.
@@ -572,6 +608,14 @@ impl Index {
             _ => self.sessions.create(None, template)?,
         };
         session.update_meta(|m| m.proxied = Some(proxied.clone()))?;
+        // A request resent after its answer was lost goes on with the memory that answer left
+        // (an update the model made in it, which the client never saw, included).
+        if let Some(parent) = &retried {
+            match session.with_lock(|locked| session.inherit_memory(locked, &parent.files)) {
+                Ok(_) => {}
+                Err(e) => eprintln!("workmem proxy: a retried request's new session starts with the template memory: {e}"),
+            }
+        }
         let id = session.meta()?.id;
         let tracked = all.add(|slot| Tracked::new(session, id, proxied, slot, Arc::clone(&self.lookup), false));
         self.used(&mut all, tracked.slot);
@@ -595,6 +639,13 @@ impl Index {
         lock(&self.tracked).remove(t.slot);
         self.unfile(t);
         exchange.session.remove()
+    }
+
+    /// The session whose last answer `history` resends the request of ([`Seen::retried_by`]),
+    /// among the candidates of its scope the upstream has accepted.
+    fn retried(&self, all: &Slots, protocol: &str, owner: &str, client: Option<&str>, history: &History) -> Option<Arc<Tracked>> {
+        let (slots, _) = lock(&self.lookup).candidates(history::scope(protocol, owner, client), history);
+        slots.into_iter().filter_map(|slot| all.by_slot.get(&slot)).find(|t| t.accepted() && lock(&t.seen).retried_by(history)).cloned()
     }
 
     /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
@@ -851,6 +902,24 @@ mod tests {
         compact.tool_calls[0].arguments = "{\"cmd\":\"ls\"}".into();
         let history = [said("user", "go"), compact, result("a"), said("user", "next")];
         assert_eq!(new_in(&seen(&log), &history), Some(vec![said("user", "next")]));
+    }
+
+    /// A request resent after its answer was lost holds what the client had sent and nothing
+    /// of the answer (workmem's own rounds in it included); one that holds the answer, or
+    /// anything new, or less than all the client sent, is not a retry.
+    #[test]
+    fn a_resent_request_is_told_from_the_rest() {
+        let mut own = calls("", &[]);
+        own.tool_calls.push(call("w", "update_memory"));
+        let log = [said("user", "go"), calls("", &["a"]), result("a"), said("user", "next"), own, result("w"), said("assistant", "done")];
+        let seen = seen(&log);
+        let retried = |h: &[Message]| seen.retried_by(&History::new(h.to_vec()));
+        assert!(retried(&log[..4]), "the request the last answer was for");
+        assert!(retried(&[&log[..4], &[said("system", "a reminder")]].concat()), "with a system reminder of its own");
+        assert!(!retried(&log), "the answer itself");
+        assert!(!retried(&log[..3]), "less than the client had sent");
+        assert!(!retried(&[&log[..4], &[said("user", "more")]].concat()), "something new");
+        assert!(!retried(&[said("user", "go"), said("user", "next")]), "without the round in between");
     }
 
     /// The same text twice is two items: a history with it once does not hold a log with it twice.

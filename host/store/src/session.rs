@@ -898,6 +898,34 @@ impl Session {
         Ok(text.lines().rev().filter(|l| l.contains(key)).filter_map(|l| serde_json::from_str::<KeyedUpdate>(l).ok()).find(|r| r.key == key))
     }
 
+    /// Takes `parent`'s committed memory as this session's own: its update log, `state.json`
+    /// and `overview.md`, committed here as one unit under `locked` (for a session that
+    /// continues another's conversation from a point its client knows, such as the proxy's
+    /// branch for a request retried after its answer was lost). Nothing is taken from a parent
+    /// never updated, or one a writer keeps busy; the memory files under `detail/` stay the
+    /// parent's. Returns whether a memory was taken.
+    pub fn inherit_memory(&self, locked: &Locked, parent: &Session) -> Result<bool> {
+        let updates = parent.meta()?.updates;
+        let (Some((Some(state), overview)), Ok(seq)) = (parent.committed_memory()?, u32::try_from(updates)) else { return Ok(false) };
+        // The parent's records up to the update its state holds (one committed since is left).
+        let mut lines: Vec<String> = Vec::new();
+        for line in parent.read_jsonl::<serde_json::Value>(LOG)? {
+            let at = line["seq"].as_u64().unwrap_or(u64::MAX);
+            if at <= updates {
+                lines.push(line.to_string());
+            }
+        }
+        let Some(last) = lines.pop() else { return Ok(false) };
+        let mut log = lines.join("\n");
+        if !log.is_empty() {
+            log.push('\n');
+        }
+        self.write(LOG, log.as_bytes())?;
+        self.commit(locked, &Commit { seq, log_entry: last, state, overview: overview.clone(), request: None })?;
+        self.update_meta_locked(locked, |m| m.memory_chain = Some(MemoryChain::at(&overview)))?;
+        Ok(true)
+    }
+
     /// Commits an applied update: the log record, the state, the overview and meta.json's
     /// count, as one unit. What could refuse a step (a meta.json that does not parse, a
     /// symlinked or unwritable `working-memory/`) is checked first, so a refused commit has
