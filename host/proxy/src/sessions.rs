@@ -851,6 +851,8 @@ mod tests {
         assert!(index.lookup("chat", ALICE, None, &next).is_some(), "an accepted session stays");
         let again = Index::load(&Sessions::new(&dir, &dir), 4096).unwrap();
         assert_eq!(again.owner(&[b"k"]), index.owner(&[b"k"]), "the same caller after a restart");
+        let key = Sessions::new(&dir, &dir).dir().join(SECRET);
+        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(key).unwrap().permissions()) & 0o777, 0o600, "the key is its owner's alone");
         assert_ne!(index.owner(&[b"ab", b""]), index.owner(&[b"a", b"b"]));
         assert_eq!(lock(&again.tracked).by_slot.len(), 1);
         let _ = std::fs::remove_dir_all(&dir);

@@ -182,11 +182,20 @@ impl Confined {
     /// in its place is refused like any other (were one swapped in after this check, the
     /// rename would replace the link itself, never what it points to).
     pub fn write(&self, name: &str, content: &[u8]) -> Result<(), PathError> {
+        self.write_mode(name, content, 0o644)
+    }
+
+    /// [`Confined::write`] for a secret: the file is readable by its owner alone.
+    pub fn write_private(&self, name: &str, content: &[u8]) -> Result<(), PathError> {
+        self.write_mode(name, content, 0o600)
+    }
+
+    fn write_mode(&self, name: &str, content: &[u8], mode: u32) -> Result<(), PathError> {
         let (dir, last) = self.parent(name, true)?;
         if rustix::fs::statat(&dir, last, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink) {
             return Err(PathError::Symlink(name.to_string()));
         }
-        fsio::write_atomic_at(&dir, last, content).map_err(|e| io(name, e))
+        fsio::write_atomic_mode_at(&dir, last, content, mode).map_err(|e| io(name, e))
     }
 
     /// Removes the file `name`; one that is not there is not an error.

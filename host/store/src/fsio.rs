@@ -31,11 +31,17 @@ fn temp_owner(name: &OsStr) -> Option<i32> {
 /// Replaces `name` in folder `dir` with `bytes`: readers see the old file or the new one,
 /// never a mix, whatever moment a crash comes. A symlink at `name` is replaced, not followed.
 pub fn write_atomic_at(dir: &OwnedFd, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_mode_at(dir, name, bytes, 0o644)
+}
+
+/// [`write_atomic_at`] with the file's permission bits `mode` (0o600 for a secret: it is
+/// never readable by others, not even for a moment).
+pub fn write_atomic_mode_at(dir: &OwnedFd, name: &OsStr, bytes: &[u8], mode: u32) -> io::Result<()> {
     let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = format!(".{}{TEMP_MARK}{}-{n}", name.to_string_lossy(), std::process::id());
     let result = (|| {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let mut f = File::from(rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(0o644))?);
+        let mut f = File::from(rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(mode))?);
         f.write_all(bytes)?;
         f.sync_all()?;
         rustix::fs::renameat(dir, &tmp, dir, name)?;

@@ -260,7 +260,7 @@ impl Sessions {
             Err(e) => return Err(err(e)),
         }
         let secret = format!("{}{}", random_uid()?, random_uid()?);
-        files.write(name, secret.as_bytes()).map_err(err)?;
+        files.write_private(name, secret.as_bytes()).map_err(err)?;
         // Another process may have drawn one at the same moment: the one on disk is the one.
         files.read_at_most(name, 64).map_err(err)
     }
