@@ -113,6 +113,24 @@ fn survives_a_database_restart(server: &Server) {
     assert!(asked.elapsed() < Duration::from_secs(12), "a read and a write after the restart took {:?}", asked.elapsed());
 }
 
+/// At the connection cap, connections that wait for a request make way for a client that
+/// has one: four idle sockets held against `--max-connections 4` no longer keep a request
+/// out until their header timeout (30 s here; it waited that long before), and the idle ones
+/// are closed.
+#[test]
+fn idle_connections_make_way() {
+    let target = SqliteFiles::new("server-idle");
+    let s = Serve::start(&target, "idle", &["--max-connections", "4", "--header-timeout", "30s"]);
+    let idle: Vec<std::net::TcpStream> = (0..4).map(|_| raw(&s)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    let reply = call(&http(), "GET", &format!("{}/openapi.json", s.url), None, None, None);
+    assert_eq!(reply.status, 200);
+    assert!(asked.elapsed() < Duration::from_secs(5), "a request waited {:?} behind idle connections", asked.elapsed());
+    let closed = idle.into_iter().filter_map(|mut tcp| std::io::Read::read(&mut tcp, &mut [0; 1]).ok()).filter(|&n| n == 0).count();
+    assert!(closed >= 1, "no idle connection was closed");
+}
+
 /// A statement that fails on a healthy connection answers 500 and leaves the slot's
 /// connections as they were: the same PostgreSQL backends serve the requests after it. Each
 /// such failure used to discard the slot and open three connections anew (200 requests that

@@ -13,10 +13,11 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio::time::{Instant, Sleep};
 
 /// How long a connection may make the server wait, and how many it may hold.
@@ -106,16 +107,14 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits) {
 /// [`serve`] until `stop` completes instead of a signal.
 pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, stop: impl Future<Output = ()>) {
     let limits = limits.clamped();
-    let open = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let max = limits.max_connections.max(1);
+    let permits = Arc::new(Semaphore::new(max));
+    let open = Arc::new(Open::default());
+    let (stopping, _) = tokio::sync::watch::channel(false);
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new()).header_read_timeout(limits.header_timeout);
     tokio::pin!(stop);
     loop {
-        let permit = tokio::select! {
-            permit = open.clone().acquire_owned() => permit.expect("the connection semaphore is never closed"),
-            () = &mut stop => break,
-        };
         let tcp = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((tcp, _)) => tcp,
@@ -130,22 +129,139 @@ pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, 
             },
             () = &mut stop => break,
         };
+        let permit = match permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            // At the cap with a client waiting: the connections waiting for a request (idle
+            // keep-alive ones, and ones that never sent a whole head) make way for it, rather
+            // than keep it out until their header timeout; one still full after that is let go.
+            Err(_) => {
+                open.shed_idle();
+                tokio::select! {
+                    permit = tokio::time::timeout(limits.header_timeout, permits.clone().acquire_owned()) => match permit {
+                        Ok(Ok(permit)) => permit,
+                        _ => continue,
+                    },
+                    () = &mut stop => break,
+                }
+            }
+        };
         // A stream's events go out as they come: no small write waits for an acknowledgement.
         let _ = tcp.set_nodelay(true);
         let router = router.clone();
         let body_timeout = limits.body_timeout;
+        let (id, active, shed) = open.add();
         let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
-            tower_service::Service::call(&mut router.clone(), request)
+            let busy = Busy::enter(&active);
+            let answer = tower_service::Service::call(&mut router.clone(), request);
+            async move { answer.await.map(|response| response.map(|body| Body::new(Guarded { body, _busy: busy }))) }
         });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(tcp), service));
+        let connection = http.serve_connection(TokioIo::new(tcp), service);
+        let (open, mut stopping) = (open.clone(), stopping.subscribe());
         tokio::spawn(async move {
-            let _ = connection.await;
+            tokio::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                // Shed, or the server stops: the request in flight, if any, is finished first.
+                () = shed.notified() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+                () = stopped(&mut stopping) => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+            open.remove(id);
             drop(permit);
         });
     }
     drop(listener);
-    let _ = tokio::time::timeout(limits.shutdown_timeout, graceful.shutdown()).await;
+    let _ = stopping.send(true);
+    // Every connection gives its permit back as it ends.
+    let _ = tokio::time::timeout(limits.shutdown_timeout, permits.acquire_many(u32::try_from(max).unwrap_or(u32::MAX))).await;
+}
+
+/// Once the server is stopping.
+async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
+    while !*stopping.borrow_and_update() {
+        if stopping.changed().await.is_err() {
+            return std::future::pending().await;
+        }
+    }
+}
+
+/// The connections open now, each with its requests in flight, so that the idle ones can be
+/// asked to close.
+#[derive(Default)]
+struct Open {
+    next: std::sync::atomic::AtomicU64,
+    all: std::sync::Mutex<std::collections::HashMap<u64, Conn>>,
+}
+
+/// A connection's requests in flight, and its signal to close.
+type Conn = (Arc<AtomicUsize>, Arc<Notify>);
+
+impl Open {
+    /// A new connection: its ID, its count of requests in flight, and its signal to close.
+    fn add(&self) -> (u64, Arc<AtomicUsize>, Arc<Notify>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (active, shed) = (Arc::new(AtomicUsize::new(0)), Arc::new(Notify::new()));
+        self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, (active.clone(), shed.clone()));
+        (id, active, shed)
+    }
+
+    fn remove(&self, id: u64) {
+        self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
+    }
+
+    /// Asks every connection with no request in flight to close.
+    fn shed_idle(&self) {
+        for (active, shed) in self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values() {
+            if active.load(Ordering::Acquire) == 0 {
+                shed.notify_one();
+            }
+        }
+    }
+}
+
+/// A request in flight on its connection, from its head to its answer's last byte.
+struct Busy(Arc<AtomicUsize>);
+
+impl Busy {
+    fn enter(active: &Arc<AtomicUsize>) -> Self {
+        active.fetch_add(1, Ordering::AcqRel);
+        Busy(active.clone())
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// An answer's body that keeps its request [`Busy`] until it is sent or dropped.
+struct Guarded {
+    body: Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for Guarded {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        http_body::Body::is_end_stream(&self.body)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        http_body::Body::size_hint(&self.body)
+    }
 }
 
 fn is_connection_error(e: &std::io::Error) -> bool {
