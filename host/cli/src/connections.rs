@@ -14,7 +14,8 @@ pub struct ConnectionArgs {
     /// Refuse a request (408) whose body has not all arrived this long after its head
     #[arg(long, default_value_t = Limits::default().body_timeout.into(), value_parser = duration)]
     body_timeout: humantime::Duration,
-    /// Connections open at once; more wait in the listen backlog until one closes
+    /// Connections open at once (at most half the open-file limit); at the cap a new one makes
+    /// the connections with no request in flight close
     #[arg(long, default_value_t = Limits::default().max_connections as u32, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     max_connections: u32,
     /// After Ctrl-C or SIGTERM, how long the requests in flight (streams included) get to finish

@@ -30,9 +30,9 @@ pub struct Limits {
     /// The longest from a request's head to its body's last byte; past it the body fails
     /// with [`BodyTimeout`] (`--body-timeout`).
     pub body_timeout: Duration,
-    /// Connections open at once; past it, new ones wait in the listen backlog until one
-    /// closes (`--max-connections`). Never more than half the process's file descriptor limit
-    /// ([`within_descriptors`]).
+    /// Connections open at once (`--max-connections`); past it, a new one makes those with no
+    /// request in flight close, and waits up to [`Limits::header_timeout`] for room. Never more
+    /// than half the process's file descriptor limit ([`within_descriptors`]).
     pub max_connections: usize,
     /// After Ctrl-C or SIGTERM, the longest the connections in flight get to finish, streams
     /// included (`--shutdown-timeout`).
