@@ -661,4 +661,10 @@ fn a_retried_request_keeps_the_memory_its_lost_answer_made() {
     let branch = metas.iter().find(|m| m["proxied"]["branch_of"].is_string()).expect("a branch");
     let parent = metas.iter().find(|m| m["id"] == branch["proxied"]["branch_of"]).expect("of the first session");
     assert_eq!((branch["updates"].as_u64(), parent["updates"].as_u64()), (Some(1), Some(1)), "the update carried over");
+    let log = |meta: &Value| -> Vec<Value> {
+        let dir = std::fs::read_dir(proxy.root.join("sessions")).unwrap().flatten().next().unwrap().path();
+        let text = std::fs::read_to_string(dir.join(meta["id"].as_str().unwrap()).join("updates.jsonl")).unwrap();
+        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    };
+    assert_eq!((log(branch).len(), log(branch)), (1, log(parent)), "with its record in the update log");
 }

@@ -149,7 +149,7 @@ pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, 
         let _ = tcp.set_nodelay(true);
         let router = router.clone();
         let body_timeout = limits.body_timeout;
-        let (id, active, shed) = open.add();
+        let (id, (active, shed)) = open.add();
         let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
             let busy = Busy::enter(&active);
@@ -204,11 +204,11 @@ type Conn = (Arc<AtomicUsize>, Arc<Notify>);
 
 impl Open {
     /// A new connection: its ID, its count of requests in flight, and its signal to close.
-    fn add(&self) -> (u64, Arc<AtomicUsize>, Arc<Notify>) {
+    fn add(&self) -> (u64, Conn) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (active, shed) = (Arc::new(AtomicUsize::new(0)), Arc::new(Notify::new()));
-        self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, (active.clone(), shed.clone()));
-        (id, active, shed)
+        let conn: Conn = (Arc::default(), Arc::default());
+        self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, conn.clone());
+        (id, conn)
     }
 
     fn remove(&self, id: u64) {

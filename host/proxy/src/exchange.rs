@@ -138,7 +138,7 @@ fn path(parts: &Parts) -> &str {
 }
 
 /// The header that tells a client its request went upstream as it sent it, and why.
-pub(crate) const PASSED_HEADER: &str = "x-workmem";
+const PASSED_HEADER: &str = "x-workmem";
 
 /// The request upstream as the client sent it; the answer back as it comes, with
 /// `x-workmem: passthrough; reason=…` where workmem meant to take it and did not.

@@ -160,7 +160,9 @@ pub struct KeyedUpdate {
 pub struct Commit {
     /// The update's sequence number: the update log's next.
     pub seq: u32,
-    /// The update log's record, one line of JSON, as the engine wrote it.
+    /// The update log's record, one line of JSON, as the engine wrote it (the first commit of
+    /// a session that takes another's memory carries that one's records up to `seq`, a line
+    /// each: see [`Session::inherit_memory`]).
     pub log_entry: String,
     /// The new `state.json`, as the engine serialized it.
     pub state: String,
@@ -905,23 +907,30 @@ impl Session {
     /// never updated, or one a writer keeps busy; the memory files under `detail/` stay the
     /// parent's. Returns whether a memory was taken.
     pub fn inherit_memory(&self, locked: &Locked, parent: &Session) -> Result<bool> {
-        let updates = parent.meta()?.updates;
-        let (Some((Some(state), overview)), Ok(seq)) = (parent.committed_memory()?, u32::try_from(updates)) else { return Ok(false) };
-        // The parent's records up to the update its state holds (one committed since is left).
-        let mut lines: Vec<String> = Vec::new();
-        for line in parent.read_jsonl::<serde_json::Value>(LOG)? {
-            let at = line["seq"].as_u64().unwrap_or(u64::MAX);
-            if at <= updates {
-                lines.push(line.to_string());
+        // The memory and the count of updates it holds, read with no commit in between.
+        let mut read = None;
+        for _ in 0..8 {
+            let before = parent.meta()?.updates;
+            let memory = parent.committed_memory()?;
+            if parent.meta()?.updates == before {
+                read = memory.map(|m| (before, m));
+                break;
             }
         }
-        let Some(last) = lines.pop() else { return Ok(false) };
-        let mut log = lines.join("\n");
-        if !log.is_empty() {
-            log.push('\n');
+        let Some((updates, (Some(state), overview))) = read else { return Ok(false) };
+        let Ok(seq) = u32::try_from(updates) else { return Ok(false) };
+        // The parent's records up to the update its state holds (one committed since is left),
+        // appended here by the commit itself, as one entry: a branch has all of them or none.
+        let lines: Vec<String> = parent
+            .read_jsonl::<serde_json::Value>(LOG)?
+            .into_iter()
+            .filter(|r| r["seq"].as_u64().is_some_and(|at| at <= updates))
+            .map(|r| r.to_string())
+            .collect();
+        if lines.is_empty() {
+            return Ok(false);
         }
-        self.write(LOG, log.as_bytes())?;
-        self.commit(locked, &Commit { seq, log_entry: last, state, overview: overview.clone(), request: None })?;
+        self.commit(locked, &Commit { seq, log_entry: lines.join("\n"), state, overview: overview.clone(), request: None })?;
         self.update_meta_locked(locked, |m| m.memory_chain = Some(MemoryChain::at(&overview)))?;
         Ok(true)
     }
