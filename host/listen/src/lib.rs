@@ -135,13 +135,13 @@ pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, 
             // keep-alive ones, and ones that never sent a whole head) make way for it, rather
             // than keep it out until their header timeout; one still full after that is let go.
             Err(_) => {
-                open.shed_idle();
-                tokio::select! {
-                    permit = tokio::time::timeout(limits.header_timeout, permits.clone().acquire_owned()) => match permit {
-                        Ok(Ok(permit)) => permit,
-                        _ => continue,
-                    },
+                let room = tokio::select! {
+                    room = make_room(&open, &permits, limits.header_timeout) => room,
                     () = &mut stop => break,
+                };
+                match room {
+                    Some(permit) => permit,
+                    None => continue,
                 }
             }
         };
@@ -149,10 +149,11 @@ pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, 
         let _ = tcp.set_nodelay(true);
         let router = router.clone();
         let body_timeout = limits.body_timeout;
-        let (id, (active, shed)) = open.add();
+        let (id, conn) = open.add();
+        let watched = conn.clone();
         let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let request = request.map(|body| Body::new(Deadline::new(body, body_timeout)));
-            let busy = Busy::enter(&active);
+            let busy = Busy::enter(&conn);
             let answer = tower_service::Service::call(&mut router.clone(), request);
             async move { answer.await.map(|response| response.map(|body| Body::new(Guarded { body, _busy: busy }))) }
         });
@@ -163,7 +164,7 @@ pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, 
             tokio::select! {
                 _ = connection.as_mut() => {}
                 // Shed, or the server stops: the request in flight, if any, is finished first.
-                () = shed.notified() => {
+                () = watched.shed.notified() => {
                     connection.as_mut().graceful_shutdown();
                     let _ = connection.await;
                 }
@@ -191,22 +192,53 @@ async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
     }
 }
 
+/// How long a connection has waited for a request before it may be asked to close at the cap:
+/// one just accepted, whose head is on its way, is not taken for an idle one.
+const MIN_IDLE: Duration = Duration::from_millis(500);
+
+/// Asks the connections idle for [`MIN_IDLE`] to close, again each [`MIN_IDLE`], until a
+/// permit is free or `wait` has passed.
+async fn make_room(open: &Open, permits: &Arc<Semaphore>, wait: Duration) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    let deadline = Instant::now() + wait;
+    loop {
+        open.shed_idle();
+        let tick = deadline.saturating_duration_since(Instant::now()).min(MIN_IDLE);
+        match tokio::time::timeout(tick, permits.clone().acquire_owned()).await {
+            Ok(permit) => return permit.ok(),
+            Err(_) if Instant::now() >= deadline => return None,
+            Err(_) => {}
+        }
+    }
+}
+
 /// The connections open now, each with its requests in flight, so that the idle ones can be
 /// asked to close.
 #[derive(Default)]
 struct Open {
     next: std::sync::atomic::AtomicU64,
-    all: std::sync::Mutex<std::collections::HashMap<u64, Conn>>,
+    all: std::sync::Mutex<std::collections::HashMap<u64, Arc<Conn>>>,
 }
 
-/// A connection's requests in flight, and its signal to close.
-type Conn = (Arc<AtomicUsize>, Arc<Notify>);
+/// One connection: its requests in flight, since when it has had none, and its signal to close.
+struct Conn {
+    active: AtomicUsize,
+    /// Milliseconds since [`EPOCH`].
+    idle_since: std::sync::atomic::AtomicU64,
+    shed: Notify,
+}
+
+/// What [`Conn::idle_since`] counts from.
+static EPOCH: std::sync::LazyLock<std::time::Instant> = std::sync::LazyLock::new(std::time::Instant::now);
+
+fn now_ms() -> u64 {
+    u64::try_from(EPOCH.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
 
 impl Open {
-    /// A new connection: its ID, its count of requests in flight, and its signal to close.
-    fn add(&self) -> (u64, Conn) {
+    /// A new connection, and its ID.
+    fn add(&self) -> (u64, Arc<Conn>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let conn: Conn = (Arc::default(), Arc::default());
+        let conn = Arc::new(Conn { active: AtomicUsize::new(0), idle_since: now_ms().into(), shed: Notify::new() });
         self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, conn.clone());
         (id, conn)
     }
@@ -215,29 +247,31 @@ impl Open {
         self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
     }
 
-    /// Asks every connection with no request in flight to close.
+    /// Asks every connection with no request in flight for [`MIN_IDLE`] to close.
     fn shed_idle(&self) {
-        for (active, shed) in self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values() {
-            if active.load(Ordering::Acquire) == 0 {
-                shed.notify_one();
+        let before = now_ms().saturating_sub(u64::try_from(MIN_IDLE.as_millis()).unwrap_or(0));
+        for conn in self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values() {
+            if conn.active.load(Ordering::Acquire) == 0 && conn.idle_since.load(Ordering::Acquire) <= before {
+                conn.shed.notify_one();
             }
         }
     }
 }
 
 /// A request in flight on its connection, from its head to its answer's last byte.
-struct Busy(Arc<AtomicUsize>);
+struct Busy(Arc<Conn>);
 
 impl Busy {
-    fn enter(active: &Arc<AtomicUsize>) -> Self {
-        active.fetch_add(1, Ordering::AcqRel);
-        Busy(active.clone())
+    fn enter(conn: &Arc<Conn>) -> Self {
+        conn.active.fetch_add(1, Ordering::AcqRel);
+        Busy(conn.clone())
     }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        self.0.idle_since.store(now_ms(), Ordering::Release);
+        self.0.active.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
