@@ -616,7 +616,7 @@ fn a_call_resent_in_other_bytes_stays_one_session() {
 /// `previous_response_id` (the provider holds its history; workmem adds nothing to the chain
 /// it stores), and one carrying what a session cannot keep, as Codex 0.171's default model
 /// sends its tools (an `additional_tools` item of freeform tools: before, silent but for the
-/// proxy's log).
+/// proxy's log). Each is counted where `workmem view --proxy` shows it, page and `--json`.
 #[test]
 fn a_request_passed_through_says_so() {
     let server = Server::start(vec![Reply::say("as sent"), Reply::say("as sent")]);
@@ -633,6 +633,18 @@ fn a_request_passed_through_says_so() {
         assert_eq!(&server.requests()[i].body, request, "passed through unchanged");
     }
     assert!(proxy.sessions().is_empty());
+    let viewed = Command::new(env!("CARGO_BIN_EXE_workmem"))
+        .args(["view", "--proxy", "--json"])
+        .current_dir(&proxy.root)
+        .env("WORKMEM_SESSIONS_DIR", proxy.root.join("sessions"))
+        .output()
+        .unwrap();
+    assert!(viewed.status.success(), "{}", String::from_utf8_lossy(&viewed.stderr));
+    let report: Value = serde_json::from_slice(&viewed.stdout).unwrap();
+    assert_eq!(report["passed"]["by_reason"], json!({"previous_response_id": 1, "unkept": 1}), "{report}");
+    assert_eq!(report["passed"]["last"]["path"], "/v1/responses");
+    let page = std::fs::read_to_string(proxy.root.join(report["out"].as_str().unwrap())).unwrap();
+    assert!(page.contains("2 requests passed through untouched") && page.contains("<code>unkept</code></td><td>1</td>"), "{page}");
 }
 
 /// A client that resends a request whose answer it never got (it timed out after the proxy

@@ -52,7 +52,8 @@ pub struct ProxyArgs {
     /// recently used let go of theirs, and their next request costs more)
     #[arg(long, default_value_t = workmem_proxy::MAX_WARM_BYTES)]
     max_warm_bytes: usize,
-    /// Sessions kept in memory, loaded at start or made since (past it the least recently
+    /// Sessions kept in memory, read from disk at their caller's first request or made since
+    /// (of those on disk, the last this many made are found; past it the least recently
     /// used is let go of; its files stay, and its client's next request starts a new session)
     #[arg(long, default_value_t = workmem_proxy::MAX_SESSIONS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_sessions: usize,

@@ -6,11 +6,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Args)]
-#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["session", "board"])))]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["session", "board", "proxy"])))]
 pub struct ViewArgs {
     /// The session: its ID (found from any directory when it is unique) or its directory
     #[arg(long, value_name = "ID|DIR")]
     session: Option<String>,
+    /// What `workmem proxy` run in this directory passed through untouched, by reason, and
+    /// the sessions it keeps
+    #[arg(long)]
+    proxy: bool,
     /// A board whose task graph the page draws
     #[arg(long, value_name = "BOARD")]
     board: Option<String>,
@@ -40,6 +44,13 @@ pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> 
         title.push(format!("session {id}"));
         name = Some(id);
     }
+    let mut passed = None;
+    if args.proxy {
+        sections.push_str(&workmem_page::proxy(&ctx.sessions)?);
+        title.push("proxy".to_string());
+        name.get_or_insert_with(|| "proxy".to_string());
+        passed = Some(ctx.sessions.passed()?);
+    }
     if let Some(board) = &args.board {
         let db = args.db.target()?;
         let mut boards = workmem_store::board::Boards::open(&db, ctx.runtime.clone(), Default::default())?;
@@ -56,7 +67,12 @@ pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> 
     let page = workmem_page::document(&title.join(", "), &sections, &workmem_store::now());
     workmem_store::fsio::write_atomic(&out, page.as_bytes()).with_context(|| format!("writing {}", out.display()))?;
     if as_json {
-        crate::report::print_json(&serde_json::json!({"ok": true, "out": out, "bytes": page.len()}));
+        let mut report = serde_json::json!({"ok": true, "out": out, "bytes": page.len()});
+        // The counts for a script, as the page shows them.
+        if let Some(passed) = passed {
+            report["passed"] = serde_json::to_value(passed)?;
+        }
+        crate::report::print_json(&report);
     } else {
         println!("{}", out.display());
     }

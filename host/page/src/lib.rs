@@ -1,6 +1,7 @@
 //! The page that shows a person what an agent's working memory holds: the overview, Key
 //! Learnings and Verbatim Context with their IDs, the update log as diffs, the compactions
-//! with what they replaced, tokens per request as a chart, and a board's task graph.
+//! with what they replaced, tokens per request as a chart, a board's task graph, and what a
+//! proxy passed through untouched.
 //!
 //! A page is one HTML document with its style inline and no script or outside resource, so
 //! the file `workmem view` writes opens anywhere. `workmem serve` serves the same sections
@@ -11,6 +12,7 @@ mod board;
 mod chart;
 mod graph;
 mod html;
+mod proxy;
 mod session;
 
 use html::esc;
@@ -23,6 +25,8 @@ use workmem_store::board::Boards;
 pub const MAX_UPDATES: usize = 200;
 /// Compactions shown, the latest.
 pub const MAX_COMPACTIONS: usize = 100;
+/// Proxied sessions listed, the latest.
+pub const MAX_SESSIONS: usize = 200;
 /// Characters of one message shown where a compaction replaced it.
 pub const MAX_MESSAGE_CHARS: usize = 2000;
 
@@ -31,6 +35,14 @@ pub fn session(runtime: &Runtime, s: &Session) -> Result<String> {
     let data = session::read(runtime, s)?;
     let mut out = String::new();
     session::render(&data, &mut out);
+    Ok(out)
+}
+
+/// The section of the proxy on `sessions`: what it passed through untouched, and its sessions.
+pub fn proxy(sessions: &workmem_store::Sessions) -> Result<String> {
+    let data = proxy::read(sessions)?;
+    let mut out = String::new();
+    proxy::render(&data, &mut out);
     Ok(out)
 }
 

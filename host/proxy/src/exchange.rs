@@ -105,6 +105,7 @@ pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: 
     match reason {
         Some(reason) => {
             eprintln!("workmem proxy: {} {}: passed through as sent ({reason}): {failure}", parts.method, parts.uri.path());
+            app.note_passed(reason, parts.uri.path());
             if let Err(e) = passthrough(app, &parts, body, &mut sink, Some(reason)) {
                 answer_error(&mut sink, route.shape(), &e);
             }

@@ -81,7 +81,8 @@ pub struct Config {
     /// What the sessions keep in memory between requests, in all, in bytes
     /// (`--max-warm-bytes`; see `warm`).
     pub max_warm_bytes: usize,
-    /// The most sessions kept in memory, loaded at start or made since (`--max-sessions`): past
+    /// The most sessions kept in memory, read from disk at their caller's first request or made
+    /// since (`--max-sessions`): past
     /// it the least recently used is let go of (its files stay).
     pub max_sessions: usize,
 }
@@ -119,6 +120,8 @@ pub(crate) struct App {
     pub recent: history::Recent,
     /// The sessions that keep something in memory between requests.
     pub warm: warm::Warm<sessions::Tracked>,
+    /// The requests passed through untouched, by reason, as kept beside the sessions.
+    passed: std::sync::Mutex<workmem_store::Passed>,
 }
 
 impl App {
@@ -127,6 +130,16 @@ impl App {
         match lock(&self.engines).pop() {
             Some(engine) => Ok(engine),
             None => self.runtime.instance(),
+        }
+    }
+
+    /// Counts a request passed through untouched for `reason`, on disk for `workmem view
+    /// --proxy` (written while the count is held, so no count is lost to another's write).
+    pub fn note_passed(&self, reason: &str, path: &str) {
+        let mut passed = lock(&self.passed);
+        passed.add(reason, path);
+        if let Err(e) = self.config.sessions.write_passed(&passed) {
+            eprintln!("workmem proxy: the count of requests passed through was not saved: {}", workmem_runtime::error_chain(&e));
         }
     }
 
@@ -152,8 +165,23 @@ pub fn router(runtime: Runtime, config: Config) -> Result<Router, Error> {
     let template = runtime.instance()?.overview_template()?;
     let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));
     let warm = warm::Warm::new(config.max_warm_bytes);
-    let app =
-        Arc::new(App { runtime, config, sessions, upstream, template, slots, engines: std::sync::Mutex::default(), recent: history::Recent::default(), warm });
+    // A count that cannot be read is no reason to stay down: it starts again from nothing.
+    let passed = std::sync::Mutex::new(config.sessions.passed().unwrap_or_else(|e| {
+        eprintln!("workmem proxy: the count of requests passed through starts again: {}", workmem_runtime::error_chain(&e));
+        Default::default()
+    }));
+    let app = Arc::new(App {
+        runtime,
+        config,
+        sessions,
+        upstream,
+        template,
+        slots,
+        engines: std::sync::Mutex::default(),
+        recent: history::Recent::default(),
+        warm,
+        passed,
+    });
     Ok(Router::new()
         .route("/v1/chat/completions", proxied(Route::Proxied(Protocol::Chat)))
         .route("/chat/completions", proxied(Route::Proxied(Protocol::Chat)))

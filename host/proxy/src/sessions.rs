@@ -459,7 +459,14 @@ pub(crate) struct Index {
     /// The most sessions kept in memory (`--max-sessions`): past it the least recently used
     /// is let go of (its files stay).
     max_sessions: usize,
+    /// The sessions on disk no request has asked for since the start, by scope
+    /// ([`history::scope`]): a scope's are read from disk by its caller's first request
+    /// ([`Index::wake`]), and a stranger's requests read nobody's.
+    dormant: Mutex<ItemMap<Arc<Mutex<Vec<Dormant>>>>>,
 }
+
+/// A session on disk no request has asked for yet: its files, its ID and its client.
+type Dormant = (Session, String, Proxied);
 
 /// The sessions by slot, the next slot to give, and when each was last used.
 #[derive(Default)]
@@ -521,36 +528,51 @@ pub(crate) struct Found {
 }
 
 impl Index {
-    /// The sessions a proxy kept in `sessions` before, each with the client's view rebuilt
-    /// from its log.
-    /// At most `max_sessions` of them, those made last.
+    /// The sessions a proxy kept in `sessions` before, at most `max_sessions` of them, those
+    /// made last: each filed under its scope, its log not read until a request of that scope
+    /// comes ([`Index::wake`]).
     pub fn load(sessions: &Sessions, max_sessions: usize) -> workmem_store::Result<Self> {
-        let mut slots = Slots::default();
-        let lookup = Arc::default();
         let secret = sessions.secret(SECRET)?;
-        let proxied: Vec<_> = sessions.list()?.into_iter().filter_map(|(session, meta)| Some((session, meta.proxied.clone()?, meta))).collect();
+        let proxied: Vec<_> = sessions.list()?.into_iter().filter_map(|(session, meta)| Some((session, meta.id, meta.proxied?))).collect();
         let left_out = proxied.len().saturating_sub(max_sessions);
         if left_out > 0 {
             eprintln!("workmem proxy: {left_out} older sessions not loaded (--max-sessions {max_sessions}); their clients' next requests start new ones");
         }
-        for (session, proxied, meta) in proxied.into_iter().skip(left_out) {
-            // A session whose log cannot be read is left alone, not a reason to stay down: its
-            // client's next request starts a session of its own.
+        let mut dormant: ItemMap<Vec<_>> = ItemMap::default();
+        for (session, id, proxied) in proxied.into_iter().skip(left_out) {
+            dormant.entry(scope_of(&proxied)).or_default().push((session, id, proxied));
+        }
+        let dormant = Mutex::new(dormant.into_iter().map(|(scope, list)| (scope, Arc::new(Mutex::new(list)))).collect());
+        Ok(Index { sessions: sessions.clone(), secret, tracked: Mutex::default(), lookup: Arc::default(), max_sessions: max_sessions.max(1), dormant })
+    }
+
+    /// Reads in the sessions of `scope` that wait on disk, oldest first, each with the
+    /// client's view rebuilt from its log: once, at the scope's first request. A request of
+    /// the same scope meanwhile waits for them; other scopes' requests do not wait while
+    /// their logs are read.
+    fn wake(&self, scope: u64) {
+        let Some(shelf) = lock(&self.dormant).get(&scope).cloned() else { return };
+        let mut shelf = lock(&shelf);
+        for (session, id, proxied) in shelf.drain(..) {
+            // A session whose log cannot be read is left alone, not a reason to fail the
+            // request: its client's next request starts a session of its own.
             let records = match session.records() {
                 Ok(records) => records,
                 Err(e) => {
-                    eprintln!("workmem proxy: session {} left out: {e}", meta.id);
+                    eprintln!("workmem proxy: session {id} left out: {e}");
                     continue;
                 }
             };
-            let t = slots.add(|slot| Tracked::new(session, meta.id, proxied, slot, Arc::clone(&lookup), true));
+            let mut all = lock(&self.tracked);
+            let t = all.add(|slot| Tracked::new(session, id, proxied, slot, Arc::clone(&self.lookup), true));
             for record in records {
                 if let Entry::Message(m) = record.entry {
                     t.observe(record.seq, &m);
                 }
             }
+            self.used(&mut all, t.slot);
         }
-        Ok(Index { sessions: sessions.clone(), secret, tracked: Mutex::new(slots), lookup, max_sessions: max_sessions.max(1) })
+        lock(&self.dormant).remove(&scope);
     }
 
     /// Takes `t` out of the lookup: no request finds it any more.
@@ -589,6 +611,7 @@ impl Index {
     /// accepts this one ([`Index::accept`]). The caller checks again once it holds the
     /// session's exchange: another request may have extended the session in between.
     pub fn find(&self, protocol: &str, owner: &str, client: Option<&str>, history: &History, template: &str) -> workmem_store::Result<(Found, bool)> {
+        self.wake(history::scope(protocol, owner, client));
         let mut all = lock(&self.tracked);
         let (best, last_of_name) = self.best(&all, protocol, owner, client, history);
         if let Some(found) = best {
@@ -650,6 +673,7 @@ impl Index {
 
     /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
     pub fn lookup(&self, protocol: &str, owner: &str, client: Option<&str>, history: &History) -> Option<Found> {
+        self.wake(history::scope(protocol, owner, client));
         self.best(&lock(&self.tracked), protocol, owner, client, history).0
     }
 
@@ -808,7 +832,8 @@ mod tests {
     }
 
     /// Past `--max-sessions` the least recently used session is let go of: no request finds
-    /// it; a session a request holds is not; a restart loads the sessions made last.
+    /// it; a session a request holds is not; after a restart the sessions made last are
+    /// there, each read from disk only once a request of its caller's asks.
     #[test]
     fn sessions_in_memory_are_bounded() {
         let history = |i: usize| vec![said("user", &format!("task {i}"))];
@@ -823,7 +848,12 @@ mod tests {
         assert_eq!((found(0), found(1)), (Some(made[0].clone()), None), "the idle one went, not the held one");
         drop(busy);
         let again = Index::load(&Sessions::new(&dir, &dir), 2).unwrap();
-        assert_eq!(lock(&again.tracked).by_slot.len(), 2);
+        assert_eq!(lock(&again.tracked).by_slot.len(), 0, "no log is read before a request asks");
+        assert!(again.lookup("chat", "bob", None, &History::new(history(2))).is_none());
+        assert_eq!(lock(&again.tracked).by_slot.len(), 0, "another caller's request reads none of Alice's");
+        // Made in one second, which of them were made last is up to their IDs: two are there.
+        let found = (0..3).filter(|&i| again.lookup("chat", ALICE, None, &History::new(history(i))).is_some()).count();
+        assert_eq!((found, lock(&again.tracked).by_slot.len()), (2, 2));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -854,7 +884,8 @@ mod tests {
         let key = Sessions::new(&dir, &dir).dir().join(SECRET);
         assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(key).unwrap().permissions()) & 0o777, 0o600, "the key is its owner's alone");
         assert_ne!(index.owner(&[b"ab", b""]), index.owner(&[b"a", b"b"]));
-        assert_eq!(lock(&again.tracked).by_slot.len(), 1);
+        assert!(again.lookup("chat", ALICE, None, &next).is_some());
+        assert_eq!(lock(&again.tracked).by_slot.len(), 1, "Bob's refused session was not kept");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

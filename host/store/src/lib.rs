@@ -14,11 +14,13 @@ mod error;
 pub mod fsio;
 pub mod ids;
 pub mod messages;
+mod passed;
 pub mod session;
 
 pub use confine::{Confined, MEMORY_DIR, MemoryFiles, PathError};
 pub use error::{Error, Result};
 pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View};
+pub use passed::{LastPassed, Passed};
 pub use session::{Commit, GrantName, KeyedUpdate, Locked, MemoryChain, Meta, Proxied, Session, Sessions};
 
 /// The current time as RFC 3339 UTC, second precision.

@@ -1,0 +1,98 @@
+//! What `workmem proxy` sent upstream as the client sent it, where it meant to keep the
+//! request in a session and did not (content a session cannot keep, a request it refused, a
+//! failure, a `previous_response_id` chain): counted by reason in `proxy-passed.json` beside
+//! the proxied sessions, so that a request passed through is never silent. `workmem view
+//! --proxy` shows the counts.
+
+use crate::{Confined, Error, Result, Sessions};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The file beside the proxied sessions that holds [`Passed`].
+const FILE: &str = "proxy-passed.json";
+
+/// The longest request path kept for [`LastPassed::path`]: the client chooses it.
+const MAX_PATH: usize = 200;
+
+/// The requests a proxy passed through untouched.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Passed {
+    /// How many, by reason (`unkept`, `refused`, `failed`, `previous_response_id`).
+    pub by_reason: BTreeMap<String, u64>,
+    /// The latest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<LastPassed>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LastPassed {
+    /// When (RFC 3339).
+    pub at: String,
+    pub reason: String,
+    /// The request's path, its first [`MAX_PATH`] bytes.
+    pub path: String,
+}
+
+impl Passed {
+    /// Counts one more request passed through for `reason` on `path`.
+    pub fn add(&mut self, reason: &str, path: &str) {
+        *self.by_reason.entry(reason.to_string()).or_default() += 1;
+        let mut end = path.len().min(MAX_PATH);
+        while !path.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.last = Some(LastPassed { at: crate::now(), reason: reason.to_string(), path: path[..end].to_string() });
+    }
+
+    /// All of them, every reason together.
+    pub fn total(&self) -> u64 {
+        self.by_reason.values().sum()
+    }
+}
+
+impl Sessions {
+    /// The requests a proxy on these sessions passed through: none when it never did.
+    pub fn passed(&self) -> Result<Passed> {
+        let err = |source| Error::File { dir: self.dir().to_path_buf(), source };
+        // The file holds a few reasons and one path: anything larger is not the proxy's.
+        match Confined::new(self.dir()).read_at_most(FILE, 64 << 10) {
+            Ok(text) => serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.dir().join(FILE), source }),
+            Err(e) if e.is_not_found() => Ok(Passed::default()),
+            Err(e) => Err(err(e)),
+        }
+    }
+
+    /// Replaces the counts with `passed` (whoever writes holds them all; see
+    /// [`Passed::add`]).
+    pub fn write_passed(&self, passed: &Passed) -> Result<()> {
+        std::fs::create_dir_all(self.dir()).map_err(Error::io(self.dir()))?;
+        let text = serde_json::to_vec_pretty(passed).map_err(|source| Error::Corrupt { path: self.dir().join(FILE), source })?;
+        Confined::new(self.dir()).write(FILE, &text).map_err(|source| Error::File { dir: self.dir().to_path_buf(), source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts survive a reader in another process (a file), a client's long path is cut on a
+    /// character boundary, and a directory with no proxy has none.
+    #[test]
+    fn counts_are_kept_beside_the_sessions() {
+        let dir = std::env::temp_dir().join(format!("workmem-passed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let sessions = Sessions::new(&dir, &dir);
+        assert_eq!(sessions.passed().unwrap(), Passed::default());
+        let mut passed = Passed::default();
+        passed.add("unkept", "/v1/responses");
+        passed.add("unkept", &"é".repeat(150));
+        passed.add("failed", "/v1/chat/completions");
+        sessions.write_passed(&passed).unwrap();
+        let read = sessions.passed().unwrap();
+        assert_eq!((read.by_reason["unkept"], read.by_reason["failed"], read.total()), (2, 1, 3));
+        assert_eq!(read.last.as_ref().map(|l| (l.reason.as_str(), l.path.as_str())), Some(("failed", "/v1/chat/completions")));
+        passed.add("unkept", &"é".repeat(150));
+        assert_eq!(passed.last.unwrap().path.len(), MAX_PATH);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
