@@ -370,8 +370,9 @@ fn tool_results_are_capped() {
     let big = format!("HEAD {} TAIL", "0123456789abcdef\n".repeat(18_000));
     session.append_message(workmem_store::Message::new("user", big.clone())).unwrap();
     let read = |seq: &str| Reply::call(&[("read_history", json!({"seq": seq}))]);
-    // The big message, the task, the safety net's compaction of the big message, two reads of
-    // it, and a read of everything after it (the first two reads among it).
+    // The big message, the task, two reads of it, and a read of everything after it (the first
+    // two reads among it). At a 200k window the safety net compacts only once the model has
+    // seen the reads (what it has not seen is never compacted), and it takes the big message.
     // Then a byte that is not a non-negative 32-bit number, each refused by name.
     let bad_from = Reply::call(&[("read_history", json!({"seq": "1", "from": -1})), ("read_history", json!({"seq": "1", "from": 5_000_000_000u64}))]);
     let server = Server::start(vec![
@@ -382,7 +383,8 @@ fn tool_results_are_capped() {
         bad_from,
         Reply::say("Read."),
     ]);
-    let out = ws.cmd(Some(&server.url), &["agent", "--session", "s", "read it back", "--no-stream", "--retries", "0"]).output().unwrap();
+    let args = ["agent", "--session", "s", "read it back", "--no-stream", "--retries", "0", "--tokens-max", "200000"];
+    let out = ws.cmd(Some(&server.url), &args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // What the turn's messages added to the log (a compaction keeps the big message's ends).
     let log = std::fs::read_to_string(ws.session.join("messages.jsonl")).unwrap();
@@ -402,6 +404,17 @@ fn tool_results_are_capped() {
     for (_, refused) in &logged[4..] {
         assert_eq!(refused.content, "error: read_history needs a non-negative integer argument \"from\"");
     }
+    let compacted: Vec<Vec<u64>> = session
+        .records()
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| match r.entry {
+            Entry::Compaction(c) => Some(c.replacements.into_iter().map(|r| r.replaces).collect::<Vec<_>>()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    assert_eq!(compacted, [vec![1]], "the big message, once seen, and nothing else");
     let view = session.view().unwrap();
     let shown = |seq: u64| view.entries.iter().find(|(s, _)| *s == seq).unwrap().1.content.clone();
     let (first, second, third) = (logged[0].0, logged[1].0, logged[2].0);

@@ -356,7 +356,9 @@ fn memory_changes_the_history_shows_keep_the_prefix() {
     assert_eq!(memory(&mut engine, &options), before, "the history shows the change; the cached prefix stays");
     let auto = Options { history: HistoryMode::Auto, ..options.clone() };
     assert!(memory(&mut engine, &auto).contains("the cache keys are per vault"), "where the history may be cut, the memory as it is");
-    // Once a compaction takes the call out of the history, the prefix takes the change.
+    // Once a compaction takes the call out of the history, the prefix takes the change (once
+    // the model has answered after it: what it has not seen yet is never compacted).
+    s.append_message(Message::new("assistant", "Noted; on to the next step.")).unwrap();
     let args = workmem_agent::compact::Args { keep_recent: 0, ..Default::default() };
     let done = workmem_agent::compact::compact(&s, &runtime, &tokenizer, None, &args).unwrap();
     assert!(done.replaced.concat().len() >= 2, "{done:?}");

@@ -680,3 +680,40 @@ fn a_retried_request_keeps_the_memory_its_lost_answer_made() {
     };
     assert_eq!((log(branch).len(), log(branch)), (1, log(parent)), "with its record in the update log");
 }
+
+/// A 40-step tool loop through the proxy at 8k and 16k windows, each output about 1,500
+/// tokens: the request after each output carries it whole, however often the safety net
+/// compacts (issue 48: it offloaded the newest output before the model saw it in 9 of 30 steps
+/// at 8k, and the model got a placeholder for what it had just asked for).
+#[test]
+fn every_output_reaches_the_model_whole() {
+    for window in [8192, 16384] {
+        let step = |i: usize| {
+            let message = json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("call_{i}"), "type": "function", "function": {"name": "read_file", "arguments": json!({"path": format!("src/f{i}.py")}).to_string()}}]});
+            let body = json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]});
+            Reply::Json { status: 200, headers: vec![], body: body.to_string() }
+        };
+        let server = Server::start((0..40).map(step).collect());
+        let proxy = Proxy::start(&format!("unseen-{window}"), &server.url, &["--window", &window.to_string()]);
+        let output = |i: usize| (0..150).map(|l| format!("src/f{i}.py:{l}: value_{i}_{l} = compute({l}, {})\n", l * 7 + i)).collect::<String>();
+        let mut messages = vec![json!({"role": "user", "content": "Read src/f0.py to src/f39.py and tell me which values are odd."})];
+        for i in 0..40 {
+            let (status, _, body) = proxy.post("/v1/chat/completions", &json!({"model": "gpt-4o", "tools": read_file_tool(), "messages": messages}));
+            assert_eq!(status, 200, "{body}");
+            let answer: Value = serde_json::from_str(&body).unwrap();
+            messages.push(answer["choices"][0]["message"].clone());
+            messages.push(json!({"role": "tool", "tool_call_id": format!("call_{i}"), "content": output(i)}));
+        }
+        let requests = server.requests();
+        assert_eq!(requests.len(), 40);
+        let mut compacted = false;
+        for (i, request) in requests.iter().enumerate().skip(1) {
+            let sent = request.body["messages"].as_array().unwrap();
+            compacted |= sent.iter().any(|m| m["content"].as_str().is_some_and(|c| c.starts_with("[offloaded") || c.starts_with("[compacted")));
+            let carried = sent.iter().find(|m| m["tool_call_id"] == format!("call_{}", i - 1)).map(|m| m["content"].clone());
+            assert_eq!(carried, Some(json!(output(i - 1))), "window {window}, step {i}: the output the model asked for, whole");
+        }
+        assert!(compacted, "window {window}: the loop outgrows the window, so the net compacts");
+    }
+}

@@ -153,12 +153,31 @@ fn is_ours(m: &ChatMessage) -> bool {
     m.content.starts_with(OFFLOADED) || m.content.starts_with(COMPACTED)
 }
 
-/// The groups that may be compacted: all but the last `keep_recent` and the pinned ones.
+/// Where the entries the model has not seen begin: after its last answer. Each request
+/// carries the view, and the model answered the last one it got, so it has seen what came
+/// before its last answer; what came after (the outputs it asked for, a user's message) it
+/// has not. Such an entry is never replaced whole (issue 48: the safety net offloaded the
+/// newest output before the model read it in 9 of 30 steps at an 8k window); one too large
+/// for the room keeps its two ends ([`clip_unseen`]).
+fn unseen_from(view: &[Entry]) -> usize {
+    view.iter().rposition(|e| e.message.role == "assistant" && !is_ours(&e.message)).map_or(0, |i| i + 1)
+}
+
+/// The groups that may be compacted: all but the last `keep_recent`, the pinned ones and
+/// those the model has not seen all of.
 fn candidates(view: &[Entry], keep_recent: u32, keep: &[u64]) -> Vec<Group> {
     let all = groups(view);
     let kept_from = all.len().saturating_sub(keep_recent as usize);
     let pinned = pinned(view, keep);
-    all[..kept_from].iter().copied().filter(|g| !pinned.iter().any(|p| (g.start..g.end).contains(p))).collect()
+    let unseen = unseen_from(view);
+    all[..kept_from].iter().copied().filter(|g| g.end <= unseen && !pinned.iter().any(|p| (g.start..g.end).contains(p))).collect()
+}
+
+/// Whether replacing `m` by `placeholder` makes it smaller, by its own content: an assistant
+/// message's tokens count its tool calls, which stay, so a message of calls with no text once
+/// became a placeholder of 200 bytes where it had none.
+fn shrinks(m: &ChatMessage, tokens: u32, placeholder: &str) -> bool {
+    m.content.len() > placeholder.len() && tokens > estimate(placeholder)
 }
 
 fn tool_names(view: &[Entry]) -> HashMap<&str, &str> {
@@ -252,7 +271,7 @@ fn pick(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usi
                 for i in g.start..g.end {
                     let m = &view[i].message;
                     let name = names.get(m.tool_call_id.as_str()).copied().unwrap_or("");
-                    if m.role == "tool" && !never.contains(name) && view[i].tokens > estimate(&placeholder_for(view, i, name, r, None)) {
+                    if m.role == "tool" && !never.contains(name) && shrinks(m, view[i].tokens, &placeholder_for(view, i, name)) {
                         picked.push(vec![i]);
                     }
                 }
@@ -291,19 +310,19 @@ fn pick(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usi
     picked
 }
 
-/// Every entry whose content the safety net's last step may offload in place, whatever its
+/// Every entry in `range` whose content the safety net may offload in place, whatever its
 /// group (calls keep their results, messages their tool calls): all but the pinned ones,
 /// the notes that replaced runs (their handles name the whole run; one by `seq` would name
 /// its first message only), and the never-compacted tools' outputs. A tool output is one
 /// message whatever it says, so its handle by `seq` is exact.
-fn offloadable(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usize>> {
+fn offloadable(view: &[Entry], range: std::ops::Range<usize>, r: &Request, names: &HashMap<&str, &str>) -> Vec<Vec<usize>> {
     let pinned = pinned(view, &r.keep);
-    (0..view.len())
+    range
         .filter(|&i| {
             let m = &view[i].message;
             let name = names.get(m.tool_call_id.as_str()).copied().unwrap_or("");
             let kept = pinned.contains(&i) || if m.role == "tool" { r.never_compact.iter().any(|n| n == name) } else { is_ours(m) };
-            !kept && view[i].tokens > estimate(&placeholder_for(view, i, name, r, None))
+            !kept && shrinks(m, view[i].tokens, &placeholder_for(view, i, name))
         })
         .map(|i| vec![i])
         .collect()
@@ -352,23 +371,18 @@ pub fn plan(view: &[Entry], r: &Request) -> Result<Plan, Error> {
     Ok(Plan::Done(compaction))
 }
 
-/// `lines`: where the archive holds the original, first and last line (counted from the
-/// archive text written, tool calls and all).
-fn placeholder_for(view: &[Entry], i: usize, name: &str, r: &Request, lines: Option<(u32, u32)>) -> String {
+/// What takes the place of one message's content. It names `read_history` alone, the one
+/// tool every host that compacts offers (the proxy offers no `read_file`; issue 48).
+fn placeholder_for(view: &[Entry], i: usize, name: &str) -> String {
     let m = &view[i].message;
     let seq = view[i].seq;
     let what = if m.role == "tool" { format!("output of {name}") } else { format!("{} message", m.role) };
-    let mut text = format!(
-        "{OFFLOADED}{what}: {} bytes, {} lines, first line: {:?}. Read it back with read_history {{\"seq\": \"{seq}\"}}",
+    format!(
+        "{OFFLOADED}{what}: {} bytes, {} lines, first line: {:?}. Read it back with read_history {{\"seq\": \"{seq}\"}}]",
         m.content.len(),
         m.content.lines().count(),
         first_line(&m.content)
-    );
-    if let Some((first, last)) = lines {
-        let _ = write!(text, " or read_file {} (lines {first}-{last})", r.archive_to);
-    }
-    text.push(']');
-    text
+    )
 }
 
 /// The most messages one `read_history` reads (the host's limit on a range): a handle to
@@ -441,8 +455,8 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
     let gists = summary.map(gists).unwrap_or_default();
     for (n, run) in picked.iter().enumerate() {
         let entries: Vec<Entry> = run.iter().map(|&i| view[i].clone()).collect();
-        messages += u32::try_from(entries.iter().filter(|e| !is_ours(&e.message)).count()).unwrap_or(u32::MAX);
         let start_line = line;
+        let archived_before = archive.len();
         if r.strategy == Strategy::Archive {
             let before = archive.len();
             for e in &entries {
@@ -453,8 +467,7 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
         let message = if r.target == Target::Tools {
             let i = run[0];
             let name = names.get(view[i].message.tool_call_id.as_str()).copied().unwrap_or("a tool");
-            let lines = (r.strategy == Strategy::Archive).then(|| (start_line, line.saturating_sub(1)));
-            let mut content = placeholder_for(view, i, name, r, lines);
+            let mut content = placeholder_for(view, i, name);
             if let Some(gist) = gists.get(&view[i].seq) {
                 content.pop();
                 let _ = write!(content, ". Gist: {gist}]");
@@ -484,6 +497,15 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
             };
             ChatMessage { role: "assistant".into(), content, tool_call_id: String::new(), tool_calls: Vec::new() }
         };
+        // A note no shorter than the run it names (one short message) saves nothing: the run
+        // stays, and so does the archive as it was.
+        let text = |e: &Entry| e.message.content.len() + e.message.tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
+        if summary.is_none() && r.target != Target::Tools && message.content.len() >= entries.iter().map(text).sum() {
+            archive.truncate(archived_before);
+            line = start_line;
+            continue;
+        }
+        messages += u32::try_from(entries.iter().filter(|e| !is_ours(&e.message)).count()).unwrap_or(u32::MAX);
         replaced_at.insert(run[0], (run.len(), message.clone()));
         replacements.push(Replacement { replaces: entries.iter().map(|e| e.seq).collect(), message });
     }
@@ -632,35 +654,46 @@ pub struct Fallback {
     pub keep: Vec<u64>,
 }
 
-/// Offloaded in place by the safety net, a recent message keeps as much of its beginning and
-/// end as the goal leaves room for: what the next step most likely needs (the first lines of a
-/// log, the error at its end) stays in the request, the rest a `read_history` away. Issue 24's
+/// Offloaded in place by the safety net, a message keeps as much of its beginning and end as
+/// the goal leaves room for: what the next step most likely needs (the first lines of a log,
+/// the error at its end) stays in the request, the rest a `read_history` away. Issue 24's
 /// outputs larger than the compaction goal were offloaded whole, and the actions after them
-/// lost what they needed.
-///
-/// The newest message, the output the model asked for and has not seen yet, gets its whole
-/// share of the room, turned into bytes at its own rate as the host counted its tokens; at
-/// `estimate`'s two bytes a token (a bound for unknown text) it kept about a quarter of what
-/// fits, and the generated large outputs' recall was 56%. The others, already seen, keep
-/// half their share at two bytes a token: giving them their whole share too cost the 40
-/// trajectories 2% more for 0.6 points of recall.
+/// lost what they needed. These are messages the model has seen: each keeps half its share at
+/// `estimate`'s two bytes a token (giving them their whole share cost the 40 trajectories 2%
+/// more for 0.6 points of recall).
 fn keep_ends(step: &mut Compaction, before: &[Entry], outside: u32, goal: u32) {
     let now = outside + step.view.iter().map(|e| e.tokens).sum::<u32>();
     let Ok(count) = u32::try_from(step.replacements.len()) else { return };
     let share = u64::from(goal.saturating_sub(now) / count.max(1));
-    let newest = before.last().map(|e| e.seq);
     for rep in &mut step.replacements {
         let Some(original) = before.iter().find(|e| Some(&e.seq) == rep.replaces.first()) else { continue };
-        let text = &original.message.content;
-        let bytes = if Some(original.seq) == newest { share * text.len() as u64 / u64::from(original.tokens.max(1)) } else { share };
-        let half = usize::try_from(bytes).unwrap_or(usize::MAX).saturating_sub(rep.message.content.len() + 64) / 2;
-        let (head, tail) = (text.floor_char_boundary(half), text.ceil_char_boundary(text.len().saturating_sub(half)));
-        if half < 256 || tail <= head {
-            continue;
+        let half = usize::try_from(share).unwrap_or(usize::MAX).saturating_sub(rep.message.content.len() + 64) / 2;
+        if half >= MIN_END
+            && let Some(clipped) = with_ends(&rep.message.content, &original.message.content, half)
+        {
+            rep.message.content = clipped;
         }
-        let left_out = tail - head;
-        rep.message.content = format!("{}\n{}{}{left_out}{}{}", rep.message.content, &text[..head], LEFT_OUT.0, LEFT_OUT.1, &text[tail..]);
     }
+    recount(step, before);
+}
+
+/// The fewest bytes of each end a clipped message keeps.
+const MIN_END: usize = 256;
+
+/// `placeholder`, then `text`'s first and last `half` bytes (on character boundaries) with a
+/// line saying how many bytes are left out between them: none when that is no shorter than
+/// `text`.
+fn with_ends(placeholder: &str, text: &str, half: usize) -> Option<String> {
+    let (head, tail) = (text.floor_char_boundary(half), text.ceil_char_boundary(text.len().saturating_sub(half)));
+    if tail <= head {
+        return None;
+    }
+    let clipped = format!("{placeholder}\n{}{}{}{}{}", &text[..head], LEFT_OUT.0, tail - head, LEFT_OUT.1, &text[tail..]);
+    (clipped.len() < text.len()).then_some(clipped)
+}
+
+/// The view's entries and tokens after `step`'s replacements were rewritten in place.
+fn recount(step: &mut Compaction, before: &[Entry]) {
     for e in &mut step.view {
         if let Some(rep) = step.replacements.iter().find(|r| r.replaces.first() == Some(&e.seq)) {
             let original = before.iter().find(|o| o.seq == e.seq);
@@ -671,11 +704,74 @@ fn keep_ends(step: &mut Compaction, before: &[Entry], outside: u32, goal: u32) {
     step.tokens_after = step.view.iter().map(|e| e.tokens).sum();
 }
 
+/// The most tokens each of `sizes` may keep for all of them to fit in `room`: those under it
+/// stay whole and share nothing of theirs; the rest split what is left alike.
+fn level(sizes: &[u32], room: u32) -> u32 {
+    let mut sorted = sizes.to_vec();
+    sorted.sort_unstable();
+    let mut left = room;
+    for (k, &s) in sorted.iter().enumerate() {
+        let n = u32::try_from(sorted.len() - k).unwrap_or(u32::MAX);
+        if s.saturating_mul(n) > left {
+            return left / n;
+        }
+        left -= s;
+    }
+    u32::MAX
+}
+
+/// The last step of the safety net, when what the model has seen is compacted and the request
+/// is still over the threshold: the messages it has not seen (the outputs it asked for, a
+/// user's message), which did not all fit whole under the threshold, share the room left under
+/// the goal. Those that fit their share stay whole; the others keep their two ends, as much as
+/// their share holds at their own bytes a token, with how many bytes are left out and the
+/// `read_history` that reads them. Under the goal, not the threshold: the next request, which
+/// adds to this one, then need not compact again at once (given the room under the threshold,
+/// the net fired again on the next request and the 40 trajectories cost more for less recall:
+/// issue 24). None that would not shrink.
+fn clip_unseen(current: &[Entry], r: &Request, outside: u32, goal: u32) -> Option<Compaction> {
+    let names = tool_names(current);
+    let unseen = offloadable(current, unseen_from(current)..current.len(), r, &names);
+    let sizes: Vec<u32> = unseen.iter().map(|run| current[run[0]].tokens).collect();
+    let fixed = outside + current.iter().map(|e| e.tokens).sum::<u32>() - sizes.iter().sum::<u32>();
+    let level = level(&sizes, goal.saturating_sub(fixed));
+    let mut clipped: HashMap<usize, String> = HashMap::new();
+    for run in &unseen {
+        let e = &current[run[0]];
+        if e.tokens <= level {
+            continue;
+        }
+        let text = &e.message.content;
+        let placeholder = placeholder_for(current, run[0], names.get(e.message.tool_call_id.as_str()).copied().unwrap_or("a tool"));
+        // The placeholder and the line between the ends count as `estimate` does; the ends at
+        // the message's own rate, as `replacement_tokens` counts them.
+        let ends = level.saturating_sub(estimate_bytes(placeholder.len() + 64));
+        let bytes = u64::from(ends) * text.len() as u64 / u64::from(e.tokens.max(1));
+        let half = (usize::try_from(bytes).unwrap_or(usize::MAX) / 2).max(MIN_END);
+        if let Some(c) = with_ends(&placeholder, text, half) {
+            clipped.insert(run[0], c);
+        }
+    }
+    let picked: Vec<Vec<usize>> = unseen.into_iter().filter(|run| clipped.contains_key(&run[0])).collect();
+    if picked.is_empty() {
+        return None;
+    }
+    let mut step = build(current, r, &picked, &names, None);
+    for (rep, run) in step.replacements.iter_mut().zip(&picked) {
+        rep.message.content = clipped.remove(&run[0]).unwrap_or_default();
+    }
+    recount(&mut step, current);
+    Some(step)
+}
+
 /// The safety net: `None` while `used` is under the threshold; otherwise one compaction, by
 /// archive (no model call), of old tool outputs first, then all old history, and when the
 /// kept groups alone are still too large, of the largest contents among them, offloaded in
-/// place (each call keeps its result). It may leave the request over the threshold only
-/// when what remains cannot be compacted (the task, the memory tools' outputs, replacements).
+/// place (each call keeps its result), down to the goal. What the model has not seen yet is
+/// never replaced by any of these: it is sent whole while the request fits under the
+/// threshold, and clipped to its ends in the room under the goal when it does not
+/// ([`clip_unseen`]). It may leave the request over the threshold only when what
+/// remains cannot be compacted (the task, the memory tools' outputs, replacements).
 pub fn fallback(view: &[Entry], f: &Fallback) -> Option<Compaction> {
     if f.used < f.threshold {
         return None;
@@ -694,32 +790,39 @@ pub fn fallback(view: &[Entry], f: &Fallback) -> Option<Compaction> {
     };
     let mut done: Option<Compaction> = None;
     let mut current = view.to_vec();
-    let steps = [(request(Target::Tools), false), (request(Target::All), false), (Request { keep_recent: 0, ..request(Target::Tools) }, true)];
-    for (mut r, largest_first) in steps {
+    for step in 0..4 {
         let now = outside + current.iter().map(|e| e.tokens).sum::<u32>();
-        if now <= f.goal {
+        if now <= f.goal || (step == 3 && now <= f.threshold) {
             break;
+        }
+        let mut r = request(if step == 1 { Target::All } else { Target::Tools });
+        if step >= 2 {
+            r.keep_recent = 0;
         }
         r.archive_lines += done.as_ref().map_or(0, |d| u32::try_from(d.archive.lines().count()).unwrap_or(0));
         let names = tool_names(&current);
-        let mut picked = if largest_first { offloadable(&current, &r, &names) } else { pick(&current, &r, &names) };
-        if largest_first {
-            picked.sort_by_key(|run| std::cmp::Reverse(current[run[0]].tokens));
-            let mut excess = now - f.goal;
-            picked.retain(|run| {
-                let keep = excess > 0;
-                excess = excess.saturating_sub(current[run[0]].tokens);
-                keep
-            });
-            picked.sort();
-        }
-        if picked.is_empty() {
-            continue;
-        }
-        let mut step = build(&current, &r, &picked, &names, None);
-        if largest_first {
-            keep_ends(&mut step, &current, outside, f.goal);
-        }
+        let made = match step {
+            0 | 1 => Some(pick(&current, &r, &names)).filter(|p| !p.is_empty()).map(|picked| build(&current, &r, &picked, &names, None)),
+            // The largest of what the model has seen, offloaded in place, keeping its ends.
+            2 => {
+                let mut picked = offloadable(&current, 0..unseen_from(&current), &r, &names);
+                picked.sort_by_key(|run| std::cmp::Reverse(current[run[0]].tokens));
+                let mut excess = now - f.goal;
+                picked.retain(|run| {
+                    let keep = excess > 0;
+                    excess = excess.saturating_sub(current[run[0]].tokens);
+                    keep
+                });
+                picked.sort();
+                (!picked.is_empty()).then(|| {
+                    let mut step = build(&current, &r, &picked, &names, None);
+                    keep_ends(&mut step, &current, outside, f.goal);
+                    step
+                })
+            }
+            _ => clip_unseen(&current, &r, outside, f.goal),
+        };
+        let Some(step) = made else { continue };
         if step.tokens_after >= step.tokens_before || check(&current, &step.view, r.keep_recent, &r.keep).is_err() {
             continue;
         }

@@ -72,7 +72,7 @@ fn tools_archive_offloads_old_outputs_with_a_handle_and_keeps_the_pairs() {
         assert_eq!(r.message.role, "tool");
         assert_eq!(r.message.tool_call_id, original.tool_call_id);
         assert!(r.message.content.contains(&format!("read_history {{\"seq\": \"{}\"}}", r.replaces[0])), "{}", r.message.content);
-        assert!(r.message.content.contains("working-memory/detail/history.md (lines"), "{}", r.message.content);
+        assert!(!r.message.content.contains("read_file"), "only read_history, which every host offers: {}", r.message.content);
         assert!(c.archive.contains(&original.content), "the archive holds every original");
     }
     // Placeholders are counted at their upper bound (a token a byte) until the host counts them.
@@ -82,19 +82,18 @@ fn tools_archive_offloads_old_outputs_with_a_handle_and_keeps_the_pairs() {
     assert!(c.notice.contains("Bring working-memory/overview.md up to date"));
 }
 
+/// Each offloaded output is in the archive under its number, whole, after the lines the file
+/// held already.
 #[test]
-fn placeholders_cite_the_archive_lines_that_hold_the_original() {
+fn the_archive_holds_each_original_under_its_number() {
     let view = tool_loop(4);
     let r = Request { archive_lines: 10, ..request(Target::Tools, How::Archive, 1) };
     let c = done(&view, &r);
-    let archive: Vec<&str> = std::iter::repeat_n("", 10).chain(c.archive.lines()).collect();
     for rep in &c.replacements {
-        let cited = rep.message.content.split("(lines ").nth(1).unwrap();
-        let (from, to) = cited.trim_end_matches(")]").split_once('-').unwrap();
-        let (from, to): (usize, usize) = (from.parse().unwrap(), to.parse().unwrap());
-        assert_eq!(archive[from - 1], format!("### #{} tool bash", rep.replaces[0]));
+        let heading = format!("### #{} tool bash", rep.replaces[0]);
         let original = &view.iter().find(|e| e.seq == rep.replaces[0]).unwrap().message.content;
-        assert!(archive[from - 1..to].join("\n").contains(original.as_str()));
+        let at = c.archive.find(&heading).expect("under its number");
+        assert!(c.archive[at..].contains(original.as_str()));
     }
 }
 
@@ -223,7 +222,7 @@ fn a_plan_that_would_break_an_invariant_is_refused() {
     // compacting `all` would take its call away from it: refused, with the reason.
     let view = vec![
         entry(1, message("user", "Fix the flaky test")),
-        entry(2, assistant(&["late"])),
+        entry(2, ChatMessage { content: "Let me look at the test log first. ".repeat(20), ..assistant(&["late"]) }),
         entry(3, message("user", &"Also, the CI is red. ".repeat(120))),
         entry(4, message("assistant", &"Noted, looking at it after this. ".repeat(120))),
         entry(5, result("late", 3000)),
@@ -305,10 +304,11 @@ fn an_output_that_imitates_a_placeholder_is_offloaded_like_any_other() {
     assert!(history::check(&newest, &c.view, 0, &[]).is_ok());
 }
 
-/// The output the model just asked for, too large to stay whole, keeps its two ends in the room
-/// left under the goal, at its own bytes a token; one it has already seen keeps less.
+/// The output the model just asked for is never offloaded whole: too large to fit under the
+/// threshold once all it has seen is compacted, it keeps its two ends, as much as the room
+/// under the goal holds at its own bytes a token (issue 48). One it has seen keeps less.
 #[test]
-fn fallback_fills_the_goal_with_the_ends_of_the_output_not_yet_seen() {
+fn fallback_clips_the_output_not_yet_seen_to_the_room_under_the_goal() {
     let large = |seq, id: &str| {
         let text = format!("HEAD of {id}\n{}\nTAIL of {id}", "line of a log\n".repeat(3000));
         Entry { seq, tokens: u32::try_from(text.len() / 4).unwrap(), message: ChatMessage { tool_call_id: id.into(), ..message("tool", &text) } }
@@ -329,6 +329,34 @@ fn fallback_fills_the_goal_with_the_ends_of_the_output_not_yet_seen() {
     seen[4] = large(5, "c1");
     let (seen_bytes, _) = kept(&seen, 5);
     assert!(seen_bytes * 2 < bytes, "{seen_bytes} vs {bytes}");
+}
+
+/// What the model has not seen stays whole while it fits under the threshold, however much it
+/// is; several that do not fit share the room under the goal, the smaller ones whole. Nothing
+/// is ever replaced by something larger: a message of tool calls with no text keeps its
+/// (empty) text.
+#[test]
+fn fallback_never_offloads_what_the_model_has_not_seen() {
+    let output = |seq, id: &str, kb: usize| entry(seq, ChatMessage { tool_call_id: id.into(), ..message("tool", &format!("{id}\n{}", "y".repeat(kb * 1024))) });
+    let mut view = tool_loop(6);
+    view.push(entry(14, ChatMessage { content: String::new(), ..assistant(&["p1", "p2", "p3"]) }));
+    view.extend([output(15, "p1", 4), output(16, "p2", 12), output(17, "p3", 40)]);
+    let used = view.iter().map(|e| e.tokens).sum::<u32>() + 1000;
+    let c = history::fallback(&view, &net(used)).expect("compacts");
+    assert!(c.tokens_after + 1000 <= 6000, "{}", c.tokens_after);
+    assert!(c.view.iter().any(|e| e.seq == 15 && e.message.content == view[14].message.content), "the small one whole");
+    for seq in [16, 17] {
+        let e = c.view.iter().find(|e| e.seq == seq).unwrap();
+        assert!(e.message.content.contains(&format!("p{}\n", seq - 14)) && e.message.content.ends_with('y'), "its ends: {}", &e.message.content[..200]);
+    }
+    assert!(c.view.iter().all(|e| e.seq != 14 || e.message.content.is_empty()), "the calls' empty text stays");
+    // All of it fits under the threshold once the rest is compacted: all of it whole.
+    let mut fits = tool_loop(12);
+    fits.push(entry(26, assistant(&["q"])));
+    fits.push(output(27, "q", 16));
+    let used = fits.iter().map(|e| e.tokens).sum::<u32>() + 1000;
+    let c = history::fallback(&fits, &net(used)).expect("compacts");
+    assert_eq!(c.view.last(), fits.last(), "sent whole once");
 }
 
 /// A generated history: plain messages, single and parallel calls, a call still waiting for
@@ -482,6 +510,16 @@ proptest! {
             prop_assert!(real_total(&c.view) < real_total(&view), "{} -> {} tokens", real_total(&view), real_total(&c.view));
             prop_assert_eq!(&history::apply(&view, &c.replacements), &c.view);
             prop_assert!(c.tokens_after < c.tokens_before);
+            // What came after the model's last answer it has not seen: never replaced whole,
+            // only clipped to its ends; and no message's text grows.
+            let unseen = view.iter().rposition(|e| e.message.role == "assistant").map_or(0, |i| i + 1);
+            for r in &c.replacements {
+                if let [seq] = r.replaces[..] {
+                    let (i, original) = view.iter().enumerate().find(|(_, e)| e.seq == seq).unwrap();
+                    prop_assert!(r.message.content.len() < original.message.content.len(), "#{} grew", seq);
+                    prop_assert!(i < unseen || r.message.content.contains(" bytes left out here …]"), "#{} unseen, replaced whole", seq);
+                }
+            }
         }
     }
 }

@@ -9,6 +9,10 @@
 //! of three digits or more (a line, a count, a version). A request keeps the fact when the
 //! identifier appears anywhere in it (messages, placeholders, summaries, the memory).
 //!
+//! Line recall is stricter: the whole line of the output in which the identifier first
+//! appeared is in the request, as it was. A placeholder or a memory that names the identifier
+//! keeps the fact, not the line (a path, not what the output said of it).
+//!
 //! Its limits: there is no model here, so this stands in for quality and is not a solve
 //! rate. An identifier counts as kept when it is visible, whatever the sentence around it
 //! said; an action that needed a fact it did not name is not seen; words shorter than four
@@ -17,11 +21,13 @@
 use std::collections::HashMap;
 use workmem_store::Message;
 
-/// One fact an action needs, and the tool output (its index in the history) it came from.
+/// One fact an action needs, the tool output (its index in the history) it came from, and
+/// the line of that output it first appeared in (trimmed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     pub text: String,
     pub source: usize,
+    pub line: String,
 }
 
 fn is_word_char(c: char) -> bool {
@@ -68,8 +74,9 @@ fn action_text(m: &Message) -> String {
 /// For each message of `history` (the trajectory without its system prompt), the facts it
 /// needs: empty but for assistant messages. `system` and the task never hold facts.
 pub fn needed(system: &str, history: &[Message]) -> Vec<Vec<Need>> {
-    // Where each identifier first appeared: a tool output (its index), or elsewhere (None).
-    let mut first: HashMap<String, Option<usize>> = HashMap::new();
+    // Where each identifier first appeared: a tool output (its index and line), or elsewhere
+    // (None).
+    let mut first: HashMap<String, Option<(usize, String)>> = HashMap::new();
     for w in identifiers(system) {
         first.insert(w.to_string(), None);
     }
@@ -79,11 +86,14 @@ pub fn needed(system: &str, history: &[Message]) -> Vec<Vec<Need>> {
         let mut needs = Vec::new();
         for w in identifiers(&text) {
             if m.role == "assistant"
-                && let Some(Some(source)) = first.get(w)
+                && let Some(Some((source, line))) = first.get(w)
             {
-                needs.push(Need { text: w.to_string(), source: *source });
+                needs.push(Need { text: w.to_string(), source: *source, line: line.clone() });
             }
-            first.entry(w.to_string()).or_insert((m.role == "tool").then_some(k));
+            first.entry(w.to_string()).or_insert_with(|| {
+                let line = || m.content.lines().find(|l| l.contains(w)).unwrap_or_default().trim().to_string();
+                (m.role == "tool").then(|| (k, line()))
+            });
         }
         out.push(needs);
     }
@@ -124,7 +134,8 @@ mod tests {
             Message { tool_calls: vec![call("b")], ..Message::new("assistant", "look at split_header_words and parse_header") },
         ];
         let needs = needed("", &history);
-        assert_eq!(needs[3], [Need { text: "split_header_words".into(), source: 2 }], "the task's words are not facts");
+        let line = "http/util.py:12 calls split_header_words".to_string();
+        assert_eq!(needs[3], [Need { text: "split_header_words".into(), source: 2, line }], "the task's words are not facts");
         assert!(needs[1].is_empty() && needs[2].is_empty());
     }
 }

@@ -8,10 +8,21 @@ use std::io::Write;
 use workmem_agent::{Error, Result};
 use workmem_llm::{Message as Wire, Tokenizer};
 
-/// Prompt caching's prices, in units of one uncached input token: a cached prefix at 0.1,
-/// the rest at 1.25 (a cache write).
-pub const CACHED: f64 = 0.1;
-pub const UNCACHED: f64 = 1.25;
+/// Prompt caching's prices, in units of one uncached input token, (cached prefix, the rest):
+/// Anthropic's (a cached read at 0.1, a cache write at 1.25) and OpenAI's (a cached read at
+/// half price, no charge for writing). Every cost is counted at both: which policy costs less
+/// can turn on the price of the cache.
+pub const PRICES: [(f64, f64); 2] = [(0.1, 1.25), (0.5, 1.0)];
+
+/// `tokens` of which `cached` were a cached prefix, at each of [`PRICES`].
+fn priced(cached: u32, tokens: u32) -> [f64; 2] {
+    PRICES.map(|(c, u)| f64::from(cached) * c + f64::from(tokens.saturating_sub(cached)) * u)
+}
+
+fn add(to: &mut [f64; 2], more: [f64; 2]) {
+    to[0] += more[0];
+    to[1] += more[1];
+}
 
 /// The model whose tokenizer counts, and whose name the written requests carry.
 pub const MODEL: &str = "gpt-4o";
@@ -25,6 +36,8 @@ pub struct Meter<'a> {
     /// favoured the policies that put nothing after the history).
     previous: Vec<(Wire, u32)>,
     requests: Option<&'a mut dyn Write>,
+    /// Tool outputs (by call ID) whose first sendable request has been counted.
+    judged: std::collections::HashSet<String>,
     pub run: Run,
 }
 
@@ -37,7 +50,7 @@ pub struct Sent {
 
 impl<'a> Meter<'a> {
     pub fn new(tokenizer: &'a Tokenizer, window: u32, requests: Option<&'a mut dyn Write>) -> Self {
-        Meter { tokenizer, window, previous: Vec::new(), requests, run: Run::default() }
+        Meter { tokenizer, window, previous: Vec::new(), requests, judged: Default::default(), run: Run::default() }
     }
 
     /// A request of `messages` offering `tools`. One over the window is unsendable: it is
@@ -62,7 +75,7 @@ impl<'a> Meter<'a> {
             return Ok(Sent { tokens, sendable: false });
         }
         let cached: u32 = self.previous.iter().zip(&rendered).take_while(|(a, b)| a.0 == b.0).map(|(a, _)| a.1).sum();
-        self.run.cost += f64::from(cached) * CACHED + f64::from(tokens - cached) * UNCACHED;
+        add(&mut self.run.cost, priced(cached, tokens));
         self.run.total += u64::from(tokens);
         self.previous = rendered;
         Ok(Sent { tokens, sendable: true })
@@ -83,6 +96,7 @@ impl<'a> Meter<'a> {
         let text = visible_text(request);
         let mut sources: Vec<usize> = Vec::new();
         for need in needs {
+            self.run.kept_lines += u32::from(!need.line.is_empty() && text.contains(&need.line));
             if text.contains(&need.text) {
                 self.run.kept += 1;
             } else if !sources.contains(&need.source) {
@@ -92,8 +106,34 @@ impl<'a> Meter<'a> {
         for source in sources {
             let output = recover(source)?;
             self.run.recoveries += 1;
-            self.run.recovery_cost += f64::from(sent.tokens) * CACHED + f64::from(output) * UNCACHED;
+            add(&mut self.run.recovery_cost, priced(sent.tokens, sent.tokens + output));
         }
         Ok(())
+    }
+
+    /// A memory update that rode along with `sent`, priced as a request of its own: the same
+    /// request again, all of it cached.
+    pub fn update(&mut self, sent: Sent) {
+        if sent.sendable {
+            add(&mut self.run.update_cost, priced(sent.tokens, sent.tokens));
+        }
+    }
+
+    /// The tool outputs of `history` (the trajectory's, as recorded) that no request before
+    /// `request` was sent: each counts as unseen unless `request` carries it whole. Judged at
+    /// the first sendable request after it.
+    pub fn outputs(&mut self, history: &[workmem_store::Message], request: &[Wire], sent: Sent) {
+        if !sent.sendable {
+            return;
+        }
+        let carried: std::collections::HashMap<&str, &str> = request.iter().filter_map(|m| Some((m.tool_call_id.as_deref()?, m.content.as_str()))).collect();
+        for m in history.iter().filter(|m| m.role == "tool") {
+            let Some(id) = m.tool_call_id.as_deref() else { continue };
+            if !self.judged.insert(id.to_string()) || carried.get(id) == Some(&m.content.as_str()) {
+                continue;
+            }
+            self.run.unseen += 1;
+            self.run.unseen_fit += u32::from(self.tokenizer.count(&m.content) <= self.window / 4);
+        }
     }
 }

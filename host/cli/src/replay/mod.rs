@@ -101,8 +101,8 @@ pub struct Run {
     pub unsendable: u32,
     /// Tokens of the sendable requests.
     pub total: u64,
-    /// The sendable requests' cost with prompt caching.
-    pub cost: f64,
+    /// The sendable requests' cost with prompt caching, at each of [`meter::PRICES`].
+    pub cost: [f64; 2],
     pub compactions: u32,
     /// Milliseconds each compaction took (planning, archive, log).
     pub compaction_ms: Vec<f64>,
@@ -111,21 +111,33 @@ pub struct Run {
     /// The stand-in's memory updates (each one more request), and those refused.
     pub memory_updates: u32,
     pub updates_refused: u32,
-    /// Needed facts, and those the request showed.
+    /// Needed facts, those whose identifier the request showed, and those whose whole line
+    /// (of the output it first appeared in) it showed.
     pub needed: u32,
     pub kept: u32,
-    /// Recoveries of missing facts (`read_history` calls in the workmem policies), and their cost.
+    pub kept_lines: u32,
+    /// Recoveries of missing facts (`read_history` calls in the workmem policies), and their
+    /// cost at each price point.
     pub recoveries: u32,
-    pub recovery_cost: f64,
+    pub recovery_cost: [f64; 2],
+    /// The memory updates' cost were each a request of its own (a real model may spend one),
+    /// at each price point: the request it rode along with, again, its prefix cached.
+    pub update_cost: [f64; 2],
+    /// Tool outputs whose first sendable request did not carry them whole (the model got a
+    /// placeholder, or nothing, for what it asked for), and those of them no larger than a
+    /// quarter of the window.
+    pub unseen: u32,
+    pub unseen_fit: u32,
     /// Replaced messages followed through their handles, and those that read back whole.
     pub read_back: u32,
     pub read_back_ok: u32,
 }
 
 impl Run {
-    /// The cost with caching, and the recoveries the missing facts take.
-    pub fn effective(&self) -> f64 {
-        self.cost + self.recovery_cost
+    /// The cost with caching and the recoveries the missing facts take, at price point `at`
+    /// ([`meter::PRICES`]), with each memory update a request of its own where `own_updates`.
+    pub fn effective(&self, at: usize, own_updates: bool) -> f64 {
+        self.cost[at] + self.recovery_cost[at] + if own_updates { self.update_cost[at] } else { 0.0 }
     }
 }
 
@@ -163,6 +175,7 @@ pub fn replay<'a>(
             let request = base.request(system, &history[..i], task, tokenizer, net);
             meter.run.violations += violations(&request, &answered, history);
             let sent = meter.send(&request, None)?;
+            meter.outputs(&history[..i], &request, sent);
             meter.facts(&needs[i], &request, sent, |source| Ok(tokenizer.count_message(&wire(&history[source]))))?;
         }
         return Ok(meter.run);
@@ -210,6 +223,7 @@ pub fn replay<'a>(
         }
         meter.run.violations += violations(&built.messages, &answered, history);
         let sent = meter.send(&built.messages, Some(&options.tools))?;
+        meter.outputs(&history[..i], &built.messages, sent);
         meter.facts(&needs[i], &built.messages, sent, |source| {
             let seq = seq_of.get(&source).copied().unwrap_or(0);
             let text = compact::read_history(&session, &seq.to_string()).map_err(workmem_agent::Error::Compact)?;
@@ -230,6 +244,7 @@ pub fn replay<'a>(
         let mut cx = ToolContext { session: &session, runtime, tokenizer, llm: None, board: None, documents: None };
         let out = tools::call(&mut cx, "update_memory", &arguments)?;
         meter.run.memory_updates += 1;
+        meter.update(sent);
         meter.run.updates_refused += u32::from(!out.ok);
         session.append_message(Message { tool_call_id: Some(id.clone()), ..Message::new("tool", out.text) })?;
         answered.insert(id);

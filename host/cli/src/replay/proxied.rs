@@ -196,6 +196,7 @@ pub fn replay<'a>(
         );
         let mut s = lock(&script);
         let session = s.session()?;
+        let updated = s.updated;
         s.stand_in.saw(recorded);
         for (round, body) in std::mem::take(&mut s.received).into_iter().enumerate() {
             let request: Vec<Wire> = serde_json::from_value(body["messages"].clone()).context("the upstream's request has no messages")?;
@@ -204,6 +205,10 @@ pub fn replay<'a>(
             let sent = meter.send(&request, body.get("tools"))?;
             // The recorded step needs its facts in the request that asked for it.
             if round == 0 {
+                meter.outputs(&history[..i], &request, sent);
+                if updated {
+                    meter.update(sent);
+                }
                 meter.facts(&needs[i], &request, sent, |source| {
                     let text = match seq_of(&session, &history[source])? {
                         Some(seq) => compact::read_history(&session, &seq.to_string()).map_err(workmem_agent::Error::Compact)?,
