@@ -501,3 +501,20 @@ fn an_answer_past_the_cap_on_calls_is_refused_to_the_model() {
     let results = second.as_array().unwrap().iter().filter(|m| m["role"] == "tool").count();
     assert_eq!(results, workmem_llm::MAX_TOOL_CALLS, "every call the history keeps is answered");
 }
+
+/// A request still over the window with everything that can be compacted compacted (here the
+/// task alone is) is never sent: the turn fails with `over_window`, saying why (issue 48: a
+/// request of 8,751 tokens went to an 8,192-token window).
+#[test]
+fn a_request_over_the_window_is_not_sent() {
+    let ws = Workspace::new("over-window");
+    let server = Server::start(vec![Reply::say("never asked")]);
+    let task = format!("Summarize this: {}", "the quick brown fox jumps over the lazy dog ".repeat(1200));
+    let out =
+        ws.cmd(Some(&server.url), &["--json", "agent", "--session", "s", &task, "--no-stream", "--retries", "0", "--tokens-max", "4096"]).output().unwrap();
+    assert!(!out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "over_window", "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("4096-token window"), "{v}");
+    assert!(server.requests().is_empty(), "nothing went to the model");
+}

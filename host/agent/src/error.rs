@@ -34,6 +34,14 @@ pub enum Error {
     Requests(#[source] std::io::Error),
     #[error("the agent stopped after {max_steps} LLM calls without an answer (the `max_steps` setting)")]
     OutOfSteps { max_steps: u32 },
+    /// The request is over the model's window with everything that can be compacted
+    /// compacted: it is not sent (the provider would refuse it, or cut it where it chose).
+    #[error(
+        "the request needs {tokens} tokens, over the model's {window}-token window, with all that can be compacted compacted: \
+         what is left is the system prompt, the task, workmem's own part, the outputs of tools never compacted and the ends of \
+         what the model has not seen yet. Shorten the task or the system prompt, or use a model with a larger window"
+    )]
+    OverWindow { tokens: u32, window: u32 },
 }
 
 impl From<workmem_memory::Error> for Error {

@@ -121,7 +121,9 @@ fn refuse_all(session: &Session, calls: &[ToolCall], made: usize, on_event: &mut
 /// The request for the session as it stands, bounded: built (on from the last request's
 /// `carry` where there is one, see [`context::build_on`]), then compacted and built again
 /// while the safety net (or automatic mode) asks, at most [`MAX_COMPACTIONS`] times. Checked
-/// before every request, not once a turn: a tool loop is one long turn.
+/// before every request, not once a turn: a tool loop is one long turn. A request still over
+/// the window is [`Error::OverWindow`], never sent (issue 48: one of 8,751 tokens went to an
+/// 8,192-token window).
 #[allow(clippy::too_many_arguments)]
 pub fn bounded(
     session: &Session,
@@ -141,6 +143,9 @@ pub fn bounded(
         let Some(done) = compact::before_request(session, runtime, tokenizer, built.tokens, options)? else { break };
         on_compacted(done);
         built = context::build_with(session, engine, tokenizer, options, tail.clone())?;
+    }
+    if built.tokens > options.tokens_max {
+        return Err(Error::OverWindow { tokens: built.tokens, window: options.tokens_max });
     }
     Ok(built)
 }

@@ -191,6 +191,7 @@ pub fn error(e: &anyhow::Error, as_json: bool) {
         (None, Some(A::Threshold(_) | A::OutOfSteps { .. })) => ("agent", None),
         (None, Some(A::Setting { .. })) => ("config", None),
         (None, Some(A::Compact(_))) => ("compaction_refused", None),
+        (None, Some(A::OverWindow { .. })) => ("over_window", None),
         (None, Some(A::Requests(_) | A::Memory(_))) => ("failed", None),
         (None, None)
             if e.downcast_ref::<crate::input::NotUtf8>().is_some()
