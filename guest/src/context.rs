@@ -4,52 +4,29 @@
 use crate::{ChatMessage, ContextRequest, ContextStats, Frame, FrameRequest, HistoryMode};
 use std::fmt::Write;
 
-/// Spec 003 §4, with the real paths, the history line true to what the request holds, and
-/// how to compact and read back (T038).
+/// Spec 003 §4's guide, with the real paths, the history line true to what the request holds,
+/// and how to compact and read back (T038), in the fewest words that keep what the model acts
+/// on. It is in every request: its 402 tokens (the spec's text: a table of percentages, "Always
+/// Preserve", the same rule said three times) were 3% of the 40 trajectories' cost at a cached
+/// price of 0.1, and five times as much where a cached token costs half an uncached one (issue
+/// 48). The percentages are the host's to act on (`--auto-compact`), not the model's.
 fn instructions(overview_path: &str, detail_path: &str, history_injected: bool) -> String {
     let history = if history_injected {
-        "- Earlier messages may be included, but do not rely on them: they can be dropped at any time"
+        "Earlier messages may be included, but do not rely on them: they can be dropped at any time."
     } else {
-        "- History messages are NOT injected into your prompt"
+        "History messages are NOT injected into your prompt: the memory is what you keep."
     };
     format!(
         "## Working Memory - IMPORTANT
 
-You have an external memory file that persists across conversations.
+You keep a memory that persists across this session, sent with every request: {overview_path}. \
+Keep it current as you work (update_memory, or write_file): the task's status, decisions and why, \
+what you learned, what is left. Put details under {detail_path}. {history}
 
-**CRITICAL: You MUST actively maintain this memory.**
-- Update it when tasks progress, decisions are made, or context changes
-- Review and compress it when context_meta shows high token usage
-- Use it to track what matters - YOU control what you remember
-
-**YOU ARE RESPONSIBLE for context management:**
-{history}
-- You MUST use working memory to remember important information
-- Check context_meta (injected each request) to monitor token usage
-- Compress and archive when needed
-
-**Compression Strategy Guide:**
-Token Usage      Recommended Action
-< 20%           Normal operation, no compression needed
-20% - 40%       Light compression: summarize completed tasks, remove redundancy
-40% - 60%       Medium compression: archive details to detail/, keep key points
-60% - 80%       Heavy compression: keep only key decisions and current task
-> 80%           Emergency compression: compress now, prioritize recent context
-
-**Always Preserve:**
-- Last 3-5 conversation turns
-- Current task status
-- Key decisions and rationale
-
-**Compacting:** call compact_history with target \"tools\" (old tool outputs become short
-placeholders), \"conversation\" (old messages are archived to the detail directory) or \"all\",
-strategy \"archive\" or \"summarize\", and keep_recent. Nothing is lost: every message keeps its
-number, and read_history {{\"seq\": \"N\"}} (or a range \"N-M\") reads it back as it was. At
-context_meta's auto_compact_at the system compacts by itself before the next request; do it
-yourself before then, and update the memory file afterwards with what matters from it.
-
-**File Path**: {overview_path}
-**Detail Directory**: {detail_path}
+When the context fills, old messages and tool outputs are compacted (at context_meta's auto_compact_at \
+by the system; sooner if you call compact_history with target \"tools\", \"conversation\" or \"all\"). \
+Nothing is lost: each message keeps its number, and read_history {{\"seq\": \"N\"}} (or a range \"N-M\") \
+reads it back as it was. After a compaction, bring the memory up to date with what matters from it.
 "
     )
 }

@@ -39,7 +39,10 @@ fn the_request_has_the_order_of_spec_001() {
     let roles: Vec<&str> = out.iter().map(|m| m.role.as_str()).collect();
     assert_eq!(roles, ["system", "system", "system", "user", "assistant", "user", "assistant"]);
     assert!(out[0].content.starts_with("You are a coding agent.\n\n## Working Memory - IMPORTANT"));
-    assert!(out[0].content.contains("**File Path**: /s/working-memory/overview.md\n**Detail Directory**: /s/working-memory/detail/"));
+    assert!(
+        out[0].content.contains("sent with every request: /s/working-memory/overview.md")
+            && out[0].content.contains("Put details under /s/working-memory/detail/")
+    );
     // Spec 003 T038: the prompt explains compact_history and how to read history back.
     assert!(out[0].content.contains("call compact_history with target \"tools\"") && out[0].content.contains("read_history {\"seq\": \"N\"}"));
     assert_eq!(out[1].content, "# AGENTS.md\n\nRun `make test` before you stop.");

@@ -210,7 +210,7 @@ pub const TOOLS: &[Tool] = &[
     },
     Tool {
         name: "compact_history",
-        description: "Compact conversation history and tool outputs to manage context (spec: see the Compression Strategy Guide). \
+        description: "Compact conversation history and tool outputs to manage context. \
 Nothing is lost: every compacted message can be read back with read_history. Use when context_meta shows tokens > 20% (tools), \
 > 40% (conversation, archive) or > 60% (all). Always preserved: the recent turns, the current task. Returns what was compacted \
 and the token status; update working-memory/overview.md afterwards.",

@@ -13,7 +13,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -157,7 +157,7 @@ pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, 
             let answer = tower_service::Service::call(&mut router.clone(), request);
             async move { answer.await.map(|response| response.map(|body| Body::new(Guarded { body, _busy: busy }))) }
         });
-        let connection = http.serve_connection(TokioIo::new(tcp), service);
+        let connection = http.serve_connection(TokioIo::new(Watched { tcp, conn: watched.clone() }), service);
         let (open, mut stopping) = (open.clone(), stopping.subscribe());
         tokio::spawn(async move {
             tokio::pin!(connection);
@@ -192,8 +192,9 @@ async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
     }
 }
 
-/// How long a connection has waited for a request before it may be asked to close at the cap:
-/// one just accepted, whose head is on its way, is not taken for an idle one.
+/// How long a connection has waited for a request, counted from when the server first read
+/// from it, before it may be asked to close at the cap: one just accepted, whose head is on its
+/// way, is not taken for an idle one.
 const MIN_IDLE: Duration = Duration::from_millis(500);
 
 /// Asks the connections idle for [`MIN_IDLE`] to close, again each [`MIN_IDLE`], until a
@@ -224,7 +225,49 @@ struct Conn {
     active: AtomicUsize,
     /// Milliseconds since [`EPOCH`].
     idle_since: std::sync::atomic::AtomicU64,
+    /// Whether the server has read from it yet. Until then its head may be in the socket,
+    /// unread: on a loaded machine a connection was accepted, not read for half a second,
+    /// taken for an idle one and closed without an answer (issue 47's slow-clients case, seen
+    /// again under load).
+    polled: AtomicBool,
     shed: Notify,
+}
+
+/// A connection's socket, which marks its [`Conn`] read once the server first reads from it.
+struct Watched {
+    tcp: tokio::net::TcpStream,
+    conn: Arc<Conn>,
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut tokio::io::ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        if !self.conn.polled.swap(true, Ordering::AcqRel) {
+            self.conn.idle_since.store(now_ms(), Ordering::Release);
+        }
+        Pin::new(&mut self.tcp).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[std::io::IoSlice<'_>]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
 }
 
 /// What [`Conn::idle_since`] counts from.
@@ -238,7 +281,7 @@ impl Open {
     /// A new connection, and its ID.
     fn add(&self) -> (u64, Arc<Conn>) {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let conn = Arc::new(Conn { active: AtomicUsize::new(0), idle_since: now_ms().into(), shed: Notify::new() });
+        let conn = Arc::new(Conn { active: AtomicUsize::new(0), idle_since: now_ms().into(), polled: AtomicBool::new(false), shed: Notify::new() });
         self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(id, conn.clone());
         (id, conn)
     }
@@ -247,11 +290,12 @@ impl Open {
         self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&id);
     }
 
-    /// Asks every connection with no request in flight for [`MIN_IDLE`] to close.
+    /// Asks every connection the server has read from and that has had no request in flight
+    /// for [`MIN_IDLE`] to close.
     fn shed_idle(&self) {
         let before = now_ms().saturating_sub(u64::try_from(MIN_IDLE.as_millis()).unwrap_or(0));
         for conn in self.all.lock().unwrap_or_else(std::sync::PoisonError::into_inner).values() {
-            if conn.active.load(Ordering::Acquire) == 0 && conn.idle_since.load(Ordering::Acquire) <= before {
+            if conn.polled.load(Ordering::Acquire) && conn.active.load(Ordering::Acquire) == 0 && conn.idle_since.load(Ordering::Acquire) <= before {
                 conn.shed.notify_one();
             }
         }

@@ -3,9 +3,11 @@
 //! compaction notice and each reminder that insists, it updates the memory as the prompt
 //! asks (an `update_memory` call in the DSL), with content drawn only from what it has seen
 //! so far: the task, its own recent steps, the files it touched and the last error a tool
-//! showed. It never looks ahead, and it does not know what the needed-facts measure looks for.
+//! showed. It never looks ahead, and it does not know what the needed-facts measure looks for:
+//! what it notes it finds by rules of its own, as a diligent model would (issue 48: it drew the
+//! files it touched with the measure's own identifier rule, which put in the memory exactly
+//! what the measure looks for).
 
-use super::facts::identifiers;
 use workmem_store::Message;
 
 /// What the stand-in has seen.
@@ -39,6 +41,14 @@ fn short(text: &str, most: usize) -> String {
     out
 }
 
+/// The files a step names: words with a folder and a short extension (`src/app/main.py`),
+/// quotes, brackets and trailing punctuation taken off.
+fn paths(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_whitespace() || "\"'`()[]{}<>,;:=|".contains(c)).map(|w| w.trim_end_matches(['.', '/'])).filter(|w| {
+        w.contains('/') && w.rsplit_once('.').is_some_and(|(_, ext)| (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric()))
+    })
+}
+
 fn is_error(line: &str) -> bool {
     ["Error", "error:", "FAILED", "Traceback", "Exception"].iter().any(|w| line.contains(w))
 }
@@ -54,8 +64,8 @@ impl StandIn {
                     self.steps.push(step);
                 }
                 let text: String = std::iter::once(m.content.as_str()).chain(m.tool_calls.iter().map(|c| c.arguments.as_str())).collect::<Vec<_>>().join("\n");
-                for w in identifiers(&text) {
-                    if w.contains('/') && w.contains('.') && !self.files.iter().any(|f| f == w) {
+                for w in paths(&text) {
+                    if !self.files.iter().any(|f| f == w) {
                         self.files.push(w.to_string());
                     }
                 }
@@ -120,5 +130,16 @@ impl StandIn {
             self.recorded_files = self.files.len();
         }
         dsl
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_a_step_names() {
+        let found: Vec<&str> = paths("cat \"django/db/models.py\" && sed -n 1,20p tests/test_io.py; open(src/a.rs). Not v1.2 or a/b").collect();
+        assert_eq!(found, ["django/db/models.py", "tests/test_io.py", "src/a.rs"]);
     }
 }
