@@ -717,3 +717,19 @@ fn every_output_reaches_the_model_whole() {
         assert!(compacted, "window {window}: the loop outgrows the window, so the net compacts");
     }
 }
+
+/// A request whose system prompt and task alone fill `--window` is answered 400
+/// `context_length_exceeded` in the protocol's shape, as the provider answers a request over
+/// its window, and never sent (issue 48: the bounded request went upstream over the window).
+#[test]
+fn a_request_over_the_window_is_refused_as_the_provider_would() {
+    let server = Server::start(vec![Reply::say("never asked")]);
+    let proxy = Proxy::start("over-window", &server.url, &["--window", "2048"]);
+    let task = "the quick brown fox jumps over the lazy dog ".repeat(400);
+    let (status, _, body) = proxy.post("/v1/chat/completions", &json!({"model": "gpt-4o", "messages": [{"role": "user", "content": task}]}));
+    assert_eq!(status, 400, "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], "context_length_exceeded", "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("2048-token window"), "{error}");
+    assert!(server.requests().is_empty());
+}

@@ -30,6 +30,12 @@ enum Failure {
     /// answer; nothing is logged.
     #[error("{0}")]
     Invalid(String),
+    /// The bounded request is over `--window` with all that can be compacted compacted (the
+    /// client's system prompt and task alone fill it): a 400 `context_length_exceeded`, as the
+    /// provider would answer a request over its window, whatever `--on-error` says; it is not
+    /// sent (issue 48).
+    #[error("{0}")]
+    TooLong(String),
     /// A request workmem leaves to the client and the upstream by design (a Responses chain
     /// by `previous_response_id`, whose history the provider holds): it goes as sent, named
     /// in the answer's `x-workmem` header and the log, whatever `--on-error` says.
@@ -118,11 +124,14 @@ pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: 
 }
 
 fn answer_error(sink: &mut Sink, protocol: Protocol, f: &Failure) {
-    if let Failure::Invalid(why) = f {
-        return sink.respond(crate::relay::error(400, protocol.error_body(400, "invalid_request", why)));
+    match f {
+        Failure::Invalid(why) => return sink.respond(crate::relay::error(400, protocol.error_body(400, "invalid_request", why))),
+        Failure::TooLong(why) => return sink.respond(crate::relay::error(400, protocol.error_body(400, "context_length_exceeded", why))),
+        _ => {}
     }
     let (code, message) = match f {
         Failure::Invalid(why) | Failure::Unproxied(_, why) => ("invalid_request", why.clone()),
+        Failure::TooLong(why) => ("context_length_exceeded", why.clone()),
         Failure::Refused(why) => ("workmem_failed", why.clone()),
         Failure::Before(_) | Failure::After(_) => ("workmem_failed", "workmem failed on this request; the proxy's log says why".to_string()),
         Failure::Upstream(why) => ("upstream_unreachable", why.clone()),
@@ -359,6 +368,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         });
         let mut built = match built {
             Ok(b) => b,
+            Err(e @ workmem_agent::Error::OverWindow { .. }) => return Err(Failure::TooLong(e.to_string())),
             Err(e) if round == 1 => return Err(before(workmem_runtime::error_chain(&e))),
             Err(e) => {
                 result = Err(after(workmem_runtime::error_chain(&e)));

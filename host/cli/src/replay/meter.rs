@@ -111,6 +111,14 @@ impl<'a> Meter<'a> {
         Ok(())
     }
 
+    /// A request the policy would not send (over the window however compacted): unsendable,
+    /// and its needed facts kept by none of it.
+    pub fn unsent(&mut self, needs: &[Need]) {
+        self.run.unsendable += 1;
+        self.run.needed += u32::try_from(needs.len()).unwrap_or(u32::MAX);
+        self.previous.clear();
+    }
+
     /// A memory update that rode along with `sent`, priced as a request of its own: the same
     /// request again, all of it cached.
     pub fn update(&mut self, sent: Sent) {
