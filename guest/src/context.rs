@@ -23,8 +23,8 @@ You keep a memory that persists across this session, sent with every request: {o
 Keep it current as you work (update_memory, or write_file): the task's status, decisions and why, \
 what you learned, what is left. Put details under {detail_path}. {history}
 
-When the context fills, old messages and tool outputs are compacted (at context_meta's auto_compact_at \
-by the system; sooner if you call compact_history with target \"tools\", \"conversation\" or \"all\"). \
+When the context fills, old messages and tool outputs are compacted (by the system at context_meta's \
+auto_compact_at, which it shows with a notice or a reminder; sooner if you call compact_history with target \"tools\", \"conversation\" or \"all\"). \
 Nothing is lost: each message keeps its number, and read_history {{\"seq\": \"N\"}} (or a range \"N-M\") \
 reads it back as it was. After a compaction, bring the memory up to date with what matters from it.
 "
@@ -75,46 +75,54 @@ pub fn frame(r: FrameRequest) -> Frame {
     Frame { leading, start: u32::try_from(start).unwrap_or(u32::MAX) }
 }
 
-/// The block of spec 001 US-3 with its figures as one line of compact JSON, then a line each
-/// for what the model has to act on: the compaction notice, and the reminder once it is due.
-/// The block is new on every request, so none of it is ever cached: the spec's pretty-printed
-/// JSON and its standing "Remember to update" line were half of it: 3% of the 40 trajectories'
-/// cost with caching, 6% of a long session of tiny steps (issue 24). The standing line said
-/// nothing the system prompt does not; a reminder that is due still says it.
+/// The block of spec 001 US-3: its figures as one line of compact JSON, then a line each for
+/// what the model has to act on: the compaction notice, and the reminder once it is due. The
+/// block is new on every request, so none of it is ever cached. The spec's pretty-printed JSON
+/// and its standing "Remember to update" line were half of it: 3% of the 40 trajectories' cost
+/// with caching, 6% of a long session of tiny steps (issue 24). Where there is nothing to act
+/// on, the figures are the two that say how full the context is: the others (the window, the
+/// history's length, the memory's size, where the safety net compacts) change nothing the
+/// model does then, and were about 35 uncached tokens on every request (issue 48).
 pub fn meta(s: ContextStats) -> String {
     let percent = if s.tokens_max == 0 { 0 } else { u64::from(s.tokens_used) * 100 / u64::from(s.tokens_max) };
-    let mut out = String::from("<context_meta>\n");
-    let _ = write!(
-        out,
-        "{{\"tokens_used\":{},\"tokens_max\":{},\"tokens_percent\":{percent},\"messages_in_history\":{},\"working_memory_size\":{}",
-        s.tokens_used, s.tokens_max, s.messages_in_history, s.working_memory_size
-    );
-    if s.compact_at > 0 {
-        let _ = write!(out, ",\"auto_compact_at\":{}", s.compact_at);
-    }
-    out.push_str("}\n");
-    if !s.compaction_notice.is_empty() {
-        out.push_str(s.compaction_notice.trim_end());
-        out.push('\n');
-    }
     // A reminder insists only once the memory has gone `remind_after_rounds` without an update
     // (0: never by rounds): each insistence costs a memory update, and an update rewrites
     // the request's prefix, so one on every request past the strong threshold costs more than
     // it keeps. Past that threshold, it asks to archive as well.
     let due = s.remind_after_rounds == 0 || s.rounds_since_update >= s.remind_after_rounds;
-    if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens && due {
-        let _ = writeln!(
-            out,
+    let reminder = if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens && due {
+        Some(format!(
             "Context is {percent}% full. Archive finished work and detailed discussion to working-memory/detail/ now, \
              and compress working-memory/overview.md to the current task and key decisions."
-        );
+        ))
     } else if s.remind_after_rounds > 0 && due {
-        let _ = writeln!(
-            out,
+        Some(format!(
             "You have not updated working-memory/overview.md for {} rounds. Update it now with your progress, \
              decisions and open issues.",
             s.rounds_since_update
+        ))
+    } else {
+        None
+    };
+    let notice = Some(s.compaction_notice.trim_end()).filter(|n| !n.is_empty());
+    let mut out = String::from("<context_meta>\n");
+    let _ = write!(out, "{{\"tokens_used\":{},", s.tokens_used);
+    if notice.is_some() || reminder.is_some() {
+        let _ = write!(
+            out,
+            "\"tokens_max\":{},\"tokens_percent\":{percent},\"messages_in_history\":{},\"working_memory_size\":{}",
+            s.tokens_max, s.messages_in_history, s.working_memory_size
         );
+        if s.compact_at > 0 {
+            let _ = write!(out, ",\"auto_compact_at\":{}", s.compact_at);
+        }
+    } else {
+        let _ = write!(out, "\"tokens_percent\":{percent}");
+    }
+    out.push_str("}\n");
+    for line in notice.into_iter().map(str::to_string).chain(reminder) {
+        out.push_str(&line);
+        out.push('\n');
     }
     out.push_str("</context_meta>");
     out

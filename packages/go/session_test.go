@@ -199,8 +199,12 @@ func TestAssembleAndContextMeta(t *testing.T) {
 	if !strings.Contains(messages[2].Content, `<working_memory path="working-memory/overview.md">`) {
 		t.Errorf("the default overview path is not named: %q", messages[2].Content)
 	}
-	meta, _ := e.ContextMeta(ctx, ContextStats{TokensUsed: 100, TokensMax: 1000, CompactAt: 750})
-	if !strings.Contains(meta, `"auto_compact_at":750}`) {
+	quiet, _ := e.ContextMeta(ctx, ContextStats{TokensUsed: 100, TokensMax: 1000, CompactAt: 750})
+	if quiet != "<context_meta>\n{\"tokens_used\":100,\"tokens_percent\":10}\n</context_meta>" {
+		t.Errorf("quiet context_meta: %s", quiet)
+	}
+	meta, _ := e.ContextMeta(ctx, ContextStats{TokensUsed: 100, TokensMax: 1000, CompactAt: 750, CompactionNotice: "History was compacted."})
+	if !strings.Contains(meta, "\"auto_compact_at\":750}\nHistory was compacted.") {
 		t.Errorf("context_meta: %s", meta)
 	}
 	template, _ := e.OverviewTemplate(ctx)

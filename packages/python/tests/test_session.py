@@ -105,7 +105,10 @@ def test_a_request_is_assembled_with_context_meta_last(engine):
     assert [m.role for m in messages] == ["system", "system", "system", "user"]
     assert messages[0].content.startswith("You help.\n\n## Working Memory")
     assert messages[-1].content == "c"
-    assert '"auto_compact_at":750}' in engine.context_meta(ContextStats(tokens_used=100, tokens_max=1000, compact_at=750))
+    quiet = engine.context_meta(ContextStats(tokens_used=100, tokens_max=1000, compact_at=750))
+    assert quiet == '<context_meta>\n{"tokens_used":100,"tokens_percent":10}\n</context_meta>'
+    noticed = engine.context_meta(ContextStats(tokens_used=100, tokens_max=1000, compact_at=750, compaction_notice="History was compacted."))
+    assert '"auto_compact_at":750}\nHistory was compacted.' in noticed
     assert engine.overview_maintained("# Overview\n\nWe found the bug in units.py.\n")
     assert not engine.overview_maintained(engine.overview_template())
     with pytest.raises(ValueError, match="history_mode"):
