@@ -137,7 +137,11 @@ impl<'a> Meter<'a> {
         let carried: std::collections::HashMap<&str, &str> = request.iter().filter_map(|m| Some((m.tool_call_id.as_deref()?, m.content.as_str()))).collect();
         for m in history.iter().filter(|m| m.role == "tool") {
             let Some(id) = m.tool_call_id.as_deref() else { continue };
-            if !self.judged.insert(id.to_string()) || carried.get(id) == Some(&m.content.as_str()) {
+            if self.judged.contains(id) {
+                continue;
+            }
+            self.judged.insert(id.to_string());
+            if carried.get(id) == Some(&m.content.as_str()) {
                 continue;
             }
             self.run.unseen += 1;
