@@ -368,7 +368,9 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         });
         let mut built = match built {
             Ok(b) => b,
-            Err(e @ workmem_agent::Error::OverWindow { .. }) => return Err(Failure::TooLong(e.to_string())),
+            // Past the first round the client may have part of its answer already: there it ends
+            // as any failure after the upstream answered.
+            Err(e @ workmem_agent::Error::OverWindow { .. }) if round == 1 => return Err(Failure::TooLong(e.to_string())),
             Err(e) if round == 1 => return Err(before(workmem_runtime::error_chain(&e))),
             Err(e) => {
                 result = Err(after(workmem_runtime::error_chain(&e)));
