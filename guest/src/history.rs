@@ -458,11 +458,10 @@ fn build(view: &[Entry], r: &Request, picked: &[Vec<usize>], names: &HashMap<&st
         let start_line = line;
         let archived_before = archive.len();
         if r.strategy == Strategy::Archive {
-            let before = archive.len();
             for e in &entries {
                 transcript(e, names, &mut archive);
             }
-            line += u32::try_from(archive[before..].lines().count()).unwrap_or(u32::MAX);
+            line += u32::try_from(archive[archived_before..].lines().count()).unwrap_or(u32::MAX);
         }
         let message = if r.target == Target::Tools {
             let i = run[0];

@@ -46,10 +46,11 @@ pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> 
     }
     let mut passed = None;
     if args.proxy {
-        sections.push_str(&workmem_page::proxy(&ctx.sessions)?);
+        let counts = ctx.sessions.passed()?;
+        sections.push_str(&workmem_page::proxy(&ctx.sessions, counts.clone())?);
         title.push("proxy".to_string());
         name.get_or_insert_with(|| "proxy".to_string());
-        passed = Some(ctx.sessions.passed()?);
+        passed = Some(counts);
     }
     if let Some(board) = &args.board {
         let db = args.db.target()?;

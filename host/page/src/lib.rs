@@ -38,9 +38,10 @@ pub fn session(runtime: &Runtime, s: &Session) -> Result<String> {
     Ok(out)
 }
 
-/// The section of the proxy on `sessions`: what it passed through untouched, and its sessions.
-pub fn proxy(sessions: &workmem_store::Sessions) -> Result<String> {
-    let data = proxy::read(sessions)?;
+/// The section of the proxy on `sessions`: what it passed through untouched (`passed`, as
+/// `Sessions::passed` read it), and its sessions.
+pub fn proxy(sessions: &workmem_store::Sessions, passed: workmem_store::Passed) -> Result<String> {
+    let data = proxy::read(sessions, passed)?;
     let mut out = String::new();
     proxy::render(&data, &mut out);
     Ok(out)

@@ -14,9 +14,9 @@ pub struct Data {
     sessions: Vec<(String, String, Proxied)>,
 }
 
-pub fn read(sessions: &Sessions) -> Result<Data> {
+pub fn read(sessions: &Sessions, passed: Passed) -> Result<Data> {
     let listed = sessions.list()?.into_iter().filter_map(|(_, meta)| Some((meta.id, meta.created_at, meta.proxied?))).collect();
-    Ok(Data { dir: sessions.dir().display().to_string(), passed: sessions.passed()?, sessions: listed })
+    Ok(Data { dir: sessions.dir().display().to_string(), passed, sessions: listed })
 }
 
 /// What each reason means, for a person who did not read the proxy's docs.
