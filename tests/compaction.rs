@@ -261,18 +261,23 @@ fn replay_a_real_trajectory() {
     assert_eq!(workmem["read_back_ok"], workmem["read_back"], "every handle gives back what it replaced");
     assert!(workmem["needed"].as_u64().unwrap() > 0 && workmem["kept"].as_u64() <= workmem["needed"].as_u64());
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG\r\n\x1a\n"));
-    // Every request as it would be sent: workmem's offer its six tools, the baselines' none.
+    // Every request as it would be sent: workmem's offer its own two tools (the host compacts,
+    // so no compact_history; the trajectory's agent brings its own), the baselines' none.
     let lines = |policy: &str| -> Vec<Value> {
         let text = std::fs::read_to_string(requests.join(format!("minisweagent-gemini3pro-django__django-14672.{policy}.jsonl"))).unwrap();
         text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
     };
     let sent = lines("workmem");
     assert_eq!(sent.len() as u64, workmem["requests"].as_u64().unwrap());
-    assert!(sent.iter().all(|b| b["tools"].as_array().is_some_and(|t| t.len() == 6)));
+    let names = |b: &Value| -> Vec<String> {
+        b["tools"].as_array().into_iter().flatten().map(|t| t["function"]["name"].as_str().unwrap_or_default().to_string()).collect()
+    };
+    assert!(sent.iter().all(|b| names(b) == ["read_history", "update_memory"]), "{:?}", names(&sent[0]));
     assert!(lines("mask").iter().all(|b| b.get("tools").is_none()));
     // The same through `workmem proxy`, the agent a Chat Completions client that resends its
     // whole history: what reached the scripted model is bounded and paired as workmem's own,
-    // costs what it costs, and offers the model workmem's three tools of its own.
+    // costs what it costs, and offers the model the same tools of workmem's own (the replay's
+    // proxy runs with --auto-compact).
     let proxy = by("proxy");
     assert!(proxy["peak"].as_u64().unwrap() <= 6000 && proxy["unsendable"] == 0, "{proxy}");
     assert_eq!(proxy["violations"], 0, "{proxy}");
@@ -280,8 +285,7 @@ fn replay_a_real_trajectory() {
     assert!(proxy["read_back"].as_u64().unwrap() > 0 && proxy["read_back_ok"] == proxy["read_back"], "{proxy}");
     let ratio = proxy["effective_cost"].as_f64().unwrap() / workmem["effective_cost"].as_f64().unwrap();
     assert!((0.9..1.1).contains(&ratio), "the proxy costs {ratio:.2}x workmem's own loop");
-    let names = |b: &Value| -> Vec<String> { b["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect() };
-    assert!(lines("proxy").iter().all(|b| names(b) == ["read_history", "update_memory", "compact_history"]));
+    assert!(lines("proxy").iter().all(|b| names(b) == ["read_history", "update_memory"]));
     // One policy and one file: tokens per request.
     let out = ws.cmd(None, &["--json", "replay", file.to_str().unwrap(), "--policy", "mask"]).output().unwrap();
     let one = json_of(&out);
@@ -339,6 +343,9 @@ fn a_replayed_request_is_what_context_builds() {
             "all",
             "--system",
             system.to_str().unwrap(),
+            // As the replay's workmem policy: the host compacts, and workmem adds its own tools.
+            "--auto-compact",
+            "--own-tools",
         ];
         let out = ws.cmd(None, &args).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

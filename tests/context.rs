@@ -34,7 +34,7 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     s.append_message(Message { tool_calls: vec![call], ..Message::new("assistant", "") }).unwrap();
     s.append_message(Message { tool_call_id: Some("c1".into()), ..Message::new("tool", "its text") }).unwrap();
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false, false)) };
     let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
     let (request, meta) = built.messages.split_at(built.messages.len() - 1);
     let expected = common::oracle_tokens(request, &options.tools) as usize;
@@ -72,7 +72,7 @@ fn the_prefix_is_byte_identical_until_what_it_holds_changes() {
     let mut engine = runtime.instance().unwrap();
     let (_, s) = session("prefix", &runtime);
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false, false)) };
     let prefix = |engine: &mut workmem_runtime::Instance| {
         let built = context::build(&s, engine, &tokenizer, &options).unwrap();
         let history = s.records().unwrap().len();
@@ -98,7 +98,12 @@ fn history_is_stripped_once_the_llm_maintains_its_overview() {
     }
     let tokenizer = Tokenizer::for_model("gpt-4o");
     let contents = |engine: &mut workmem_runtime::Instance| -> Vec<String> {
-        context::build(&s, engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false))).unwrap().messages.into_iter().map(|m| m.content).collect()
+        context::build(&s, engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false, false)))
+            .unwrap()
+            .messages
+            .into_iter()
+            .map(|m| m.content)
+            .collect()
     };
     let before = contents(&mut engine);
     assert_eq!(before[1], "# AGENTS.md\n\nAlways run the tests.");
@@ -151,7 +156,7 @@ fn the_spliced_request_is_the_engines_assemble() {
         let overview =
             if maintained { "# Working Memory\n\n## Current task\nTask two\n".to_string() } else { runtime.instance().unwrap().overview_template().unwrap() };
         s.memory_files().write("working-memory/overview.md", &overview).unwrap();
-        let options = Options { history: mode, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+        let options = Options { history: mode, ..Options::new("gpt-4o", tools::openai_tools(false, false)) };
         let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
         let request = workmem_runtime::ContextRequest {
             system_prompt: options.system_prompt.clone(),
@@ -168,7 +173,8 @@ fn the_spliced_request_is_the_engines_assemble() {
         assert_eq!(spliced.iter().map(sent).collect::<Vec<_>>(), assembled.iter().map(shown).collect::<Vec<_>>(), "{mode:?}, maintained: {maintained}");
         let wire: Vec<workmem_llm::Message> = spliced.to_vec();
         assert_eq!(built.counted, tokenizer.count_chat(&wire) + tokenizer.count_tools(&options.tools) + tokenizer.count_message(&meta[0]), "{mode:?}");
-        starts.push(spliced.len() - 3);
+        // Two messages before the history while the memory is the template (it is not sent).
+        starts.push(spliced.len() - spliced.iter().take_while(|m| m.role == "system").count());
     }
     // Whole, the active turn, whole, the active turn, back to the call its result needs, the active turn.
     assert_eq!(starts, [5, 2, 5, 2, 4, 2], "the history each mode carried");
@@ -186,7 +192,7 @@ fn the_memory_takes_at_most_its_share_of_the_window() {
     let (_, s) = session("memory-share", &runtime);
     say(&s, "user", "go");
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let options = Options { tokens_max: 16_000, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+    let options = Options { tokens_max: 16_000, ..Options::new("gpt-4o", tools::openai_tools(false, false)) };
     let line = "- a line the model wrote into its overview, one of many\n";
     std::fs::write(s.overview_path(), line.repeat((1 << 20) / line.len())).unwrap();
     let built = context::build(&s, &mut engine, &tokenizer, &options).unwrap();
@@ -214,8 +220,9 @@ fn agents_md_is_read_beneath_the_project_and_capped() {
     std::fs::write(&secret, "AWS_SECRET=hunter2").unwrap();
     let refused = |engine: &mut workmem_runtime::Instance, why: &str| {
         let started = std::time::Instant::now();
-        let error =
-            context::build(&s, engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false))).map(|b| format!("{:?}", b.messages)).unwrap_err();
+        let error = context::build(&s, engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false, false)))
+            .map(|b| format!("{:?}", b.messages))
+            .unwrap_err();
         let message = workmem_runtime::error_chain(&error);
         assert!(message.contains("\"AGENTS.md\" is refused") && message.contains(why), "{message}");
         assert!(!message.contains("hunter2"));
@@ -233,7 +240,7 @@ fn agents_md_is_read_beneath_the_project_and_capped() {
     std::fs::write(&agents, "x".repeat(context::AGENTS_MD_MAX as usize + 1)).unwrap();
     refused(&mut engine, &format!("over {} bytes", context::AGENTS_MD_MAX));
     std::fs::write(&agents, "x".repeat(context::AGENTS_MD_MAX as usize)).unwrap();
-    assert!(context::build(&s, &mut engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false))).is_ok(), "a file at the cap is read");
+    assert!(context::build(&s, &mut engine, &tokenizer, &Options::new("gpt-4o", tools::openai_tools(false, false))).is_ok(), "a file at the cap is read");
     std::fs::remove_file(&secret).unwrap();
 }
 
@@ -255,7 +262,7 @@ fn the_reminders_follow_rounds_and_tokens() {
     let tokenizer = Tokenizer::for_model("gpt-4o");
     let meta_text =
         |engine: &mut workmem_runtime::Instance, options: &Options| context::build(&s, engine, &tokenizer, options).unwrap().messages.pop().unwrap().content;
-    let options = Options::new("gpt-4o", tools::openai_tools(false));
+    let options = Options::new("gpt-4o", tools::openai_tools(false, false));
     let strong = Options { strong_reminder_tokens: Some(100), ..options.clone() };
     let quiet = |text: String| text.lines().count() == 3 && text.ends_with("}\n</context_meta>");
     assert!(quiet(meta_text(&mut engine, &options)), "no update is due yet");
@@ -336,12 +343,15 @@ fn memory_changes_the_history_shows_keep_the_prefix() {
     let (_, s) = session("chain", &runtime);
     say(&s, "user", "go");
     let tokenizer = Tokenizer::for_model("gpt-4o");
-    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+    let options = Options { history: HistoryMode::All, ..Options::new("gpt-4o", tools::openai_tools(false, false)) };
     let memory = |engine: &mut workmem_runtime::Instance, options: &Options| {
         let built = context::build(&s, engine, &tokenizer, options).unwrap();
-        built.messages.iter().find(|m| m.content.starts_with("<working_memory")).unwrap().content.clone()
+        built.messages.iter().find(|m| m.content.starts_with("<working_memory")).map(|m| m.content.clone()).unwrap_or_default()
     };
+    assert_eq!(memory(&mut engine, &options), "", "a memory that is still the template is not sent");
+    workmem_memory::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the task said so: go\n").unwrap();
     let before = memory(&mut engine, &options);
+    assert!(before.contains("KL-1"), "{before}");
     let mut dsl = String::from("KEY_LEARNINGS:\n  ADD:\n    - because the tool said so: the cache keys are per vault\n");
     for k in 0..8 {
         dsl.push_str(&format!("    - because step {k} showed it: the worker pool drains its queue {k} before it stops\n"));
@@ -382,7 +392,7 @@ fn a_request_built_on_from_the_last_is_the_one_built_whole() {
     let tokenizer = Tokenizer::for_model("gpt-4o");
     for mode in [HistoryMode::All, HistoryMode::Auto] {
         let (_, s) = session(&format!("built-on-{mode:?}"), &runtime);
-        let options = Options { history: mode, ..Options::new("gpt-4o", tools::openai_tools(false)) };
+        let options = Options { history: mode, ..Options::new("gpt-4o", tools::openai_tools(false, false)) };
         let mut carry = context::Carry::default();
         let step = |s: &Session, engine: &mut workmem_runtime::Instance, carry: &mut context::Carry, built_on: bool, what: &str| {
             let mut on = context::build_on(s, engine, &tokenizer, &options, std::mem::take(carry)).unwrap();

@@ -233,7 +233,11 @@ fn count_tokens_counts_what_workmem_would_send() {
     let counted = &requests[1];
     assert_eq!(counted.path, "/v1/messages/count_tokens");
     let system = counted.body["system"].to_string();
-    assert!(system.contains("Be brief.") && system.contains("<working_memory"), "the client's prompt, workmem's instructions and memory: {system}");
+    // The memory is still the template: not sent.
+    assert!(
+        system.contains("Be brief.") && system.contains("## Working Memory") && !system.contains("<working_memory"),
+        "the client's prompt and workmem's instructions: {system}"
+    );
     let messages = counted.body["messages"].to_string();
     assert!(messages.contains("Read them.") && messages.contains("Now count.") && messages.contains("<context_meta>"), "{messages}");
     let tools: Vec<&str> = counted.body["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();

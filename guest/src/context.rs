@@ -4,27 +4,31 @@
 use crate::{ChatMessage, ContextRequest, ContextStats, Frame, FrameRequest, HistoryMode};
 use std::fmt::Write;
 
-/// Spec 003 §4's guide, with the real paths, the history line true to what the request holds,
-/// and how to compact and read back (T038), in the fewest words that keep what the model acts
-/// on. It is in every request: its 402 tokens (the spec's text: a table of percentages, "Always
-/// Preserve", the same rule said three times) were 3% of the 40 trajectories' cost at a cached
-/// price of 0.1, and five times as much where a cached token costs half an uncached one (issue
-/// 48). The percentages are the host's to act on (`--auto-compact`), not the model's.
+/// Spec 003 §4's guide, with the real paths and the history line true to what the request
+/// holds, in the fewest words that keep what the model acts on. It is in every request: its
+/// 402 tokens (the spec's text: a table of percentages, "Always Preserve", the same rule said
+/// three times) were 3% of the 40 trajectories' cost at a cached price of 0.1, and five times
+/// as much where a cached token costs half an uncached one (issue 48). It names no tool but
+/// `read_history`, which every placeholder names too: how to write the memory, and when to
+/// call `compact_history` (spec 003 T038), are in those tools' own descriptions, which a
+/// request carries exactly when it offers them; a host that compacts by itself offers no
+/// `compact_history`, and one without file tools gives no `detail_path`. The percentages
+/// are the host's to act on (`--auto-compact`), not the model's.
 fn instructions(overview_path: &str, detail_path: &str, history_injected: bool) -> String {
     let history = if history_injected {
         "Earlier messages may be included, but do not rely on them: they can be dropped at any time."
     } else {
         "History messages are NOT injected into your prompt: the memory is what you keep."
     };
+    let details = if detail_path.is_empty() { String::new() } else { format!(" Put details under {detail_path}.") };
     format!(
         "## Working Memory - IMPORTANT
 
-You keep a memory that persists across this session, sent with every request: {overview_path}. \
-Keep it current as you work (update_memory, or write_file): the task's status, decisions and why, \
-what you learned, what is left. Put details under {detail_path}. {history}
+You keep a memory that persists across this session, sent with every request once it holds something: \
+{overview_path}. Keep it current as you work: the task's status, decisions and why, what you learned, what \
+is left.{details} {history}
 
-When the context fills, old messages and tool outputs are compacted (by the system at context_meta's \
-auto_compact_at, which it shows with a notice or a reminder; sooner if you call compact_history with target \"tools\", \"conversation\" or \"all\"). \
+When the context fills, old messages and tool outputs are compacted (context_meta says so when it happens). \
 Nothing is lost: each message keeps its number, and read_history {{\"seq\": \"N\"}} (or a range \"N-M\") \
 reads it back as it was. After a compaction, bring the memory up to date with what matters from it.
 "
@@ -45,10 +49,11 @@ pub fn frame(r: FrameRequest) -> Frame {
     let active = (r.active_turn as usize).min(len);
     // Decided by the mode and the overview alone, never by the history's length, so that the
     // instructions (part of the prefix) do not change from one turn to the next.
+    let maintained = overview_maintained(&r.overview);
     let whole_history = match r.history_mode {
         HistoryMode::All | HistoryMode::LastN => true,
         HistoryMode::ActiveTurn => false,
-        HistoryMode::Auto => !overview_maintained(&r.overview),
+        HistoryMode::Auto => !maintained,
     };
     let mut start = match r.history_mode {
         HistoryMode::LastN => len.saturating_sub(r.last_n as usize).min(active),
@@ -71,7 +76,11 @@ pub fn frame(r: FrameRequest) -> Frame {
     if !r.agents_md.trim().is_empty() {
         leading.push(system(format!("# AGENTS.md\n\n{}", r.agents_md)));
     }
-    leading.push(system(format!("<working_memory path=\"{}\">\n{}\n</working_memory>", r.overview_path, r.overview.trim_end())));
+    // A memory that is still the template tells the model nothing it can act on: its bytes
+    // were on every request until the first update (issue 48).
+    if maintained {
+        leading.push(system(format!("<working_memory path=\"{}\">\n{}\n</working_memory>", r.overview_path, r.overview.trim_end())));
+    }
     Frame { leading, start: u32::try_from(start).unwrap_or(u32::MAX) }
 }
 
@@ -92,8 +101,8 @@ pub fn meta(s: ContextStats) -> String {
     let due = s.remind_after_rounds == 0 || s.rounds_since_update >= s.remind_after_rounds;
     let reminder = if s.strong_reminder_tokens > 0 && s.tokens_used >= s.strong_reminder_tokens && due {
         Some(format!(
-            "Context is {percent}% full. Archive finished work and detailed discussion to working-memory/detail/ now, \
-             and compress working-memory/overview.md to the current task and key decisions."
+            "Context is {percent}% full. Archive finished work now, and compress the memory to the current task \
+             and key decisions."
         ))
     } else if s.remind_after_rounds > 0 && due {
         Some(format!(

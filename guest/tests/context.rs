@@ -40,16 +40,30 @@ fn the_request_has_the_order_of_spec_001() {
     assert_eq!(roles, ["system", "system", "system", "user", "assistant", "user", "assistant"]);
     assert!(out[0].content.starts_with("You are a coding agent.\n\n## Working Memory - IMPORTANT"));
     assert!(
-        out[0].content.contains("sent with every request: /s/working-memory/overview.md")
+        out[0].content.contains("sent with every request once it holds something: /s/working-memory/overview.md")
             && out[0].content.contains("Put details under /s/working-memory/detail/")
     );
-    // Spec 003 T038: the prompt explains compact_history and how to read history back.
-    assert!(out[0].content.contains("call compact_history with target \"tools\"") && out[0].content.contains("read_history {\"seq\": \"N\"}"));
+    // Spec 003 T038: the prompt says how to read history back (when to call compact_history
+    // is that tool's description, in a request exactly when it offers the tool).
+    assert!(out[0].content.contains("read_history {\"seq\": \"N\"}"));
+    assert!(!out[0].content.contains("compact_history") && !out[0].content.contains("write_file"), "it names no tool a request may not offer");
     assert_eq!(out[1].content, "# AGENTS.md\n\nRun `make test` before you stop.");
     assert_eq!(out[2].content, "<working_memory path=\"/s/working-memory/overview.md\">\n# Working Memory\nFixing it\n</working_memory>");
     let mut no_agents = request("x", HistoryMode::All);
     no_agents.agents_md = " \n".into();
     assert_eq!(assemble_context(no_agents).len(), 6, "no AGENTS.md message when there is none");
+}
+
+#[test]
+fn a_template_memory_and_a_folder_the_model_cannot_write_are_not_sent() {
+    // Issue 48: bytes on every request that the model could not act on.
+    let template = assemble_context(request(&overview_template(), HistoryMode::All));
+    assert_eq!(template.iter().filter(|m| m.role == "system").count(), 2, "no working_memory block while the memory is the template");
+    assert!(!template.iter().any(|m| m.content.contains("<working_memory")));
+    let mut no_files = request("# Working Memory\nFixing it\n", HistoryMode::All);
+    no_files.detail_path = String::new();
+    let guide = &assemble_context(no_files)[0].content;
+    assert!(!guide.contains("Put details under") && guide.contains("Keep it current as you work"), "{guide}");
 }
 
 #[test]

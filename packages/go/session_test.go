@@ -184,7 +184,7 @@ func TestSessionRefusalsChangeNothing(t *testing.T) {
 func TestAssembleAndContextMeta(t *testing.T) {
 	ctx, e := context.Background(), newEngine(t)
 	history := []ChatMessage{{Role: "user", Content: "a"}, {Role: "assistant", Content: "b"}, {Role: "user", Content: "c"}}
-	messages, err := e.Assemble(ctx, ContextRequest{SystemPrompt: "You help.", Overview: "# Overview\n", History: history,
+	messages, err := e.Assemble(ctx, ContextRequest{SystemPrompt: "You help.", Overview: "# Overview\nFixing units.py\n", History: history,
 		ActiveTurn: 2, HistoryMode: HistoryLastN, LastN: 1, AgentsMd: "be brief"})
 	if err != nil {
 		t.Fatal(err)

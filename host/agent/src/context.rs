@@ -43,6 +43,9 @@ pub struct Options {
     /// Whether the project's AGENTS.md goes into each request (a client behind `workmem
     /// proxy` sends its own instructions).
     pub agents_md: bool,
+    /// Whether the model has workmem's file tools (`write_file`), so that the guide may point
+    /// it at the folder for details: not where workmem adds only its own tools ([`crate::tools::own`]).
+    pub memory_files: bool,
 }
 
 impl Options {
@@ -64,6 +67,7 @@ impl Options {
             tools,
             pinned: Vec::new(),
             agents_md: true,
+            memory_files: true,
         }
     }
 
@@ -416,7 +420,7 @@ fn frame(session: &Session, engine: &mut Instance, options: &Options, meta: &wor
         active_turn: u32::try_from(source.active_turn).unwrap_or(u32::MAX),
         history_mode: options.history,
         overview_path: OVERVIEW_PATH.to_string(),
-        detail_path: DETAIL_PATH.to_string(),
+        detail_path: if options.memory_files { DETAIL_PATH.to_string() } else { String::new() },
     };
     Ok((engine.assemble_frame(&request)?, live.len()))
 }

@@ -386,10 +386,32 @@ and the token status; update working-memory/overview.md afterwards.",
     },
 ];
 
-/// The registry as Chat Completions' `tools` array; the `board_*` tools only for a worker on
-/// a board.
-pub fn openai_tools(worker: bool) -> Value {
-    offered(worker, false).map(Tool::openai).collect()
+/// The registry as Chat Completions' `tools` array: the `board_*` tools only for a worker on
+/// a board, `compact_history` only where the model compacts (see [`own`]).
+pub fn openai_tools(worker: bool, auto_compact: bool) -> Value {
+    offered(worker, false).filter(|t| needed(t, auto_compact)).map(Tool::openai).collect()
+}
+
+/// The names of workmem's own tools: those it adds beside the tools of an agent that brings
+/// its own (behind `workmem proxy`, in the replay). A client's tool of one of these names is
+/// refused, as the answers of these are workmem's.
+pub const OWN: [&str; 3] = ["read_history", "update_memory", "compact_history"];
+
+/// workmem's own tools that a request offers: the memory, reading back what a compaction
+/// replaced, and `compact_history` where the model compacts. With `auto_compact` the host
+/// compacts by itself, and the tool's 280 tokens were on every request for nothing (issue 48).
+pub fn own(auto_compact: bool) -> impl Iterator<Item = &'static Tool> {
+    OWN.iter().filter_map(|n| Tool::named(n)).filter(move |t| needed(t, auto_compact))
+}
+
+/// [`own`] as Chat Completions' `tools` array.
+pub fn openai_own(auto_compact: bool) -> Value {
+    own(auto_compact).map(Tool::openai).collect()
+}
+
+/// Whether a mode needs `tool`: all but `compact_history` where the host compacts by itself.
+fn needed(tool: &Tool, auto_compact: bool) -> bool {
+    !(auto_compact && tool.name == "compact_history")
 }
 
 /// The tools offered where there is a board (`board`) and context documents (`documents`).

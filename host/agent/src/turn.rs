@@ -64,7 +64,7 @@ pub fn turn_on(
     let tokenizer = Tokenizer::for_model(&options.context.model);
     let mut context_options = options.context.clone();
     if board.is_some() {
-        context_options.tools = tools::openai_tools(true);
+        context_options.tools = tools::openai_tools(true, context_options.auto_compact);
     }
     let offered = &context_options.tools;
     if !unfinished(session, task)? {

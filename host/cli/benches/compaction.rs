@@ -122,7 +122,8 @@ fn main() {
     let build = |n: u64| {
         let s = session(&root, &format!("log-{n}"), &runtime);
         long_log(&s, n);
-        let options = BuildOptions { history: workmem_runtime::HistoryMode::All, ..BuildOptions::new("gpt-4o", workmem_agent::tools::openai_tools(false)) };
+        let options =
+            BuildOptions { history: workmem_runtime::HistoryMode::All, ..BuildOptions::new("gpt-4o", workmem_agent::tools::openai_tools(false, false)) };
         let mut engine = runtime.instance().unwrap();
         context::build(&s, &mut engine, &tokenizer, &options).unwrap();
         median(21, || {

@@ -116,7 +116,7 @@ fn context_session() -> (workmem_store::Session, workmem_agent::context::Options
     session.memory_files().write("working-memory/overview.md", &overview()).unwrap();
     let options = workmem_agent::context::Options {
         history: workmem_runtime::HistoryMode::All,
-        ..workmem_agent::context::Options::new("gpt-4o", workmem_agent::tools::openai_tools(false))
+        ..workmem_agent::context::Options::new("gpt-4o", workmem_agent::tools::openai_tools(false, false))
     };
     (session, options)
 }

@@ -47,6 +47,11 @@ pub struct ContextArgs {
     /// 60%) instead of leaving it to the model: spec 003's automatic mode
     #[arg(long)]
     auto_compact: bool,
+    /// Offer workmem's own tools alone (read_history, update_memory, and compact_history
+    /// without --auto-compact), as `workmem proxy` adds them beside an agent's own: no file
+    /// tools, so the instructions name no folder for details
+    #[arg(long)]
+    own_tools: bool,
 }
 
 /// `--history`: the engine's history modes by name; `last-n` takes its count from `--last-n`.
@@ -57,7 +62,10 @@ fn history_modes() -> Choices<HistoryMode> {
 impl ContextArgs {
     pub fn options(&self) -> Result<workmem_agent::context::Options> {
         let model = crate::model::model(self.model.clone())?;
-        let mut o = workmem_agent::context::Options::new(&model, workmem_agent::tools::openai_tools(false));
+        let tools =
+            if self.own_tools { workmem_agent::tools::openai_own(self.auto_compact) } else { workmem_agent::tools::openai_tools(false, self.auto_compact) };
+        let mut o = workmem_agent::context::Options::new(&model, tools);
+        o.memory_files = !self.own_tools;
         o.history = match self.history {
             HistoryMode::LastN(_) => HistoryMode::LastN(self.last_n),
             mode => mode,

@@ -6,7 +6,7 @@ use crate::history::History;
 use crate::protocol::Protocol;
 use crate::protocol::Relay;
 use crate::relay::Sink;
-use crate::sessions::{Exchange, OWN_TOOLS, Tracked, own_tool};
+use crate::sessions::{Exchange, Tracked, own_tool};
 use crate::upstream::{Answer, SESSION_HEADER};
 use crate::{App, OnError};
 use axum::http::request::Parts;
@@ -300,7 +300,7 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
         drop(exchange);
         return passthrough(app, parts, body.clone(), sink, None);
     };
-    let tools = protocol.tools(&request, &own_tools());
+    let tools = protocol.tools(&request, &own_tools(app));
     let options = options(app, &model, &tools, &found.tracked);
     let mut engine = app.engine().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
@@ -322,8 +322,8 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     Ok(())
 }
 
-fn own_tools() -> Vec<&'static Tool> {
-    OWN_TOOLS.iter().filter_map(|n| Tool::named(n)).collect()
+fn own_tools(app: &App) -> Vec<&'static Tool> {
+    workmem_agent::tools::own(app.config.auto_compact).collect()
 }
 
 /// How a session's requests are built behind the proxy: the client's own system prompt and
@@ -333,6 +333,7 @@ fn options(app: &App, model: &str, tools: &Value, t: &Tracked) -> context::Optio
     options.system_prompt = String::new();
     options.history = HistoryMode::All;
     options.agents_md = false;
+    options.memory_files = false;
     options.auto_compact = app.config.auto_compact;
     options.pinned = t.pinned();
     options
@@ -351,7 +352,7 @@ struct Request<'a> {
 /// rounds as the model calls only those.
 fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: &mut Sink) -> Result<(), Failure> {
     let (protocol, parts, request, model, streamed) = (r.protocol, r.parts, r.body, r.model, r.streamed);
-    let tools = protocol.tools(request, &own_tools());
+    let tools = protocol.tools(request, &own_tools(app));
     let options = options(app, model, &tools, t);
     let mut engine = app.engine().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(model), |(_, tok)| tok);

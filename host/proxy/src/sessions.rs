@@ -36,11 +36,10 @@ use std::sync::{Arc, Mutex};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
 
-/// workmem's own tools, offered to the model beside the client's and never shown to it.
-pub(crate) const OWN_TOOLS: [&str; 3] = ["read_history", "update_memory", "compact_history"];
-
+/// Whether `name` is one of workmem's own tools, offered to the model beside the client's and
+/// never shown to it.
 pub(crate) fn own_tool(name: &str) -> bool {
-    OWN_TOOLS.contains(&name)
+    workmem_agent::tools::OWN.contains(&name)
 }
 
 /// The client's view of a session's log, as counts of its items.

@@ -94,8 +94,11 @@ test('stale and invalid commits and symlinks are refused, changing nothing', asy
 });
 
 test('a request is assembled with context_meta last', () => {
-  const messages = assemble({ systemPrompt: 'You help.', overview: '# Overview\n', history: [{ role: 'user', content: 'hi' }], historyMode: 'last-n', lastN: 3 });
+  const messages = assemble({ systemPrompt: 'You help.', overview: '# Overview\nFixing units.py\n', history: [{ role: 'user', content: 'hi' }], historyMode: 'last-n', lastN: 3 });
   assert.deepEqual(messages.map((m) => m.role), ['system', 'system', 'user']);
+  // A memory with nothing in it yet is not sent.
+  const empty = assemble({ systemPrompt: 'You help.', overview: '# Overview\n', history: [{ role: 'user', content: 'hi' }], historyMode: 'all' });
+  assert.deepEqual(empty.map((m) => m.role), ['system', 'user']);
   assert.match(messages[0].content, /^You help\.\n\n## Working Memory/);
   assert.equal(contextMeta({ tokensUsed: 100, tokensMax: 1000, compactAt: 750 }), '<context_meta>\n{"tokens_used":100,"tokens_percent":10}\n</context_meta>');
   assert.match(contextMeta({ tokensUsed: 100, tokensMax: 1000, compactAt: 750, compactionNotice: 'History was compacted.' }), /"auto_compact_at":750}\nHistory was compacted\./);

@@ -100,9 +100,12 @@ def test_a_request_is_assembled_with_context_meta_last(engine):
     from workmem import ChatMessage, ContextRequest, ContextStats
 
     history = [ChatMessage("user", "a"), ChatMessage("assistant", "b"), ChatMessage("user", "c")]
-    messages = engine.assemble(ContextRequest(system_prompt="You help.", overview="# Overview\n", history=history,
+    messages = engine.assemble(ContextRequest(system_prompt="You help.", overview="# Overview\nFixing units.py\n", history=history,
                                               active_turn=2, history_mode="last-n", last_n=1, agents_md="be brief"))
     assert [m.role for m in messages] == ["system", "system", "system", "user"]
+    # A memory with nothing in it yet is not sent.
+    empty = engine.assemble(ContextRequest(system_prompt="You help.", overview="# Overview\n", history=history, history_mode="all"))
+    assert [m.role for m in empty] == ["system", "user", "assistant", "user"]
     assert messages[0].content.startswith("You help.\n\n## Working Memory")
     assert messages[-1].content == "c"
     quiet = engine.context_meta(ContextStats(tokens_used=100, tokens_max=1000, compact_at=750))

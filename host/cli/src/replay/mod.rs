@@ -167,7 +167,7 @@ pub fn replay<'a>(
     let mut meter = meter::Meter::new(tokenizer, window, requests);
     let task = history.iter().position(|m| m.role == "user");
     let mut answered: HashSet<String> = history.iter().filter_map(|m| m.tool_call_id.clone()).collect();
-    let options = Options::new(MODEL, tools::openai_tools(false)).with_window(window);
+    let options = Options::new(MODEL, serde_json::Value::Null).with_window(window);
     let net = (options.compact_at.unwrap_or(u32::MAX), options.compact_goal);
     if !policy.is_workmem() {
         let mut base = baseline::Baseline::new(policy);
@@ -187,6 +187,10 @@ pub fn replay<'a>(
     options.system_prompt = system.to_string();
     options.history = HistoryMode::All;
     options.auto_compact = policy == Policy::Workmem;
+    // The trajectory's agent brings its own tools (which no policy is charged for): workmem
+    // adds its own, as `workmem proxy` does, and no file tools.
+    options.tools = tools::openai_own(options.auto_compact);
+    options.memory_files = false;
     let mut engine = runtime.instance()?;
     let mut stand_in = StandIn::default();
     let mut logged = 0;
