@@ -63,12 +63,14 @@ test-js: component packages/js/node_modules/.installed
 
 $(VENV)/.installed: packages/python/pyproject.toml Makefile
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0 openai==3.57.0 openai-agents==0.24.0
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0 openai==3.57.0 openai-agents==0.24.0 langchain==1.5.0 langchain-openai==1.7.4 tiktoken==0.14.0
 	touch $@
 
+# The CLI too: the session log's tests hold what Python writes to what the CLI reads.
 test-python: component $(VENV)/.installed
+	cargo build -q
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
-	cd packages/python && $(PYTHON) -m mypy --strict workmem && $(PYTHON) -X faulthandler -m pytest -q && $(PYTHON) -X faulthandler example.py > /dev/null
+	cd packages/python && $(PYTHON) -m mypy --strict workmem && WORKMEM_BIN=$(CURDIR)/target/debug/workmem $(PYTHON) -X faulthandler -m pytest -q && $(PYTHON) -X faulthandler example.py > /dev/null
 
 # The HTTP API fuzzed from its own OpenAPI document (tests/http/run.sh): any 5xx or any
 # answer the document does not describe fails.

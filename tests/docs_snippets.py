@@ -70,8 +70,39 @@ def main() -> int:
         shutil.rmtree(go, ignore_errors=True)
     if not curl_session((ROOT / "docs" / "documents.md").read_text()):
         return 1
-    print(f"{len(runs) + 2} snippets of docs/ ran as written")
+    if not langchain((ROOT / "docs" / "langchain.md").read_text()):
+        return 1
+    print(f"{len(runs) + 3} snippets of docs/ ran as written")
     return 0
+
+
+def langchain(chapter: str) -> bool:
+    """The LangChain page's agent, as written, against the proxy's scripted model on loopback
+    (`OPENAI_BASE_URL`, which ChatOpenAI reads), in a scratch directory with the files it
+    reads; tiktoken's encoding read from cargo's copy, as in the package's tests."""
+    snippet = re.search(r"```python,langchain\n(.*?)```", chapter, re.S).group(1)
+    assert len(snippet.strip().splitlines()) <= 15, "the LangChain snippet is over fifteen lines"
+    sys.path.insert(0, str(ROOT / "tests" / "proxy"))
+    import upstream
+
+    script = upstream.Script(steps=3, files=3, file_size=2000, tool="read_file", arguments=lambda p: {"path": p})
+    server = upstream.start(script)
+    home = Path(tempfile.mkdtemp())
+    try:
+        for k in range(1, 4):
+            (home / f"file_{k}.txt").write_text(script.text(k))
+        (home / "snippet.py").write_text(snippet)
+        run = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests' / 'python')!r}); import tiktoken_offline; "
+               "tiktoken_offline.install(); import runpy; runpy.run_path('snippet.py', run_name='__main__')")
+        env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1", "OPENAI_API_KEY": "test"}
+        out = subprocess.run([sys.executable, "-c", run], cwd=home, env=env, capture_output=True, text=True, timeout=120)
+        ok = out.returncode == 0 and f"{upstream.ANSWER} 3 steps" in out.stdout and any((home / "sessions").glob("*/*/messages.jsonl"))
+        if not ok:
+            print(f"docs/langchain.md snippet failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
+        return ok
+    finally:
+        server.shutdown()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def curl_session(chapter: str) -> bool:

@@ -49,6 +49,9 @@ class Script:
     arguments: Callable[[str], dict[str, Any]]
     update_at: int = 0
     read_back_at: int = 0
+    # A context window, in this model's tokens (`tokens`): a request over it is answered 400
+    # context_length_exceeded, as a provider answers it. 0: none.
+    window: int = 0
     log: Path | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     texts: dict[int, str] = field(default_factory=dict)
@@ -283,6 +286,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
     def answer_chat(self, raw: bytes, body: dict[str, Any]) -> None:
+        if self.script.window and tokens(raw) > self.script.window:
+            self.script.record({"protocol": "chat", "over_window": tokens(raw)})
+            return self.send_json(400, {"error": {"message": f"This model's maximum context length is {self.script.window} tokens. "
+                                                             f"However, your messages resulted in {tokens(raw)} tokens.",
+                                                  "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
         turn = chat_turn(body)
         main = self.script.tool in turn.tools
         check(self.script, "chat", body, raw, turn, main)

@@ -33,7 +33,7 @@ __all__ = [
     "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "ChatMessage", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
     "Diagnostic", "Engine", "Entry",
     "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Progress", "Replacement", "Snapshot",
-    "Session", "SessionError", "ToolCall", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
+    "Session", "SessionError", "ToolCall", "View", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
     "now",
 ]
 
@@ -784,4 +784,4 @@ class Memory(_Resident):
             run.drop(self._engine._store)
 
 
-from .session import Session, SessionError  # noqa: E402  (session.py uses the classes above)
+from .session import Session, SessionError, View  # noqa: E402  (session.py uses the classes above)

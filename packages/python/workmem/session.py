@@ -15,14 +15,19 @@ import os
 import stat
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Union
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:
-    from . import Applied, Engine, Memory
+    from . import Applied, ChatMessage, Compaction, Engine, Entry, Memory
 
 FORMAT = "workmem-session/1"
 META, STATE, LOG, LOCK, PENDING = "meta.json", "state.json", "updates.jsonl", ".lock", "commit.pending.json"
 MEMORY_DIR, OVERVIEW = "working-memory", "overview.md"
+MESSAGES = "messages.jsonl"
 
 _temps = itertools.count()
 
@@ -71,6 +76,202 @@ class Session:
 
     def __exit__(self, *_: Any) -> None:
         self.close()
+
+    @classmethod
+    def create(cls, root: Union[str, Path], engine: "Engine", id: Optional[str] = None,
+               cwd: Union[str, Path, None] = None) -> "Session":
+        """A new session under the sessions root `root` (the CLI's `--sessions-dir`), filed
+        under its working directory's folder as the CLI files it, so that `workmem session
+        list`, `workmem view` and `workmem serve` find it; with a fresh ID (or `id`, refused
+        when taken) and the engine's template for its memory. meta.json is written last: its
+        format marker is what makes the directory a session."""
+        cwd = Path(cwd) if cwd is not None else Path.cwd()
+        folder = Path(root) / encode_cwd(str(cwd))
+        folder.mkdir(parents=True, exist_ok=True)
+        if id is not None and not _ID.fullmatch(id):
+            raise SessionError(f"{id!r} is not a session ID: letters, digits, '-', '_' and '.', at most 128, not starting with '.'")
+        for _ in range(64):
+            name = id or _new_id()
+            try:
+                os.mkdir(folder / name)
+                break
+            except FileExistsError:
+                if id is not None:
+                    raise SessionError(f"a session {id!r} exists already in {folder}") from None
+        else:
+            raise SessionError(f"no fresh session ID was free in {folder}")
+        session = cls(os.open(folder / name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), folder / name)
+        try:
+            os.mkdir(MEMORY_DIR, dir_fd=session._fd)
+            with session._memory_dir() as d:
+                for sub in ("detail", "archive"):
+                    os.mkdir(sub, dir_fd=d)
+                template = engine.overview_template()
+                session._write(d, OVERVIEW, template.encode())
+            for empty in (MESSAGES, LOG, LOCK):
+                session._write(session._fd, empty, b"")
+            from . import now
+
+            at = now()
+            meta = {"format": FORMAT, "id": name, "cwd": str(cwd), "created_at": at, "updated_at": at, "updates": 0,
+                    "workmem_version": _version(), "rounds": 0, "memory_updated_round": 0, "token_correction": 0,
+                    "uid": secrets.token_hex(16),
+                    "memory_chain": {"shown": template, "to": hashlib.sha256(template.encode()).hexdigest()}}
+            session._write(session._fd, META, _pretty(meta))
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    # --- the message log (messages.jsonl), as the CLI keeps it -----------------------------
+
+    def append(self, messages: Sequence["ChatMessage"], opaque: Sequence[Sequence[Any]] = ()) -> List[int]:
+        """Appends `messages` to the log, numbered on from its last record, in one write under
+        the session's lock, synced before it returns; gives their sequence numbers. `opaque`,
+        one list a message where given, keeps parts of each in its framework's own shape (a
+        reasoning item, an item ID) that the session never reads and gives back as they came."""
+        with self._lock():
+            fd = self._open(self._fd, MESSAGES, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+            try:
+                last = _last_seq(fd, truncate=True)
+                from . import now
+
+                at, lines, seqs = now(), [], []
+                for i, m in enumerate(messages):
+                    last += 1
+                    record: Dict[str, Any] = {"seq": last, "at": at, "kind": "message", **_message_json(m)}
+                    if i < len(opaque) and opaque[i]:
+                        record["opaque"] = list(opaque[i])
+                    lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+                    seqs.append(last)
+                os.write(fd, "".join(lines).encode())
+                os.fsync(fd)
+                return seqs
+            finally:
+                os.close(fd)
+
+    def records(self) -> List[Dict[str, Any]]:
+        """Every whole record of the log, oldest first (one a crash cut short is not one). A
+        line that does not parse is an error naming messages.jsonl, its line and column."""
+        try:
+            data = self._read(self._fd, MESSAGES)
+        except FileNotFoundError:
+            return []
+        out = []
+        whole = data[:data.rfind(b"\n") + 1].decode()
+        for n, line in enumerate(whole.split("\n")[:-1], 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as e:
+                raise SessionError(f"{self.path / MESSAGES}:{n}:{getattr(e, 'colno', 1)}: {getattr(e, 'msg', e)}") from e
+            if not isinstance(record, dict) or not isinstance(record.get("seq"), int) or record.get("kind") not in ("message", "compaction"):
+                raise SessionError(f"{self.path / MESSAGES}:{n}:1: not a log record (seq, kind message or compaction)")
+            out.append(record)
+        return out
+
+    def view(self, engine: "Engine") -> "View":
+        """The history the model sees: the log's messages with each compaction's replacements
+        in place of what they replace, by the engine's rule (`apply_replacements`, the one the
+        CLI's view follows too), and the last compaction folded in."""
+        from . import Entry, Replacement
+
+        entries: List[Entry] = []
+        last: Optional[Dict[str, Any]] = None
+        for record in self.records():
+            if record["kind"] == "message":
+                entries.append(Entry(record["seq"], _chat_message(record)))
+            else:
+                replacements = [Replacement(list(r["replaces"]), _chat_message(r["message"])) for r in record["replacements"]]
+                entries = engine.apply_replacements(entries, replacements)
+                last = record
+        return View(entries, last)
+
+    def originals(self, seqs: Tuple[int, int]) -> List[Tuple[int, "ChatMessage"]]:
+        """The messages logged with sequence numbers `seqs[0]` to `seqs[1]`, as they were
+        logged, whatever compacted them since (what `read_history` reads back)."""
+        first, last = seqs
+        return [(r["seq"], _chat_message(r)) for r in self.records() if r["kind"] == "message" and first <= r["seq"] <= last]
+
+    def log_compaction(self, compaction: "Compaction", target: str = "fallback", strategy: str = "archive",
+                       archive_to: Optional[str] = None) -> int:
+        """Appends a compaction the engine planned (`Engine.fallback` or `Engine.compact`) to the
+        log, its archive text first to `archive_to` under working-memory/ (a crash between the
+        two leaves text nothing points to yet, and the history as it was); gives its sequence
+        number."""
+        with self._lock():
+            archive = None
+            if compaction.archive:
+                if archive_to is None or not archive_to.startswith(MEMORY_DIR + "/"):
+                    raise SessionError(f"the archive goes under {MEMORY_DIR}/, not {archive_to!r}")
+                archive = archive_to
+                self._append_archive(archive_to[len(MEMORY_DIR) + 1:], compaction.archive)
+            record = {"kind": "compaction", "target": target, "strategy": strategy,
+                      "replacements": [{"replaces": list(r.replaces), "message": _message_json(r.message)} for r in compaction.replacements],
+                      **({"archive": archive} if archive else {}),
+                      "notice": compaction.notice, "tokens_before": compaction.tokens_before,
+                      "tokens_after": compaction.tokens_after, "round": int(self.meta().get("rounds", 0))}
+            fd = self._open(self._fd, MESSAGES, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+            try:
+                seq = _last_seq(fd, truncate=True) + 1
+                from . import now
+
+                line = json.dumps({"seq": seq, "at": now(), **record}, ensure_ascii=False, separators=(",", ":")) + "\n"
+                os.write(fd, line.encode())
+                os.fsync(fd)
+                return seq
+            finally:
+                os.close(fd)
+
+    def count_round(self) -> None:
+        """One more request to the model (meta.json's `rounds`): what the reminder counts the
+        rounds since the memory's last update by, and a compaction's notice is told on."""
+        with self._lock():
+            meta = self.meta()
+            meta["rounds"] = int(meta.get("rounds", 0)) + 1
+            self._write(self._fd, META, _pretty(meta))
+
+    def archive_lines(self, archive_to: str) -> int:
+        """How many lines the archive file `archive_to` (under working-memory/) holds: what
+        `Engine.fallback`'s `archive_lines` takes, so that its handles cite the right lines."""
+        with self._memory_dir() as d:
+            try:
+                return self._read_beneath(d, archive_to[len(MEMORY_DIR) + 1:]).decode().count("\n")
+            except FileNotFoundError:
+                return 0
+
+    def _append_archive(self, relative: str, text: str) -> None:
+        with self._memory_dir() as d:
+            parts = relative.split("/")
+            if any(p in ("", ".", "..") for p in parts):
+                raise SessionError(f"{relative!r} is not a path beneath {MEMORY_DIR}/")
+            try:
+                before = self._read_beneath(d, relative)
+            except FileNotFoundError:
+                before = b""
+            fd = d
+            opened = []
+            try:
+                for sub in parts[:-1]:
+                    fd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                    opened.append(fd)
+                self._write(fd, parts[-1], before + text.encode())
+            finally:
+                for o in opened:
+                    os.close(o)
+
+    def _read_beneath(self, dir_fd: int, relative: str) -> bytes:
+        parts = relative.split("/")
+        fd, opened = dir_fd, []
+        try:
+            for sub in parts[:-1]:
+                fd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                opened.append(fd)
+            return self._read(fd, parts[-1])
+        finally:
+            for o in opened:
+                os.close(o)
 
     # --- reading --------------------------------------------------------------------------
 
@@ -260,6 +461,58 @@ class Session:
         if not isinstance(value, dict):
             raise SessionError(f"{self.path / name} is not a JSON object")
         return value
+
+
+@dataclass
+class View:
+    """The history the model sees (see `Session.view`), and the last compaction folded in:
+    its `notice` is what the next request tells the model."""
+
+    entries: List["Entry"] = field(default_factory=list)
+    last_compaction: Optional[Dict[str, Any]] = None
+
+
+_ID = re.compile(r"(?!\.)[A-Za-z0-9._-]{1,128}")
+
+
+def encode_cwd(cwd: str) -> str:
+    """The folder the CLI files a working directory's sessions under: `/home/me/app` is
+    `--home-me-app--`."""
+    return "--" + re.sub(r"[/\\:]", "-", cwd.lstrip("/\\")) + "--"
+
+
+def _new_id() -> str:
+    """`20261122-052054-3f9a`, as the CLI draws them: sortable by creation time."""
+    from . import now
+
+    stamp = "".join(c for c in now() if c.isdigit())
+    return f"{stamp[:8]}-{stamp[8:14]}-{secrets.token_hex(2)}"
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("workmem")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def _message_json(m: "ChatMessage") -> Dict[str, Any]:
+    """A message as the log keeps it (the CLI's `Message`): empty fields left out."""
+    out: Dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+    if m.tool_call_id:
+        out["tool_call_id"] = m.tool_call_id
+    return out
+
+
+def _chat_message(record: Dict[str, Any]) -> "ChatMessage":
+    from . import ChatMessage, ToolCall
+
+    calls = [ToolCall(c["id"], c["name"], c["arguments"]) for c in record.get("tool_calls", [])]
+    return ChatMessage(record["role"], record["content"], record.get("tool_call_id"), calls)
 
 
 def _pretty(value: Dict[str, Any]) -> bytes:
