@@ -70,18 +70,20 @@ def main() -> int:
         shutil.rmtree(go, ignore_errors=True)
     if not curl_session((ROOT / "docs" / "documents.md").read_text()):
         return 1
-    if not langchain((ROOT / "docs" / "langchain.md").read_text()):
-        return 1
-    print(f"{len(runs) + 3} snippets of docs/ ran as written")
+    for page, tag in (("langchain.md", "langchain"), ("agents-sdk.md", "agents")):
+        if not framework(page, tag):
+            return 1
+    print(f"{len(runs) + 4} snippets of docs/ ran as written")
     return 0
 
 
-def langchain(chapter: str) -> bool:
-    """The LangChain page's agent, as written, against the proxy's scripted model on loopback
-    (`OPENAI_BASE_URL`, which ChatOpenAI reads), in a scratch directory with the files it
-    reads; tiktoken's encoding read from cargo's copy, as in the package's tests."""
-    snippet = re.search(r"```python,langchain\n(.*?)```", chapter, re.S).group(1)
-    assert len(snippet.strip().splitlines()) <= 15, "the LangChain snippet is over fifteen lines"
+def framework(page: str, tag: str) -> bool:
+    """A framework page's agent (`python,<tag>`), as written, against the proxy's scripted
+    model on loopback (`OPENAI_BASE_URL`, which the frameworks' OpenAI clients read), in a
+    scratch directory with the files it reads; tiktoken's encoding read from cargo's copy, as
+    in the package's tests."""
+    snippet = re.search(rf"```python,{tag}\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S).group(1)
+    assert len(snippet.strip().splitlines()) <= 15, f"docs/{page}'s snippet is over fifteen lines"
     sys.path.insert(0, str(ROOT / "tests" / "proxy"))
     import upstream
 
@@ -94,11 +96,13 @@ def langchain(chapter: str) -> bool:
         (home / "snippet.py").write_text(snippet)
         run = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests' / 'python')!r}); import tiktoken_offline; "
                "tiktoken_offline.install(); import runpy; runpy.run_path('snippet.py', run_name='__main__')")
-        env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1", "OPENAI_API_KEY": "test"}
+        # No trace leaves the machine: the Agents SDK would send its traces to the provider.
+        env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1", "OPENAI_API_KEY": "test",
+               "OPENAI_AGENTS_DISABLE_TRACING": "1"}
         out = subprocess.run([sys.executable, "-c", run], cwd=home, env=env, capture_output=True, text=True, timeout=120)
         ok = out.returncode == 0 and f"{upstream.ANSWER} 3 steps" in out.stdout and any((home / "sessions").glob("*/*/messages.jsonl"))
         if not ok:
-            print(f"docs/langchain.md snippet failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
+            print(f"docs/{page} snippet failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
         return ok
     finally:
         server.shutdown()

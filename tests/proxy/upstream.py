@@ -285,12 +285,19 @@ class Handler(BaseHTTPRequestHandler):
             return self.answer_responses(raw, body)
         self.send_json(404, {"error": {"message": f"no route {self.path}"}})
 
+    def over_window(self, protocol: str, raw: bytes) -> bool:
+        """Answers a request over the script's window as a provider does, and says so."""
+        if not self.script.window or tokens(raw) <= self.script.window:
+            return False
+        self.script.record({"protocol": protocol, "over_window": tokens(raw)})
+        self.send_json(400, {"error": {"message": f"This model's maximum context length is {self.script.window} tokens. "
+                                                  f"However, your messages resulted in {tokens(raw)} tokens.",
+                                       "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+        return True
+
     def answer_chat(self, raw: bytes, body: dict[str, Any]) -> None:
-        if self.script.window and tokens(raw) > self.script.window:
-            self.script.record({"protocol": "chat", "over_window": tokens(raw)})
-            return self.send_json(400, {"error": {"message": f"This model's maximum context length is {self.script.window} tokens. "
-                                                             f"However, your messages resulted in {tokens(raw)} tokens.",
-                                                  "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}})
+        if self.over_window("chat", raw):
+            return
         turn = chat_turn(body)
         main = self.script.tool in turn.tools
         check(self.script, "chat", body, raw, turn, main)
@@ -373,6 +380,8 @@ class Handler(BaseHTTPRequestHandler):
 
 
     def answer_responses(self, raw: bytes, body: dict[str, Any]) -> None:
+        if self.over_window("responses", raw):
+            return
         turn = responses_turn(body)
         main = self.script.tool in turn.tools
         check(self.script, "responses", body, raw, turn, main)

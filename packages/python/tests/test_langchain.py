@@ -7,33 +7,26 @@ paired, a scripted `read_history` gives the original bytes, a memory update surv
 compactions, the session opens in `workmem view`, and a new middleware on the same session
 (a restart) logs only what is new."""
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, List
 
 import openai
 import pytest
+from bounded_run import STEPS, WINDOW, check, logged_since, script
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
 from workmem import Engine, Session
-from workmem.langchain import WorkmemMiddleware
+from workmem.langchain import WorkmemMiddleware, _to_chat
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "proxy"))
-import upstream  # noqa: E402
-
-STEPS, WINDOW, FILE_SIZE = 40, 8000, 3000
+import upstream  # noqa: E402  (tests/proxy, on the path bounded_run puts it)
 
 
 def scripted(log: Path) -> Any:
-    script = upstream.Script(steps=STEPS, files=12, file_size=FILE_SIZE, tool="read_file", arguments=lambda p: {"path": p},
-                             update_at=5, read_back_at=STEPS // 2, log=log, window=WINDOW)
-    return script, upstream.start(script)
+    loop = script(log)
+    return loop, upstream.start(loop)
 
 
 def agent(script: Any, server: Any, middleware: List[Any]) -> Any:
@@ -67,32 +60,13 @@ def test_with_workmem_the_loop_finishes_bounded_and_keeps_what_it_offloads(engin
     finally:
         server.shutdown()
     assert result["messages"][-1].content == f"{upstream.ANSWER} {STEPS} steps"
-    log = [json.loads(line) for line in (tmp_path / "upstream.jsonl").read_text().splitlines()]
-    assert not [r for r in log if "over_window" in r], "no request crossed the window"
-    main = [r for r in log if r.get("main")]
-    # A request a step (the memory update and the read back are steps too), and the last answer.
-    assert len(main) == STEPS + 1 and all(not r["unpaired"] for r in main), [r["unpaired"] for r in main if r["unpaired"]]
-    assert set(main[-1]["tools"]) >= {"read_file", "read_history", "update_memory"}
-    # Every output reached the model whole before anything replaced it.
-    outputs = {r["last_call"] for r in main if (r["last_call"] or "").startswith("s-")}
-    assert len(outputs) >= STEPS * 3 // 4 and outputs <= set(script.originals), sorted(outputs - set(script.originals))
-    # A compaction happened, and read_history gave back an output's original bytes.
-    assert [r for r in session.records() if r["kind"] == "compaction"]
-    assert [True] in [r["read_back"] for r in main], "the scripted read_history did not get an original back"
-    # The memory update the model made survived every compaction.
-    assert "every file has numbered lines" in session.overview()
-    # The session is one the CLI shows.
-    page = tmp_path / "page.html"
-    done = subprocess.run([os.environ["WORKMEM_BIN"], "view", "--session", str(session.path), "--out", str(page)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and "<html" in page.read_text().lower(), done.stderr
+    check(script, tmp_path / "upstream.jsonl", session, tmp_path)
     # A restart: a new middleware on the same session logs only what the state gained since
     # the last call: the final answer (no call came after it) and the next message.
     records = len(session.records())
     again = WorkmemMiddleware(Session.open(session.path), engine, window=WINDOW)
-    again._log_new(result["messages"] + [HumanMessage("And now?", id="after-restart")])
-    logged = again.session.records()[records:]
-    assert [(r["role"], r["content"]) for r in logged] == [("assistant", f"{upstream.ANSWER} {STEPS} steps"), ("user", "And now?")]
+    again.bound.log([(f"langchain:{m.id}", _to_chat(m), []) for m in result["messages"] + [HumanMessage("And now?", id="after-restart")]])
+    assert logged_since(again.session, records) == [("assistant", f"{upstream.ANSWER} {STEPS} steps"), ("user", "And now?")]
 
 
 def test_a_request_no_compaction_brings_under_the_window_is_not_sent(engine: Engine, tmp_path: Path) -> None:

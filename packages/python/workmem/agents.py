@@ -1,0 +1,138 @@
+"""workmem inside the OpenAI Agents SDK: `WorkmemFilter`, a `call_model_input_filter` that
+bounds every model call of a run through a workmem session (`workmem.bound.Bound`: what the run
+gained logged, the safety net's compactions, the memory and `context_meta` in the engine's
+order), and `tools`, workmem's own as `function_tool`s.
+
+    memory = WorkmemFilter(Session.create(root, Engine()), window=128_000)
+    agent = Agent(name="coder", instructions="...", tools=[read_file, *memory.tools])
+    await Runner.run(agent, task, run_config=RunConfig(call_model_input_filter=memory), max_turns=100)
+
+The run's items are the session's messages by their place in the run's input (which the SDK
+only appends to), so a run continued from `result.to_input_list()`, or a new filter on the same
+session after a restart, logs only what is new. An assistant's turn (its reasoning, its text,
+its function calls) is one message; each item is kept as it came and sent back as it came while
+no compaction replaced its message."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from agents import FunctionTool, function_tool
+from agents.run_config import CallModelData, ModelInputData
+
+from . import ChatMessage, Engine, ToolCall
+from .bound import READ_HISTORY, UPDATE_MEMORY, Bound
+from .session import Session
+
+__all__ = ["WorkmemFilter"]
+
+
+class WorkmemFilter:
+    """A `call_model_input_filter` (see the module); `tools` are `read_history` and
+    `update_memory` for the agent's `tools`. Raises `WorkmemError` for a request that no
+    compaction brings under the window, rather than sending it."""
+
+    def __init__(self, session: Session, engine: Optional[Engine] = None, *, window: int = 128_000,
+                 compact_at: float = 0.75, compact_goal: float = 0.5, keep_recent: int = 5,
+                 remind_after_rounds: int = 10, count: Optional[Callable[[str], int]] = None):
+        self.bound = Bound(session, engine, window=window, compact_at=compact_at, compact_goal=compact_goal,
+                           keep_recent=keep_recent, remind_after_rounds=remind_after_rounds, count=count)
+        self.session = session
+
+        def read_history(seq: str) -> str:
+            """Read back messages of this session by sequence number.
+
+            Args:
+                seq: a message's sequence number, e.g. "17", or a range, e.g. "12-20".
+            """
+            return self.bound.read_history(seq)
+
+        def update_memory(dsl: str) -> str:
+            """Update the structured memory.
+
+            Args:
+                dsl: the update, in the memory DSL.
+            """
+            return self.bound.update_memory(dsl)
+
+        self.tools: List[FunctionTool] = [
+            function_tool(read_history, description_override=READ_HISTORY),
+            function_tool(update_memory, description_override=UPDATE_MEMORY),
+        ]
+
+    def __call__(self, data: CallModelData[Any]) -> ModelInputData:
+        items = list(data.model_data.input)
+        self.bound.log([(f"agents:{at}", message, group) for at, message, group in _messages(items)])
+        offered = [{"name": t.name, "description": t.description, "parameters": t.params_json_schema}
+                   for t in data.agent.tools if isinstance(t, FunctionTool)]
+        bounded = self.bound.request(data.model_data.instructions or "", self.bound.tools_tokens(json.dumps(offered) if offered else ""))
+        originals = self._originals()
+        out: List[Any] = []
+        for seq, m in bounded.messages:
+            kept = originals.get(seq) if seq is not None else None
+            out.extend(kept[1] if kept is not None and kept[0] == m else _items(m))
+        return ModelInputData(input=out, instructions=bounded.system)
+
+    def _originals(self) -> Dict[int, Tuple[ChatMessage, List[Any]]]:
+        """Each logged message of a run, by its sequence number: as the engine reads it, and
+        the items it came as."""
+        from .session import _chat_message
+
+        out = {}
+        for r in self.session.records():
+            extra = [o for o in r.get("opaque", []) if not (isinstance(o, dict) and "key" in o)]
+            if r["kind"] == "message" and extra:
+                out[r["seq"]] = (_chat_message(r), extra)
+        return out
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") if isinstance(p, dict) else "" for p in content or [])
+
+
+def _messages(items: Sequence[Any]) -> List[Tuple[int, ChatMessage, List[Any]]]:
+    """The run's items as messages, each with the place of its first item and its items: an
+    assistant's turn (reasoning, text, function calls) one message, each output one."""
+    out: List[Tuple[int, ChatMessage, List[Any]]] = []
+    turn: Optional[Tuple[int, ChatMessage, List[Any]]] = None
+    for at, item in enumerate(items):
+        item = dict(item) if not isinstance(item, dict) else item
+        kind = item.get("type", "message")
+        role = item.get("role")
+        if kind in ("reasoning", "function_call") or (kind == "message" and role == "assistant"):
+            if turn is None:
+                turn = (at, ChatMessage("assistant", ""), [])
+            turn[2].append(item)
+            if kind == "function_call":
+                turn[1].tool_calls.append(ToolCall(item["call_id"], item["name"], item.get("arguments") or "{}"))
+            elif kind == "message":
+                turn[1].content += _text(item.get("content"))
+            continue
+        if turn is not None:
+            out.append(turn)
+            turn = None
+        if kind == "function_call_output":
+            out.append((at, ChatMessage("tool", _text(item.get("output")), tool_call_id=item["call_id"]), [item]))
+        elif kind == "message":
+            out.append((at, ChatMessage("system" if role in ("system", "developer") else "user", _text(item.get("content"))), [item]))
+        else:
+            # An item workmem does not know (a hosted tool's call, an image): kept as it came,
+            # read as a note of its kind.
+            out.append((at, ChatMessage("user", f"[{kind}]"), [item]))
+    if turn is not None:
+        out.append(turn)
+    return out
+
+
+def _items(m: ChatMessage) -> List[Dict[str, Any]]:
+    """A message the engine wrote (a placeholder, the memory, `context_meta`) as input items."""
+    if m.role == "assistant":
+        items: List[Dict[str, Any]] = [{"role": "assistant", "content": m.content}] if m.content else []
+        items += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+        return items
+    if m.role == "tool":
+        return [{"type": "function_call_output", "call_id": m.tool_call_id or "", "output": m.content}]
+    return [{"role": m.role, "content": m.content}]
