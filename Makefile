@@ -19,7 +19,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents bench-proxy
+.PHONY: test test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents bench-proxy bench-adapters
 
 test: test-rust test-js test-python test-go test-http test-mcp test-proxy test-packages test-docs fuzz
 
@@ -171,6 +171,13 @@ bench-instructions:
 	python3 host/cli/benches/instructions.py
 
 # The same 4 KB update in every runtime, one table.
+# What the Python framework adapters add to each model call, at 100 and 1,000 messages
+# (packages/python/bench_adapters.py; the workspace built first for tiktoken's encoding).
+bench-adapters: component $(VENV)/.installed
+	cargo build -q
+	cp $(COMPONENT) packages/python/workmem/workmem.wasm
+	cd packages/python && $(PYTHON) bench_adapters.py
+
 bench-runtimes: component go-bindings-check packages/js/node_modules/.installed $(VENV)/.installed
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/js && npm run build

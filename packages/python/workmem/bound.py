@@ -10,7 +10,7 @@ each with the key it knows it by, and back."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from . import ChatMessage, ContextRequest, ContextStats, Engine, Entry, WorkmemError
 from .session import Session
@@ -69,6 +69,7 @@ class Bound:
         self.remind_after_rounds = remind_after_rounds
         self._count = count
         self._logged: Optional[Set[str]] = None
+        self._counted: Dict[Tuple[str, str, Tuple[Tuple[str, str], ...]], int] = {}
 
     def count(self, text: str) -> int:
         if self._count is None:
@@ -76,9 +77,14 @@ class Bound:
         return self._count(text)
 
     def tokens(self, m: ChatMessage) -> int:
-        """A message's tokens in a request."""
-        return (3 + self.count(m.role) + self.count(m.content)
-                + sum(_CALL + self.count(c.name) + self.count(c.arguments) for c in m.tool_calls))
+        """A message's tokens in a request (each message counted once: the view is counted
+        again on every call)."""
+        key = (m.role, m.content, tuple((c.name, c.arguments) for c in m.tool_calls))
+        known = self._counted.get(key)
+        if known is None:
+            known = self._counted[key] = (3 + self.count(m.role) + self.count(m.content)
+                                          + sum(_CALL + self.count(c.name) + self.count(c.arguments) for c in m.tool_calls))
+        return known
 
     def tools_tokens(self, definitions: str) -> int:
         """What offering tools adds, given their definitions as JSON text (none: 0)."""
@@ -110,10 +116,10 @@ class Bound:
             for e in view.entries:
                 e.tokens = self.tokens(e.message)
             overview = self.session.overview()
-            assembled = self.engine.assemble(ContextRequest(
-                system_prompt=system, overview=overview, history=[e.message for e in view.entries],
-                history_mode="all", detail_path=""))
-            leading = assembled[:len(assembled) - len(view.entries)]
+            # With the whole history sent, what goes before it depends on nothing of the history:
+            # the engine's part is asked for alone (a thousand messages across the sandbox's
+            # boundary were most of a call's time).
+            leading = self.engine.assemble(ContextRequest(system_prompt=system, overview=overview, history_mode="all", detail_path=""))
             used = sum(self.tokens(m) for m in leading) + sum(e.tokens for e in view.entries) + _REPLY + tools_tokens
             if used < self.threshold or attempt == MAX_COMPACTIONS or not self._compact(view.entries, used):
                 break
