@@ -77,11 +77,12 @@ def main() -> int:
     return 0
 
 
-def framework(page: str, tag: str) -> bool:
+def framework(page: str, tag: str, python: str = sys.executable) -> bool:
     """A framework page's agent (`python,<tag>`), as written, against the proxy's scripted
     model on loopback (`OPENAI_BASE_URL`, which the frameworks' OpenAI clients read), in a
     scratch directory with the files it reads; tiktoken's encoding read from cargo's copy, as
-    in the package's tests."""
+    in the package's tests. `python`: the interpreter (`make test-packages` gives a virtual
+    environment's, with the built wheel installed)."""
     snippet = re.search(rf"```python,{tag}\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S).group(1)
     assert len(snippet.strip().splitlines()) <= 15, f"docs/{page}'s snippet is over fifteen lines"
     sys.path.insert(0, str(ROOT / "tests" / "proxy"))
@@ -99,7 +100,7 @@ def framework(page: str, tag: str) -> bool:
         # No trace leaves the machine: the Agents SDK would send its traces to the provider.
         env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1", "OPENAI_API_KEY": "test",
                "OPENAI_AGENTS_DISABLE_TRACING": "1"}
-        out = subprocess.run([sys.executable, "-c", run], cwd=home, env=env, capture_output=True, text=True, timeout=120)
+        out = subprocess.run([python, "-c", run], cwd=home, env=env, capture_output=True, text=True, timeout=120)
         ok = out.returncode == 0 and f"{upstream.ANSWER} 3 steps" in out.stdout and any((home / "sessions").glob("*/*/messages.jsonl"))
         if not ok:
             print(f"docs/{page} snippet failed:\n{out.stdout}{out.stderr}", file=sys.stderr)

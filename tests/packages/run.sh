@@ -46,6 +46,14 @@ python3 -m venv "$WORK/venv"
 cp "$HERE/main.py" "$WORK/"
 (cd "$WORK" && venv/bin/mypy --strict --no-incremental main.py > /dev/null) || { echo "mypy --strict failed on main.py" >&2; (cd "$WORK" && venv/bin/mypy --strict main.py) >&2; exit 1; }
 (cd / && "$WORK/venv/bin/python" "$WORK/main.py" "$dir" "$(update python)") >> "$WORK/out.jsonl"
+# The framework adapters from the wheel's extras, each page's snippet as a user runs it, outside
+# the repository (the same pins as the project's own environment).
+"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$(echo "$DIST"/workmem-*.whl)[langchain,agents]" \
+  langchain==1.5.0 langchain-openai==1.7.4 openai-agents==0.24.0 tiktoken==0.14.0
+python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import docs_snippets
+sys.exit(0 if all(docs_snippets.framework(p, t, sys.argv[2]) for p, t in (("langchain.md", "langchain"), ("agents-sdk.md", "agents"))) else 1)' \
+  "$ROOT/tests" "$WORK/venv/bin/python"
+echo "PyPI extras: langchain, agents; both framework pages' snippets ran from the wheel"
 
 echo "Go: github.com/workmem/workmem/packages/go, replaced by $ROOT/packages/go"
 mkdir "$WORK/go" && cd "$WORK/go"
