@@ -99,3 +99,16 @@ def test_a_record_cut_short_by_a_crash_is_not_one(engine: Engine, tmp_path: Path
         assert [r["seq"] for r in s.records()] == [1]
         assert s.append([ChatMessage("assistant", "second")]) == [2]
         assert [e.message.content for e in s.view(engine).entries] == ["first", "second"]
+
+
+def test_a_handle_reads_on_from_where_it_was_and_anew_when_the_log_was_replaced(engine: Engine, tmp_path: Path) -> None:
+    with Session.create(tmp_path, engine) as s, Session.open(s.path) as other:
+        s.append([ChatMessage("user", "first")])
+        assert [e.message.content for e in s.view(engine).entries] == ["first"]
+        other.append([ChatMessage("assistant", "second")])
+        assert [e.message.content for e in s.view(engine).entries] == ["first", "second"], "another writer's record read on"
+        log = s.path / "messages.jsonl"
+        replaced = log.read_text().replace('"first"', '"FIRST"')
+        (s.path / "messages.new").write_text(replaced)
+        os.replace(s.path / "messages.new", log)
+        assert [e.message.content for e in s.view(engine).entries] == ["FIRST", "second"], "a replaced log read anew"

@@ -44,6 +44,12 @@ class Session:
     def __init__(self, fd: int, path: Path):
         self._fd = fd
         self.path = path
+        # The log as far as this handle has read it (the file's identity, the bytes of whole
+        # records, the records, lines counted) and the view folded from them: the log is only
+        # appended to, so each read takes what was appended since, where a read of the whole
+        # log on every model call grew with the session.
+        self._read_to: Tuple[Tuple[int, int], int, List[Dict[str, Any]], int] = ((0, 0), 0, [], 0)
+        self._folded: Tuple[int, List["Entry"], Optional[Dict[str, Any]]] = (0, [], None)
 
     @classmethod
     def open(cls, path: Union[str, Path]) -> "Session":
@@ -152,14 +158,25 @@ class Session:
 
     def records(self) -> List[Dict[str, Any]]:
         """Every whole record of the log, oldest first (one a crash cut short is not one). A
-        line that does not parse is an error naming messages.jsonl, its line and column."""
+        line that does not parse is an error naming messages.jsonl, its line and column. Only
+        what was appended since this handle last read it is read (the list is the handle's:
+        do not change it)."""
         try:
-            data = self._read(self._fd, MESSAGES)
+            fd = self._open(self._fd, MESSAGES, os.O_RDONLY)
         except FileNotFoundError:
             return []
-        out = []
-        whole = data[:data.rfind(b"\n") + 1].decode()
-        for n, line in enumerate(whole.split("\n")[:-1], 1):
+        try:
+            st = os.fstat(fd)
+            identity, offset, records, lines = self._read_to
+            if identity != (st.st_dev, st.st_ino) or st.st_size < offset:
+                identity, offset, records, lines = (st.st_dev, st.st_ino), 0, [], 0
+                self._folded = (0, [], None)
+            data = os.pread(fd, st.st_size - offset, offset) if st.st_size > offset else b""
+        finally:
+            os.close(fd)
+        whole = data[:data.rfind(b"\n") + 1]
+        records = list(records)
+        for n, line in enumerate(whole.decode().split("\n")[:-1], lines + 1):
             if not line.strip():
                 continue
             try:
@@ -168,25 +185,31 @@ class Session:
                 raise SessionError(f"{self.path / MESSAGES}:{n}:{getattr(e, 'colno', 1)}: {getattr(e, 'msg', e)}") from e
             if not isinstance(record, dict) or not isinstance(record.get("seq"), int) or record.get("kind") not in ("message", "compaction"):
                 raise SessionError(f"{self.path / MESSAGES}:{n}:1: not a log record (seq, kind message or compaction)")
-            out.append(record)
-        return out
+            records.append(record)
+        self._read_to = (identity, offset + len(whole), records, lines + whole.count(b"\n"))
+        return records
 
     def view(self, engine: "Engine") -> "View":
         """The history the model sees: the log's messages with each compaction's replacements
         in place of what they replace, by the engine's rule (`apply_replacements`, the one the
-        CLI's view follows too), and the last compaction folded in."""
+        CLI's view follows too), and the last compaction folded in. Folded on from where this
+        handle last folded it."""
         from . import Entry, Replacement
 
-        entries: List[Entry] = []
-        last: Optional[Dict[str, Any]] = None
-        for record in self.records():
+        records = self.records()
+        folded, entries, last = self._folded
+        if folded > len(records):
+            folded, entries, last = 0, [], None
+        entries = list(entries)
+        for record in records[folded:]:
             if record["kind"] == "message":
                 entries.append(Entry(record["seq"], _chat_message(record)))
             else:
                 replacements = [Replacement(list(r["replaces"]), _chat_message(r["message"])) for r in record["replacements"]]
                 entries = engine.apply_replacements(entries, replacements)
                 last = record
-        return View(entries, last)
+        self._folded = (len(records), entries, last)
+        return View([Entry(e.seq, e.message, e.tokens) for e in entries], last)
 
     def originals(self, seqs: Tuple[int, int]) -> List[Tuple[int, "ChatMessage"]]:
         """The messages logged with sequence numbers `seqs[0]` to `seqs[1]`, as they were
