@@ -106,7 +106,8 @@ class Session:
                     raise SessionError(f"a session {id!r} exists already in {folder}") from None
         else:
             raise SessionError(f"no fresh session ID was free in {folder}")
-        session = cls(os.open(folder / name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC), folder / name)
+        # The directory just made, opened without following a link put in its place since.
+        session = cls(os.open(folder / name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC), folder / name)
         try:
             os.mkdir(MEMORY_DIR, dir_fd=session._fd)
             with session._memory_dir() as d:
