@@ -439,3 +439,50 @@ fn a_request_built_on_from_the_last_is_the_one_built_whole() {
         step(&s, &mut engine, &mut carry, true, "the history grew again");
     }
 }
+
+/// The engine's definitions of workmem's own tools (what the framework adapters offer) are the
+/// agent's, to the byte of their descriptions and schemas.
+#[test]
+fn the_engines_own_tools_are_the_agents() {
+    let engine: Vec<serde_json::Value> = workmem_guest::call::own_tools()
+        .into_iter()
+        .map(|t| serde_json::json!({"name": t.name, "description": t.description, "parameters": serde_json::from_str::<serde_json::Value>(&t.parameters).unwrap()}))
+        .collect();
+    let agent: Vec<serde_json::Value> =
+        tools::own(true).map(|t| serde_json::json!({"name": t.name, "description": t.description, "parameters": t.parameters()})).collect();
+    assert_eq!(engine, agent);
+}
+
+/// The engine's `read_history` answer is the agent's for the same log, capped parts included.
+#[test]
+fn the_engines_read_history_answer_is_the_agents() {
+    let runtime = common::runtime();
+    let (_, s) = session("read-answer", &runtime);
+    say(&s, "user", "the task");
+    s.append_message(Message::new("tool", "x".repeat(100_000))).unwrap();
+    let records = s.records().unwrap();
+    for (spec, from) in [("1", 0), ("1-2", 0), ("1-2", 70_000), ("2", 99_000)] {
+        let found: Vec<workmem_guest::history::Entry> = records
+            .iter()
+            .filter_map(|r| match &r.entry {
+                workmem_store::Entry::Message(m) => Some(workmem_guest::history::Entry {
+                    seq: r.seq,
+                    message: workmem_guest::ChatMessage {
+                        role: m.role.clone(),
+                        content: m.content.clone(),
+                        tool_call_id: String::new(),
+                        tool_calls: Vec::new(),
+                    },
+                    tokens: 0,
+                }),
+                _ => None,
+            })
+            .filter(|e| {
+                let (a, b) = workmem_guest::call::read_range(spec).unwrap();
+                (a..=b).contains(&e.seq)
+            })
+            .collect();
+        let read = workmem_store::messages::read_spec(spec, from);
+        assert_eq!(workmem_guest::call::read_answer(spec, &found, from), workmem_store::messages::read_result(&records, &read, u64::MAX), "{spec} from {from}");
+    }
+}

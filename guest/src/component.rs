@@ -17,6 +17,7 @@ mod document;
 
 use crate::history;
 use crate::memory::Wants;
+use exports::workmem::memory::call as kx;
 use exports::workmem::memory::context as cx;
 use exports::workmem::memory::history as hx;
 use exports::workmem::memory::memory as wit;
@@ -349,6 +350,66 @@ impl hx::Guest for Component {
         let replacements: Vec<history::Replacement> =
             replacements.into_iter().map(|r| history::Replacement { replaces: r.replaces, message: chat_message(r.message) }).collect();
         to_entries(history::apply(&entries(view), &replacements))
+    }
+}
+
+fn to_fallback(f: history::Fallback) -> hx::FallbackRequest {
+    hx::FallbackRequest {
+        used: f.used,
+        threshold: f.threshold,
+        goal: f.goal,
+        keep_recent: f.keep_recent,
+        archive_to: f.archive_to,
+        archive_lines: f.archive_lines,
+        never_compact: f.never_compact,
+        keep: f.keep,
+    }
+}
+
+impl kx::Guest for Component {
+    fn prepare(r: kx::CallRequest) -> Result<kx::CallStep, String> {
+        let b = r.bounds;
+        let request = crate::call::CallRequest {
+            bounds: crate::call::Bounds {
+                window: b.window,
+                threshold: b.threshold,
+                goal: b.goal,
+                keep_recent: b.keep_recent,
+                remind_after_rounds: b.remind_after_rounds.unwrap_or(0),
+                max_compactions: b.max_compactions,
+                archive_to: b.archive_to,
+            },
+            system_prompt: r.system_prompt,
+            overview: r.overview,
+            view_tokens: r.view_tokens,
+            view_entries: r.view_entries,
+            task: r.task,
+            overhead: r.overhead,
+            counted: r.counted,
+            compactions: r.compactions,
+            exhausted: r.exhausted,
+            rounds_since_update: r.rounds_since_update,
+            notice: r.notice.unwrap_or_default(),
+        };
+        Ok(match crate::call::prepare(request)? {
+            crate::call::Step::Count(ms) => kx::CallStep::Count(ms.into_iter().map(to_chat_message).collect()),
+            crate::call::Step::Compact(f) => kx::CallStep::Compact(to_fallback(f)),
+            crate::call::Step::Send(p) => {
+                kx::CallStep::Send(kx::Prepared { leading: p.leading.into_iter().map(to_chat_message).collect(), meta: p.meta, tokens: p.tokens })
+            }
+        })
+    }
+
+    fn own_tools() -> Vec<kx::ToolDefinition> {
+        crate::call::own_tools().into_iter().map(|t| kx::ToolDefinition { name: t.name, description: t.description, parameters: t.parameters }).collect()
+    }
+
+    fn read_range(seq: String) -> Result<(u64, u64), String> {
+        crate::call::read_range(&seq)
+    }
+
+    fn read_answer(seq: String, found: Vec<hx::Entry>, start: u32) -> Result<String, String> {
+        crate::call::read_answer(&seq, &entries(found), start)
     }
 }
 

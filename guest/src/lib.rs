@@ -3,6 +3,7 @@
 //! native library, so tests and benchmarks can hold one against the other.
 
 pub mod board;
+pub mod call;
 mod context;
 pub mod document;
 pub mod history;

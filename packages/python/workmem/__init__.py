@@ -30,9 +30,9 @@ from . import _epoch
 from ._typecache import remember_type
 
 __all__ = [
-    "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "ChatMessage", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
+    "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "Bounds", "CallRequest", "ChatMessage", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
     "Diagnostic", "Engine", "Entry",
-    "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Progress", "Replacement", "Snapshot",
+    "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Prepared", "Progress", "Replacement", "Snapshot",
     "Session", "SessionError", "ToolCall", "View", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
     "now",
 ]
@@ -40,6 +40,7 @@ __all__ = [
 PACKAGE = "workmem:memory/memory@0.2.0"
 HISTORY = "workmem:memory/history@0.2.0"
 CONTEXT = "workmem:memory/context@0.2.0"
+CALL = "workmem:memory/call@0.2.0"
 BOARD = "workmem:memory/board@0.2.0"
 DOCUMENT = "workmem:memory/document@0.2.0"
 
@@ -250,6 +251,48 @@ class ContextStats:
     compaction_notice: Optional[str] = None
 
 
+@dataclass
+class Bounds:
+    """The bounds of every model call, in tokens (see `Engine.prepare_call`)."""
+
+    window: int
+    threshold: int
+    goal: int
+    keep_recent: int = 5
+    remind_after_rounds: Optional[int] = None
+    max_compactions: int = 3
+    archive_to: str = "working-memory/detail/history.md"
+
+
+@dataclass
+class CallRequest:
+    """One model call's state as the host knows it: the view's tokens and entries, what the
+    request adds beyond its messages (`overhead`), and what the call's steps so far counted
+    and compacted (see `Engine.prepare_call`)."""
+
+    bounds: Bounds
+    system_prompt: str
+    overview: str
+    view_tokens: int
+    view_entries: int
+    task: Optional[int] = None
+    overhead: int = 0
+    counted: List[int] = field(default_factory=list)
+    compactions: int = 0
+    exhausted: bool = False
+    rounds_since_update: int = 0
+    notice: Optional[str] = None
+
+
+@dataclass
+class Prepared:
+    """A request ready to send: `leading`, then the view, then `meta` as a system message."""
+
+    leading: List[ChatMessage]
+    meta: str
+    tokens: int
+
+
 _HISTORY_MODES = ("auto", "all", "active-turn", "last-n")
 
 
@@ -414,6 +457,7 @@ class Engine:
                                            "[method]update-run.request", "[method]update-run.answer")),
                                 (HISTORY, ("compact", "fallback", "apply-replacements")),
                                 (CONTEXT, ("assemble", "context-meta", "overview-maintained")),
+                                (CALL, ("prepare", "own-tools", "read-range", "read-answer")),
                                 (BOARD, ("[static]board.create", "[static]board.load", "[method]board.save",
                                          "[method]board.revision", "[method]board.apply-json", "[method]board.replay",
                                          "[method]board.view", "[method]board.brief")),
@@ -523,6 +567,48 @@ class Engine:
     def apply_replacements(self, view: List[Entry], replacements: List[Replacement]) -> List[Entry]:
         """The view after `replacements`: how a log of messages and compactions reads back."""
         return _from_wit(self._call("apply-replacements", _to_wit(view), _to_wit(replacements)), List[Entry])
+
+    # --- around each model call of an agent a framework runs ------------------------------
+
+    def prepare_call(self, request: CallRequest) -> Union[List[ChatMessage], typing.Dict[str, Any], Prepared]:
+        """The next step of a model call: messages to count (append their tokens to
+        `request.counted` and call again), the arguments of a `fallback` to run over the view
+        (log what it returns, then call again with `compactions` one more, or `exhausted`
+        where it returns None; set its `archive_lines`), or the request to send. Raises
+        WorkmemError for a request over the window with all the safety net may compact
+        compacted."""
+        step = self._call("prepare", _to_wit(request))
+        if isinstance(step, str):
+            raise WorkmemError(step)
+        if step.tag == "count":
+            return _from_wit(step.payload, List[ChatMessage])
+        if step.tag == "compact":
+            return {name.replace("-", "_"): value for name, value in vars(step.payload).items()}
+        return _from_wit(step.payload, Prepared)
+
+    def own_tools(self) -> List[typing.Dict[str, Any]]:
+        """workmem's own tools where the safety net compacts (`read_history`, `update_memory`),
+        each as `{"name", "description", "parameters"}` with its arguments' JSON schema."""
+        return [{"name": t.name, "description": t.description, "parameters": json.loads(t.parameters)}
+                for t in self._call("own-tools")]
+
+    def read_range(self, seq: str) -> typing.Tuple[int, int]:
+        """`read_history`'s argument ("17", "12-20") as a first and last sequence number;
+        raises WorkmemError saying what is wrong with it."""
+        found = self._call("read-range", seq)
+        if isinstance(found, str):
+            raise WorkmemError(found)
+        return (int(found[0]), int(found[1]))
+
+    def read_answer(self, seq: str, found: List[Entry], start: int = 0) -> str:
+        """`read_history`'s answer: the messages logged in `seq`'s range, from byte `start`,
+        within 64 KiB (what it leaves out, it says how to read); raises WorkmemError when
+        nothing was found or `start` is past the end."""
+        # Both of the result's cases are strings: wasmtime-py gives it with its tag.
+        answer = self._call("read-answer", seq, _to_wit(found), start)
+        if answer.tag == "err":
+            raise WorkmemError(answer.payload)
+        return str(answer.payload)
 
     # --- the request to the model (spec 001) ---------------------------------------------
 

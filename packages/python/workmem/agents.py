@@ -18,11 +18,12 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from agents import FunctionTool, function_tool
+from agents import FunctionTool
+from agents.tool_context import ToolContext
 from agents.run_config import CallModelData, ModelInputData
 
 from . import ChatMessage, Engine, ToolCall
-from .bound import READ_HISTORY, UPDATE_MEMORY, Bound
+from .bound import Bound
 from .session import Session
 
 __all__ = ["WorkmemFilter"]
@@ -40,26 +41,21 @@ class WorkmemFilter:
                            keep_recent=keep_recent, remind_after_rounds=remind_after_rounds, count=count)
         self.session = session
 
-        def read_history(seq: str) -> str:
-            """Read back messages of this session by sequence number.
+        self.tools: List[FunctionTool] = [self._tool(t) for t in self.bound.tools()]
 
-            Args:
-                seq: a message's sequence number, e.g. "17", or a range, e.g. "12-20".
-            """
-            return self.bound.read_history(seq)
+    def _tool(self, definition: Dict[str, Any]) -> FunctionTool:
+        name = definition["name"]
 
-        def update_memory(dsl: str) -> str:
-            """Update the structured memory.
+        async def invoke(_: ToolContext[Any], arguments: str) -> str:
+            try:
+                parsed = json.loads(arguments or "{}")
+            except ValueError as e:
+                return f"error: the arguments are not JSON: {e}"
+            return self.bound.answer(name, parsed if isinstance(parsed, dict) else {})
 
-            Args:
-                dsl: the update, in the memory DSL.
-            """
-            return self.bound.update_memory(dsl)
-
-        self.tools: List[FunctionTool] = [
-            function_tool(read_history, description_override=READ_HISTORY),
-            function_tool(update_memory, description_override=UPDATE_MEMORY),
-        ]
+        # Not strict: `read_history`'s `from` is optional.
+        return FunctionTool(name=name, description=definition["description"], params_json_schema=definition["parameters"],
+                            on_invoke_tool=invoke, strict_json_schema=False)
 
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         items = list(data.model_data.input)

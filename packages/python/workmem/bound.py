@@ -1,10 +1,10 @@
 """What happens around each model call of an agent a framework runs, for the framework adapters
 (`workmem.langchain`, `workmem.agents`): the messages the agent gained logged to a workmem
-session, the session's view compacted by the engine's safety net where the request would cross
-its threshold, and the request built in the engine's order with the working memory and
-`context_meta`; and workmem's own tools, `read_history` and `update_memory`. The engine makes
-every decision (what to compact, the request's order, the block); this module only reads and
-writes the session and counts. An adapter converts its framework's messages to `ChatMessage`s,
+session, and the request the engine's `call` steps decide (`Engine.prepare_call`: the view
+compacted by the safety net where it would cross its threshold, in the engine's order with the
+working memory and `context_meta`); and the answers of workmem's own tools, `read_history` and
+`update_memory`. The engine makes every decision; this module only reads and writes the
+session and counts tokens. An adapter converts its framework's messages to `ChatMessage`s,
 each with the key it knows it by, and back."""
 
 from __future__ import annotations
@@ -12,25 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from . import ChatMessage, ContextRequest, ContextStats, Engine, Entry, WorkmemError
+from . import Bounds, CallRequest, ChatMessage, Engine, Entry, Prepared, WorkmemError
 from .session import Session
 
-__all__ = ["Bound", "Request", "READ_HISTORY", "UPDATE_MEMORY"]
+__all__ = ["Bound", "Request"]
 
-#: Compactions before one request at most; then a request still over the window is an error.
-MAX_COMPACTIONS = 3
 #: What a request's framing adds to its messages' tokens (the reply's priming), and a tool call's,
 #: as the Rust host counts them.
 _REPLY, _CALL = 3, 8
-#: The most one `read_history` answer carries, as the CLI's tool caps it.
-_READ_MAX = 64 << 10
 #: The archive file the safety net's compactions append to.
 _ARCHIVE = "working-memory/detail/history.md"
-
-READ_HISTORY = ("Read back messages of this session by sequence number, as they were before any compaction "
-                "(compacted messages say their numbers).")
-UPDATE_MEMORY = ("Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); "
-                 "it re-renders working-memory/overview.md.")
 
 
 def _o200k() -> Callable[[str], int]:
@@ -63,10 +54,8 @@ class Bound:
         self.session = session
         self.engine = engine or Engine()
         self.window = window
-        self.threshold = int(window * compact_at)
-        self.goal = int(window * compact_goal)
-        self.keep_recent = keep_recent
-        self.remind_after_rounds = remind_after_rounds
+        self.bounds = Bounds(window, int(window * compact_at), int(window * compact_goal), keep_recent,
+                             remind_after_rounds or None, archive_to=_ARCHIVE)
         self._count = count
         self._logged: Optional[Set[str]] = None
         self._counted: Dict[Tuple[str, str, Tuple[Tuple[str, str], ...]], int] = {}
@@ -108,73 +97,69 @@ class Bound:
             logged.update(k for k, _, _ in new)
 
     def request(self, system: str, tools_tokens: int) -> Request:
-        """The bounded request for the session as it stands (see the module). Raises
-        `WorkmemError` for one that no compaction brings under the window, instead of it."""
+        """The bounded request for the session as it stands: the engine's steps driven (see
+        `Engine.prepare_call`). Raises `WorkmemError` for one that no compaction brings under
+        the window, instead of it."""
         meta = self.session.meta()
-        for attempt in range(MAX_COMPACTIONS + 1):
-            view = self.session.view(self.engine)
-            for e in view.entries:
-                e.tokens = self.tokens(e.message)
-            overview = self.session.overview()
-            # With the whole history sent, what goes before it depends on nothing of the history:
-            # the engine's part is asked for alone (a thousand messages across the sandbox's
-            # boundary were most of a call's time).
-            leading = self.engine.assemble(ContextRequest(system_prompt=system, overview=overview, history_mode="all", detail_path=""))
-            used = sum(self.tokens(m) for m in leading) + sum(e.tokens for e in view.entries) + _REPLY + tools_tokens
-            if used < self.threshold or attempt == MAX_COMPACTIONS or not self._compact(view.entries, used):
+        view = self.session.view(self.engine)
+        call = CallRequest(self.bounds, system, self.session.overview(), 0, 0, overhead=tools_tokens + _REPLY,
+                           rounds_since_update=int(meta.get("rounds", 0)) - int(meta.get("memory_updated_round", 0)))
+        while True:
+            call.view_tokens, call.view_entries = self._view_tokens(view.entries), len(view.entries)
+            call.task = next((e.seq for e in view.entries if e.message.role == "user"), None)
+            last = view.last_compaction
+            call.notice = last["notice"] if last is not None and last.get("round") == meta.get("rounds", 0) else None
+            step = self.engine.prepare_call(call)
+            if isinstance(step, Prepared):
                 break
-            meta = self.session.meta()
-        last = view.last_compaction
-        notice = last["notice"] if last is not None and last.get("round") == meta.get("rounds", 0) else None
-        block = self.engine.context_meta(ContextStats(
-            tokens_used=used, tokens_max=self.window, messages_in_history=len(view.entries),
-            working_memory_size=len(overview),
-            rounds_since_update=int(meta.get("rounds", 0)) - int(meta.get("memory_updated_round", 0)),
-            remind_after_rounds=self.remind_after_rounds or None, strong_reminder_tokens=self.window // 2,
-            compact_at=self.threshold, compaction_notice=notice))
-        total = used + self.tokens(ChatMessage("system", block))
-        if total > self.window:
-            raise WorkmemError(f"the request is {total} tokens, over the window of {self.window}, with all that may be "
-                               "compacted compacted: its system prompt, memory and newest messages alone fill it")
+            if isinstance(step, list):
+                call.counted += [self.tokens(m) for m in step]
+                continue
+            step["archive_lines"] = self.session.archive_lines(step["archive_to"])
+            planned = self.engine.fallback(view.entries, **step)
+            if planned is None or not planned.replacements:
+                call.exhausted = True
+                continue
+            self.session.log_compaction(planned, archive_to=step["archive_to"])
+            call.compactions += 1
+            view = self.session.view(self.engine)
         self.session.count_round()
-        messages: List[Tuple[Optional[int], ChatMessage]] = [(None, m) for m in leading[1:]]
+        messages: List[Tuple[Optional[int], ChatMessage]] = [(None, m) for m in step.leading[1:]]
         messages += [(e.seq, e.message) for e in view.entries]
-        messages.append((None, ChatMessage("system", block)))
-        return Request(leading[0].content, messages, total)
+        messages.append((None, ChatMessage("system", step.meta)))
+        return Request(step.leading[0].content, messages, step.tokens)
 
-    def _compact(self, view: List[Entry], used: int) -> bool:
-        """One compaction by the safety net, logged; False when it had nothing to compact."""
-        first = next((e.seq for e in view if e.message.role == "user"), None)
-        planned = self.engine.fallback(view, used=used, threshold=self.threshold, goal=min(self.goal, self.threshold),
-                                       keep_recent=self.keep_recent, archive_to=_ARCHIVE,
-                                       archive_lines=self.session.archive_lines(_ARCHIVE),
-                                       never_compact=(), keep=[first] if first is not None else [])
-        if planned is None or not planned.replacements:
-            return False
-        self.session.log_compaction(planned, archive_to=_ARCHIVE)
-        return True
+    def _view_tokens(self, entries: List[Entry]) -> int:
+        for e in entries:
+            e.tokens = self.tokens(e.message)
+        return sum(e.tokens for e in entries)
 
     # --- workmem's own tools ---------------------------------------------------------------
 
-    def read_history(self, seq: str) -> str:
+    def tools(self) -> List[Dict[str, Any]]:
+        """workmem's own tools as the engine defines them: `{"name", "description",
+        "parameters"}` each, `parameters` their arguments' JSON schema."""
+        return self.engine.own_tools()
+
+    def answer(self, name: str, arguments: Dict[str, Any]) -> str:
+        """The answer to a call of one of `tools()` with its parsed arguments."""
+        if name == "read_history":
+            start = arguments.get("from", 0)
+            return self.read_history(str(arguments.get("seq", "")), start if isinstance(start, int) and start >= 0 else 0)
+        if name == "update_memory":
+            return self.update_memory(str(arguments.get("dsl", "")))
+        return f"error: {name} is not one of workmem's tools"
+
+    def read_history(self, seq: str, start: int = 0) -> str:
         """`read_history`'s answer: the messages logged with sequence number `seq` ("17") or in
-        a range ("12-20", at most 200), as they were logged, in the CLI's form."""
-        first, _, last = seq.strip().partition("-")
+        a range ("12-20"), as they were logged, from byte `start`, as the engine words it (an
+        error as "error: ..." for the model to read)."""
         try:
-            span = (int(first), int(last or first))
-        except ValueError:
-            return f"error: seq must be a number or a range like 12-20, not {seq!r}"
-        if span[1] < span[0] or span[1] - span[0] >= 200:
-            return "error: a range reads at most 200 messages at once"
-        found = self.session.originals(span)
-        if not found:
-            return f"error: no message with seq {seq} in this session"
-        text = "".join(f"### #{n} {m.role}\n" + "".join(f"\u2192 {c.name}({c.arguments})\n" for c in m.tool_calls) + m.content + "\n\n"
-                       for n, m in found)
-        if len(text.encode()) <= _READ_MAX:
-            return text
-        half = (_READ_MAX - 256) // 2
-        return f"{text[:half]}\n[\u2026 {len(text) - 2 * half} characters left out here \u2026]\n{text[-half:]}"
+            span = self.engine.read_range(seq)
+            found = [Entry(n, m, 0) for n, m in self.session.originals(span)]
+            return self.engine.read_answer(seq, found, start)
+        except WorkmemError as e:
+            return f"error: {e}"
 
     def update_memory(self, dsl: str) -> str:
         """`update_memory`'s answer: what the update did, or why it was refused (line and

@@ -22,7 +22,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from . import ChatMessage, Engine, ToolCall
-from .bound import READ_HISTORY, UPDATE_MEMORY, Bound
+from .bound import Bound
 from .session import Session
 
 __all__ = ["WorkmemMiddleware"]
@@ -42,18 +42,12 @@ class WorkmemMiddleware(AgentMiddleware):
                            keep_recent=keep_recent, remind_after_rounds=remind_after_rounds, count=count)
         self.session = session
 
-        def read_history(seq: str) -> str:
-            """seq: a message's sequence number, e.g. "17", or a range, e.g. "12-20"."""
-            return self.bound.read_history(seq)
+        self.tools: List[BaseTool] = [self._tool(t) for t in self.bound.tools()]
 
-        def update_memory(dsl: str) -> str:
-            """dsl: the update, in the memory DSL."""
-            return self.bound.update_memory(dsl)
-
-        self.tools: List[BaseTool] = [
-            StructuredTool.from_function(read_history, name="read_history", description=READ_HISTORY),
-            StructuredTool.from_function(update_memory, name="update_memory", description=UPDATE_MEMORY),
-        ]
+    def _tool(self, definition: Dict[str, Any]) -> BaseTool:
+        name = definition["name"]
+        return StructuredTool(name=name, description=definition["description"], args_schema=definition["parameters"],
+                              func=lambda **arguments: self.bound.answer(name, arguments))
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         return handler(self._bounded(request))
