@@ -486,3 +486,36 @@ fn the_engines_read_history_answer_is_the_agents() {
         assert_eq!(workmem_guest::call::read_answer(spec, &found, from), workmem_store::messages::read_result(&records, &read, u64::MAX), "{spec} from {from}");
     }
 }
+
+/// What every runtime's tokenizer is held to (tests/data/tokens.json, read by the Python and
+/// JavaScript adapters' tests too): each message's tokens in a request as the Rust host counts
+/// them. `WORKMEM_BLESS=1` writes the host's counts into the file.
+#[test]
+fn the_shared_token_counts_are_the_hosts() {
+    let path = common::root().join("tests/data/tokens.json");
+    let mut data: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tokenizer = Tokenizer::for_model("gpt-4o");
+    let mut wrong = Vec::new();
+    for case in data["cases"].as_array_mut().unwrap() {
+        let calls: Vec<(String, String)> = case["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c[0].as_str().unwrap().to_string(), c[1].as_str().unwrap().to_string()))
+            .collect();
+        let n = tokenizer.count_parts(
+            case["role"].as_str().unwrap(),
+            case["content"].as_str().unwrap(),
+            calls.iter().map(|(a, b)| (a.as_str(), b.as_str())),
+        );
+        if case["tokens"] != n {
+            wrong.push(format!("{}: {} in the file, {n} by the host", case["name"], case["tokens"]));
+            case["tokens"] = n.into();
+        }
+    }
+    if std::env::var_os("WORKMEM_BLESS").is_some() {
+        std::fs::write(&path, serde_json::to_string_pretty(&data).unwrap() + "\n").unwrap();
+        return;
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -54,7 +54,10 @@ impl Tokenizer {
             let mut cut = rest.len();
             if cut > PIECE {
                 cut = rest.floor_char_boundary(PIECE);
-                let newlines = || rest[PIECE / 2..cut].match_indices('\n').map(|(i, _)| PIECE / 2 + i + 1).rev();
+                // From a character's start: byte PIECE / 2 may be inside one (text in CJK scripts
+                // panicked here).
+                let half = rest.ceil_char_boundary(PIECE / 2);
+                let newlines = || rest[half..cut].match_indices('\n').map(|(i, _)| half + i + 1).rev();
                 if let Some(after) = newlines().find(|&after| Self::ends_a_word(&rest[after..])).or_else(|| newlines().next()) {
                     cut = after;
                 }
@@ -120,7 +123,7 @@ mod tests {
     #[test]
     fn pathological_text_is_counted() {
         let t = Tokenizer::for_model("gpt-4o");
-        for text in [" ".repeat(1_000_001), " \n".repeat(500_000)] {
+        for text in [" ".repeat(1_000_001), " \n".repeat(500_000), "日本語".repeat(10_000), format!("a{}", "日本語\n".repeat(10_000))] {
             let n = t.count(&text);
             assert!(n > 0 && n as usize <= text.len(), "{n}");
         }

@@ -112,3 +112,15 @@ def test_a_handle_reads_on_from_where_it_was_and_anew_when_the_log_was_replaced(
         (s.path / "messages.new").write_text(replaced)
         os.replace(s.path / "messages.new", log)
         assert [e.message.content for e in s.view(engine).entries] == ["FIRST", "second"], "a replaced log read anew"
+
+
+def test_the_adapters_count_every_message_as_the_rust_host_does(engine: Engine, tmp_path: Path) -> None:
+    """tests/data/tokens.json holds the Rust host's counts (a Rust test keeps them its own)."""
+    from workmem.bound import Bound
+
+    data = json.loads((Path(__file__).resolve().parents[3] / "tests" / "data" / "tokens.json").read_text())
+    with Session.create(tmp_path, engine) as s:
+        bound = Bound(s, engine)
+        counted = {c["name"]: bound.tokens(ChatMessage(c["role"], c["content"], tool_calls=[ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(c["tool_calls"])]))
+                   for c in data["cases"]}
+    assert counted == {c["name"]: c["tokens"] for c in data["cases"]}

@@ -10,7 +10,7 @@ each with the key it knows it by, and back."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import Bounds, CallRequest, ChatMessage, Engine, Entry, Prepared, WorkmemError
 from .session import Session
@@ -24,11 +24,39 @@ _REPLY, _CALL = 3, 8
 _ARCHIVE = "working-memory/detail/history.md"
 
 
+#: The Rust host counts long text a piece of at most this many bytes at a time
+#: (`workmem_llm::Tokenizer::count`): tiktoken's regex backtracks over a long run of whitespace.
+_PIECE = 16 << 10
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """`text` in the pieces the Rust host counts it in, so that every runtime's count is its
+    own (tests/data/tokens.json holds them equal): a piece ends after the last newline in its
+    second half that the pre-tokenizer ends a word at (one not followed by whitespace or `/`),
+    else after its last newline there, else at a character's start."""
+    data = text.encode()
+    while len(data) > _PIECE:
+        cut = _PIECE
+        while data[cut] & 0xC0 == 0x80:
+            cut -= 1
+        half = _PIECE // 2
+        while data[half] & 0xC0 == 0x80:
+            half += 1
+        afters = [half + i + 1 for i, b in enumerate(data[half:cut]) if b == 0x0A][::-1]
+        ends = [a for a in afters if (c := data[a:a + 4].decode(errors="ignore")[:1]) and not c.isspace() and c != "/"]
+        cut = (ends or afters or [cut])[0]
+        yield data[:cut].decode()
+        data = data[cut:]
+    if data:
+        yield data.decode()
+
+
 def _o200k() -> Callable[[str], int]:
     import tiktoken
 
     encoding = tiktoken.get_encoding("o200k_base")
-    return lambda text: len(encoding.encode(text, disallowed_special=()))
+    # Special tokens' text counts as the token, as the Rust host counts it.
+    return lambda text: sum(len(encoding.encode(piece, allowed_special="all")) for piece in _pieces(text))
 
 
 @dataclass
