@@ -497,17 +497,9 @@ fn the_shared_token_counts_are_the_hosts() {
     let tokenizer = Tokenizer::for_model("gpt-4o");
     let mut wrong = Vec::new();
     for case in data["cases"].as_array_mut().unwrap() {
-        let calls: Vec<(String, String)> = case["tool_calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| (c[0].as_str().unwrap().to_string(), c[1].as_str().unwrap().to_string()))
-            .collect();
-        let n = tokenizer.count_parts(
-            case["role"].as_str().unwrap(),
-            case["content"].as_str().unwrap(),
-            calls.iter().map(|(a, b)| (a.as_str(), b.as_str())),
-        );
+        let calls: Vec<(String, String)> =
+            case["tool_calls"].as_array().unwrap().iter().map(|c| (c[0].as_str().unwrap().to_string(), c[1].as_str().unwrap().to_string())).collect();
+        let n = tokenizer.count_parts(case["role"].as_str().unwrap(), case["content"].as_str().unwrap(), calls.iter().map(|(a, b)| (a.as_str(), b.as_str())));
         if case["tokens"] != n {
             wrong.push(format!("{}: {} in the file, {n} by the host", case["name"], case["tokens"]));
             case["tokens"] = n.into();

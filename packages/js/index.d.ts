@@ -69,6 +69,66 @@ export function compact(view: Entry[], options?: CompactOptions, ask?: AskChat):
 export function fallback(view: Entry[], options: FallbackOptions): Compaction | null;
 export function applyReplacements(view: Entry[], replacements: Replacement[]): Required<Entry>[];
 
+/** The bounds of every model call, in tokens. */
+export interface Bounds {
+  window: number;
+  /** The safety net compacts from here ... */
+  threshold: number;
+  /** ... down to this. */
+  goal: number;
+  keepRecent?: number;
+  /** After this many rounds without a memory update the reminder insists (0 or absent: never). */
+  remindAfterRounds?: number;
+  maxCompactions?: number;
+  archiveTo?: string;
+}
+
+/** One model call's state, as the adapter knows it (wit/call.wit). */
+export interface CallRequest {
+  bounds: Bounds;
+  systemPrompt: string;
+  overview: string;
+  /** The view's tokens in all, and its entries. */
+  viewTokens: number;
+  viewEntries: number;
+  /** The session's first user message, never compacted. */
+  task?: number | null;
+  /** What the request adds beyond its messages: tool definitions, the reply's priming. */
+  overhead?: number;
+  /** The tokens of the messages this call's `count` steps asked for, in order. */
+  counted?: number[];
+  compactions?: number;
+  exhausted?: boolean;
+  roundsSinceUpdate?: number;
+  /** The notice of a compaction made since the last model call. */
+  notice?: string | null;
+}
+
+/** A request ready to send: `leading`, then the view, then `meta` as a system message. */
+export interface Prepared {
+  leading: ChatMessage[];
+  meta: string;
+  tokens: number;
+}
+
+export type CallStep =
+  | { count: ChatMessage[]; compact?: undefined; send?: undefined }
+  | { compact: Required<FallbackOptions>; count?: undefined; send?: undefined }
+  | { send: Prepared; count?: undefined; compact?: undefined };
+
+export function prepareCall(request: CallRequest): CallStep;
+
+/** A tool the model may call; `parameters` is its arguments' JSON schema. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export function ownTools(): ToolDefinition[];
+export function readRange(seq: string): [number, number];
+export function readAnswer(seq: string, found: Entry[], start?: number): string;
+
 export interface Parsed {
   ok: boolean;
   update: Update | null;

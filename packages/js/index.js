@@ -1,7 +1,7 @@
 // workmem for JavaScript: the engine component (transpiled by jco into gen/). A Memory lives
 // inside the engine; an apply carries the DSL in and the outcome out. Refused input is thrown
 // as a WorkmemError that carries the diagnostics (1-based line and column).
-import { board as boards, context, document as documents, history, memory as engine } from './gen/workmem.js';
+import { board as boards, call, context, document as documents, history, memory as engine } from './gen/workmem.js';
 
 /**
  * An update the engine refused (`diagnostics` says where and why), or a compaction it refused
@@ -199,6 +199,45 @@ export function applyReplacements(view, replacements) {
   const wit = replacements.map((r) => ({ replaces: BigUint64Array.from(r.replaces.map(BigInt)), message: r.message }));
   return history.applyReplacements(view.map(toEntry), wit).map(fromEntry);
 }
+
+// Around each model call of an agent a framework runs (wit/call.wit): the engine decides, the
+// adapter counts and logs.
+
+/**
+ * The next step of a model call: `{ count: messages }` (append their tokens to
+ * `request.counted` and ask again), `{ compact: fallbackOptions }` (run `fallback` over the view
+ * with them, `archiveLines` set; log what it returns and ask again with `compactions` one more,
+ * or with `exhausted` where it returns null), or `{ send: { leading, meta, tokens } }`. Throws
+ * WorkmemError for a request over the window with all the safety net may compact compacted.
+ */
+export function prepareCall({ bounds, task, notice, ...rest }) {
+  const { remindAfterRounds, maxCompactions = 3, archiveTo = COMPACT_DEFAULTS.archiveTo, keepRecent = 5, ...b } = bounds;
+  const request = {
+    overhead: 0, counted: [], compactions: 0, exhausted: false, roundsSinceUpdate: 0, ...rest,
+    bounds: { ...b, keepRecent, remindAfterRounds: remindAfterRounds || undefined, maxCompactions, archiveTo },
+    task: task === undefined || task === null ? undefined : BigInt(task),
+    notice: notice || undefined,
+  };
+  const step = unwrap(() => call.prepare(request), (why) => new WorkmemError(why));
+  if (step.tag === 'count') return { count: step.val };
+  if (step.tag === 'compact') return { compact: { ...step.val, keep: Array.from(step.val.keep, Number) } };
+  return { send: step.val };
+}
+
+/** workmem's own tools where the safety net compacts: `{name, description, parameters}`, the last a JSON schema. */
+export const ownTools = () => call.ownTools().map((t) => ({ ...t, parameters: JSON.parse(t.parameters) }));
+
+/** `read_history`'s argument ("17", "12-20") as `[first, last]`; throws WorkmemError saying what is wrong. */
+export function readRange(seq) {
+  const [first, last] = unwrap(() => call.readRange(seq), (why) => new WorkmemError(why));
+  return [Number(first), Number(last)];
+}
+
+/**
+ * `read_history`'s answer: the messages logged in `seq`'s range (`found`, as a view's entries),
+ * from byte `start`, within 64 KiB; throws WorkmemError when none were found or `start` is past the end.
+ */
+export const readAnswer = (seq, found, start = 0) => unwrap(() => call.readAnswer(seq, found.map(toEntry), start), (why) => new WorkmemError(why));
 
 // The request to the model (spec 001).
 const HISTORY_MODES = ['auto', 'all', 'active-turn', 'last-n'];

@@ -2,22 +2,48 @@
 // "Sessions on disk"), committed as the CLI does ("One commit path"): each whole-file write a
 // temp file renamed into place, and a commit written whole to commit.pending.json first, so
 // that a crash at any moment leaves a session that loads (the next lock holder, in any
-// runtime, finishes it). Node has neither file locks nor openat: this writer does not take the
-// CLI's lock (a commit is refused when another landed since the memory was loaded, but two
-// writers at the same moment are not kept apart), and files are opened by path, refusing a
-// symlink in the last component and checking working-memory/ is a real folder first.
-import { constants } from 'node:fs';
+// runtime, finishes it). The message log (messages.jsonl) likewise: appended whole lines,
+// synced, a line a crash cut short dropped by the next writer. Node has neither file locks
+// nor openat: this writer does not take the CLI's lock (a commit is refused when another
+// landed since the memory was loaded, but two writers at the same moment are not kept apart),
+// and files are opened by path, refusing a symlink in the last component and checking each
+// folder on the way is a real folder first.
+import { randomBytes, createHash } from 'node:crypto';
+import { constants, readFileSync } from 'node:fs';
 import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Memory, now } from './index.js';
+import { Memory, applyReplacements, now, overviewTemplate } from './index.js';
 
 export const FORMAT = 'workmem-session/1';
 const META = 'meta.json';
 const STATE = 'state.json';
 const LOG = 'updates.jsonl';
 const PENDING = 'commit.pending.json';
+const MESSAGES = 'messages.jsonl';
+const LOCK = 'lock';
 const MEMORY_DIR = 'working-memory';
 const OVERVIEW = 'working-memory/overview.md';
+const ID = /^(?!\.)[A-Za-z0-9._-]{1,128}$/;
+const VERSION = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).version;
+
+/** The folder the CLI files a working directory's sessions under: `/home/me/app` is `--home-me-app--`. */
+export const encodeCwd = (cwd) => `--${cwd.replace(/^[/\\]+/, '').replace(/[/\\:]/g, '-')}--`;
+
+/** A message as the log keeps it (the CLI's `Message`): empty fields left out. */
+function messageJson(m) {
+  const out = { role: m.role, content: m.content };
+  if (m.toolCalls?.length) out.tool_calls = m.toolCalls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args }));
+  if (m.toolCallId) out.tool_call_id = m.toolCallId;
+  return out;
+}
+
+/** A log record's message as the engine takes it. */
+const chatMessage = (r) => ({
+  role: r.role,
+  content: r.content,
+  toolCallId: r.tool_call_id ?? undefined,
+  toolCalls: (r.tool_calls ?? []).map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
+});
 
 /** A session directory that cannot be read or committed; the message says which file and why. */
 export class SessionError extends Error {
@@ -34,9 +60,212 @@ let temps = 0;
 const pretty = (value) => `${JSON.stringify(value, null, 2)}\n`;
 
 export class Session {
+  // What this handle read of the log: the file's identity, the bytes and lines read, the
+  // records; and how far it folded them into the view.
+  #readTo = { ino: -1, offset: 0, lines: 0, records: [] };
+  #folded = { records: 0, entries: [], last: null };
+
   /** @param {string} dir */
   constructor(dir) {
     this.dir = dir;
+  }
+
+  /**
+   * A new session under the sessions root `root` (the CLI's `--sessions-dir`), filed under its
+   * working directory's folder as the CLI files it, so that `workmem session list`, `workmem
+   * view` and `workmem serve` find it; with a fresh ID (or `id`, refused when taken) and the
+   * engine's template for its memory. meta.json is written last: its format marker is what
+   * makes the directory a session.
+   */
+  static async create(root, { id = undefined, cwd = process.cwd() } = {}) {
+    if (id !== undefined && !ID.test(id)) {
+      throw new SessionError(`${JSON.stringify(id)} is not a session ID: letters, digits, '-', '_' and '.', at most 128, not starting with '.'`);
+    }
+    const folder = join(root, encodeCwd(cwd));
+    await mkdir(folder, { recursive: true });
+    let dir;
+    for (let tries = 0; dir === undefined && tries < 64; tries++) {
+      const name = id ?? `${now().replace(/\D/g, '').slice(0, 8)}-${now().replace(/\D/g, '').slice(8, 14)}-${randomBytes(2).toString('hex')}`;
+      try {
+        await mkdir(join(folder, name));
+        dir = join(folder, name);
+      } catch (e) {
+        if (e.code !== 'EEXIST') throw e;
+        if (id !== undefined) throw new SessionError(`a session ${JSON.stringify(id)} exists already in ${folder}`);
+      }
+    }
+    if (dir === undefined) throw new SessionError(`no fresh session ID was free in ${folder}`);
+    const session = new Session(dir);
+    await mkdir(join(dir, MEMORY_DIR));
+    await session.#memoryDir();
+    for (const sub of ['detail', 'archive']) await mkdir(join(dir, MEMORY_DIR, sub));
+    const template = overviewTemplate();
+    await session.#write(OVERVIEW, template);
+    for (const empty of [MESSAGES, LOG, LOCK]) await session.#write(empty, '');
+    const at = now();
+    await session.#write(META, pretty({
+      format: FORMAT, id: dir.slice(folder.length + 1), cwd, created_at: at, updated_at: at, updates: 0,
+      workmem_version: VERSION, rounds: 0, memory_updated_round: 0, token_correction: 0,
+      uid: randomBytes(16).toString('hex'),
+      memory_chain: { shown: template, to: createHash('sha256').update(template).digest('hex') },
+    }));
+    return session;
+  }
+
+  // --- the message log (messages.jsonl), as the CLI keeps it ---------------------------------
+
+  /**
+   * Appends `messages` to the log, numbered on from its last record, in one write synced
+   * before it returns; gives their sequence numbers. `opaque`, one array a message where given,
+   * keeps parts of each in its framework's own shape that the session never reads and gives
+   * back as they came.
+   */
+  async append(messages, opaque = []) {
+    const at = now();
+    return this.#appendLog((last) => messages.map((m, i) => {
+      const record = { seq: last + i + 1, at, kind: 'message', ...messageJson(m) };
+      if (opaque[i]?.length) record.opaque = opaque[i];
+      return record;
+    })).then((records) => records.map((r) => r.seq));
+  }
+
+  /**
+   * Every whole record of the log, oldest first (one a crash cut short is not one). A line
+   * that does not parse is an error naming messages.jsonl, its line and column. Only what was
+   * appended since this handle last read is read.
+   */
+  async records() {
+    let file;
+    try {
+      file = await this.#open(MESSAGES, constants.O_RDONLY);
+    } catch (e) {
+      if (notFound(e)) return [];
+      throw e;
+    }
+    let data;
+    let { ino, offset, lines, records } = this.#readTo;
+    try {
+      const st = await file.stat();
+      if (st.ino !== ino || st.size < offset) {
+        ({ ino, offset, lines, records } = { ino: st.ino, offset: 0, lines: 0, records: [] });
+        this.#folded = { records: 0, entries: [], last: null };
+      }
+      data = Buffer.alloc(st.size - offset);
+      if (data.length) await file.read(data, 0, data.length, offset);
+    } finally {
+      await file.close();
+    }
+    const whole = data.subarray(0, data.lastIndexOf(0x0a) + 1);
+    records = [...records];
+    const text = whole.toString('utf8').split('\n').slice(0, -1);
+    text.forEach((line, i) => {
+      if (!line.trim()) return;
+      let record;
+      try {
+        record = JSON.parse(line);
+      } catch (e) {
+        const at = /position (\d+)/.exec(e.message);
+        throw this.#fail(MESSAGES, `${lines + i + 1}:${at ? Number(at[1]) + 1 : 1}: ${e.message}`, ':');
+      }
+      if (record === null || typeof record !== 'object' || !Number.isInteger(record.seq) || !['message', 'compaction'].includes(record.kind)) {
+        throw this.#fail(MESSAGES, `${lines + i + 1}:1: not a log record (seq, kind message or compaction)`, ':');
+      }
+      records.push(record);
+    });
+    this.#readTo = { ino, offset: offset + whole.length, lines: lines + text.length, records };
+    return records;
+  }
+
+  /**
+   * The history the model sees: the log's messages with each compaction's replacements in
+   * place of what they replace, by the engine's rule (`applyReplacements`), and the last
+   * compaction folded in (its `notice` is what the next request tells). Folded on from where
+   * this handle last folded.
+   */
+  async view() {
+    const records = await this.records();
+    let { records: folded, entries, last } = this.#folded;
+    if (folded > records.length) ({ records: folded, entries, last } = { records: 0, entries: [], last: null });
+    entries = [...entries];
+    for (const r of records.slice(folded)) {
+      if (r.kind === 'message') {
+        entries.push({ seq: r.seq, message: chatMessage(r), tokens: 0 });
+      } else {
+        entries = applyReplacements(entries, r.replacements.map((x) => ({ replaces: x.replaces, message: chatMessage(x.message) })));
+        last = r;
+      }
+    }
+    this.#folded = { records: records.length, entries, last };
+    return { entries: entries.map((e) => ({ ...e })), lastCompaction: last };
+  }
+
+  /** The messages logged with sequence numbers `first` to `last`, as logged, whatever compacted them since. */
+  async originals([first, last]) {
+    return (await this.records()).filter((r) => r.kind === 'message' && r.seq >= first && r.seq <= last)
+      .map((r) => ({ seq: r.seq, message: chatMessage(r), tokens: 0 }));
+  }
+
+  /**
+   * Appends a compaction the engine planned (`fallback` or `compact`) to the log, its archive
+   * text first to `archiveTo` under working-memory/ (a crash between the two leaves text
+   * nothing points to yet, and the history as it was); gives its sequence number.
+   */
+  async logCompaction(compaction, { target = 'fallback', strategy = 'archive', archiveTo = undefined } = {}) {
+    let archive;
+    if (compaction.archive) {
+      if (!archiveTo?.startsWith(`${MEMORY_DIR}/`)) throw new SessionError(`the archive goes under ${MEMORY_DIR}/, not ${JSON.stringify(archiveTo)}`);
+      const before = await this.#readBeneath(archiveTo).catch((e) => { if (notFound(e)) return ''; throw e; });
+      await this.#write(archiveTo, before + compaction.archive);
+      archive = archiveTo;
+    }
+    const round = (await this.meta()).rounds ?? 0;
+    const at = now();
+    const [record] = await this.#appendLog((last) => [{
+      seq: last + 1, at, kind: 'compaction', target, strategy,
+      replacements: compaction.replacements.map((r) => ({ replaces: r.replaces, message: messageJson(r.message) })),
+      ...(archive ? { archive } : {}),
+      notice: compaction.notice, tokens_before: compaction.tokensBefore, tokens_after: compaction.tokensAfter, round,
+    }]);
+    return record.seq;
+  }
+
+  /** One more request to the model (meta.json's `rounds`): what the reminder counts rounds by. */
+  async countRound() {
+    const meta = await this.meta();
+    meta.rounds = (meta.rounds ?? 0) + 1;
+    await this.#write(META, pretty(meta));
+  }
+
+  /** How many lines the archive file `archiveTo` (under working-memory/) holds: `fallback`'s `archiveLines`. */
+  async archiveLines(archiveTo) {
+    const text = await this.#readBeneath(archiveTo).catch((e) => { if (notFound(e)) return ''; throw e; });
+    return text.split('\n').length - 1;
+  }
+
+  /** Appends the records `make(lastSeq)` gives, as whole lines, synced; a line a crash cut short is dropped first. */
+  async #appendLog(make) {
+    const last = await this.#lastSeq(true, MESSAGES);
+    const records = make(last);
+    const log = await this.#open(MESSAGES, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT);
+    try {
+      await log.write(records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      await log.sync();
+    } finally {
+      await log.close();
+    }
+    return records;
+  }
+
+  /** `relative` (under working-memory/), each folder on the way a real folder. */
+  async #readBeneath(relative) {
+    const parts = relative.split('/');
+    if (parts.some((p) => p === '' || p === '.' || p === '..')) throw new SessionError(`${JSON.stringify(relative)} is not a path beneath ${MEMORY_DIR}/`);
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join('/');
+      const info = await lstat(join(this.dir, dir)).catch((e) => { if (notFound(e)) throw e; throw this.#fail(dir, e.message); });
+      if (!info.isDirectory()) throw this.#fail(dir, 'is not a folder (a symlink is never followed)');
+    }
+    return this.#read(relative);
   }
 
   /** The session at `dir`; its meta.json must carry the format marker. */
@@ -151,13 +380,13 @@ export class Session {
   }
 
   /**
-   * The seq of the update log's last whole record (0 for none). A record a crash cut short
+   * The seq of the last whole record of the update log (or `name`'s) (0 for none). A record a crash cut short
    * (no newline yet) was never committed: with `truncate` it is dropped first.
    */
-  async #lastSeq(truncate) {
+  async #lastSeq(truncate, name = LOG) {
     let file;
     try {
-      file = await this.#open(LOG, truncate ? constants.O_RDWR : constants.O_RDONLY);
+      file = await this.#open(name, truncate ? constants.O_RDWR : constants.O_RDONLY);
     } catch (e) {
       if (notFound(e)) return 0;
       throw e;
@@ -244,7 +473,7 @@ export class Session {
     }
   }
 
-  #fail(name, why) {
-    return new SessionError(`${join(this.dir, name)}: ${why}`);
+  #fail(name, why, separator = ': ') {
+    return new SessionError(`${join(this.dir, name)}${separator}${why}`);
   }
 }
