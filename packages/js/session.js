@@ -38,7 +38,7 @@ function messageJson(m) {
 }
 
 /** A log record's message as the engine takes it. */
-const chatMessage = (r) => ({
+export const recordMessage = (r) => ({
   role: r.role,
   content: r.content,
   toolCallId: r.tool_call_id ?? undefined,
@@ -189,9 +189,9 @@ export class Session {
     entries = [...entries];
     for (const r of records.slice(folded)) {
       if (r.kind === 'message') {
-        entries.push({ seq: r.seq, message: chatMessage(r), tokens: 0 });
+        entries.push({ seq: r.seq, message: recordMessage(r), tokens: 0 });
       } else {
-        entries = applyReplacements(entries, r.replacements.map((x) => ({ replaces: x.replaces, message: chatMessage(x.message) })));
+        entries = applyReplacements(entries, r.replacements.map((x) => ({ replaces: x.replaces, message: recordMessage(x.message) })));
         last = r;
       }
     }
@@ -202,7 +202,7 @@ export class Session {
   /** The messages logged with sequence numbers `first` to `last`, as logged, whatever compacted them since. */
   async originals([first, last]) {
     return (await this.records()).filter((r) => r.kind === 'message' && r.seq >= first && r.seq <= last)
-      .map((r) => ({ seq: r.seq, message: chatMessage(r), tokens: 0 }));
+      .map((r) => ({ seq: r.seq, message: recordMessage(r), tokens: 0 }));
   }
 
   /**

@@ -50,3 +50,32 @@ def check(script: Any, log: Path, session: Session, tmp_path: Path) -> None:
 def logged_since(session: Session, records: int) -> Any:
     """The log's messages after its first `records` records, as (role, content)."""
     return [(r["role"], r["content"]) for r in session.records()[records:]]
+
+
+def serve() -> None:
+    """For the adapters of the other runtimes (packages/js/test-frameworks): serves the
+    scripted model, prints `{"port", "files"}` (the file tool's answers) as a line, then, for
+    each `check SESSION_DIR TMP_DIR` line read, runs `check` on that session and prints `ok` or
+    why not (a `reset` line empties the request log first). Ends with its input."""
+    import traceback
+
+    log = Path(sys.argv[2])
+    loop = script(log)
+    server = upstream.start(loop)
+    print(json.dumps({"port": server.server_address[1], "files": {k: loop.text(k) for k in range(1, 13)}}), flush=True)
+    for line in sys.stdin:
+        if line.strip() == "reset":
+            log.write_text("")
+            print("ok", flush=True)
+            continue
+        _, session_dir, tmp = line.split()
+        try:
+            with Session.open(session_dir) as session:
+                check(loop, log, session, Path(tmp))
+            print("ok", flush=True)
+        except AssertionError:
+            print(json.dumps(traceback.format_exc()), flush=True)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["serve"]:
+    serve()

@@ -1,0 +1,36 @@
+// Types of the adapters' shared steps (internal: `workmem/ai-sdk` and `workmem/agents` use it).
+import type { ChatMessage } from './gen/interfaces/workmem-memory-context.js';
+import type { Bounds, ToolDefinition } from './index.js';
+import type { Session } from './session.js';
+
+export interface BoundOptions {
+  window?: number;
+  compactAt?: number;
+  compactGoal?: number;
+  keepRecent?: number;
+  remindAfterRounds?: number;
+  count?: (text: string) => number;
+}
+
+/** A bounded request: the system prompt with the guide, then the messages (history ones with their sequence numbers). */
+export interface BoundRequest {
+  system: string;
+  messages: [number | null, ChatMessage][];
+  tokens: number;
+}
+
+export class Bound {
+  readonly session: Session;
+  readonly window: number;
+  readonly bounds: Required<Bounds>;
+  constructor(session: Session, options?: BoundOptions);
+  tokens(m: ChatMessage): Promise<number>;
+  toolsTokens(definitions: string): Promise<number>;
+  logged(): Promise<Set<string>>;
+  log(messages: [string, ChatMessage, unknown[]][]): Promise<void>;
+  request(system: string, toolsTokens: number): Promise<BoundRequest>;
+  tools(): ToolDefinition[];
+  answer(name: string, args: Record<string, unknown>): Promise<string>;
+  readHistory(seq: string, start?: number): Promise<string>;
+  updateMemory(dsl: string): Promise<string>;
+}

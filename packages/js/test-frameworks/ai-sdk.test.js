@@ -1,0 +1,89 @@
+// `workmem/ai-sdk` in the real AI SDK (`generateText`, `streamText`, `wrapLanguageModel`), over
+// an OpenAI-compatible provider pointed at the scripted model: the loop outgrows an 8k window
+// without workmem, and with it runs its 40 steps bounded, its outputs seen whole before any
+// compaction, calls and results paired, a read back of original bytes, a memory update kept,
+// and a session the CLI shows and a new middleware resumes.
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
+import { workmemMiddleware } from 'workmem/ai-sdk';
+import { Session } from 'workmem/session';
+import { STEPS, SYSTEM, TASK, WINDOW, scripted } from './scripted.js';
+
+/** @type {Awaited<ReturnType<typeof scripted>>} */
+let model;
+before(async () => {
+  model = await scripted();
+});
+after(() => model.close());
+
+const provider = () => createOpenAICompatible({ name: 'loopback', baseURL: model.baseURL, apiKey: 'test' }).chatModel('gpt-4o');
+const tools = () => ({
+  read_file: tool({
+    description: 'Read a file of the project.',
+    inputSchema: /** @type {import('ai').Schema<{ path: string }>} */ (jsonSchema({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] })),
+    execute: async (/** @type {{ path: string }} */ { path }) => model.file(path),
+  }),
+});
+const run = (/** @type {import('ai').LanguageModel} */ llm) => ({ model: llm, system: SYSTEM, prompt: TASK, tools: tools(), stopWhen: stepCountIs(STEPS + 10), maxRetries: 0 });
+const root = () => mkdtempSync(join(tmpdir(), 'workmem-ai-sdk-'));
+
+test('without workmem the loop outgrows the window', async () => {
+  await model.reset();
+  await assert.rejects(generateText(run(provider())), /context_length_exceeded|maximum context length/);
+});
+
+test('generateText with the middleware runs the loop bounded, and the session resumes', async () => {
+  await model.reset();
+  const session = await Session.create(root());
+  const llm = wrapLanguageModel({ model: provider(), middleware: workmemMiddleware({ session, window: WINDOW }) });
+  const result = await generateText(run(llm));
+  assert.equal(result.text, `FINISHED ${STEPS} steps`);
+  // The application never saw workmem's own calls.
+  const called = result.steps.flatMap((s) => s.toolCalls.map((c) => c.toolName));
+  assert.ok(called.length >= (STEPS * 3) / 4 && called.every((n) => n === 'read_file'), called.join(','));
+  await model.check(session.dir);
+
+  // A new process's middleware on the same session logs only what is new.
+  const again = await Session.open(session.dir);
+  const before = (await again.records()).length;
+  const next = wrapLanguageModel({ model: provider(), middleware: workmemMiddleware({ session: again, window: WINDOW }) });
+  /** @type {import('ai').ModelMessage[]} */
+  const messages = [{ role: 'user', content: TASK }, ...result.response.messages, { role: 'user', content: 'And now?' }];
+  await generateText({ model: next, system: SYSTEM, messages, tools: tools(), maxRetries: 0 });
+  const added = (await again.records()).slice(before).filter((r) => r.kind === 'message').map((r) => [r.role, r.content]);
+  assert.deepEqual(added.slice(0, 2), [['assistant', `FINISHED ${STEPS} steps`], ['user', 'And now?']]);
+});
+
+test('streamText with the middleware runs the loop bounded', async () => {
+  await model.reset();
+  const session = await Session.create(root());
+  const llm = wrapLanguageModel({ model: provider(), middleware: workmemMiddleware({ session, window: WINDOW }) });
+  const result = streamText(run(llm));
+  let text = '';
+  for await (const part of result.fullStream) {
+    if (part.type === 'text-delta') text += part.text;
+    if (part.type === 'tool-call') assert.equal(part.toolName, 'read_file');
+    if (part.type === 'error') throw part.error;
+  }
+  assert.ok(text.endsWith(`FINISHED ${STEPS} steps`), text.slice(-200));
+  await model.check(session.dir);
+});
+
+test('a corrupted log line is an error naming its line, and nothing is sent', async () => {
+  const session = await Session.create(root());
+  const llm = wrapLanguageModel({ model: provider(), middleware: workmemMiddleware({ session, window: WINDOW }) });
+  await generateText({ model: llm, system: SYSTEM, prompt: 'Say hi.', maxRetries: 0 }).catch(() => {});
+  const records = (await session.records()).length;
+  appendFileSync(join(session.dir, 'messages.jsonl'), '{"seq": 99, "kind":\n');
+  const fresh = await Session.open(session.dir);
+  const middleware = workmemMiddleware({ session: fresh, window: WINDOW });
+  await assert.rejects(generateText({ model: wrapLanguageModel({ model: provider(), middleware }), prompt: 'Again.', maxRetries: 0 }),
+    (e) => /messages\.jsonl:\d+:\d+/.test(String(e)));
+  assert.ok(records > 0);
+  await assert.rejects(Session.open(mkdtempSync(join(tmpdir(), 'foreign-'))), /is not a session/);
+});
