@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from typing import Optional
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,37 +71,46 @@ def main() -> int:
         shutil.rmtree(go, ignore_errors=True)
     if not curl_session((ROOT / "docs" / "documents.md").read_text()):
         return 1
-    for page, tag in (("langchain.md", "langchain"), ("agents-sdk.md", "agents")):
+    for page, tag in FRAMEWORKS:
         if not framework(page, tag):
             return 1
-    print(f"{len(runs) + 4} snippets of docs/ ran as written")
+    print(f"{len(runs) + 2 + len(FRAMEWORKS)} snippets of docs/ ran as written")
     return 0
 
 
-def framework(page: str, tag: str, python: str = sys.executable) -> bool:
-    """A framework page's agent (`python,<tag>`), as written, against the proxy's scripted
-    model on loopback (`OPENAI_BASE_URL`, which the frameworks' OpenAI clients read), in a
+def framework(page: str, tag: str, python: str = sys.executable, project: Optional[Path] = None) -> bool:
+    """A framework page's agent (`python,<tag>` or `js,<tag>`), as written, against the proxy's
+    scripted model on loopback (`OPENAI_BASE_URL`, which the frameworks' OpenAI clients read), in a
     scratch directory with the files it reads; tiktoken's encoding read from cargo's copy, as
     in the package's tests. `python`: the interpreter (`make test-packages` gives a virtual
-    environment's, with the built wheel installed)."""
-    snippet = re.search(rf"```python,{tag}\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S).group(1)
+    environment's, with the built wheel installed); `project`: the npm project a JavaScript
+    snippet runs in (`make test-packages` gives one with the built tarball installed; by
+    default the package's own directory, whose `node_modules` has the frameworks)."""
+    found = re.search(rf"```(python|js),{tag}\n(.*?)```", (ROOT / "docs" / page).read_text(), re.S)
+    assert found, f"docs/{page} has no {tag} snippet"
+    language, snippet = found.group(1), found.group(2)
     assert len(snippet.strip().splitlines()) <= 15, f"docs/{page}'s snippet is over fifteen lines"
     sys.path.insert(0, str(ROOT / "tests" / "proxy"))
     import upstream
 
     script = upstream.Script(steps=3, files=3, file_size=2000, tool="read_file", arguments=lambda p: {"path": p})
     server = upstream.start(script)
-    home = Path(tempfile.mkdtemp())
+    # A JavaScript snippet runs beneath its npm project, where its imports resolve.
+    home = Path(tempfile.mkdtemp(prefix=".snippet-", dir=(project or ROOT / "packages" / "js") if language == "js" else None))
     try:
         for k in range(1, 4):
             (home / f"file_{k}.txt").write_text(script.text(k))
-        (home / "snippet.py").write_text(snippet)
-        run = (f"import sys; sys.path.insert(0, {str(ROOT / 'tests' / 'python')!r}); import tiktoken_offline; "
-               "tiktoken_offline.install(); import runpy; runpy.run_path('snippet.py', run_name='__main__')")
-        # No trace leaves the machine: the Agents SDK would send its traces to the provider.
+        if language == "js":
+            (home / "snippet.mjs").write_text(snippet)
+            command = ["node", "snippet.mjs"]
+        else:
+            (home / "snippet.py").write_text(snippet)
+            command = [python, "-c", (f"import sys; sys.path.insert(0, {str(ROOT / 'tests' / 'python')!r}); import tiktoken_offline; "
+                                      "tiktoken_offline.install(); import runpy; runpy.run_path('snippet.py', run_name='__main__')")]
+        # No trace leaves the machine: the Agents SDKs would send their traces to the provider.
         env = {**os.environ, "OPENAI_BASE_URL": f"http://127.0.0.1:{server.server_address[1]}/v1", "OPENAI_API_KEY": "test",
                "OPENAI_AGENTS_DISABLE_TRACING": "1"}
-        out = subprocess.run([python, "-c", run], cwd=home, env=env, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(command, cwd=home, env=env, capture_output=True, text=True, timeout=120)
         ok = out.returncode == 0 and f"{upstream.ANSWER} 3 steps" in out.stdout and any((home / "sessions").glob("*/*/messages.jsonl"))
         if not ok:
             print(f"docs/{page} snippet failed:\n{out.stdout}{out.stderr}", file=sys.stderr)
@@ -108,6 +118,10 @@ def framework(page: str, tag: str, python: str = sys.executable) -> bool:
     finally:
         server.shutdown()
         shutil.rmtree(home, ignore_errors=True)
+
+
+#: Each framework page's snippets, by tag.
+FRAMEWORKS = (("langchain.md", "langchain"), ("agents-sdk.md", "agents"), ("agents-sdk.md", "agents-ts"), ("ai-sdk.md", "ai-sdk"))
 
 
 def curl_session(chapter: str) -> bool:

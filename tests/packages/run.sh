@@ -39,6 +39,13 @@ PY
 common=(--strict --noEmit --target es2022 --module nodenext --moduleResolution nodenext)
 npx tsc "${common[@]}" --types node snippet.mts session.mts
 npx tsc "${common[@]}" --types '' --lib es2022,esnext.disposable,dom snippet.mts
+# The TypeScript framework adapters from the tarball, each page's snippet as a user runs it in
+# this project (the same pins as the package's own tests).
+npm install --no-audit --no-fund --silent ai@7.0.173 @ai-sdk/openai@4.0.118 @openai/agents@0.20.0
+python3 -c 'import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); import docs_snippets
+sys.exit(0 if all(docs_snippets.framework(p, t, project=Path(sys.argv[2])) for p, t in (("ai-sdk.md", "ai-sdk"), ("agents-sdk.md", "agents-ts"))) else 1)' \
+  "$ROOT/tests" "$WORK/npm"
+echo "npm adapters: workmem/ai-sdk, workmem/agents; both framework pages' snippets ran from the tarball"
 
 echo "PyPI: $(basename "$DIST"/workmem-*.whl)"
 python3 -m venv "$WORK/venv"
