@@ -183,10 +183,11 @@ bench-instructions:
 # The same 4 KB update in every runtime, one table.
 # What the Python framework adapters add to each model call, at 100 and 1,000 messages
 # (packages/python/bench_adapters.py; the workspace built first for tiktoken's encoding).
-bench-adapters: component $(VENV)/.installed
+bench-adapters: component packages/js/node_modules/.installed $(VENV)/.installed
 	cargo build -q
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/python && $(PYTHON) bench_adapters.py
+	cd packages/js && npm run build && node bench-adapters.js
 
 bench-runtimes: component go-bindings-check packages/js/node_modules/.installed $(VENV)/.installed
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm

@@ -71,6 +71,7 @@ async function o200kCount() {
 export class Bound {
   #count;
   #counted = new Map();
+  #byMessage = new WeakMap();
   #logged;
 
   constructor(session, { window = 128_000, compactAt = 0.75, compactGoal = 0.5, keepRecent = 5, remindAfterRounds = 10, count = undefined } = {}) {
@@ -85,16 +86,26 @@ export class Bound {
     return this.#count;
   }
 
-  /** A message's tokens in a request, as the Rust host counts them (each message counted once). */
+  /** A message's tokens in a request, as the Rust host counts them. */
   async tokens(m) {
-    const count = await this.#counter();
+    return this.#tokens(m, await this.#counter());
+  }
+
+  /**
+   * Each message counted once: by the message (a view keeps its messages from one call to the
+   * next), else by its text.
+   */
+  #tokens(m, count) {
+    let n = this.#byMessage.get(m);
+    if (n !== undefined) return n;
     const calls = m.toolCalls ?? [];
     const key = `${m.role}\u0000${m.content}\u0000${calls.map((c) => `${c.name}\u0000${c.arguments}`).join('\u0000')}`;
-    let n = this.#counted.get(key);
+    n = this.#counted.get(key);
     if (n === undefined) {
       n = 3 + count(m.role) + count(m.content) + calls.reduce((a, c) => a + CALL + count(c.name) + count(c.arguments), 0);
       this.#counted.set(key, n);
     }
+    this.#byMessage.set(m, n);
     return n;
   }
 
@@ -139,19 +150,22 @@ export class Bound {
       overhead: toolsTokens + REPLY, counted: [], compactions: 0, exhausted: false,
       roundsSinceUpdate: (meta.rounds ?? 0) - (meta.memory_updated_round ?? 0),
     };
-    let step;
-    for (;;) {
-      let total = 0;
-      for (const e of view.entries) total += (e.tokens = await this.tokens(e.message));
-      call.viewTokens = total;
+    const count = await this.#counter();
+    // The view as the engine's steps take it, anew only after a compaction changed it.
+    const seen = () => {
+      call.viewTokens = view.entries.reduce((total, e) => total + (e.tokens = this.#tokens(e.message, count)), 0);
       call.viewEntries = view.entries.length;
       call.task = view.entries.find((e) => e.message.role === 'user')?.seq;
       const last = view.lastCompaction;
       call.notice = last && last.round === (meta.rounds ?? 0) ? last.notice : undefined;
+    };
+    seen();
+    let step;
+    for (;;) {
       step = prepareCall(call);
       if (step.send) break;
       if (step.count) {
-        for (const m of step.count) call.counted.push(await this.tokens(m));
+        for (const m of step.count) call.counted.push(this.#tokens(m, count));
         continue;
       }
       const planned = fallback(view.entries, { ...step.compact, archiveLines: await this.session.archiveLines(step.compact.archiveTo) });
@@ -162,6 +176,7 @@ export class Bound {
       await this.session.logCompaction(planned, { archiveTo: step.compact.archiveTo });
       call.compactions++;
       view = await this.session.view();
+      seen();
     }
     await this.session.countRound();
     const { leading, meta: block, tokens } = step.send;

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from . import Bounds, CallRequest, ChatMessage, Engine, Entry, Prepared, WorkmemError
-from .session import Session
+from .session import Session, View
 
 __all__ = ["Bound", "Request"]
 
@@ -132,11 +132,8 @@ class Bound:
         view = self.session.view(self.engine)
         call = CallRequest(self.bounds, system, self.session.overview(), 0, 0, overhead=tools_tokens + _REPLY,
                            rounds_since_update=int(meta.get("rounds", 0)) - int(meta.get("memory_updated_round", 0)))
+        self._seen(call, view, meta)
         while True:
-            call.view_tokens, call.view_entries = self._view_tokens(view.entries), len(view.entries)
-            call.task = next((e.seq for e in view.entries if e.message.role == "user"), None)
-            last = view.last_compaction
-            call.notice = last["notice"] if last is not None and last.get("round") == meta.get("rounds", 0) else None
             step = self.engine.prepare_call(call)
             if isinstance(step, Prepared):
                 break
@@ -151,16 +148,21 @@ class Bound:
             self.session.log_compaction(planned, archive_to=step["archive_to"])
             call.compactions += 1
             view = self.session.view(self.engine)
+            self._seen(call, view, meta)
         self.session.count_round()
         messages: List[Tuple[Optional[int], ChatMessage]] = [(None, m) for m in step.leading[1:]]
         messages += [(e.seq, e.message) for e in view.entries]
         messages.append((None, ChatMessage("system", step.meta)))
         return Request(step.leading[0].content, messages, step.tokens)
 
-    def _view_tokens(self, entries: List[Entry]) -> int:
-        for e in entries:
+    def _seen(self, call: CallRequest, view: View, meta: Dict[str, Any]) -> None:
+        """The view as the engine's steps take it (anew only after a compaction changed it)."""
+        for e in view.entries:
             e.tokens = self.tokens(e.message)
-        return sum(e.tokens for e in entries)
+        call.view_tokens, call.view_entries = sum(e.tokens for e in view.entries), len(view.entries)
+        call.task = next((e.seq for e in view.entries if e.message.role == "user"), None)
+        last = view.last_compaction
+        call.notice = last["notice"] if last is not None and last.get("round") == meta.get("rounds", 0) else None
 
     # --- workmem's own tools ---------------------------------------------------------------
 
