@@ -116,7 +116,7 @@ fn a_twenty_turn_session() {
         .into_iter()
         .filter_map(|r| match r.entry {
             Entry::Message(m) => Some(m),
-            Entry::Compaction(_) => None,
+            Entry::Compaction(_) | Entry::Withdrawal(_) => None,
         })
         .collect();
     let tool_results: Vec<&str> = stored.iter().filter(|m| m.role == "tool").map(|m| m.content.as_str()).collect();

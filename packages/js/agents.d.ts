@@ -1,6 +1,7 @@
 // Types of `workmem/agents` (Node only).
-import type { CallModelInputFilter, FunctionTool } from '@openai/agents';
+import type { AgentInputItem, CallModelInputFilter, FunctionTool, Session as AgentsSession } from '@openai/agents';
 import type { Session } from './session.js';
+import type { Bound } from './bound.js';
 
 export interface WorkmemAgentsOptions {
   /** The workmem session the run's items are logged to (`Session.create` or `Session.open`). */
@@ -26,5 +27,24 @@ export interface WorkmemAgents {
   tools: FunctionTool[];
 }
 
-/** workmem for an `@openai/agents` agent (see the module). */
+/** workmem for an `@openai/agents` agent: the filter and the tools (a `WorkmemSession`). */
 export function workmemAgents(options: WorkmemAgentsOptions): WorkmemAgents;
+
+/**
+ * An `@openai/agents` `Session` over a workmem session (the conversation as its view holds it,
+ * compacted; `popItem` and `clearSession` withdraw messages, the log keeps them), and the
+ * `callModelInputFilter` and tools of the runs that use it.
+ */
+export class WorkmemSession implements AgentsSession, WorkmemAgents {
+  constructor(options: WorkmemAgentsOptions);
+  /** The workmem session. */
+  readonly session: Session;
+  readonly bound: Bound;
+  readonly callModelInputFilter: CallModelInputFilter;
+  readonly tools: FunctionTool[];
+  getSessionId(): Promise<string>;
+  getItems(limit?: number): Promise<AgentInputItem[]>;
+  addItems(items: AgentInputItem[]): Promise<void>;
+  popItem(): Promise<AgentInputItem | undefined>;
+  clearSession(): Promise<void>;
+}

@@ -27,6 +27,7 @@ export class Bound {
   tokens(m: ChatMessage): Promise<number>;
   toolsTokens(definitions: string): Promise<number>;
   logged(): Promise<Set<string>>;
+  forget(): void;
   log(messages: [string, ChatMessage, unknown[]][]): Promise<void>;
   request(system: string, toolsTokens: number): Promise<BoundRequest>;
   tools(): ToolDefinition[];

@@ -114,15 +114,25 @@ export class Bound {
     return definitions ? 12 + (await this.#counter())(definitions) : 0;
   }
 
-  /** The keys of the messages the session holds (read from its log once: a session resumes after a restart). */
+  /**
+   * The keys of the messages the session holds and has not withdrawn (read from its log once, so
+   * that a session resumes after a restart; `forget` reads it again).
+   */
   async logged() {
     if (!this.#logged) {
-      this.#logged = new Set();
+      const keys = new Map();
       for (const r of await this.session.records()) {
-        for (const o of r.opaque ?? []) if (typeof o?.key === 'string') this.#logged.add(o.key);
+        if (r.kind === 'withdrawal') for (const seq of r.withdraws) keys.delete(seq);
+        for (const o of r.opaque ?? []) if (typeof o?.key === 'string') keys.set(r.seq, o.key);
       }
+      this.#logged = new Set(keys.values());
     }
     return this.#logged;
+  }
+
+  /** Reads the logged keys anew on the next `log` (after a withdrawal). */
+  forget() {
+    this.#logged = undefined;
   }
 
   /**

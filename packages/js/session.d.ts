@@ -28,7 +28,8 @@ export function encodeCwd(cwd: string): string;
 export interface LogRecord {
   seq: number;
   at: string;
-  kind: 'message' | 'compaction';
+  kind: 'message' | 'compaction' | 'withdrawal';
+  withdraws?: number[];
   role?: string;
   content?: string;
   tool_calls?: { id: string; name: string; arguments: string }[];
@@ -64,6 +65,8 @@ export class Session {
   /** The messages logged with sequence numbers `first` to `last`, as logged. */
   originals(range: [number, number]): Promise<Required<Entry>[]>;
   logCompaction(compaction: Compaction, options?: { target?: string; strategy?: string; archiveTo?: string }): Promise<number>;
+  /** Takes the messages logged as `seqs` out of the view; the log keeps them. */
+  withdraw(seqs: number[], reason: string): Promise<number>;
   countRound(): Promise<void>;
   archiveLines(archiveTo: string): Promise<number>;
   meta(): Promise<SessionMeta>;

@@ -167,8 +167,8 @@ export class Session {
         const at = /position (\d+)/.exec(e.message);
         throw this.#fail(MESSAGES, `${lines + i + 1}:${at ? Number(at[1]) + 1 : 1}: ${e.message}`, ':');
       }
-      if (record === null || typeof record !== 'object' || !Number.isInteger(record.seq) || !['message', 'compaction'].includes(record.kind)) {
-        throw this.#fail(MESSAGES, `${lines + i + 1}:1: not a log record (seq, kind message or compaction)`, ':');
+      if (record === null || typeof record !== 'object' || !Number.isInteger(record.seq) || !['message', 'compaction', 'withdrawal'].includes(record.kind)) {
+        throw this.#fail(MESSAGES, `${lines + i + 1}:1: not a log record (seq, kind message, compaction or withdrawal)`, ':');
       }
       records.push(record);
     });
@@ -190,6 +190,9 @@ export class Session {
     for (const r of records.slice(folded)) {
       if (r.kind === 'message') {
         entries.push({ seq: r.seq, message: recordMessage(r), tokens: 0 });
+      } else if (r.kind === 'withdrawal') {
+        const withdrawn = new Set(r.withdraws);
+        entries = entries.filter((e) => !withdrawn.has(e.seq));
       } else {
         entries = applyReplacements(entries, r.replacements.map((x) => ({ replaces: x.replaces, message: recordMessage(x.message) })));
         last = r;
@@ -226,6 +229,17 @@ export class Session {
       ...(archive ? { archive } : {}),
       notice: compaction.notice, tokens_before: compaction.tokensBefore, tokens_after: compaction.tokensAfter, round,
     }]);
+    return record.seq;
+  }
+
+  /**
+   * Takes the messages logged as `seqs` out of the view (an application's undo: an Agents SDK
+   * session's `popItem`, `clearSession`) by appending a record that says so: the log still holds
+   * them, and `read_history` still reads them. Gives the record's number.
+   */
+  async withdraw(seqs, reason) {
+    const at = now();
+    const [record] = await this.#appendLog((last) => [{ seq: last + 1, at, kind: 'withdrawal', withdraws: seqs, reason }]);
     return record.seq;
   }
 

@@ -190,14 +190,14 @@ fn compactions(records: &[LogRecord], out: &mut String) {
         .iter()
         .filter_map(|r| match &r.entry {
             Entry::Message(m) => Some((r.seq, m)),
-            Entry::Compaction(_) => None,
+            Entry::Compaction(_) | Entry::Withdrawal(_) => None,
         })
         .collect();
     let all: Vec<(&LogRecord, &Compaction)> = records
         .iter()
         .filter_map(|r| match &r.entry {
             Entry::Compaction(c) => Some((r, c)),
-            Entry::Message(_) => None,
+            Entry::Message(_) | Entry::Withdrawal(_) => None,
         })
         .collect();
     let _ = write!(out, r#"<section id="compactions"><h2>Compactions <small>{}</small></h2>"#, all.len());

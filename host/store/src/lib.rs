@@ -19,7 +19,7 @@ pub mod session;
 
 pub use confine::{Confined, MEMORY_DIR, MemoryFiles, PathError};
 pub use error::{Error, Result};
-pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View};
+pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View, Withdrawal};
 pub use passed::{LastPassed, Passed};
 pub use session::{Commit, GrantName, KeyedUpdate, Locked, MemoryChain, Meta, Proxied, Session, Sessions};
 

@@ -44,6 +44,17 @@ pub enum Entry {
     Message(Message),
     /// Entries of the view replaced by others (spec 003 §2); the originals stay in the log.
     Compaction(Compaction),
+    /// Messages taken back out of the view by the application that logged them (an Agents SDK
+    /// session's `pop_item` or `clear_session`); they stay in the log, where `read_history`
+    /// still finds them.
+    Withdrawal(Withdrawal),
+}
+
+/// Messages withdrawn from the view, by `seq`, and who withdrew them and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Withdrawal {
+    pub withdraws: Vec<u64>,
+    pub reason: String,
 }
 
 /// A compaction as the log records it: what replaced what, in order (see [`view`]).
@@ -91,6 +102,10 @@ impl View {
             Entry::Compaction(c) => {
                 self.replace(&c.replacements);
                 self.last_compaction = Some(c);
+            }
+            Entry::Withdrawal(w) => {
+                let withdrawn: HashSet<u64> = w.withdraws.into_iter().collect();
+                self.entries.retain(|(seq, _)| !withdrawn.contains(seq));
             }
         }
     }
@@ -205,7 +220,7 @@ pub fn originals<'a>(records: &'a [LogRecord], spec: &str, before: u64) -> Resul
         .filter(|r| (from..=to).contains(&r.seq) && r.seq < before)
         .filter_map(|r| match &r.entry {
             Entry::Message(m) => Some((r.seq, m)),
-            Entry::Compaction(_) => None,
+            Entry::Compaction(_) | Entry::Withdrawal(_) => None,
         })
         .collect();
     if found.is_empty() {
@@ -341,6 +356,20 @@ mod tests {
 
     fn view_of(n: u64) -> View {
         View { entries: (1..=n).map(|seq| (seq, Message::new("user", format!("m{seq}")))).collect(), last_compaction: None }
+    }
+
+    /// A withdrawal, as a package writes it, takes its messages out of the view (replaced ones
+    /// too) and out of nothing else: the log still reads them back.
+    #[test]
+    fn a_withdrawal_takes_messages_out_of_the_view() {
+        let mut view = view_of(5);
+        view.push(compaction(vec![Replacement { replaces: vec![2, 3], message: Message::new("user", "r") }]));
+        let line = r#"{"seq":7,"at":"2026-11-28T08:00:00Z","kind":"withdrawal","withdraws":[2,5],"reason":"pop_item"}"#;
+        let record: LogRecord = serde_json::from_str(line).unwrap();
+        view.push(record.clone());
+        assert_eq!(view.entries.iter().map(|(seq, _)| *seq).collect::<Vec<_>>(), [1, 4]);
+        let records = vec![LogRecord { seq: 5, at: String::new(), entry: Entry::Message(Message::new("user", "m5")), usage: None }, record];
+        assert_eq!(read_back(&records, "5", u64::MAX).unwrap(), "### #5 user\nm5\n\n");
     }
 
     /// Folded in one pass, a compaction gives the view the rule gives, replacement by

@@ -736,7 +736,7 @@ impl Session {
     pub fn original(&self, seq: u64) -> Result<Option<Message>> {
         Ok(self.records()?.into_iter().find(|r| r.seq == seq).and_then(|r| match r.entry {
             Entry::Message(m) => Some(m),
-            Entry::Compaction(_) => None,
+            Entry::Compaction(_) | Entry::Withdrawal(_) => None,
         }))
     }
 

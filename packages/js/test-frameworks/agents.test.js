@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, run, setTracingDisabled, tool } from '@openai/agents';
 import OpenAI from 'openai';
-import { workmemAgents } from 'workmem/agents';
+import { WorkmemSession, workmemAgents } from 'workmem/agents';
 import { Session } from 'workmem/session';
 import { STEPS, SYSTEM, TASK, WINDOW, scripted } from './scripted.js';
 
@@ -53,5 +53,38 @@ for (const [protocol, make] of models) {
     await run(agent(make(client()), next.tools), [...result.history, { role: 'user', content: 'And now?' }], { callModelInputFilter: next.callModelInputFilter });
     const added = (await again.records()).slice(before).filter((r) => r.kind === 'message').map((r) => [r.role, r.content]);
     assert.deepEqual(added.slice(0, 2), [['assistant', `FINISHED ${STEPS} steps`], ['user', 'And now?']]);
+  });
+}
+
+for (const [protocol, make] of models) {
+  test(`${protocol}: as the SDK's session, the conversation is kept bounded and undone on request`, async () => {
+    await model.reset();
+    const session = await Session.create(mkdtempSync(join(tmpdir(), 'workmem-agents-session-')));
+    const memory = new WorkmemSession({ session, window: WINDOW });
+    const result = await run(agent(make(client()), memory.tools), TASK, { session: memory, callModelInputFilter: memory.callModelInputFilter, maxTurns: STEPS + 10 });
+    assert.equal(result.finalOutput, `FINISHED ${STEPS} steps`);
+    await model.check(session.dir);
+    assert.equal(await memory.getSessionId(), (await session.meta()).id);
+
+    // The next turn, in a new process: the SDK gets the bounded conversation from the session,
+    // and only the new message and its answer are new to the log.
+    const records = (await session.records()).length;
+    const resumed = new WorkmemSession({ session: await Session.open(session.dir), window: WINDOW });
+    const history = await resumed.getItems();
+    assert.ok(history.length > 0 && history.length < result.history.length, 'the history comes back compacted');
+    await run(agent(make(client()), resumed.tools), 'And now?', { session: resumed, callModelInputFilter: resumed.callModelInputFilter });
+    const added = (await resumed.session.records()).slice(records).filter((r) => r.kind === 'message').map((r) => [r.role, r.content]);
+    assert.deepEqual(added, [['user', 'And now?'], ['assistant', `FINISHED ${STEPS} steps`]]);
+
+    // popItem takes the answer, then the question, out of the conversation; the log keeps both.
+    assert.ok(await resumed.popItem());
+    const question = /** @type {any} */ (await resumed.popItem());
+    assert.equal(question.content, 'And now?');
+    assert.deepEqual(await resumed.getItems(), history);
+    // clearSession empties the conversation; the memory stays.
+    await resumed.clearSession();
+    assert.deepEqual(await resumed.getItems(), []);
+    assert.match(await resumed.session.overview(), /every file has numbered lines/);
+    assert.deepEqual((await resumed.session.view()).entries, []);
   });
 }

@@ -1,11 +1,15 @@
 """workmem inside the OpenAI Agents SDK: `WorkmemFilter`, a `call_model_input_filter` that
 bounds every model call of a run through a workmem session (`workmem.bound.Bound`: what the run
 gained logged, the safety net's compactions, the memory and `context_meta` in the engine's
-order), and `tools`, workmem's own as `function_tool`s.
+order), and `tools`, workmem's own as `function_tool`s; and `WorkmemSession`, the same filter
+that is also the SDK's `Session` (the conversation kept across runs in the workmem session).
 
     memory = WorkmemFilter(Session.create(root, Engine()), window=128_000)
     agent = Agent(name="coder", instructions="...", tools=[read_file, *memory.tools])
     await Runner.run(agent, task, run_config=RunConfig(call_model_input_filter=memory), max_turns=100)
+
+    memory = WorkmemSession(Session.create(root, Engine()), window=128_000)
+    await Runner.run(agent, task, session=memory, run_config=RunConfig(call_model_input_filter=memory))
 
 The run's items are the session's messages by their place in the run's input (which the SDK
 only appends to), so a run continued from `result.to_input_list()`, or a new filter on the same
@@ -26,7 +30,7 @@ from . import ChatMessage, Engine, ToolCall
 from .bound import Bound
 from .session import Session
 
-__all__ = ["WorkmemFilter"]
+__all__ = ["WorkmemFilter", "WorkmemSession"]
 
 
 class WorkmemFilter:
@@ -57,9 +61,13 @@ class WorkmemFilter:
         return FunctionTool(name=name, description=definition["description"], params_json_schema=definition["parameters"],
                             on_invoke_tool=invoke, strict_json_schema=False)
 
+    #: Where a run's own items start in its input, and the index in the conversation of the
+    #: first of them (a `WorkmemSession` sets both when the SDK asks it for the history).
+    _served, _base = 0, 0
+
     def __call__(self, data: CallModelData[Any]) -> ModelInputData:
         items = list(data.model_data.input)
-        self.bound.log([(f"agents:{at}", message, group) for at, message, group in _messages(items)])
+        self.bound.log([(f"agents:{self._base + at}", message, group) for at, message, group in _messages(items[self._served:])])
         offered = [{"name": t.name, "description": t.description, "parameters": t.params_json_schema}
                    for t in data.agent.tools if isinstance(t, FunctionTool)]
         bounded = self.bound.request(data.model_data.instructions or "", self.bound.tools_tokens(json.dumps(offered) if offered else ""))
@@ -81,6 +89,84 @@ class WorkmemFilter:
             if r["kind"] == "message" and extra:
                 out[r["seq"]] = (_chat_message(r), extra)
         return out
+
+
+class WorkmemSession(WorkmemFilter):
+    """An Agents SDK `Session` over a workmem session, and the `call_model_input_filter` of the
+    runs that use it (pass it as both). `get_items` gives the conversation as the session's
+    view holds it: items no compaction replaced as they came, compacted ones as their
+    placeholders; `add_items` logs the run's items (the filter logged most of them already,
+    under the same keys: an item is known by its place in the conversation); `pop_item` and
+    `clear_session` withdraw messages from the view (the log keeps them, `read_history` still
+    reads them; the memory stays). One `WorkmemSession` per conversation."""
+
+    session_settings = None
+
+    def __init__(self, session: Session, engine: Optional[Engine] = None, **bounds: Any):
+        super().__init__(session, engine, **bounds)
+        self.session_id = str(session.meta()["id"])
+        self._added = 0
+
+    def _groups(self) -> List[Tuple[int, List[Any], Optional[Tuple[str, int]]]]:
+        """The view as the SDK's items: each entry's seq, its items, and, for a message logged
+        by its place, its key and where in the conversation it starts."""
+        originals = self._originals()
+        keys = {r["seq"]: o["key"] for r in self.session.records() if r["kind"] == "message"
+                for o in r.get("opaque", []) if isinstance(o, dict) and isinstance(o.get("key"), str)}
+        out: List[Tuple[int, List[Any], Optional[Tuple[str, int]]]] = []
+        for e in self.session.view(self.bound.engine).entries:
+            kept = originals.get(e.seq)
+            key = keys.get(e.seq, "")
+            at = (key, int(key.split(":")[1])) if key.startswith("agents:") and key.split(":")[1].isdigit() else None
+            out.append((e.seq, kept[1] if kept is not None and kept[0] == e.message else _items(e.message), at))
+        return out
+
+    def _next(self) -> int:
+        """The conversation's length: one past its last logged item."""
+        return max((at[1] + len(items) for _, items, at in self._groups() if at is not None), default=0)
+
+    async def get_items(self, limit: Optional[int] = None) -> List[Any]:
+        items = [i for _, group, _ in self._groups() for i in group]
+        served = items[-limit:] if limit else items
+        # The next run's input starts with these; what follows is new.
+        self._served, self._base, self._added = len(served), self._next(), 0
+        return served
+
+    async def add_items(self, items: List[Any]) -> None:
+        at = self._base + self._added
+        self.bound.log([(f"agents:{at + k}", message, group) for k, message, group in _messages(items)])
+        self._added += len(items)
+
+    async def pop_item(self) -> Optional[Any]:
+        groups = self._groups()
+        if not groups:
+            return None
+        seq, items, at = groups[-1]
+        self.session.withdraw(self._replaced(seq), "pop_item")
+        if len(items) > 1 and at is not None:
+            # The rest of an assistant's turn stays, logged again under its key.
+            rest = _messages(items[:-1])
+            self.session.append([m for _, m, _ in rest], opaque=[[{"key": at[0]}, *g] for _, _, g in rest])
+        self.bound.forget()
+        self._added = max(0, self._added - 1)
+        return items[-1]
+
+    async def clear_session(self) -> None:
+        withdrawn = {seq for r in self.session.records() if r["kind"] == "withdrawal" for seq in r["withdraws"]}
+        live = [r["seq"] for r in self.session.records() if r["kind"] == "message" and r["seq"] not in withdrawn]
+        if live:
+            self.session.withdraw(live, "clear_session")
+        self.bound.forget()
+        self._served = self._base = self._added = 0
+
+    def _replaced(self, seq: int) -> List[int]:
+        """`seq` and, where a compaction's replacement stands in its place, all it replaced."""
+        for r in reversed(self.session.records()):
+            if r["kind"] == "compaction":
+                for replacement in r["replacements"]:
+                    if replacement["replaces"] and replacement["replaces"][0] == seq:
+                        return list(replacement["replaces"])
+        return [seq]
 
 
 def _text(content: Any) -> str:

@@ -108,12 +108,23 @@ class Bound:
         return 12 + self.count(definitions) if definitions else 0
 
     def logged(self) -> Set[str]:
-        """The keys of the messages the session holds (read from its log once, so that a
-        session resumes after a restart)."""
+        """The keys of the messages the session holds and has not withdrawn (read from its log
+        once, so that a session resumes after a restart; `forget` reads it again)."""
         if self._logged is None:
-            self._logged = {o["key"] for r in self.session.records() for o in r.get("opaque", [])
-                            if isinstance(o, dict) and isinstance(o.get("key"), str)}
+            keys: Dict[int, str] = {}
+            for r in self.session.records():
+                if r["kind"] == "withdrawal":
+                    for seq in r["withdraws"]:
+                        keys.pop(seq, None)
+                for o in r.get("opaque", []):
+                    if isinstance(o, dict) and isinstance(o.get("key"), str):
+                        keys[r["seq"]] = o["key"]
+            self._logged = set(keys.values())
         return self._logged
+
+    def forget(self) -> None:
+        """Reads the logged keys anew on the next `log` (after a withdrawal)."""
+        self._logged = None
 
     def log(self, messages: Sequence[Tuple[str, ChatMessage, Sequence[Any]]]) -> None:
         """Logs the messages whose key the session does not hold yet, in order; each with the

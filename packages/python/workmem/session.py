@@ -184,8 +184,8 @@ class Session:
                 record = json.loads(line)
             except ValueError as e:
                 raise SessionError(f"{self.path / MESSAGES}:{n}:{getattr(e, 'colno', 1)}: {getattr(e, 'msg', e)}") from e
-            if not isinstance(record, dict) or not isinstance(record.get("seq"), int) or record.get("kind") not in ("message", "compaction"):
-                raise SessionError(f"{self.path / MESSAGES}:{n}:1: not a log record (seq, kind message or compaction)")
+            if not isinstance(record, dict) or not isinstance(record.get("seq"), int) or record.get("kind") not in ("message", "compaction", "withdrawal"):
+                raise SessionError(f"{self.path / MESSAGES}:{n}:1: not a log record (seq, kind message, compaction or withdrawal)")
             records.append(record)
         self._read_to = (identity, offset + len(whole), records, lines + whole.count(b"\n"))
         return records
@@ -205,6 +205,9 @@ class Session:
         for record in records[folded:]:
             if record["kind"] == "message":
                 entries.append(Entry(record["seq"], _chat_message(record)))
+            elif record["kind"] == "withdrawal":
+                withdrawn = set(record["withdraws"])
+                entries = [e for e in entries if e.seq not in withdrawn]
             else:
                 replacements = [Replacement(list(r["replaces"]), _chat_message(r["message"])) for r in record["replacements"]]
                 entries = engine.apply_replacements(entries, replacements)
@@ -242,6 +245,24 @@ class Session:
                 from . import now
 
                 line = json.dumps({"seq": seq, "at": now(), **record}, ensure_ascii=False, separators=(",", ":")) + "\n"
+                os.write(fd, line.encode())
+                os.fsync(fd)
+                return seq
+            finally:
+                os.close(fd)
+
+    def withdraw(self, seqs: Sequence[int], reason: str) -> int:
+        """Takes the messages logged as `seqs` out of the view (an application's undo: an Agents
+        SDK session's `pop_item`, `clear_session`), by appending a record that says so: the log
+        still holds them, and `read_history` still reads them. Gives the record's number."""
+        with self._lock():
+            fd = self._open(self._fd, MESSAGES, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+            try:
+                seq = _last_seq(fd, truncate=True) + 1
+                from . import now
+
+                line = json.dumps({"seq": seq, "at": now(), "kind": "withdrawal", "withdraws": list(seqs), "reason": reason},
+                                  ensure_ascii=False, separators=(",", ":")) + "\n"
                 os.write(fd, line.encode())
                 os.fsync(fd)
                 return seq
