@@ -18,6 +18,7 @@ fn component_imports_nothing() {
         exports,
         [
             "workmem:memory/board@0.2.0",
+            "workmem:memory/call@0.2.0",
             "workmem:memory/context@0.2.0",
             "workmem:memory/document@0.2.0",
             "workmem:memory/history@0.2.0",
