@@ -1,23 +1,11 @@
 // Types of `workmem/agents` (Node only).
 import type { AgentInputItem, CallModelInputFilter, FunctionTool, Session as AgentsSession } from '@openai/agents';
 import type { Session } from './session.js';
-import type { Bound } from './bound.js';
+import type { Bound, BoundOptions } from './bound.js';
 
-export interface WorkmemAgentsOptions {
+export interface WorkmemAgentsOptions extends BoundOptions {
   /** The workmem session the run's items are logged to (`Session.create` or `Session.open`). */
   session: Session;
-  /** The model's context window in tokens: no request crosses it (default 128,000). */
-  window?: number;
-  /** The safety net compacts from this share of the window (default 0.75) ... */
-  compactAt?: number;
-  /** ... down to this share (default 0.5). */
-  compactGoal?: number;
-  /** Groups at the end kept whole (default 5). */
-  keepRecent?: number;
-  /** After this many model calls without a memory update the reminder insists (default 10; 0: never). */
-  remindAfterRounds?: number;
-  /** A token counter for another tokenizer than o200k_base (gpt-tokenizer). */
-  count?: (text: string) => number;
 }
 
 export interface WorkmemAgents {
