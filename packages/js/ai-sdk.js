@@ -38,6 +38,22 @@ function outputText(output) {
   }
 }
 
+/** JSON text parsed; undefined where it is not JSON. */
+function parsed(text) {
+  try {
+    return JSON.parse(text || '{}');
+  } catch {
+    return undefined;
+  }
+}
+
+/** A result part's provider metadata as a prompt part's provider options. */
+const carried = (p) => (p.providerMetadata ? { providerOptions: p.providerMetadata } : {});
+
+/** A result's reasoning and text as the prompt parts an assistant message holds them as. */
+const promptParts = (content) => content.filter((p) => p.type === 'reasoning' || p.type === 'text')
+  .map((p) => ({ type: p.type, text: p.text, ...carried(p) }));
+
 const arguments_ = (input) => (typeof input === 'string' ? input : JSON.stringify(input ?? {}));
 
 /** The prompt's messages as `[key, chat message, parts kept]`, a tool message's results one each. */
@@ -116,7 +132,8 @@ export function workmemMiddleware({ session, ...options }) {
   async function bounded(params) {
     let system = 0;
     while (params.prompt[system]?.role === 'system') system++;
-    await bound.log(messages(params.prompt, system));
+    const known = await bound.logged();
+    await bound.log(messages(params.prompt, system).filter(([key]) => !known.has(key)).map(unshown));
     const tools = [...(params.tools ?? []), ...own.filter((t) => !(params.tools ?? []).some((u) => u.name === t.name))
       .map((t) => ({ type: 'function', name: t.name, description: t.description, inputSchema: t.parameters }))];
     const definitions = tools.filter((t) => t.type === 'function').map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
@@ -149,26 +166,48 @@ export function workmemMiddleware({ session, ...options }) {
     return out;
   }
 
-  /** Answers `calls` (workmem's own), logging the call and its answers; gives the answers. */
-  async function answer(calls) {
+  /**
+   * Answers `calls` (workmem's own), logging the turn that made them (with `before`, its
+   * reasoning and text as prompt parts, where the application does not get that turn) and the
+   * answers.
+   */
+  async function answer(calls, before = []) {
     const id = randomUUID();
-    const assistant = { role: 'assistant', content: '', toolCalls: calls.map((c) => ({ id: c.toolCallId, name: c.toolName, arguments: c.input })) };
+    const text = before.filter((p) => p.type === 'text').map((p) => p.text).join('');
+    const assistant = { role: 'assistant', content: text, toolCalls: calls.map((c) => ({ id: c.toolCallId, name: c.toolName, arguments: c.input })) };
     const results = [];
     for (const c of calls) {
-      let args;
-      try {
-        args = JSON.parse(c.input || '{}');
-      } catch (e) {
-        results.push({ role: 'tool', content: `error: the arguments are not JSON: ${e.message}`, toolCallId: c.toolCallId, toolCalls: [] });
-        continue;
-      }
-      results.push({ role: 'tool', content: await bound.answer(c.toolName, args), toolCallId: c.toolCallId, toolCalls: [] });
+      const args = parsed(c.input);
+      const content = args === undefined ? 'error: the arguments are not JSON' : await bound.answer(c.toolName, args);
+      results.push({ role: 'tool', content, toolCallId: c.toolCallId, toolCalls: [] });
     }
     const parts = (m) => [{ role: 'tool', part: { type: 'tool-result', toolCallId: m.toolCallId, toolName: calls.find((c) => c.toolCallId === m.toolCallId).toolName, output: { type: 'text', value: m.content } } }];
+    const turn = [...before, ...calls.map((c) => ({ type: 'tool-call', toolCallId: c.toolCallId, toolName: c.toolName, input: parsed(c.input) ?? {}, ...carried(c) }))];
     await bound.log([
-      [`ai-sdk:own:${id}`, assistant, [{ role: 'assistant', content: calls.map((c) => ({ type: 'tool-call', toolCallId: c.toolCallId, toolName: c.toolName, input: JSON.parse(c.input || '{}') })) }]],
+      [`ai-sdk:own:${id}`, assistant, [{ role: 'assistant', content: turn }]],
       ...results.map((m, i) => [`ai-sdk:own:${id}.${i}`, m, parts(m)]),
     ]);
+  }
+
+  // The reasoning and text of streamed rounds that were workmem's (logged with its calls), as
+  // JSON, each as many times as it was streamed: the application's message for the step holds
+  // them too, and is logged without them.
+  const shown = new Map();
+  const partKey = (p) => JSON.stringify([p.type, p.text, p.providerOptions ?? p.providerMetadata ?? null]);
+
+  /** A new assistant message of the prompt without the parts a streamed round of workmem's showed. */
+  function unshown(entry) {
+    const [key, message, [original]] = entry;
+    if (message.role !== 'assistant' || !shown.size) return entry;
+    const content = original.content.filter((p) => {
+      const n = shown.get(partKey(p)) ?? 0;
+      if (n === 0) return true;
+      if (n === 1) shown.delete(partKey(p));
+      else shown.set(partKey(p), n - 1);
+      return false;
+    });
+    if (content.length === original.content.length) return entry;
+    return [key, { ...message, content: text(content) }, [{ ...original, content }]];
   }
 
   const isOwn = (p) => p.type === 'tool-call' && ownNames.has(p.toolName) && !p.providerExecuted;
@@ -183,10 +222,14 @@ export function workmemMiddleware({ session, ...options }) {
       for (let round = 0; round < MAX_OWN_ROUNDS; round++) {
         const calls = result.content.filter(isOwn);
         if (!calls.length) return result;
-        await answer(calls);
         const rest = result.content.filter((p) => !isOwn(p));
-        // The application's own calls in the same turn go to it; it calls again with their results.
-        if (rest.some((p) => p.type === 'tool-call')) return { ...result, content: rest };
+        // The application's own calls in the same turn go to it, with the turn's reasoning and
+        // text; it calls again with their results.
+        if (rest.some((p) => p.type === 'tool-call')) {
+          await answer(calls);
+          return { ...result, content: rest };
+        }
+        await answer(calls, promptParts(result.content));
         result = await model.doGenerate(await bounded(original));
       }
       return { ...result, content: result.content.filter((p) => !isOwn(p)) };
@@ -197,9 +240,20 @@ export function workmemMiddleware({ session, ...options }) {
       const first = await doStream();
       let source = first.stream.getReader();
       let rounds = 0;
-      let held = new Map();
-      let calls = [];
-      let appCalls = false;
+      // One round: workmem's calls held back, whole, and what it said (its reasoning and text
+      // stream to the application as they come, and go to the log with workmem's calls).
+      let held;
+      let calls;
+      let appCalls;
+      let said;
+      const round = () => {
+        held = new Map();
+        calls = [];
+        appCalls = false;
+        said = new Map();
+      };
+      round();
+      const saidParts = () => [...said.values()].map(({ type, text, providerMetadata }) => ({ type, text, ...(providerMetadata ? { providerOptions: providerMetadata } : {}) }));
       const stream = new ReadableStream({
         async pull(controller) {
           for (;;) {
@@ -207,6 +261,13 @@ export function workmemMiddleware({ session, ...options }) {
             if (done) {
               controller.close();
               return;
+            }
+            if (part.type.startsWith('reasoning-') || part.type.startsWith('text-')) {
+              const kind = part.type.split('-')[0];
+              const entry = said.get(part.id) ?? { type: kind, text: '', providerMetadata: undefined };
+              entry.text += part.delta ?? '';
+              entry.providerMetadata = part.providerMetadata ?? entry.providerMetadata;
+              said.set(part.id, entry);
             }
             // workmem's own calls are held back, whole, and answered at the finish.
             if (part.type === 'tool-input-start' && ownNames.has(part.toolName) && !part.providerExecuted) {
@@ -220,18 +281,18 @@ export function workmemMiddleware({ session, ...options }) {
             }
             if (part.type === 'tool-call') appCalls = true;
             if (part.type === 'finish' && calls.length && rounds < MAX_OWN_ROUNDS && !appCalls) {
-              await answer(calls);
+              // The round was workmem's: its reasoning and text go to the log with its calls
+              // (the text reached the application too, as it streamed).
+              const parts = saidParts();
+              await answer(calls, parts);
+              for (const p of parts) shown.set(partKey(p), (shown.get(partKey(p)) ?? 0) + 1);
               rounds++;
               const next = await model.doStream(await bounded(original));
               source = next.stream.getReader();
-              held = new Map();
-              calls = [];
+              round();
               continue;
             }
-            if (part.type === 'finish' && calls.length) {
-              await answer(calls);
-              calls = [];
-            }
+            if (part.type === 'finish' && calls.length) await answer(calls);
             // Only the first answer's start goes to the application.
             if (part.type === 'stream-start' && rounds > 0) continue;
             controller.enqueue(part);

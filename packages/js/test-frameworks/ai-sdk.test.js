@@ -8,6 +8,7 @@ import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { workmemMiddleware } from 'workmem/ai-sdk';
@@ -21,7 +22,10 @@ before(async () => {
 });
 after(() => model.close());
 
-const provider = () => createOpenAICompatible({ name: 'loopback', baseURL: model.baseURL, apiKey: 'test' }).chatModel('gpt-4o');
+/** An OpenAI-compatible provider's Chat Completions model, or the OpenAI provider's Responses model. */
+const provider = (api = 'chat') => (api === 'chat'
+  ? createOpenAICompatible({ name: 'loopback', baseURL: model.baseURL, apiKey: 'test' }).chatModel('gpt-4o')
+  : createOpenAI({ baseURL: model.baseURL, apiKey: 'test' }).responses('gpt-4o'));
 const tools = () => ({
   read_file: tool({
     description: 'Read a file of the project.',
@@ -87,3 +91,24 @@ test('a corrupted log line is an error naming its line, and nothing is sent', as
   assert.ok(records > 0);
   await assert.rejects(Session.open(mkdtempSync(join(tmpdir(), 'foreign-'))), /is not a session/);
 });
+
+for (const streamed of [false, true]) {
+  test(`${streamed ? 'streamText' : 'generateText'} on the Responses API with the middleware runs the loop bounded, reasoning returned`, async () => {
+    await model.reset();
+    const session = await Session.create(root());
+    const llm = wrapLanguageModel({ model: provider('responses'), middleware: workmemMiddleware({ session, window: WINDOW }) });
+    // Not stored by the provider: each turn's reasoning goes back whole, not as a reference to it.
+    const options = { ...run(llm), providerOptions: { openai: { store: false } } };
+    let text = '';
+    if (streamed) {
+      for await (const part of streamText(options).fullStream) {
+        if (part.type === 'text-delta') text += part.text;
+        if (part.type === 'error') throw part.error;
+      }
+    } else {
+      text = (await generateText(options)).text;
+    }
+    assert.ok(text.endsWith(`FINISHED ${STEPS} steps`), text.slice(-200));
+    await model.check(session.dir);
+  });
+}
