@@ -13,6 +13,7 @@
 // replaced it (reasoning parts and provider options included).
 import { createHash, randomUUID } from 'node:crypto';
 import { Bound } from './bound.js';
+import { WorkmemError } from './index.js';
 import { recordMessage } from './session.js';
 
 /** Rounds of workmem's own tool calls answered before the answer goes to the application as it is. */
@@ -120,7 +121,7 @@ export function workmemMiddleware({ session, ...options }) {
   const originals = new WeakMap();
 
   /** Each logged message of a prompt by its sequence number: as the engine reads it, and the parts it came as. */
-  async function logged() {
+  async function keptBySeq() {
     const out = new Map();
     for (const r of await session.records()) {
       const kept = (r.opaque ?? []).filter((o) => !(o && typeof o === 'object' && 'key' in o));
@@ -130,19 +131,21 @@ export function workmemMiddleware({ session, ...options }) {
   }
 
   async function bounded(params) {
+    // workmem answers its tools' calls itself: an application's tool of one of their names would never be called.
+    const clash = (params.tools ?? []).find((t) => ownNames.has(t.name));
+    if (clash) throw new WorkmemError(`the application offers a tool named ${clash.name}, one of workmem's own (${[...ownNames].join(', ')}): rename it`);
     let system = 0;
     while (params.prompt[system]?.role === 'system') system++;
     const known = await bound.logged();
     await bound.log(messages(params.prompt, system).filter(([key]) => !known.has(key)).map(unshown));
-    const tools = [...(params.tools ?? []), ...own.filter((t) => !(params.tools ?? []).some((u) => u.name === t.name))
-      .map((t) => ({ type: 'function', name: t.name, description: t.description, inputSchema: t.parameters }))];
+    const tools = [...(params.tools ?? []), ...own.map((t) => ({ type: 'function', name: t.name, description: t.description, inputSchema: t.parameters }))];
     const definitions = tools.filter((t) => t.type === 'function').map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.inputSchema } }));
     const request = await bound.request(params.prompt.slice(0, system).map((m) => m.content).join('\n\n'), await bound.toolsTokens(JSON.stringify(definitions)));
     const toolNames = new Map();
     for (const m of params.prompt) {
       if (m.role === 'assistant') for (const p of m.content) if (p.type === 'tool-call') toolNames.set(p.toolCallId, p.toolName);
     }
-    const kept = await logged();
+    const kept = await keptBySeq();
     const prompt = [{ role: 'system', content: request.system }];
     // Results of one turn's calls go back in one tool message, as they came.
     let results = null;

@@ -78,7 +78,7 @@ test('streamText with the middleware runs the loop bounded', async () => {
   await model.check(session.dir);
 });
 
-test('a corrupted log line is an error naming its line, and nothing is sent', async () => {
+test('bad input: a corrupted log line is an error naming its line, a foreign directory is no session, a clashing tool is refused', async () => {
   const session = await Session.create(root());
   const llm = wrapLanguageModel({ model: provider(), middleware: workmemMiddleware({ session, window: WINDOW }) });
   await generateText({ model: llm, system: SYSTEM, prompt: 'Say hi.', maxRetries: 0 }).catch(() => {});
@@ -90,6 +90,12 @@ test('a corrupted log line is an error naming its line, and nothing is sent', as
     (e) => /messages\.jsonl:\d+:\d+/.test(String(e)));
   assert.ok(records > 0);
   await assert.rejects(Session.open(mkdtempSync(join(tmpdir(), 'foreign-'))), /is not a session/);
+  // An application tool of one of workmem's names would never be called: refused, nothing sent.
+  const clashing = { read_history: tool({ description: 'Mine.', inputSchema: jsonSchema({ type: 'object' }), execute: async () => 'mine' }) };
+  const other = await Session.create(root());
+  await assert.rejects(generateText({ model: wrapLanguageModel({ model: provider(), middleware: workmemMiddleware({ session: other }) }), prompt: 'Hi.', tools: clashing, maxRetries: 0 }),
+    /a tool named read_history, one of workmem's own/);
+  assert.deepEqual(await other.records(), []);
 });
 
 for (const streamed of [false, true]) {
