@@ -5,6 +5,7 @@
 // and a session the CLI shows and a new middleware resumes.
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -118,3 +119,37 @@ for (const streamed of [false, true]) {
     await model.check(session.dir);
   });
 }
+
+test('a call of workmem\'s tool whose arguments are not JSON is answered with the error, and the memory is unchanged', async () => {
+  // A loopback model that calls update_memory with arguments that do not parse, then answers.
+  /** @type {unknown[]} */
+  const bodies = [];
+  const server = createServer((req, res) => {
+    /** @type {Buffer[]} */
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      bodies.push(JSON.parse(Buffer.concat(chunks).toString()));
+      const message = bodies.length === 1
+        ? { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'update_memory', arguments: 'CURRENT_PROGRESS: {' } }] }
+        : { role: 'assistant', content: 'done' };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'r', object: 'chat.completion', created: 0, model: 'gpt-4o', choices: [{ index: 0, finish_reason: bodies.length === 1 ? 'tool_calls' : 'stop', message }] }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
+  try {
+    const address = /** @type {import('node:net').AddressInfo} */ (server.address());
+    const llm = createOpenAICompatible({ name: 'loopback', baseURL: `http://127.0.0.1:${address.port}/v1`, apiKey: 'test' }).chatModel('gpt-4o');
+    const session = await Session.create(root());
+    const before = await session.overview();
+    const result = await generateText({ model: wrapLanguageModel({ model: llm, middleware: workmemMiddleware({ session }) }), prompt: 'Remember this.', maxRetries: 0 });
+    assert.equal(result.text, 'done');
+    assert.equal(bodies.length, 2);
+    const answers = (await session.records()).filter((r) => r.role === 'tool').map((r) => r.content);
+    assert.deepEqual(answers, ['error: the arguments are not JSON']);
+    assert.equal(await session.overview(), before);
+  } finally {
+    server.close();
+  }
+});
