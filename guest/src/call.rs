@@ -152,6 +152,39 @@ pub fn own_tools() -> Vec<ToolDefinition> {
     ]
 }
 
+/// What an applied update did, as `update_memory`'s answer tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpdateSummary {
+    pub seq: u32,
+    pub added: Vec<String>,
+    pub archived: Vec<String>,
+    pub ignored: Vec<String>,
+    pub warnings: Vec<crate::Diagnostic>,
+}
+
+/// `update_memory`'s answer: what the update did, not the text the model just wrote (the
+/// answer stays in the history, and in every request after it), and its warnings; or, for a
+/// refused one, where and why, and that the memory is unchanged.
+pub fn update_answer(applied: Option<&UpdateSummary>, errors: &[crate::Diagnostic]) -> String {
+    let Some(a) = applied else {
+        let mut text = String::from("The update was refused and the memory is unchanged:\n");
+        for d in errors.iter().filter(|d| d.severity == crate::ERROR) {
+            text.push_str(&format!("- line {}, column {}: {}\n", d.line, d.column, d.message));
+        }
+        text.push_str("Call update_memory again with the corrected DSL.");
+        return text;
+    };
+    let list = |ids: &[String]| if ids.is_empty() { "none".to_string() } else { ids.join(", ") };
+    let mut text = format!("applied update {}: added {}; archived {}; overview.md re-rendered", a.seq, list(&a.added), list(&a.archived));
+    if !a.ignored.is_empty() {
+        text.push_str(&format!("; ignored {}", a.ignored.join(", ")));
+    }
+    for d in &a.warnings {
+        text.push_str(&format!("\n- warning, line {}, column {}: {}", d.line, d.column, d.message));
+    }
+    text
+}
+
 /// The most messages one read takes.
 pub const MAX_READ: u64 = 200;
 
@@ -313,6 +346,21 @@ mod tests {
 
     fn entry(seq: u64, content: &str) -> Entry {
         Entry { seq, message: ChatMessage { role: "tool".into(), content: content.into(), tool_call_id: "c1".into(), tool_calls: Vec::new() }, tokens: 0 }
+    }
+
+    #[test]
+    fn update_answers_say_what_an_update_did_or_where_it_was_refused() {
+        let warning = crate::Diagnostic { severity: crate::WARNING.into(), line: 2, column: 5, message: "odd".into() };
+        let applied = UpdateSummary { seq: 3, added: vec!["KL-1".into()], archived: vec![], ignored: vec!["KL-9".into()], warnings: vec![warning.clone()] };
+        assert_eq!(
+            update_answer(Some(&applied), &[]),
+            "applied update 3: added KL-1; archived none; overview.md re-rendered; ignored KL-9\n- warning, line 2, column 5: odd"
+        );
+        let error = crate::Diagnostic { severity: crate::ERROR.into(), line: 3, column: 7, message: "no such ID".into() };
+        assert_eq!(
+            update_answer(None, &[error, warning]),
+            "The update was refused and the memory is unchanged:\n- line 3, column 7: no such ID\nCall update_memory again with the corrected DSL."
+        );
     }
 
     #[test]

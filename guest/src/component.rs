@@ -404,6 +404,26 @@ impl kx::Guest for Component {
         crate::call::own_tools().into_iter().map(|t| kx::ToolDefinition { name: t.name, description: t.description, parameters: t.parameters }).collect()
     }
 
+    fn update_answer(applied: Option<kx::UpdateSummary>, errors: Vec<wit::Diagnostic>) -> String {
+        let from = |ds: Vec<wit::Diagnostic>| -> Vec<crate::Diagnostic> {
+            ds.into_iter()
+                .map(|d| crate::Diagnostic {
+                    severity: match d.severity {
+                        wit::Severity::Error => crate::ERROR,
+                        wit::Severity::Warning => crate::WARNING,
+                    }
+                    .to_string(),
+                    line: d.line,
+                    column: d.column,
+                    message: d.message,
+                })
+                .collect()
+        };
+        let applied =
+            applied.map(|a| crate::call::UpdateSummary { seq: a.seq, added: a.added, archived: a.archived, ignored: a.ignored, warnings: from(a.warnings) });
+        crate::call::update_answer(applied.as_ref(), &from(errors))
+    }
+
     fn read_range(seq: String) -> Result<(u64, u64), String> {
         crate::call::read_range(&seq)
     }

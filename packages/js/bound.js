@@ -6,7 +6,7 @@
 // `update_memory`. The engine makes every decision; this module only reads and writes the
 // session and counts tokens. An adapter converts its framework's messages to the engine's
 // chat messages, each with the key it knows it by, and back.
-import { fallback, ownTools, prepareCall, readAnswer, readRange, WorkmemError } from './index.js';
+import { fallback, ownTools, prepareCall, readAnswer, readRange, updateAnswer, WorkmemError } from './index.js';
 
 // What a request's framing adds to its messages' tokens (the reply's priming), and a tool
 // call's, as the Rust host counts them.
@@ -225,17 +225,13 @@ export class Bound {
     }
   }
 
-  /** `update_memory`'s answer: what the update did, or why it was refused (line and column), the memory then unchanged. */
+  /** `update_memory`'s answer, as the engine words it: what the update did, or why it was refused (line and column), the memory then unchanged. */
   async updateMemory(dsl) {
-    let applied;
     try {
-      applied = await this.session.apply(dsl);
+      return updateAnswer(await this.session.apply(dsl));
     } catch (e) {
-      if (!(e instanceof WorkmemError)) throw e;
-      const lines = e.diagnostics.filter((d) => d.severity === 'error').map((d) => `- line ${d.line}, column ${d.column}: ${d.message}`);
-      return `The update was refused and the memory is unchanged:\n${(lines.length ? lines : [e.message]).join('\n')}\nCall update_memory again with the corrected DSL.`;
+      if (!(e instanceof WorkmemError) || !e.diagnostics.length) throw e;
+      return updateAnswer(null, e.diagnostics);
     }
-    const list = (ids) => (ids.length ? ids.join(', ') : 'none');
-    return `applied update ${applied.seq}: added ${list(applied.added)}; archived ${list(applied.archived)}; overview.md re-rendered`;
   }
 }

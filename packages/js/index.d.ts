@@ -126,6 +126,8 @@ export interface ToolDefinition {
 }
 
 export function ownTools(): ToolDefinition[];
+/** `update_memory`'s answer for an applied update, or for one refused with `errors`. */
+export function updateAnswer(applied: Applied | null, errors?: Diagnostic[]): string;
 export function readRange(seq: string): [number, number];
 export function readAnswer(seq: string, found: Entry[], start?: number): string;
 

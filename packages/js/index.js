@@ -227,6 +227,15 @@ export function prepareCall({ bounds, task, notice, ...rest }) {
 /** workmem's own tools where the safety net compacts: `{name, description, parameters}`, the last a JSON schema. */
 export const ownTools = () => call.ownTools().map((t) => ({ ...t, parameters: JSON.parse(t.parameters) }));
 
+/**
+ * `update_memory`'s answer: what `applied` did, with its warnings; or, with `applied` null,
+ * each of `errors` with its line and column, and that the memory is unchanged.
+ */
+export const updateAnswer = (applied, errors = []) => call.updateAnswer(
+  applied ? { seq: applied.seq, added: applied.added, archived: applied.archived, ignored: applied.ignored, warnings: applied.warnings } : undefined,
+  errors,
+);
+
 /** `read_history`'s argument ("17", "12-20") as `[first, last]`; throws WorkmemError saying what is wrong. */
 export function readRange(seq) {
   const [first, last] = unwrap(() => call.readRange(seq), (why) => new WorkmemError(why));

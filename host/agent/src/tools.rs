@@ -5,12 +5,12 @@
 use crate::error::Result;
 use serde_json::{Map, Value, json};
 use workmem_llm::{Client, Tokenizer};
+use workmem_runtime::Runtime;
 use workmem_runtime::board::{
     ArtifactType, Completion, DiscoveryType, NewArtifact, NewDecision, NewDiscovery, NewNudge, NudgeTarget, Op, Priority, StatusChange, TaskStatus,
 };
 use workmem_runtime::history::{Strategy, Target};
 use workmem_runtime::names::Named;
-use workmem_runtime::{Runtime, Severity};
 use workmem_store::{MEMORY_DIR, PathError, Session};
 
 /// What a tool handler works on.
@@ -129,20 +129,6 @@ const BOOL: &str = r#"{"type": "boolean"}"#;
 const SEQ: &str = r#"{"type": "string", "description": "a message's sequence number, e.g. \"17\", or a range, e.g. \"12-20\""}"#;
 const FROM: &str = r#"{"type": "integer", "minimum": 0, "description": "the byte to read on from, as an answer over 64 KiB names it (default 0)"}"#;
 
-/// What `update_memory` answers: what the update did, not the text the model just wrote
-/// (the answer stays in the history, and in every request after it), and its warnings.
-fn applied_text(a: &workmem_runtime::Applied) -> String {
-    let list = |ids: &[String]| if ids.is_empty() { "none".to_string() } else { ids.join(", ") };
-    let mut text = format!("applied update {}: added {}; archived {}; overview.md re-rendered", a.seq, list(&a.added), list(&a.archived));
-    if !a.ignored.is_empty() {
-        text.push_str(&format!("; ignored {}", a.ignored.join(", ")));
-    }
-    for d in &a.warnings {
-        text.push_str(&format!("\n- warning, line {}, column {}: {}", d.line, d.column, d.message));
-    }
-    text
-}
-
 /// A memory tool changed the memory from `before` to `after` (what it wrote, not what the file
 /// holds by the time this runs, which another writer may have changed since): the history
 /// shows that change (the call and its answer), so requests may keep the copy in their prefix
@@ -195,16 +181,16 @@ pub const TOOLS: &[Tool] = &[
         handler: |cx, args| match (cx.session.overview()?, workmem_memory::apply(cx.runtime, cx.session, args.str("dsl"))) {
             (before, Ok(applied)) => {
                 shown_in_history(cx.session, &before, applied.overview.as_deref().unwrap_or(&before))?;
-                Ok(ToolOutput::answer(applied_text(&applied)))
+                let summary = workmem_runtime::UpdateSummary {
+                    seq: applied.seq,
+                    added: applied.added,
+                    archived: applied.archived,
+                    ignored: applied.ignored,
+                    warnings: applied.warnings,
+                };
+                Ok(ToolOutput::answer(cx.runtime.instance()?.update_answer(Some(&summary), &[])?))
             }
-            (_, Err(workmem_memory::Error::InvalidDsl(diagnostics))) => {
-                let mut text = String::from("The update was refused and the memory is unchanged:\n");
-                for d in diagnostics.iter().filter(|d| d.severity == Severity::Error) {
-                    text.push_str(&format!("- line {}, column {}: {}\n", d.line, d.column, d.message));
-                }
-                text.push_str("Call update_memory again with the corrected DSL.");
-                Ok(ToolOutput::refused(text))
-            }
+            (_, Err(workmem_memory::Error::InvalidDsl(diagnostics))) => Ok(ToolOutput::refused(cx.runtime.instance()?.update_answer(None, &diagnostics)?)),
             (_, Err(e)) => Err(e.into()),
         },
     },

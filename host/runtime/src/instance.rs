@@ -1,6 +1,6 @@
 //! One live engine (the `engine` world). Every call crosses into the sandbox.
 
-use crate::bindings::exports::workmem::memory::{board as b, context as cx, document as d, history as hx, memory as m};
+use crate::bindings::exports::workmem::memory::{board as b, call as k, context as cx, document as d, history as hx, memory as m};
 use crate::sandbox::{self, Ctx};
 use crate::*;
 use wasmtime::Store;
@@ -16,6 +16,7 @@ pub(crate) struct EnginePre {
     history: hx::GuestIndices,
     board: b::GuestIndices,
     document: d::GuestIndices,
+    call: k::GuestIndices,
 }
 
 impl EnginePre {
@@ -26,6 +27,7 @@ impl EnginePre {
             history: hx::GuestIndices::new(&pre)?,
             board: b::GuestIndices::new(&pre)?,
             document: d::GuestIndices::new(&pre)?,
+            call: k::GuestIndices::new(&pre)?,
             pre,
         })
     }
@@ -38,6 +40,7 @@ impl EnginePre {
             history: self.history.load(&mut *store, &instance)?,
             board: self.board.load(&mut *store, &instance)?,
             document: self.document.load(&mut *store, &instance)?,
+            call: self.call.load(&mut *store, &instance)?,
         })
     }
 }
@@ -49,6 +52,7 @@ pub(crate) struct Engine {
     history: hx::Guest,
     board: b::Guest,
     document: d::Guest,
+    call: k::Guest,
 }
 
 impl Engine {
@@ -66,6 +70,9 @@ impl Engine {
     }
     pub(crate) fn workmem_memory_document(&self) -> &d::Guest {
         &self.document
+    }
+    pub(crate) fn workmem_memory_call(&self) -> &k::Guest {
+        &self.call
     }
 }
 
@@ -127,6 +134,12 @@ impl Instance {
 
     pub fn apply_replacements(&mut self, view: &[history::Entry], replacements: &[history::Replacement]) -> Result<Vec<history::Entry>> {
         self.call(|b, s| b.workmem_memory_history().call_apply_replacements(s, view, replacements))
+    }
+
+    /// `call.update-answer`: `update_memory`'s answer for an applied update, or for one
+    /// refused with `errors`.
+    pub fn update_answer(&mut self, applied: Option<&k::UpdateSummary>, errors: &[Diagnostic]) -> Result<String> {
+        self.call(|b, s| b.workmem_memory_call().call_update_answer(s, applied, errors))
     }
 
     pub fn overview_maintained(&mut self, overview: &str) -> Result<bool> {

@@ -34,8 +34,9 @@ mod sandbox;
 
 #[cfg(feature = "agent")]
 pub use agent::AgentInstance;
-pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, Frame, FrameRequest, HistoryMode, ToolCall};
 /// Compaction's types (the `history` interface).
+pub use bindings::exports::workmem::memory::call::UpdateSummary;
+pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, Frame, FrameRequest, HistoryMode, ToolCall};
 pub use bindings::exports::workmem::memory::history;
 pub use bindings::exports::workmem::memory::memory::{
     Applied, Archival, ArchiveOp, Diagnostic, Learning, LearningAdd, LearningOps, Message, ParseOutcome, Progress, Severity, Snapshot, Update, UpdateStep,

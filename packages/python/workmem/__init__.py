@@ -457,7 +457,7 @@ class Engine:
                                            "[method]update-run.request", "[method]update-run.answer")),
                                 (HISTORY, ("compact", "fallback", "apply-replacements")),
                                 (CONTEXT, ("assemble", "context-meta", "overview-maintained")),
-                                (CALL, ("prepare", "own-tools", "read-range", "read-answer")),
+                                (CALL, ("prepare", "own-tools", "update-answer", "read-range", "read-answer")),
                                 (BOARD, ("[static]board.create", "[static]board.load", "[method]board.save",
                                          "[method]board.revision", "[method]board.apply-json", "[method]board.replay",
                                          "[method]board.view", "[method]board.brief")),
@@ -591,6 +591,17 @@ class Engine:
         each as `{"name", "description", "parameters"}` with its arguments' JSON schema."""
         return [{"name": t.name, "description": t.description, "parameters": json.loads(t.parameters)}
                 for t in self._call("own-tools")]
+
+    def update_answer(self, applied: Optional["Applied"] = None, errors: typing.Sequence[Diagnostic] = ()) -> str:
+        """`update_memory`'s answer: what `applied` did, with its warnings; or, with `applied`
+        None, each of `errors` with its line and column, and that the memory is unchanged."""
+        summary = None
+        if applied is not None:
+            summary = Record()
+            for name, value in (("seq", applied.seq), ("added", list(applied.added)), ("archived", list(applied.archived)),
+                                ("ignored", list(applied.ignored)), ("warnings", _to_wit(list(applied.warnings)))):
+                setattr(summary, name, value)
+        return str(self._call("update-answer", summary, _to_wit(list(errors))))
 
     def read_range(self, seq: str) -> typing.Tuple[int, int]:
         """`read_history`'s argument ("17", "12-20") as a first and last sequence number;

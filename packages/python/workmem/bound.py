@@ -203,14 +203,11 @@ class Bound:
             return f"error: {e}"
 
     def update_memory(self, dsl: str) -> str:
-        """`update_memory`'s answer: what the update did, or why it was refused (line and
-        column of each error), the memory then unchanged."""
+        """`update_memory`'s answer, as the engine words it: what the update did, or why it was
+        refused (line and column of each error), the memory then unchanged."""
         try:
-            applied = self.session.apply(self.engine, dsl)
+            return self.engine.update_answer(self.session.apply(self.engine, dsl))
         except WorkmemError as e:
-            lines = [f"- line {d.line}, column {d.column}: {d.message}" for d in e.diagnostics if d.severity == "error"]
-            return "The update was refused and the memory is unchanged:\n" + "\n".join(lines or [str(e)]) + \
-                "\nCall update_memory again with the corrected DSL."
-        added = ", ".join(applied.added) or "none"
-        archived = ", ".join(applied.archived) or "none"
-        return f"applied update {applied.seq}: added {added}; archived {archived}; overview.md re-rendered"
+            if not e.diagnostics:
+                raise
+            return self.engine.update_answer(None, e.diagnostics)
