@@ -168,17 +168,16 @@ export class WorkmemSession {
     return kept;
   }
 
-  /** The view as the SDK's items: each entry's seq, its items, and where in the conversation a message logged by its place starts. */
+  /** The view as the SDK's items: each entry's seq, its items, and the key of the message it was logged as. */
   async #groups() {
     const kept = await this.#kept();
     const toolNames = new Map();
     const out = [];
     for (const e of (await this.session.view()).entries) {
       const original = kept.get(e.seq);
-      const at = /^agents:(\d+)$/.exec(original?.key ?? '');
       const group = original && same(original.message, e.message) ? original.items : items(e.message, toolNames);
       for (const item of group) if (item.type === 'function_call') toolNames.set(item.callId, item.name);
-      out.push({ seq: e.seq, items: group, key: original?.key, at: at ? Number(at[1]) : undefined });
+      out.push({ seq: e.seq, items: group, key: original?.key });
     }
     return out;
   }
@@ -194,7 +193,7 @@ export class WorkmemSession {
     // The next run's input starts with these; what follows is new.
     this.#served = served.length;
     this.#history = limit ? [] : groups;
-    this.#base = Math.max(0, ...groups.filter((g) => g.at !== undefined).map((g) => g.at + g.items.length));
+    this.#base = await this.#next();
     this.#added = 0;
     this.#injected.clear();
     return served;
@@ -229,6 +228,22 @@ export class WorkmemSession {
     this.bound.forget();
     this.#served = this.#base = this.#added = 0;
     this.#history = [];
+  }
+
+  /**
+   * The conversation's length: one past its last logged item that is not withdrawn (as logged: a
+   * compaction's placeholder stands for however many items it replaced).
+   */
+  async #next() {
+    const records = await this.session.records();
+    const withdrawn = new Set(records.filter((r) => r.kind === 'withdrawal').flatMap((r) => r.withdraws ?? []));
+    let end = 0;
+    for (const r of records) {
+      if (r.kind !== 'message' || withdrawn.has(r.seq)) continue;
+      const at = /^agents:(\d+)$/.exec((r.opaque ?? []).find((o) => typeof o?.key === 'string')?.key ?? '');
+      if (at) end = Math.max(end, Number(at[1]) + (r.opaque ?? []).filter((o) => !(o && typeof o === 'object' && 'key' in o)).length);
+    }
+    return end;
   }
 
   /** `seq` and, where a compaction's replacement stands in its place, all it replaced. */

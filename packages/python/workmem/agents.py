@@ -122,8 +122,19 @@ class WorkmemSession(WorkmemFilter):
         return out
 
     def _next(self) -> int:
-        """The conversation's length: one past its last logged item."""
-        return max((at[1] + len(items) for _, items, at in self._groups() if at is not None), default=0)
+        """The conversation's length: one past its last logged item that is not withdrawn (as
+        logged: a compaction's placeholder stands for however many items it replaced)."""
+        records = self.session.records()
+        withdrawn = {seq for r in records if r["kind"] == "withdrawal" for seq in r["withdraws"]}
+        end = 0
+        for r in records:
+            if r["kind"] != "message" or r["seq"] in withdrawn:
+                continue
+            opaque = r.get("opaque", [])
+            key = next((o["key"] for o in opaque if isinstance(o, dict) and isinstance(o.get("key"), str)), "")
+            if key.startswith("agents:") and key[7:].isdigit():
+                end = max(end, int(key[7:]) + len([o for o in opaque if not (isinstance(o, dict) and "key" in o)]))
+        return end
 
     async def get_items(self, limit: Optional[int] = None) -> List[Any]:
         items = [i for _, group, _ in self._groups() for i in group]
