@@ -58,8 +58,86 @@ pub enum Step {
 /// guide names no folder for details.
 const OVERVIEW_PATH: &str = "working-memory/overview.md";
 
-/// The next step of a model call: count what the engine puts before the view, compact while
-/// the request is past the threshold, count the `context_meta` block, send.
+/// What a host does before sending a request (see `call.decide` in the WIT).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecideRequest {
+    /// The whole request's tokens, `context_meta` and the tool definitions included.
+    pub tokens: u32,
+    pub window: u32,
+    /// Where the safety net compacts; 0: it is off.
+    pub threshold: u32,
+    pub goal: u32,
+    pub keep_recent: u32,
+    /// Automatic mode (spec 003 T034): old tool outputs archived from the compression guide's
+    /// first threshold.
+    pub auto_compact: bool,
+    /// Compactions made before this request, and the most there may be.
+    pub compactions: u32,
+    pub max_compactions: u32,
+    /// Automatic mode's compaction was refused since the last compaction (nothing worth it).
+    pub auto_refused: bool,
+    /// The safety net found nothing to compact.
+    pub exhausted: bool,
+    /// Entries never compacted besides the current task.
+    pub keep: Vec<u64>,
+}
+
+/// Automatic mode's compaction: old tool outputs by archive, at least `min_free` tokens of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolsCompaction {
+    pub keep_recent: u32,
+    pub min_free: u32,
+    pub keep: Vec<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Send,
+    CompactTools(ToolsCompaction),
+    /// The safety net's request; `archive_to`, `archive_lines` and `never_compact` are the host's.
+    Fallback(Fallback),
+    OverWindow(String),
+}
+
+/// Spec 003's compression guide begins at 20% of the window (tools, then conversation at 40%
+/// and all at 60%). Automatic mode acts on its first step alone: the later ones archived the
+/// agent's own reasoning early and rewrote the request from its start, and cost more for less
+/// recall than tool outputs alone on the 40 trajectories (issue 24).
+const GUIDE_FIRST_PERCENT: u64 = 20;
+
+/// What to do before a request of `tokens`: in automatic mode, from the guide's first
+/// threshold, compact old tool outputs in batches of at least a third of the window (so that
+/// the request stays append-only, and cached, for a while between compactions); then the
+/// safety net from its threshold; at most `max_compactions` times; then send, or refuse a
+/// request still over the window.
+pub fn decide(r: &DecideRequest) -> Decision {
+    if r.compactions < r.max_compactions && !r.exhausted {
+        let percent = u64::from(r.tokens) * 100 / u64::from(r.window.max(1));
+        if r.auto_compact && !r.auto_refused && percent >= GUIDE_FIRST_PERCENT {
+            return Decision::CompactTools(ToolsCompaction { keep_recent: r.keep_recent, min_free: r.window / 3, keep: r.keep.clone() });
+        }
+        if r.threshold > 0 && r.tokens >= r.threshold {
+            return Decision::Fallback(Fallback {
+                used: r.tokens,
+                threshold: r.threshold,
+                goal: r.goal.min(r.threshold),
+                keep_recent: r.keep_recent,
+                archive_to: String::new(),
+                archive_lines: 0,
+                never_compact: Vec::new(),
+                keep: r.keep.clone(),
+            });
+        }
+    }
+    if r.tokens > r.window {
+        return Decision::OverWindow(format!("the request is {} tokens, over the window of {}, with all that may be compacted compacted", r.tokens, r.window));
+    }
+    Decision::Send
+}
+
+/// The next step of a model call: count what the engine puts before the view, count the
+/// `context_meta` block the request would carry, then, as [`decide`] says, compact (and count
+/// the block again) or send.
 pub fn prepare(r: CallRequest) -> Result<Step, String> {
     let b = &r.bounds;
     // The whole view goes into the request: the safety net bounds it, not the mode. What goes
@@ -81,18 +159,6 @@ pub fn prepare(r: CallRequest) -> Result<Step, String> {
     }
     let leading_tokens = r.counted[..leading.len()].iter().fold(0u32, |a, &t| a.saturating_add(t));
     let used = leading_tokens.saturating_add(r.view_tokens).saturating_add(r.overhead);
-    if used >= b.threshold && r.compactions < b.max_compactions && !r.exhausted {
-        return Ok(Step::Compact(Fallback {
-            used,
-            threshold: b.threshold,
-            goal: b.goal.min(b.threshold),
-            keep_recent: b.keep_recent,
-            archive_to: b.archive_to.clone(),
-            archive_lines: 0,
-            never_compact: Vec::new(),
-            keep: r.task.into_iter().collect(),
-        }));
-    }
     let meta = crate::context::meta(ContextStats {
         tokens_used: used,
         tokens_max: b.window,
@@ -104,18 +170,33 @@ pub fn prepare(r: CallRequest) -> Result<Step, String> {
         compact_at: b.threshold,
         compaction_notice: r.notice.clone(),
     });
-    let Some(&meta_tokens) = r.counted.get(leading.len()) else {
+    // One block a view: counted again after each compaction changed the view.
+    let Some(&meta_tokens) = r.counted.get(leading.len() + r.compactions as usize) else {
         return Ok(Step::Count(vec![system(&meta)]));
     };
     let tokens = used.saturating_add(meta_tokens);
-    if tokens > b.window {
-        return Err(format!(
-            "the request is {tokens} tokens, over the window of {}, with all the safety net may compact compacted: \
-             the system prompt and memory ({leading_tokens}), the tool definitions ({}) and the newest messages ({}) fill it",
-            b.window, r.overhead, r.view_tokens
-        ));
+    let decided = decide(&DecideRequest {
+        tokens,
+        window: b.window,
+        threshold: b.threshold,
+        goal: b.goal,
+        keep_recent: b.keep_recent,
+        auto_compact: false,
+        compactions: r.compactions,
+        max_compactions: b.max_compactions,
+        auto_refused: false,
+        exhausted: r.exhausted,
+        keep: r.task.into_iter().collect(),
+    });
+    match decided {
+        // Automatic mode is off here (the host's own, `workmem agent --auto-compact`).
+        Decision::Send | Decision::CompactTools(_) => Ok(Step::Send(Prepared { leading, meta, tokens })),
+        Decision::Fallback(f) => Ok(Step::Compact(Fallback { archive_to: b.archive_to.clone(), ..f })),
+        Decision::OverWindow(why) => Err(format!(
+            "{why}: the system prompt and memory ({leading_tokens}), the tool definitions ({}) and the newest messages ({}) fill it",
+            r.overhead, r.view_tokens
+        )),
     }
-    Ok(Step::Send(Prepared { leading, meta, tokens }))
 }
 
 fn system(content: &str) -> ChatMessage {
@@ -286,7 +367,7 @@ mod tests {
                 Ok(Step::Compact(f)) => {
                     steps.push("compact");
                     assert_eq!(f.keep, vec![1], "the task is kept");
-                    assert_eq!(f.used, 500 + r.view_tokens + 100);
+                    assert_eq!(f.used, 500 + r.view_tokens + 100 + 500, "the whole request, context_meta included");
                     if frees == 0 {
                         r.exhausted = true;
                     } else {
@@ -315,21 +396,52 @@ mod tests {
     #[test]
     fn a_request_past_the_threshold_compacts_until_it_is_under() {
         let (p, steps) = drive(request(7_000), 3_000);
-        assert_eq!(steps, ["count", "compact", "count"]);
+        assert_eq!(steps, ["count", "count", "compact", "count"], "the block counted again for the new view");
         assert_eq!(p.unwrap().tokens, 500 + 4_000 + 100 + 500);
     }
 
     #[test]
     fn compactions_stop_at_the_most_and_an_oversized_request_is_refused() {
         let (p, steps) = drive(request(20_000), 1_000);
-        assert_eq!(steps, ["count", "compact", "compact", "compact", "count"]);
+        assert_eq!(steps, ["count", "count", "compact", "count", "compact", "count", "compact", "count"]);
         let e = p.unwrap_err();
         assert!(e.contains("18100 tokens, over the window of 8000"), "{e}");
         let (p, steps) = drive(request(7_500), 0);
-        assert_eq!(steps, ["count", "compact", "count"], "nothing to compact: no second try");
+        assert_eq!(steps, ["count", "count", "compact"], "nothing to compact: no second try");
         assert!(p.is_err(), "8600 tokens do not fit 8000");
         let (p, _) = drive(request(6_500), 0);
         assert_eq!(p.unwrap().tokens, 7_600, "past the threshold, nothing to compact, under the window: sent");
+    }
+
+    fn decision(tokens: u32, auto_compact: bool) -> DecideRequest {
+        DecideRequest {
+            tokens,
+            window: 10_000,
+            threshold: 7_500,
+            goal: 5_000,
+            keep_recent: 5,
+            auto_compact,
+            compactions: 0,
+            max_compactions: 3,
+            auto_refused: false,
+            exhausted: false,
+            keep: vec![4],
+        }
+    }
+
+    #[test]
+    fn automatic_mode_archives_tools_from_a_fifth_of_the_window_then_the_safety_net_takes_over() {
+        assert_eq!(decide(&decision(1_999, true)), Decision::Send);
+        assert_eq!(decide(&decision(2_000, true)), Decision::CompactTools(ToolsCompaction { keep_recent: 5, min_free: 3_333, keep: vec![4] }));
+        assert_eq!(decide(&decision(7_499, false)), Decision::Send, "without automatic mode, the safety net alone");
+        let refused = DecideRequest { auto_refused: true, ..decision(8_000, true) };
+        let Decision::Fallback(f) = decide(&refused) else { panic!("the safety net after a refusal") };
+        assert_eq!((f.used, f.threshold, f.goal, f.keep), (8_000, 7_500, 5_000, vec![4]));
+        assert_eq!(decide(&DecideRequest { auto_refused: true, ..decision(3_000, true) }), Decision::Send);
+        assert_eq!(decide(&DecideRequest { threshold: 0, ..decision(9_000, false) }), Decision::Send, "the net off");
+        let spent = DecideRequest { compactions: 3, ..decision(10_001, true) };
+        assert!(matches!(decide(&spent), Decision::OverWindow(why) if why.contains("10001 tokens, over the window of 10000")));
+        assert_eq!(decide(&DecideRequest { exhausted: true, ..decision(9_000, false) }), Decision::Send);
     }
 
     #[test]

@@ -400,6 +400,30 @@ impl kx::Guest for Component {
         })
     }
 
+    fn decide(r: kx::DecideRequest) -> kx::Decision {
+        let request = crate::call::DecideRequest {
+            tokens: r.tokens,
+            window: r.window,
+            threshold: r.threshold.unwrap_or(0),
+            goal: r.goal,
+            keep_recent: r.keep_recent,
+            auto_compact: r.auto_compact,
+            compactions: r.compactions,
+            max_compactions: r.max_compactions,
+            auto_refused: r.auto_refused,
+            exhausted: r.exhausted,
+            keep: r.keep,
+        };
+        match crate::call::decide(&request) {
+            crate::call::Decision::Send => kx::Decision::Send,
+            crate::call::Decision::CompactTools(t) => {
+                kx::Decision::CompactTools(kx::ToolsCompaction { keep_recent: t.keep_recent, min_free: t.min_free, keep: t.keep })
+            }
+            crate::call::Decision::Fallback(f) => kx::Decision::Fallback(to_fallback(f)),
+            crate::call::Decision::OverWindow(why) => kx::Decision::OverWindow(why),
+        }
+    }
+
     fn own_tools() -> Vec<kx::ToolDefinition> {
         crate::call::own_tools().into_iter().map(|t| kx::ToolDefinition { name: t.name, description: t.description, parameters: t.parameters }).collect()
     }

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use workmem_llm::{Client, Tokenizer};
 use workmem_runtime::history::{self, CompactRequest, FallbackRequest, Plan, Strategy, Target};
 use workmem_runtime::names::Named;
-use workmem_runtime::{Capabilities, CompactFailure, Runtime, llm, session_store};
+use workmem_runtime::{Capabilities, CompactFailure, DecideRequest, Decision, Instance, Runtime, llm, session_store};
 use workmem_store::{Entry, Locked, Replacement, Session};
 
 /// Spec 003 §2's default.
@@ -169,27 +169,14 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
     record(session, &locked, tokenizer, &view, compaction, &request.archive_to, (args.target.name(), args.strategy.name()))
 }
 
-/// The safety net, before a request of `used` tokens: compacts when `used` reaches
-/// `compact_at`, down towards `compact_goal`. `None` when it did not need to.
-pub fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, used: u32, options: &context::Options) -> Result<Option<Compacted>> {
-    let Some(threshold) = options.compact_at else { return Ok(None) };
-    if used < threshold {
-        return Ok(None);
-    }
+/// The safety net's compaction, as the engine asked for it (`call.decide`): the archive and
+/// the tools never compacted are the host's. `None` when it found nothing to compact.
+fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, request: FallbackRequest) -> Result<Option<Compacted>> {
     let locked = session.lock()?;
     let mut engine = runtime.instance()?;
     let view = context::view(session, tokenizer)?;
     let (archive_to, archive_lines) = archive_target(session, None, session.next_seq()?)?;
-    let request = FallbackRequest {
-        used,
-        threshold,
-        goal: options.compact_goal.min(threshold),
-        keep_recent: options.keep_recent,
-        archive_to: archive_to.clone(),
-        archive_lines,
-        never_compact: never_compact(),
-        keep: options.pinned.clone(),
-    };
+    let request = FallbackRequest { archive_to: archive_to.clone(), archive_lines, never_compact: never_compact(), ..request };
     match engine.fallback(&view, &request)? {
         Some(c) => Ok(Some(record(session, &locked, tokenizer, &view, c, &archive_to, ("fallback", "archive"))?)),
         None => Ok(None),
@@ -264,36 +251,57 @@ pub fn read_result(session: &Session, read: &str) -> std::result::Result<String,
     workmem_store::messages::read_result(&session.records().map_err(|e| e.to_string())?, read, u64::MAX)
 }
 
-/// Spec 003's compression guide as a rule: the target it recommends at `used` of `max`
-/// tokens (tools from 20%, conversation from 40%, all from 60%), or none under 20%.
-pub fn guide(used: u32, max: u32) -> Option<Target> {
-    let percent = u64::from(used) * 100 / u64::from(max.max(1));
-    match percent {
-        0..20 => None,
-        20..40 => Some(Target::Tools),
-        40..60 => Some(Target::Conversation),
-        _ => Some(Target::All),
-    }
-}
+/// Compactions before one request, at most: each frees what it can, so a second one only
+/// corrects the engine's estimates; past that, what is left cannot be compacted.
+pub const MAX_COMPACTIONS: u32 = 3;
 
-/// What the host does before each request of `used` tokens: in automatic mode, from the
-/// guide's first threshold (20%), compact old tool outputs by archive in batches of at least
-/// a third of the window, so that the request stays append-only, and cached, for a while
-/// between compactions; then the safety net. The guide's later steps (conversation from 40%,
-/// all from 60%) are left to the safety net: on the 40 trajectories they archived the agent's
-/// own reasoning early and rewrote the request from its start, and cost more for less recall
-/// than tool outputs alone (issue 24); smaller batches, or earlier ones, cost more. The caller
-/// rebuilds the request after a compaction and calls again: the engine plans with estimates,
-/// and the notice the next request carries adds a few tokens.
-pub fn before_request(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, used: u32, options: &context::Options) -> Result<Option<Compacted>> {
-    if options.auto_compact && guide(used, options.tokens_max).is_some() {
-        let args =
-            Args { target: Target::Tools, keep_recent: options.keep_recent, min_free: options.tokens_max / 3, keep: options.pinned.clone(), ..Args::default() };
-        match compact(session, runtime, tokenizer, None, &args) {
-            Ok(done) => return Ok(Some(done)),
-            Err(Error::Compact(_)) => {}
-            Err(e) => return Err(e),
+/// What the host does before each request of `used` tokens, the `compactions`-th compaction
+/// of it made, as the engine decides (`call.decide`): in automatic mode, old tool outputs by
+/// archive in batches of at least a third of the window (the compression guide's first step);
+/// then the safety net. `None`: send the request as it is. The caller rebuilds the request
+/// after a compaction and asks again: the engine plans with estimates, and the notice the next
+/// request carries adds a few tokens. A request still over the window once nothing more may be
+/// compacted is [`Error::OverWindow`], never sent (issue 48: one of 8,751 tokens went to an
+/// 8,192-token window).
+#[allow(clippy::too_many_arguments)]
+pub fn before_request(
+    session: &Session,
+    runtime: &Runtime,
+    engine: &mut Instance,
+    tokenizer: &Tokenizer,
+    used: u32,
+    options: &context::Options,
+    compactions: u32,
+) -> Result<Option<Compacted>> {
+    let mut request = DecideRequest {
+        tokens: used,
+        window: options.tokens_max,
+        threshold: options.compact_at,
+        goal: options.compact_goal,
+        keep_recent: options.keep_recent,
+        auto_compact: options.auto_compact,
+        compactions,
+        max_compactions: MAX_COMPACTIONS,
+        auto_refused: false,
+        exhausted: false,
+        keep: options.pinned.clone(),
+    };
+    loop {
+        match engine.decide(&request)? {
+            Decision::Send => return Ok(None),
+            Decision::OverWindow(_) => return Err(Error::OverWindow { tokens: used, window: options.tokens_max }),
+            Decision::CompactTools(t) => {
+                let args = Args { target: Target::Tools, keep_recent: t.keep_recent, min_free: t.min_free, keep: t.keep, ..Args::default() };
+                match compact(session, runtime, tokenizer, None, &args) {
+                    Ok(done) => return Ok(Some(done)),
+                    Err(Error::Compact(_)) => request.auto_refused = true,
+                    Err(e) => return Err(e),
+                }
+            }
+            Decision::Fallback(f) => match fallback(session, runtime, tokenizer, f)? {
+                Some(done) => return Ok(Some(done)),
+                None => request.exhausted = true,
+            },
         }
     }
-    fallback(session, runtime, tokenizer, used, options)
 }

@@ -19,10 +19,6 @@ pub struct Options {
     pub max_steps: u32,
 }
 
-/// Compactions before one request, at most: each frees what it can, so a second one only
-/// corrects the engine's estimates; past that, what is left cannot be compacted.
-pub const MAX_COMPACTIONS: u32 = 3;
-
 /// What a turn did, as it happens.
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -120,10 +116,9 @@ fn refuse_all(session: &Session, calls: &[ToolCall], made: usize, on_event: &mut
 
 /// The request for the session as it stands, bounded: built (on from the last request's
 /// `carry` where there is one, see [`context::build_on`]), then compacted and built again
-/// while the safety net (or automatic mode) asks, at most [`MAX_COMPACTIONS`] times. Checked
-/// before every request, not once a turn: a tool loop is one long turn. A request still over
-/// the window is [`Error::OverWindow`], never sent (issue 48: one of 8,751 tokens went to an
-/// 8,192-token window).
+/// while the engine decides so (`call.decide`: automatic mode, then the safety net; see
+/// [`compact::before_request`]). Checked before every request, not once a turn: a tool loop is
+/// one long turn. A request still over the window is [`Error::OverWindow`], never sent.
 #[allow(clippy::too_many_arguments)]
 pub fn bounded(
     session: &Session,
@@ -139,13 +134,11 @@ pub fn bounded(
         None => context::build_on(session, engine, tokenizer, options, carry)?,
         Some(_) => context::build_with(session, engine, tokenizer, options, tail.clone())?,
     };
-    for _ in 0..MAX_COMPACTIONS {
-        let Some(done) = compact::before_request(session, runtime, tokenizer, built.tokens, options)? else { break };
+    let mut compactions = 0;
+    while let Some(done) = compact::before_request(session, runtime, engine, tokenizer, built.tokens, options, compactions)? {
         on_compacted(done);
+        compactions += 1;
         built = context::build_with(session, engine, tokenizer, options, tail.clone())?;
-    }
-    if built.tokens > options.tokens_max {
-        return Err(Error::OverWindow { tokens: built.tokens, window: options.tokens_max });
     }
     Ok(built)
 }

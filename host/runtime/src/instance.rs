@@ -136,6 +136,11 @@ impl Instance {
         self.call(|b, s| b.workmem_memory_history().call_apply_replacements(s, view, replacements))
     }
 
+    /// `call.decide`: what to do before sending a request.
+    pub fn decide(&mut self, request: &k::DecideRequest) -> Result<k::Decision> {
+        self.call(|b, s| b.workmem_memory_call().call_decide(s, request))
+    }
+
     /// `call.update-answer`: `update_memory`'s answer for an applied update, or for one
     /// refused with `errors`.
     pub fn update_answer(&mut self, applied: Option<&k::UpdateSummary>, errors: &[Diagnostic]) -> Result<String> {

@@ -218,11 +218,18 @@ pub fn replay<'a>(
         }
         sent_any = true;
         let mut built = context::build(&session, &mut engine, tokenizer, &options)?;
-        for _ in 0..workmem_agent::turn::MAX_COMPACTIONS {
+        let mut compactions = 0;
+        loop {
             let started = Instant::now();
-            let Some(_) = compact::before_request(&session, runtime, tokenizer, built.tokens, &options)? else { break };
+            // A request over the window is measured as sent: the policies are held to it alike.
+            let done = match compact::before_request(&session, runtime, &mut engine, tokenizer, built.tokens, &options, compactions) {
+                Err(workmem_agent::Error::OverWindow { .. }) => None,
+                done => done?,
+            };
+            let Some(_) = done else { break };
             meter.run.compaction_ms.push(started.elapsed().as_secs_f64() * 1000.0);
             meter.run.compactions += 1;
+            compactions += 1;
             built = context::build(&session, &mut engine, tokenizer, &options)?;
         }
         meter.run.violations += violations(&built.messages, &answered, history);
