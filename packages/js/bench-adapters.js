@@ -1,15 +1,16 @@
 // `make bench-adapters` (the JavaScript half; packages/python/bench_adapters.py is the Python
-// one): what the adapters' steps add to each model call at 100 and 1,000 messages in the
+// one): what the AI SDK middleware adds to each model call at 100 and 1,000 messages in the
 // session: the median time of a Chat Completions call (fetch, JSON both ways) to a model on
-// loopback with the prompt as the agent holds it, and of the same call with `Bound`'s steps
-// before it (log what is new, view, count, the engine's steps, the bounded request), with the
-// ratio, and the steps alone, from one run. The window is wide enough that nothing is
+// loopback with the prompt as the agent holds it, and of the same call with the middleware's
+// `transformParams` before it (the prompt converted and logged where new, the view, the counts,
+// the engine's steps, the bounded prompt converted back), with the ratio, and the middleware
+// alone, from one run. The window is wide enough that nothing is
 // compacted: this is the cost of every call, not of a compaction. Prints a JSON line per size.
 import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Bound } from './bound.js';
+import { workmemMiddleware } from './ai-sdk.js';
 import { Session } from './session.js';
 
 const ANSWER = JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'ok' } }] });
@@ -28,27 +29,31 @@ const url = `http://127.0.0.1:${typeof address === 'object' && address ? address
 const TOOLS = [{ type: 'function', function: { name: 'read_file', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
 const file = (/** @type {number} */ k) => Array.from({ length: 8 }, (_, i) => `file_${k}.txt:${i}: value ${k * 31 + i}`).join('\n');
 
-/** @typedef {{ role: string, content: string, toolCallId?: string, toolCalls: { id: string, name: string, arguments: string }[] }} Message */
-/** @param {Message} m */
-const wire = (m) => ({
-  role: m.role, content: m.content,
-  ...(m.toolCalls.length ? { tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
-  ...(m.toolCallId ? { tool_call_id: m.toolCallId } : {}),
+/** The AI SDK's prompt as a Chat Completions body's messages: what a provider does with it, on both sides alike. */
+const wire = (/** @type {any[]} */ prompt) => prompt.flatMap((m) => {
+  if (m.role === 'system') return [{ role: 'system', content: m.content }];
+  if (m.role === 'tool') return m.content.map((/** @type {any} */ p) => ({ role: 'tool', tool_call_id: p.toolCallId, content: p.output.value }));
+  const calls = m.content.filter((/** @type {any} */ p) => p.type === 'tool-call')
+    .map((/** @type {any} */ p) => ({ id: p.toolCallId, type: 'function', function: { name: p.toolName, arguments: JSON.stringify(p.input) } }));
+  const text = m.content.filter((/** @type {any} */ p) => p.type === 'text').map((/** @type {any} */ p) => p.text).join('');
+  return [{ role: m.role, content: text, ...(calls.length ? { tool_calls: calls } : {}) }];
 });
-const call = (/** @type {string} */ system, /** @type {Message[]} */ messages) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'system', content: system }, ...messages.map(wire)], tools: TOOLS }) }).then((r) => r.json());
+const call = (/** @type {any[]} */ prompt) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o', messages: wire(prompt), tools: TOOLS }) }).then((r) => r.json());
+const TOOL = { type: 'function', name: 'read_file', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } };
 const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 for (const n of [100, 1000]) {
-  /** @type {Message[]} */
-  const history = [{ role: 'user', content: 'Read the files.', toolCalls: [] }];
+  /** @type {any[]} */
+  const prompt = [{ role: 'system', content: 'You read files.' }, { role: 'user', content: [{ type: 'text', text: 'Read the files.' }] }];
   for (let i = 0; i < (n - 1) / 2; i++) {
-    history.push({ role: 'assistant', content: '', toolCalls: [{ id: `s-${i + 1}`, name: 'read_file', arguments: JSON.stringify({ path: `file_${(i % 12) + 1}.txt` }) }] });
-    history.push({ role: 'tool', content: file((i % 12) + 1), toolCallId: `s-${i + 1}`, toolCalls: [] });
+    const [id, path] = [`s-${i + 1}`, `file_${(i % 12) + 1}.txt`];
+    prompt.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'read_file', input: { path } }] });
+    prompt.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: id, toolName: 'read_file', output: { type: 'text', value: file((i % 12) + 1) } }] });
   }
   const root = mkdtempSync(join(tmpdir(), 'workmem-bench-'));
-  const bound = new Bound(await Session.create(root, { cwd: root }), { window: 10_000_000 });
-  await bound.log(history.map((m, k) => [String(k), m, []]));
-  await bound.request('You read files.', 0);
+  const middleware = workmemMiddleware({ session: await Session.create(root, { cwd: root }), window: 10_000_000 });
+  const transform = (/** @type {any[]} */ messages) => /** @type {any} */ (middleware).transformParams({ type: 'generate', params: { prompt: messages, tools: [TOOL] } });
+  await transform(prompt);
   /** @type {number[]} */
   const plain = [];
   /** @type {number[]} */
@@ -56,18 +61,17 @@ for (const n of [100, 1000]) {
   /** @type {number[]} */
   const steps = [];
   for (let k = 0; k < 21; k++) {
-    history.push({ role: 'user', content: `one more ${k}`, toolCalls: [] });
+    prompt.push({ role: 'user', content: [{ type: 'text', text: `one more ${k}` }] });
     let t = performance.now();
-    await call('You read files.', history);
+    await call(prompt);
     plain.push(performance.now() - t);
     t = performance.now();
-    await bound.log([[String(history.length - 1), history[history.length - 1], []]]);
-    const request = await bound.request('You read files.', await bound.toolsTokens(JSON.stringify(TOOLS)));
+    const bounded = await transform(prompt);
     steps.push(performance.now() - t);
-    await call(request.system, request.messages.map(([, m]) => m));
+    await call(bounded.prompt);
     adapted.push(performance.now() - t);
   }
   const [p, a] = [median(plain), median(adapted)];
-  console.log(JSON.stringify({ runtime: 'node', messages: n, call_ms: +p.toFixed(2), with_adapter_ms: +a.toFixed(2), ratio: +(a / p).toFixed(2), adapter_steps_ms: +median(steps).toFixed(2) }));
+  console.log(JSON.stringify({ runtime: 'node', adapter: 'ai-sdk', messages: n, call_ms: +p.toFixed(2), with_adapter_ms: +a.toFixed(2), ratio: +(a / p).toFixed(2), adapter_ms: +median(steps).toFixed(2) }));
 }
 server.close();
