@@ -58,8 +58,10 @@ packages/js/node_modules/.installed: packages/js/package-lock.json
 	cd packages/js && npm install --no-save --no-audit --no-fund
 	touch $@
 
+# The CLI too: the session lock's tests have it commit beside Node.
 test-js: component packages/js/node_modules/.installed
-	cd packages/js && npm run build && npm run typecheck && npm test && node example.js > /dev/null
+	cargo build -q
+	cd packages/js && npm run build && npm run typecheck && WORKMEM_BIN=$(CURDIR)/target/debug/workmem npm test && node example.js > /dev/null
 
 $(VENV)/.installed: packages/python/pyproject.toml Makefile
 	python3 -m venv $(VENV)

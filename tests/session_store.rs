@@ -57,6 +57,26 @@ fn a_commit_interrupted_at_any_step_is_finished_by_the_next_lock_holder() {
     }
 }
 
+/// A writer without `flock` (Node's) holds the session through `.lock.holder`: a server's lock
+/// waits its bounded time and answers busy, changing nothing; once that process is gone, its
+/// holder file is broken and the commit goes through.
+#[test]
+fn a_holder_file_of_a_live_process_holds_the_lock_and_a_dead_ones_is_broken() {
+    let root = tempdir("holder");
+    let session = Sessions::new(&root, &root).create(Some("s"), "# template\n").unwrap();
+    let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    std::fs::write(session.path(".lock.holder"), format!("{} 0123\n", other.id())).unwrap();
+    let waiting = session.clone().waiting_at_most(std::time::Duration::from_millis(100));
+    let err = waiting.with_lock(|l| waiting.commit(l, &commit(1))).unwrap_err();
+    assert!(matches!(err, workmem_store::Error::Busy { .. }), "{err}");
+    assert!(session.log().unwrap().is_empty(), "a busy lock changed nothing");
+    other.kill().unwrap();
+    other.wait().unwrap();
+    waiting.with_lock(|l| waiting.commit(l, &commit(1))).unwrap();
+    assert_eq!(seqs(&session.log().unwrap()), [1]);
+    assert!(!session.path(".lock.holder").exists(), "the lock's holder file goes with it");
+}
+
 /// A reader without the lock gets one commit's state and overview together, never one's state
 /// beside another's overview, while a writer commits 300 times under it; a commit a crash
 /// left half done is read from its pending record.

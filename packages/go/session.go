@@ -3,14 +3,17 @@ package workmem
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // SessionFormat is what meta.json's "format" says of a session directory this version reads.
@@ -21,6 +24,7 @@ const (
 	stateFile    = "state.json"
 	logFile      = "updates.jsonl"
 	lockFile     = ".lock"
+	holderFile   = ".lock.holder"
 	pendingFile  = "commit.pending.json"
 	memoryDir    = "working-memory"
 	overviewFile = "working-memory/overview.md"
@@ -252,6 +256,11 @@ func (s *Session) locked(f func() error) error {
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
 		return s.fail(lockFile, err)
 	}
+	if err := s.claim(); err != nil {
+		return err
+	}
+	// Not synced: a holder file a crash brings back names a dead process, and is broken.
+	defer s.root.Remove(holderFile)
 	switch data, err := s.read(pendingFile); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -266,6 +275,71 @@ func (s *Session) locked(f func() error) error {
 		}
 	}
 	return f()
+}
+
+// How long a holder file may stay empty before it counts as a crash's, and how often a waiting
+// writer looks again (host/store/src/holder.rs).
+const (
+	emptyStale = 2 * time.Second
+	poll       = 5 * time.Millisecond
+)
+
+// claim takes .lock.holder, the half of the lock that Node's writer (which has no file locks)
+// takes too (host/store/src/holder.rs says how), waiting while a live process holds it; one
+// whose process is gone (or left empty for emptyStale) is broken, if it still says what was
+// judged stale.
+func (s *Session) claim() error {
+	nonce := make([]byte, 8)
+	_, _ = rand.Read(nonce)
+	claim := fmt.Sprintf("%d %x\n", os.Getpid(), nonce)
+	for {
+		f, err := s.root.OpenFile(holderFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			_, err = f.WriteString(claim)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return s.fail(holderFile, err)
+			}
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return s.fail(holderFile, err)
+		}
+		stale, ok := s.staleHolder()
+		if !ok {
+			time.Sleep(poll)
+			continue
+		}
+		if now, err := s.read(holderFile); err == nil && bytes.Equal(now, stale) {
+			_ = s.root.Remove(holderFile)
+		}
+	}
+}
+
+// staleHolder is the holder file's content when its holder is gone.
+func (s *Session) staleHolder() ([]byte, bool) {
+	f, err := s.open(holderFile, os.O_RDONLY)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	text, err := io.ReadAll(f)
+	info, serr := f.Stat()
+	if err != nil || serr != nil {
+		return nil, false
+	}
+	words := bytes.Fields(text)
+	if len(words) == 0 {
+		return text, time.Since(info.ModTime()) > emptyStale
+	}
+	pid, err := strconv.Atoi(string(words[0]))
+	if err != nil || pid <= 0 {
+		return text, true
+	}
+	// EPERM: alive, someone else's.
+	return text, errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // lastSeq is the seq of the update log's last whole record (0 for none). A record a crash cut

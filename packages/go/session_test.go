@@ -3,11 +3,14 @@ package workmem
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The shared session fixture (tests/data/session/README.md), as every runtime runs it.
@@ -112,6 +115,55 @@ func TestSessionPendingCommitIsFinishedOnLoad(t *testing.T) {
 		t.Errorf("the loaded memory has %d updates, not 2", snap.Updates)
 	}
 	checkAfter(t, dir, "from the pending commit")
+}
+
+// Node's writer holds a session through .lock.holder alone (host/store/src/holder.rs): Go
+// waits for a live holder after its flock, and breaks a dead or long-empty one.
+func TestSessionHolderFileOfALiveProcessHoldsACommit(t *testing.T) {
+	ctx, e := context.Background(), newEngine(t)
+	dir := copyFixture(t)
+	holder := filepath.Join(dir, ".lock.holder")
+	other := exec.Command("sleep", "30")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(holder, []byte(fmt.Sprintf("%d 0123\n", other.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenSession(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Apply(ctx, e, update(t), fixtureAt)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("the commit did not wait for the live holder: %v", err)
+	case <-time.After(150 * time.Millisecond):
+	}
+	_ = other.Process.Kill()
+	_ = other.Wait()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	checkAfter(t, dir, "once the holder was gone")
+	if err := os.WriteFile(holder, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-10 * time.Second)
+	if err := os.Chtimes(holder, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, e, "KEY_LEARNINGS:\n  ADD:\n    - because a crash left it: an empty holder file\n", fixtureAt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(holder); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the holder file outlived the lock: %v", err)
+	}
 }
 
 func TestSessionRefusalsChangeNothing(t *testing.T) {

@@ -3,15 +3,17 @@
 // temp file renamed into place, and a commit written whole to commit.pending.json first, so
 // that a crash at any moment leaves a session that loads (the next lock holder, in any
 // runtime, finishes it). The message log (messages.jsonl) likewise: appended whole lines,
-// synced, a line a crash cut short dropped by the next writer. Node has neither file locks
-// nor openat: this writer does not take the CLI's lock (a commit is refused when another
-// landed since the memory was loaded, but two writers at the same moment are not kept apart),
-// and files are opened by path, refusing a symlink in the last component and checking each
-// folder on the way is a real folder first.
+// synced, a line a crash cut short dropped by the next writer. Every write is made holding the
+// session's lock: Node has no file locks, so it takes the half of the lock every runtime
+// takes, `.lock.holder` (host/store/src/holder.rs says how; the CLI, Python and Go take it
+// after their `flock` of `.lock`), and one process's writers take turns before that. Node has
+// no openat either: files are opened by path, refusing a symlink in the last component and
+// checking each folder on the way is a real folder first.
 import { randomBytes, createHash } from 'node:crypto';
 import { constants, readFileSync } from 'node:fs';
 import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { join, resolve } from 'node:path';
 import { Memory, applyReplacements, now, overviewTemplate } from './index.js';
 
 export const FORMAT = 'workmem-session/1';
@@ -20,7 +22,14 @@ const STATE = 'state.json';
 const LOG = 'updates.jsonl';
 const PENDING = 'commit.pending.json';
 const MESSAGES = 'messages.jsonl';
-const LOCK = 'lock';
+const LOCK = '.lock';
+const HOLDER = '.lock.holder';
+// How long a holder file may stay empty before it counts as a crash's, and how often a waiting
+// writer looks again (host/store/src/holder.rs).
+const EMPTY_STALE_MS = 2000;
+const POLL_MS = 5;
+// Each session directory's last writer in this process, whom the next one waits for.
+const turns = new Map();
 const MEMORY_DIR = 'working-memory';
 const OVERVIEW = 'working-memory/overview.md';
 const ID = /^(?!\.)[A-Za-z0-9._-]{1,128}$/;
@@ -122,11 +131,12 @@ export class Session {
    */
   async append(messages, opaque = []) {
     const at = now();
-    return this.#appendLog((last) => messages.map((m, i) => {
+    const records = await this.#locked(() => this.#appendLog((last) => messages.map((m, i) => {
       const record = { seq: last + i + 1, at, kind: 'message', ...messageJson(m) };
       if (opaque[i]?.length) record.opaque = opaque[i];
       return record;
-    })).then((records) => records.map((r) => r.seq));
+    })));
+    return records.map((r) => r.seq);
   }
 
   /**
@@ -213,7 +223,11 @@ export class Session {
    * text first to `archiveTo` under working-memory/ (a crash between the two leaves text
    * nothing points to yet, and the history as it was); gives its sequence number.
    */
-  async logCompaction(compaction, { target = 'fallback', strategy = 'archive', archiveTo = undefined } = {}) {
+  async logCompaction(compaction, options = {}) {
+    return this.#locked(() => this.#logCompaction(compaction, options));
+  }
+
+  async #logCompaction(compaction, { target = 'fallback', strategy = 'archive', archiveTo = undefined }) {
     let archive;
     if (compaction.archive) {
       if (!archiveTo?.startsWith(`${MEMORY_DIR}/`)) throw new SessionError(`the archive goes under ${MEMORY_DIR}/, not ${JSON.stringify(archiveTo)}`);
@@ -239,21 +253,104 @@ export class Session {
    */
   async withdraw(seqs, reason) {
     const at = now();
-    const [record] = await this.#appendLog((last) => [{ seq: last + 1, at, kind: 'withdrawal', withdraws: seqs, reason }]);
+    const [record] = await this.#locked(() => this.#appendLog((last) => [{ seq: last + 1, at, kind: 'withdrawal', withdraws: seqs, reason }]));
     return record.seq;
   }
 
   /** One more request to the model (meta.json's `rounds`): what the reminder counts rounds by. */
   async countRound() {
-    const meta = await this.meta();
-    meta.rounds = (meta.rounds ?? 0) + 1;
-    await this.#write(META, pretty(meta));
+    await this.#locked(async () => {
+      const meta = await this.meta();
+      meta.rounds = (meta.rounds ?? 0) + 1;
+      await this.#write(META, pretty(meta));
+    });
   }
 
   /** How many lines the archive file `archiveTo` (under working-memory/) holds: `fallback`'s `archiveLines`. */
   async archiveLines(archiveTo) {
     const text = await this.#readBeneath(archiveTo).catch((e) => { if (notFound(e)) return ''; throw e; });
     return text.split('\n').length - 1;
+  }
+
+  /**
+   * Runs `f` holding the session's lock, after finishing a commit a crash interrupted: this
+   * process's writers of the directory one at a time, then the holder file.
+   */
+  async #locked(f) {
+    const key = resolve(this.dir);
+    const before = turns.get(key) ?? Promise.resolve();
+    let done;
+    const released = new Promise((resolve) => { done = resolve; });
+    const mine = before.then(() => released);
+    turns.set(key, mine);
+    await before;
+    try {
+      await this.#claim();
+      try {
+        await this.#finishPending();
+        return await f();
+      } finally {
+        // Not synced: a holder file a crash brings back names a dead process, and is broken.
+        await unlink(join(this.dir, HOLDER)).catch(() => {});
+      }
+    } finally {
+      done();
+      if (turns.get(key) === mine) turns.delete(key);
+    }
+  }
+
+  /**
+   * Takes the holder file, waiting while a live process holds it; one whose process is gone
+   * (or left empty for EMPTY_STALE_MS) is broken, if it still says what was judged stale.
+   */
+  async #claim() {
+    const claim = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
+    for (;;) {
+      try {
+        const file = await open(join(this.dir, HOLDER), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+        await file.writeFile(claim).finally(() => file.close());
+        return;
+      } catch (e) {
+        if (e.code !== 'EEXIST') throw this.#fail(HOLDER, e.message);
+      }
+      const stale = await this.#staleHolder();
+      if (stale === undefined) {
+        await sleep(POLL_MS);
+        continue;
+      }
+      if ((await this.#read(HOLDER).catch(() => undefined)) === stale) {
+        await unlink(join(this.dir, HOLDER)).catch((e) => { if (!notFound(e)) throw e; });
+      }
+    }
+  }
+
+  /** The holder file's text when its holder is gone. */
+  async #staleHolder() {
+    let file;
+    try {
+      file = await this.#open(HOLDER, constants.O_RDONLY);
+    } catch (e) {
+      if (notFound(e)) return undefined;
+      throw e;
+    }
+    let text, mtimeMs;
+    try {
+      ({ mtimeMs } = await file.stat());
+      text = await file.readFile('utf8');
+    } finally {
+      await file.close();
+    }
+    const [word] = text.split(/\s+/).filter(Boolean);
+    if (word === undefined) return Date.now() - mtimeMs > EMPTY_STALE_MS ? text : undefined;
+    const pid = Number(word);
+    if (!Number.isSafeInteger(pid) || pid <= 0) return text;
+    try {
+      process.kill(pid, 0);
+    } catch (e) {
+      // EPERM: alive, someone else's.
+      if (e.code === 'ESRCH') return text;
+    }
+    return undefined;
   }
 
   /** Appends the records `make(lastSeq)` gives, as whole lines, synced; a line a crash cut short is dropped first. */
@@ -311,7 +408,10 @@ export class Session {
    * crash interrupted. A state.json missing after committed updates is an error.
    */
   async loadMemory() {
-    await this.#finishPending();
+    return this.#locked(() => this.#loadMemory());
+  }
+
+  async #loadMemory() {
     let state;
     try {
       state = await this.#read(STATE);
@@ -329,9 +429,11 @@ export class Session {
    * errors) and commits it: what `workmem apply` does. There is nothing to `commit` after it.
    */
   async apply(text, { at = now() } = {}) {
-    const applied = (await this.loadMemory()).apply(text, { at, overview: true, state: true });
-    await this.commit(applied);
-    return applied;
+    return this.#locked(async () => {
+      const applied = (await this.#loadMemory()).apply(text, { at, overview: true, state: true });
+      await this.#commit(applied);
+      return applied;
+    });
   }
 
   /**
@@ -343,7 +445,10 @@ export class Session {
     if (applied.state === undefined || applied.overview === undefined) {
       throw new SessionError('a commit needs an update applied with { overview: true, state: true }');
     }
-    await this.#finishPending();
+    await this.#locked(() => this.#commit(applied));
+  }
+
+  async #commit(applied) {
     const last = await this.#lastSeq(false);
     if (applied.seq !== last + 1) {
       const committed = applied.seq === last && (await this.#read(STATE).catch(() => undefined)) === applied.state;

@@ -43,6 +43,10 @@ impl PathError {
     pub fn is_not_found(&self) -> bool {
         matches!(self, PathError::Io { kind: std::io::ErrorKind::NotFound, .. })
     }
+
+    pub fn is_already_exists(&self) -> bool {
+        matches!(self, PathError::Io { kind: std::io::ErrorKind::AlreadyExists, .. })
+    }
 }
 
 /// How [`Confined::open`] opens a file.
@@ -52,6 +56,8 @@ pub enum Access {
     /// Append (and read, so a torn last line can be found and dropped), creating the file
     /// and its folders.
     Append,
+    /// Write a file made by this open, refused (`AlreadyExists`) when the name is taken.
+    CreateNew,
 }
 
 /// The most [`Confined::read`] reads of one file.
@@ -133,11 +139,12 @@ impl Confined {
     /// Opens the regular file `name`; a symlink, a folder, a FIFO or a device is refused
     /// (a FIFO would block the reader forever).
     pub fn open(&self, name: &str, access: Access) -> Result<File, PathError> {
-        let (dir, last) = self.parent(name, matches!(access, Access::Append))?;
+        let (dir, last) = self.parent(name, !matches!(access, Access::Read))?;
         let flags = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
         let flags = match access {
             Access::Read => flags | OFlags::RDONLY,
             Access::Append => flags | OFlags::RDWR | OFlags::APPEND | OFlags::CREATE,
+            Access::CreateNew => flags | OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
         };
         let fd = rustix::fs::openat(&dir, last, flags, Mode::from_raw_mode(0o644)).map_err(|e| classify(&dir, last, name, e))?;
         let stat = rustix::fs::fstat(&fd).map_err(|e| io(name, e.into()))?;
@@ -206,6 +213,16 @@ impl Confined {
         };
         match rustix::fs::unlinkat(&dir, last, AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => rustix::fs::fsync(&dir).map_err(|e| io(name, e.into())),
+            Err(e) => Err(classify(&dir, last, name, e)),
+        }
+    }
+
+    /// [`Confined::remove`] without waiting for the disk: for a file whose removal need not
+    /// survive a crash.
+    pub fn remove_unsynced(&self, name: &str) -> Result<(), PathError> {
+        let (dir, last) = self.parent(name, false)?;
+        match rustix::fs::unlinkat(&dir, last, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
             Err(e) => Err(classify(&dir, last, name, e)),
         }
     }

@@ -21,6 +21,12 @@ pub fn is_temp(name: &OsStr) -> bool {
     name.starts_with('.') && name.contains(TEMP_MARK)
 }
 
+/// Whether process `pid` runs (on this machine, in this PID namespace): EPERM is alive,
+/// someone else's.
+pub fn alive(pid: i32) -> bool {
+    rustix::process::Pid::from_raw(pid).is_some_and(|pid| matches!(rustix::process::test_kill_process(pid), Ok(()) | Err(rustix::io::Errno::PERM)))
+}
+
 /// The process that made temporary file `name`.
 fn temp_owner(name: &OsStr) -> Option<i32> {
     let name = name.to_string_lossy();
@@ -73,11 +79,7 @@ pub fn sweep_temps(dir: &OwnedFd) -> io::Result<()> {
         if !is_temp(name) {
             continue;
         }
-        // EPERM: alive, someone else's.
-        let alive = temp_owner(name)
-            .and_then(rustix::process::Pid::from_raw)
-            .is_some_and(|pid| matches!(rustix::process::test_kill_process(pid), Ok(()) | Err(rustix::io::Errno::PERM)));
-        if !alive {
+        if !temp_owner(name).is_some_and(alive) {
             let _ = rustix::fs::unlinkat(dir, name, AtFlags::empty());
         }
     }

@@ -12,6 +12,7 @@ pub mod db;
 pub mod documents;
 mod error;
 pub mod fsio;
+mod holder;
 pub mod ids;
 pub mod messages;
 mod passed;

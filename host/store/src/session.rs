@@ -176,6 +176,8 @@ pub struct Commit {
 
 /// The session's lock, held until dropped (see [`Session::lock`]).
 pub struct Locked {
+    // Dropped in this order: the holder file goes before the `flock` is let go.
+    _holder: crate::holder::Holder,
     _file: std::fs::File,
 }
 
@@ -862,13 +864,15 @@ impl Session {
     /// and finishes any commit a crash interrupted. Locks do not nest: a holder must not take
     /// it again.
     pub fn lock(&self) -> Result<Locked> {
+        let deadline = self.lock_wait.map(|wait| std::time::Instant::now() + wait);
+        let busy = |wait| Error::Busy { dir: self.dir.clone(), waited: wait };
         let file = self.files.open(LOCK, Access::Append).map_err(self.err())?;
         let file = match self.lock_wait {
             None => fsio::lock(file).map_err(Error::io(self.path(LOCK)))?,
-            Some(wait) => {
-                fsio::lock_within(file, wait).map_err(Error::io(self.path(LOCK)))?.ok_or_else(|| Error::Busy { dir: self.dir.clone(), waited: wait })?
-            }
+            Some(wait) => fsio::lock_within(file, wait).map_err(Error::io(self.path(LOCK)))?.ok_or_else(|| busy(wait))?,
         };
+        // A writer without `flock` (Node's) may hold the session: see [`crate::holder`].
+        let holder = crate::holder::claim(&self.files, deadline).map_err(self.err())?.ok_or_else(|| busy(self.lock_wait.unwrap_or_default()))?;
         self.finish_pending()?;
         if !self.kept.swept.swap(true, std::sync::atomic::Ordering::Relaxed) {
             for dir in [".", MEMORY_DIR, "working-memory/detail", "working-memory/archive"] {
@@ -876,7 +880,7 @@ impl Session {
                 let _ = self.files.sweep_temps(dir);
             }
         }
-        Ok(Locked { _file: file })
+        Ok(Locked { _holder: holder, _file: file })
     }
 
     /// Runs `f` holding the session's lock.

@@ -2,7 +2,9 @@
 // committed byte for byte, a crash's pending commit finished, refused commits changing nothing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,4 +105,57 @@ test('a request is assembled with context_meta last', () => {
   assert.equal(contextMeta({ tokensUsed: 100, tokensMax: 1000, compactAt: 750 }), '<context_meta>\n{"tokens_used":100,"tokens_percent":10}\n</context_meta>');
   assert.match(contextMeta({ tokensUsed: 100, tokensMax: 1000, compactAt: 750, compactionNotice: 'History was compacted.' }), /"auto_compact_at":750}\nHistory was compacted\./);
   assert.equal(overviewMaintained('# Overview\n\nWe found the bug in units.py.\n'), true);
+});
+
+// The session's lock across runtimes: Node takes `.lock.holder` (host/store/src/holder.rs), the
+// CLI takes it after its flock of `.lock`; `make test-js` names the CLI in WORKMEM_BIN.
+const cli = process.env.WORKMEM_BIN;
+/** @param {string} who @param {number} i */
+const learned = (who, i) => `KEY_LEARNINGS:\n  ADD:\n    - because it races: ${who} fact ${i}\n`;
+
+test("one process's writers take turns: every append numbered once", async () => {
+  const session = await Session.open(await copy());
+  const seqs = await Promise.all(Array.from({ length: 30 }, (_, i) => session.append([{ role: 'user', content: `m${i}`, toolCalls: [] }])));
+  assert.deepEqual(seqs.flat().sort((a, b) => a - b), Array.from({ length: 30 }, (_, i) => i + 1));
+  const applied = await Promise.all(Array.from({ length: 5 }, (_, i) => session.apply(learned('node', i), { at })));
+  assert.deepEqual(applied.map((a) => a.seq).sort(), [2, 3, 4, 5, 6]);
+  await assert.rejects(readFile(join(session.dir, '.lock.holder')), { code: 'ENOENT' });
+});
+
+test("a live process's holder file holds a write; a gone one's, or an old empty one, is broken", async () => {
+  const session = await Session.open(await copy());
+  const other = spawn('sleep', ['30']);
+  await writeFile(join(session.dir, '.lock.holder'), `${other.pid} 0123\n`);
+  let landed = false;
+  const write = session.append([{ role: 'user', content: 'waits', toolCalls: [] }]).then((s) => { landed = true; return s; });
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  assert.equal(landed, false, 'the write waits while the holder lives');
+  other.kill();
+  await new Promise((resolve) => other.once('exit', resolve));
+  assert.deepEqual(await write, [1]);
+  await writeFile(join(session.dir, '.lock.holder'), '');
+  await utimes(join(session.dir, '.lock.holder'), new Date(Date.now() - 10_000), new Date(Date.now() - 10_000));
+  assert.deepEqual(await session.append([{ role: 'user', content: 'after a crash', toolCalls: [] }]), [2]);
+});
+
+test('Node and the CLI commit to one session at once: every update lands, each once', async () => {
+  if (!cli) throw new Error('WORKMEM_BIN names the CLI (make test-js sets it)');
+  const dir = await copy();
+  const session = await Session.open(dir);
+  const run = promisify(execFile);
+  const viaCli = Array.from({ length: 8 }, (_, i) => {
+    const child = run(cli, ['--json', 'apply', '--session', dir, '-']);
+    child.child.stdin?.end(learned('cli', i));
+    return child;
+  });
+  const viaNode = Array.from({ length: 8 }, (_, i) => session.apply(learned('node', i), { at }));
+  await Promise.all([...viaCli, ...viaNode]);
+  const log = (await readFile(join(dir, 'updates.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l).seq);
+  assert.deepEqual(log, Array.from({ length: 17 }, (_, i) => i + 1), 'one record a commit, numbered in turn');
+  const overview = await session.overview();
+  for (let i = 0; i < 8; i++) {
+    assert.match(overview, new RegExp(`cli fact ${i}\\b`));
+    assert.match(overview, new RegExp(`node fact ${i}\\b`));
+  }
+  assert.equal((await session.meta()).updates, 17);
 });

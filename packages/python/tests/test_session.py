@@ -1,12 +1,16 @@
 """Session directories as the CLI writes them: the shared fixture (tests/data/session) committed
 byte for byte, a crash's pending commit finished, stale and refused commits changing nothing."""
 
+import os
 import shutil
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from workmem import Session, SessionError, WorkmemError
+from workmem import ChatMessage, Session, SessionError, WorkmemError
 
 from conftest import TESTS
 
@@ -94,6 +98,28 @@ def test_not_a_session_and_symlinks_are_refused(engine, tmp_path):
         session.apply(engine, (FIXTURE / "update.dsl").read_text())
     assert (outside / "overview.md").read_text() == "secret\n"
     assert files(directory) == before
+
+
+def test_a_live_holder_file_holds_a_commit_and_a_gone_ones_is_broken(engine, tmp_path):
+    """Node's writer holds a session through `.lock.holder` alone (host/store/src/holder.rs):
+    Python waits for a live holder after its flock, and breaks a dead or long-empty one."""
+    directory = copy(tmp_path)
+    other = subprocess.Popen(["sleep", "30"])
+    (directory / ".lock.holder").write_text(f"{other.pid} 0123\n")
+    with Session.open(directory) as session:
+        done = threading.Event()
+        writer = threading.Thread(target=lambda: (session.append([ChatMessage("user", "waits")]), done.set()))
+        writer.start()
+        assert not done.wait(0.15), "the commit waits while the holder lives"
+        other.kill()
+        other.wait()
+        writer.join(5)
+        assert done.is_set()
+        (directory / ".lock.holder").write_text("")
+        os.utime(directory / ".lock.holder", (time.time() - 10, time.time() - 10))
+        assert session.append([ChatMessage("user", "after a crash")]) == [2]
+        assert [r["seq"] for r in session.records()] == [1, 2]
+    assert not (directory / ".lock.holder").exists()
 
 
 def test_a_request_is_assembled_with_context_meta_last(engine):

@@ -3,7 +3,8 @@ committed as the CLI does ("One commit path"): under the session's lock (the CLI
 `.lock`), through a handle on the session directory with no symlink followed, each whole-file
 write a temp file renamed into place, and a commit written whole to `commit.pending.json`
 first, so a crash at any moment leaves a session that loads (the next lock holder, in any
-runtime, finishes it)."""
+runtime, finishes it). The lock is `flock` and, while it is held, `.lock.holder`: the half
+that Node's writer, which has no file locks, takes too (`host/store/src/holder.rs` says how)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import itertools
 import json
 import os
 import stat
-from contextlib import contextmanager
+import time
+from contextlib import contextmanager, suppress
 from pathlib import Path
 import hashlib
 import re
@@ -28,6 +30,10 @@ FORMAT = "workmem-session/1"
 META, STATE, LOG, LOCK, PENDING = "meta.json", "state.json", "updates.jsonl", ".lock", "commit.pending.json"
 MEMORY_DIR, OVERVIEW = "working-memory", "overview.md"
 MESSAGES = "messages.jsonl"
+HOLDER = ".lock.holder"
+# How long a holder file may stay empty before it counts as a crash's, and how often a waiting
+# writer looks again (host/store/src/holder.rs).
+_EMPTY_STALE, _POLL = 2.0, 0.005
 
 _temps = itertools.count()
 
@@ -423,15 +429,67 @@ class Session:
         fd = self._open(self._fd, LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            self._claim()
             try:
-                pending = self._read(self._fd, PENDING)
-            except FileNotFoundError:
-                pass
-            else:
-                self._finish(self._json(pending, PENDING))
-            yield
+                try:
+                    pending = self._read(self._fd, PENDING)
+                except FileNotFoundError:
+                    pass
+                else:
+                    self._finish(self._json(pending, PENDING))
+                yield
+            finally:
+                # Not synced: a holder file a crash brings back names a dead process, and is broken.
+                with suppress(FileNotFoundError):
+                    os.unlink(HOLDER, dir_fd=self._fd)
         finally:
             os.close(fd)
+
+    def _claim(self) -> None:
+        """Takes the holder file, waiting while a live process holds it; one whose process is
+        gone (or left empty for `_EMPTY_STALE` seconds) is broken, if it still says what was
+        judged stale."""
+        claim = f"{os.getpid()} {secrets.token_hex(8)}\n".encode()
+        while True:
+            try:
+                fd = os.open(HOLDER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self._fd)
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise SessionError(f"{self.path / HOLDER}: {e.strerror}") from e
+            else:
+                try:
+                    os.write(fd, claim)
+                finally:
+                    os.close(fd)
+                return
+            stale = self._stale_holder()
+            if stale is None:
+                time.sleep(_POLL)
+                continue
+            with suppress(FileNotFoundError):
+                if self._read(self._fd, HOLDER) == stale:
+                    os.unlink(HOLDER, dir_fd=self._fd)
+
+    def _stale_holder(self) -> Optional[bytes]:
+        try:
+            text = self._read(self._fd, HOLDER)
+            age = time.time() - os.stat(HOLDER, dir_fd=self._fd, follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            return None
+        words = text.split()
+        if not words:
+            return text if age > _EMPTY_STALE else None
+        try:
+            pid = int(words[0])
+            if pid <= 0:
+                return text
+            os.kill(pid, 0)
+        except (ValueError, OverflowError, ProcessLookupError):
+            return text
+        except PermissionError:
+            pass
+        return None
 
     def _last_seq(self) -> int:
         try:
