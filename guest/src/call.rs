@@ -34,9 +34,34 @@ pub struct CallRequest {
     pub counted: Vec<u32>,
     pub compactions: u32,
     pub exhausted: bool,
+    pub standing: Standing,
+}
+
+/// Where a session stands before a model call (see `standing` in the WIT).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Standing {
+    pub rounds: u64,
+    pub memory_updated_round: u64,
+    /// The last compaction's round and notice.
+    pub last_compaction: Option<(u64, String)>,
+}
+
+/// What `context_meta` says of where a session stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reminders {
     pub rounds_since_update: u32,
     /// Empty: none.
-    pub notice: String,
+    pub compaction_notice: String,
+}
+
+/// The rounds since the memory changed, and the last compaction's notice while no model call
+/// came after it: its round is still the session's (the counter goes up as a request is sent),
+/// so the first request after a compaction carries the notice, and no later one.
+pub fn remind(s: &Standing) -> Reminders {
+    Reminders {
+        rounds_since_update: u32::try_from(s.rounds.saturating_sub(s.memory_updated_round)).unwrap_or(u32::MAX),
+        compaction_notice: s.last_compaction.as_ref().filter(|(round, _)| *round == s.rounds).map(|(_, notice)| notice.clone()).unwrap_or_default(),
+    }
 }
 
 /// A request ready to send: `leading`, the view, then `meta` as a system message.
@@ -159,16 +184,17 @@ pub fn prepare(r: CallRequest) -> Result<Step, String> {
     }
     let leading_tokens = r.counted[..leading.len()].iter().fold(0u32, |a, &t| a.saturating_add(t));
     let used = leading_tokens.saturating_add(r.view_tokens).saturating_add(r.overhead);
+    let reminders = remind(&r.standing);
     let meta = crate::context::meta(ContextStats {
         tokens_used: used,
         tokens_max: b.window,
         messages_in_history: r.view_entries,
         working_memory_size: u32::try_from(r.overview.len()).unwrap_or(u32::MAX),
-        rounds_since_update: r.rounds_since_update,
+        rounds_since_update: reminders.rounds_since_update,
         remind_after_rounds: b.remind_after_rounds,
         strong_reminder_tokens: b.window / 2,
         compact_at: b.threshold,
-        compaction_notice: r.notice.clone(),
+        compaction_notice: reminders.compaction_notice,
     });
     // One block a view: counted again after each compaction changed the view.
     let Some(&meta_tokens) = r.counted.get(leading.len() + r.compactions as usize) else {
@@ -349,8 +375,7 @@ mod tests {
             counted: Vec::new(),
             compactions: 0,
             exhausted: false,
-            rounds_since_update: 0,
-            notice: String::new(),
+            standing: Standing::default(),
         }
     }
 
@@ -447,13 +472,24 @@ mod tests {
     #[test]
     fn a_notice_and_a_maintained_memory_go_into_the_request() {
         let mut r = request(1_000);
-        r.notice = "Compacted #2-#3; read_history reads them back.".into();
+        r.standing = Standing { rounds: 7, memory_updated_round: 2, last_compaction: Some((7, "Compacted #2-#3; read_history reads them back.".into())) };
         r.overview = "# Working memory\n\nFixing the parser.\n".into();
         let (p, _) = drive(r, 0);
         let p = p.unwrap();
         assert_eq!(p.leading.len(), 2, "the memory follows the system prompt");
         assert!(p.meta.contains("Compacted #2-#3"), "{}", p.meta);
         assert!(p.meta.contains("\"auto_compact_at\":6000"), "{}", p.meta);
+    }
+
+    #[test]
+    fn a_compactions_notice_goes_on_the_next_request_alone() {
+        let notice = || Some((7, "Compacted #2-#3.".to_string()));
+        let made_now = remind(&Standing { rounds: 7, memory_updated_round: 2, last_compaction: notice() });
+        assert_eq!(made_now, Reminders { rounds_since_update: 5, compaction_notice: "Compacted #2-#3.".into() });
+        let a_call_later = remind(&Standing { rounds: 8, memory_updated_round: 2, last_compaction: notice() });
+        assert_eq!(a_call_later, Reminders { rounds_since_update: 6, compaction_notice: String::new() });
+        let updated_since = remind(&Standing { rounds: 8, memory_updated_round: 9, last_compaction: None });
+        assert_eq!(updated_since.rounds_since_update, 0, "a counter behind the other never wraps");
     }
 
     fn entry(seq: u64, content: &str) -> Entry {

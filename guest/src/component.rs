@@ -366,6 +366,10 @@ fn to_fallback(f: history::Fallback) -> hx::FallbackRequest {
     }
 }
 
+fn standing(s: kx::Standing) -> crate::call::Standing {
+    crate::call::Standing { rounds: s.rounds, memory_updated_round: s.memory_updated_round, last_compaction: s.last_compaction.map(|c| (c.round, c.notice)) }
+}
+
 impl kx::Guest for Component {
     fn prepare(r: kx::CallRequest) -> Result<kx::CallStep, String> {
         let b = r.bounds;
@@ -388,8 +392,7 @@ impl kx::Guest for Component {
             counted: r.counted,
             compactions: r.compactions,
             exhausted: r.exhausted,
-            rounds_since_update: r.rounds_since_update,
-            notice: r.notice.unwrap_or_default(),
+            standing: standing(r.standing),
         };
         Ok(match crate::call::prepare(request)? {
             crate::call::Step::Count(ms) => kx::CallStep::Count(ms.into_iter().map(to_chat_message).collect()),
@@ -398,6 +401,11 @@ impl kx::Guest for Component {
                 kx::CallStep::Send(kx::Prepared { leading: p.leading.into_iter().map(to_chat_message).collect(), meta: p.meta, tokens: p.tokens })
             }
         })
+    }
+
+    fn remind(s: kx::Standing) -> kx::Reminders {
+        let r = crate::call::remind(&standing(s));
+        kx::Reminders { rounds_since_update: r.rounds_since_update, compaction_notice: Some(r.compaction_notice).filter(|n| !n.is_empty()) }
     }
 
     fn decide(r: kx::DecideRequest) -> kx::Decision {

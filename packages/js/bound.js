@@ -158,7 +158,7 @@ export class Bound {
     const call = {
       bounds: this.bounds, systemPrompt: system, overview: await this.session.overview(), viewTokens: 0, viewEntries: 0,
       overhead: toolsTokens + REPLY, counted: [], compactions: 0, exhausted: false,
-      roundsSinceUpdate: (meta.rounds ?? 0) - (meta.memory_updated_round ?? 0),
+      standing: { rounds: meta.rounds ?? 0, memoryUpdatedRound: meta.memory_updated_round ?? 0 },
     };
     const count = await this.#counter();
     // The view as the engine's steps take it, anew only after a compaction changed it.
@@ -167,7 +167,7 @@ export class Bound {
       call.viewEntries = view.entries.length;
       call.task = view.entries.find((e) => e.message.role === 'user')?.seq;
       const last = view.lastCompaction;
-      call.notice = last && last.round === (meta.rounds ?? 0) ? last.notice : undefined;
+      call.standing.lastCompaction = last ? { round: last.round ?? 0, notice: last.notice } : null;
     };
     seen();
     let step;

@@ -99,10 +99,29 @@ export interface CallRequest {
   counted?: number[];
   compactions?: number;
   exhausted?: boolean;
-  roundsSinceUpdate?: number;
-  /** The notice of a compaction made since the last model call. */
-  notice?: string | null;
+  /** The session's round counters and last compaction (see `remind`). */
+  standing?: Standing;
 }
+
+/** Where a session stands before a model call: meta.json's counters and the log's last compaction. */
+export interface Standing {
+  /** Model calls made (meta.json's `rounds`). */
+  rounds?: number;
+  /** The round the memory last changed in (meta.json's `memory_updated_round`). */
+  memoryUpdatedRound?: number;
+  /** The log's last compaction: the round it was made in and what it tells the model. */
+  lastCompaction?: { round: number; notice: string } | null;
+}
+
+/** What `context_meta` says of where a session stands. */
+export interface Reminders {
+  roundsSinceUpdate: number;
+  /** The notice of a compaction no model call came after yet. */
+  compactionNotice?: string;
+}
+
+/** `ContextStats`' `roundsSinceUpdate` and `compactionNotice` from where a session stands: a compaction's notice goes on the first request after it, and no later one. */
+export function remind(standing: Standing): Reminders;
 
 /** A request ready to send: `leading`, then the view, then `meta` as a system message. */
 export interface Prepared {

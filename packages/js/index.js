@@ -210,18 +210,33 @@ export function applyReplacements(view, replacements) {
  * or with `exhausted` where it returns null), or `{ send: { leading, meta, tokens } }`. Throws
  * WorkmemError for a request over the window with all the safety net may compact compacted.
  */
-export function prepareCall({ bounds, task, notice, ...rest }) {
+export function prepareCall({ bounds, task, standing, ...rest }) {
   const { remindAfterRounds, maxCompactions = 3, archiveTo = COMPACT_DEFAULTS.archiveTo, keepRecent = 5, ...b } = bounds;
   const request = {
-    overhead: 0, counted: [], compactions: 0, exhausted: false, roundsSinceUpdate: 0, ...rest,
+    overhead: 0, counted: [], compactions: 0, exhausted: false, ...rest,
     bounds: { ...b, keepRecent, remindAfterRounds: remindAfterRounds || undefined, maxCompactions, archiveTo },
     task: task === undefined || task === null ? undefined : BigInt(task),
-    notice: notice || undefined,
+    standing: witStanding(standing),
   };
   const step = unwrap(() => call.prepare(request), (why) => new WorkmemError(why));
   if (step.tag === 'count') return { count: step.val };
   if (step.tag === 'compact') return { compact: { ...step.val, keep: Array.from(step.val.keep, Number) } };
   return { send: step.val };
+}
+
+/** The WIT's `standing`: counters as u64, absent ones 0. */
+function witStanding({ rounds = 0, memoryUpdatedRound = 0, lastCompaction = null } = {}) {
+  return {
+    rounds: BigInt(rounds),
+    memoryUpdatedRound: BigInt(memoryUpdatedRound),
+    lastCompaction: lastCompaction ? { round: BigInt(lastCompaction.round), notice: lastCompaction.notice } : undefined,
+  };
+}
+
+/** What `context_meta` says of where a session stands (see index.d.ts). */
+export function remind(standing) {
+  const { roundsSinceUpdate, compactionNotice } = call.remind(witStanding(standing));
+  return compactionNotice === undefined ? { roundsSinceUpdate } : { roundsSinceUpdate, compactionNotice };
 }
 
 /** workmem's own tools where the safety net compacts: `{name, description, parameters}`, the last a JSON schema. */

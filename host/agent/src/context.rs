@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use workmem_llm::{self as llm, Message, Tokenizer};
-use workmem_runtime::{ChatMessage, ContextStats, FrameRequest, HistoryMode, Instance, ToolCall, history};
+use workmem_runtime::{ChatMessage, CompactionMark, ContextStats, FrameRequest, HistoryMode, Instance, Standing, ToolCall, history};
 use workmem_store::Session;
 
 /// Rounds without a memory update before the reminder insists. Each insistence costs an
@@ -455,18 +455,21 @@ fn finish(engine: &mut Instance, tokenizer: &Tokenizer, options: &Options, parts
         + tokenizer.count_tools(&options.tools);
     messages.extend(tail);
     let counted = i64::from(local) + meta.token_correction;
-    // The line that tells the model of a compaction goes on the first request after it.
-    let compaction_notice = last_compaction.filter(|c| c.round == meta.rounds).map(|c| c.notice);
+    let reminders = engine.remind(&Standing {
+        rounds: meta.rounds,
+        memory_updated_round: meta.memory_updated_round,
+        last_compaction: last_compaction.map(|c| CompactionMark { round: c.round, notice: c.notice }),
+    })?;
     let stats = ContextStats {
         tokens_used: u32::try_from(counted.max(0)).unwrap_or(u32::MAX),
         tokens_max: options.tokens_max,
         messages_in_history: u32::try_from(view.len()).unwrap_or(u32::MAX),
         working_memory_size: u32::try_from(memory_size).unwrap_or(u32::MAX),
-        rounds_since_update: u32::try_from(meta.rounds.saturating_sub(meta.memory_updated_round)).unwrap_or(u32::MAX),
+        rounds_since_update: reminders.rounds_since_update,
         remind_after_rounds: options.remind_after_rounds,
         strong_reminder_tokens: options.strong_reminder_tokens,
         compact_at: options.compact_at,
-        compaction_notice,
+        compaction_notice: reminders.compaction_notice,
     };
     let meta_block = Message::new("system", engine.context_meta(&stats)?);
     let meta_tokens = tokenizer.count_message(&meta_block);

@@ -141,6 +141,11 @@ impl Instance {
         self.call(|b, s| b.workmem_memory_call().call_decide(s, request))
     }
 
+    /// `call.remind`: what `context_meta` says of where a session stands.
+    pub fn remind(&mut self, standing: &k::Standing) -> Result<k::Reminders> {
+        self.call(|b, s| b.workmem_memory_call().call_remind(s, standing))
+    }
+
     /// `call.update-answer`: `update_memory`'s answer for an applied update, or for one
     /// refused with `errors`.
     pub fn update_answer(&mut self, applied: Option<&k::UpdateSummary>, errors: &[Diagnostic]) -> Result<String> {

@@ -35,7 +35,7 @@ mod sandbox;
 #[cfg(feature = "agent")]
 pub use agent::AgentInstance;
 /// Compaction's types (the `history` interface).
-pub use bindings::exports::workmem::memory::call::{DecideRequest, Decision, ToolsCompaction, UpdateSummary};
+pub use bindings::exports::workmem::memory::call::{CompactionMark, DecideRequest, Decision, Reminders, Standing, ToolsCompaction, UpdateSummary};
 pub use bindings::exports::workmem::memory::context::{ChatMessage, ContextRequest, ContextStats, Frame, FrameRequest, HistoryMode, ToolCall};
 pub use bindings::exports::workmem::memory::history;
 pub use bindings::exports::workmem::memory::memory::{

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { applyReplacements, chatCompletions, compact, fallback, Memory, parse, WorkmemError } from '../index.js';
+import { applyReplacements, chatCompletions, compact, fallback, Memory, parse, remind, WorkmemError } from '../index.js';
 
 test('apply throws a WorkmemError that carries positioned diagnostics, and changes nothing', () => {
   const memory = new Memory();
@@ -129,4 +129,11 @@ test('compact summarizes with an async model client, and refuses with a kind', a
   assert.equal(fallback(view, { used: 100, threshold: 1000, goal: 500 }), null);
   const net = fallback(view, { used: 3000, threshold: 2000, goal: 1000, keepRecent: 1 });
   assert.match(net?.notice ?? '', /compacted automatically/);
+});
+
+test("remind carries a compaction's notice to the next request alone", () => {
+  const lastCompaction = { round: 7, notice: 'Compacted #2-#3.' };
+  assert.deepEqual(remind({ rounds: 7, memoryUpdatedRound: 2, lastCompaction }), { roundsSinceUpdate: 5, compactionNotice: 'Compacted #2-#3.' });
+  assert.deepEqual(remind({ rounds: 8, memoryUpdatedRound: 2, lastCompaction }), { roundsSinceUpdate: 6 });
+  assert.deepEqual(remind({}), { roundsSinceUpdate: 0 });
 });

@@ -301,3 +301,12 @@ def test_compact_summarizes_with_asyncio_and_refuses_with_a_kind():
     assert refused.value.kind == "nothing"
     assert engine.fallback(view, used=100, threshold=1000, goal=500) is None
     assert "automatically" in engine.fallback(view, used=3000, threshold=2000, goal=1000, keep_recent=1).notice
+
+
+def test_remind_carries_a_compactions_notice_to_the_next_request_alone(engine):
+    from workmem import CompactionMark, Reminders, Standing
+
+    made = CompactionMark(7, "Compacted #2-#3.")
+    assert engine.remind(Standing(7, 2, made)) == Reminders(5, "Compacted #2-#3.")
+    assert engine.remind(Standing(8, 2, made)) == Reminders(6, None)
+    assert engine.remind(Standing()) == Reminders(0, None)

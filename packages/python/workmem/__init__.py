@@ -30,9 +30,9 @@ from . import _epoch
 from ._typecache import remember_type
 
 __all__ = [
-    "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "Bounds", "CallRequest", "ChatMessage", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
+    "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "Bounds", "CallRequest", "ChatMessage", "CompactionMark", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
     "Diagnostic", "Engine", "Entry",
-    "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Prepared", "Progress", "Replacement", "Snapshot",
+    "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Prepared", "Progress", "Reminders", "Replacement", "Snapshot", "Standing",
     "Session", "SessionError", "ToolCall", "View", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
     "now",
 ]
@@ -265,6 +265,34 @@ class Bounds:
 
 
 @dataclass
+class CompactionMark:
+    """A compaction as `Standing` needs it: the round it was made in (its log record's
+    `round`) and what it tells the model."""
+
+    round: int
+    notice: str
+
+
+@dataclass
+class Standing:
+    """Where a session stands before a model call: meta.json's `rounds` and
+    `memory_updated_round`, and the log's last compaction (see `Engine.remind`)."""
+
+    rounds: int = 0
+    memory_updated_round: int = 0
+    last_compaction: Optional[CompactionMark] = None
+
+
+@dataclass
+class Reminders:
+    """What `context_meta` says of where a session stands: the model calls since the memory
+    last changed, and the notice of a compaction no model call came after yet."""
+
+    rounds_since_update: int
+    compaction_notice: Optional[str] = None
+
+
+@dataclass
 class CallRequest:
     """One model call's state as the host knows it: the view's tokens and entries, what the
     request adds beyond its messages (`overhead`), and what the call's steps so far counted
@@ -280,8 +308,7 @@ class CallRequest:
     counted: List[int] = field(default_factory=list)
     compactions: int = 0
     exhausted: bool = False
-    rounds_since_update: int = 0
-    notice: Optional[str] = None
+    standing: Standing = field(default_factory=Standing)
 
 
 @dataclass
@@ -457,7 +484,7 @@ class Engine:
                                            "[method]update-run.request", "[method]update-run.answer")),
                                 (HISTORY, ("compact", "fallback", "apply-replacements")),
                                 (CONTEXT, ("assemble", "context-meta", "overview-maintained")),
-                                (CALL, ("prepare", "own-tools", "update-answer", "read-range", "read-answer")),
+                                (CALL, ("prepare", "remind", "own-tools", "update-answer", "read-range", "read-answer")),
                                 (BOARD, ("[static]board.create", "[static]board.load", "[method]board.save",
                                          "[method]board.revision", "[method]board.apply-json", "[method]board.replay",
                                          "[method]board.view", "[method]board.brief")),
@@ -585,6 +612,12 @@ class Engine:
         if step.tag == "compact":
             return {name.replace("-", "_"): value for name, value in vars(step.payload).items()}
         return _from_wit(step.payload, Prepared)
+
+    def remind(self, standing: Standing) -> Reminders:
+        """`ContextStats`' `rounds_since_update` and `compaction_notice` from where a session
+        stands (`prepare_call` takes them from it): a compaction's notice goes on the first
+        request after it, and no later one."""
+        return _from_wit(self._call("remind", _to_wit(standing)), Reminders)
 
     def own_tools(self) -> List[typing.Dict[str, Any]]:
         """workmem's own tools where the safety net compacts (`read_history`, `update_memory`),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
-from . import Bounds, CallRequest, ChatMessage, Engine, Entry, Prepared, WorkmemError
+from . import Bounds, CallRequest, ChatMessage, CompactionMark, Engine, Entry, Prepared, Standing, WorkmemError
 from .session import Session, View
 
 __all__ = ["Bound", "Request"]
@@ -142,8 +142,8 @@ class Bound:
         meta = self.session.meta()
         view = self.session.view(self.engine)
         call = CallRequest(self.bounds, system, self.session.overview(), 0, 0, overhead=tools_tokens + _REPLY,
-                           rounds_since_update=int(meta.get("rounds", 0)) - int(meta.get("memory_updated_round", 0)))
-        self._seen(call, view, meta)
+                           standing=Standing(int(meta.get("rounds", 0)), int(meta.get("memory_updated_round", 0))))
+        self._seen(call, view)
         while True:
             step = self.engine.prepare_call(call)
             if isinstance(step, Prepared):
@@ -159,21 +159,21 @@ class Bound:
             self.session.log_compaction(planned, archive_to=step["archive_to"])
             call.compactions += 1
             view = self.session.view(self.engine)
-            self._seen(call, view, meta)
+            self._seen(call, view)
         self.session.count_round()
         messages: List[Tuple[Optional[int], ChatMessage]] = [(None, m) for m in step.leading[1:]]
         messages += [(e.seq, e.message) for e in view.entries]
         messages.append((None, ChatMessage("system", step.meta)))
         return Request(step.leading[0].content, messages, step.tokens)
 
-    def _seen(self, call: CallRequest, view: View, meta: Dict[str, Any]) -> None:
+    def _seen(self, call: CallRequest, view: View) -> None:
         """The view as the engine's steps take it (anew only after a compaction changed it)."""
         for e in view.entries:
             e.tokens = self.tokens(e.message)
         call.view_tokens, call.view_entries = sum(e.tokens for e in view.entries), len(view.entries)
         call.task = next((e.seq for e in view.entries if e.message.role == "user"), None)
         last = view.last_compaction
-        call.notice = last["notice"] if last is not None and last.get("round") == meta.get("rounds", 0) else None
+        call.standing.last_compaction = None if last is None else CompactionMark(int(last.get("round", 0)), str(last["notice"]))
 
     # --- workmem's own tools ---------------------------------------------------------------
 
