@@ -72,3 +72,23 @@ fn the_one_rule_of_ids() {
         assert!(workmem_store::ids::check("vault", id).is_ok(), "the host refused {id:?}");
     }
 }
+
+/// The counts docs/testing.md gives of the shared data are the data's: a case added without
+/// the page saying so fails here, naming the line to change.
+#[test]
+fn the_counts_in_docs_testing_are_the_datas() {
+    let root = common::root();
+    let page = std::fs::read_to_string(root.join("docs/testing.md")).unwrap();
+    let said = |before: &str, after: &str| -> usize {
+        let at = page.find(before).unwrap_or_else(|| panic!("docs/testing.md no longer says {before:?}"));
+        let rest = &page[at + before.len()..];
+        let number: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+        assert!(rest[number.len()..].starts_with(after), "docs/testing.md: {before:?} is not followed by a number and {after:?}");
+        number.parse().unwrap()
+    };
+    let dsl = std::fs::read_dir(root.join("tests/corpus")).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "dsl")).count();
+    assert_eq!(said("- `tests/corpus/`: ", " `.dsl` inputs"), dsl, "docs/testing.md: the corpus's .dsl inputs");
+    let tokens: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(root.join("tests/data/tokens.json")).unwrap()).unwrap();
+    let cases = tokens.as_array().or_else(|| tokens["cases"].as_array()).map_or(0, Vec::len);
+    assert_eq!(said("the Rust host's counts of ", " messages"), cases, "docs/testing.md: tests/data/tokens.json's messages");
+}

@@ -5,7 +5,7 @@
 use crate::limits;
 use crate::lines::{self, Line};
 use crate::syntax::{self, ItemError, Kind, List, Section};
-use crate::{ArchiveOp, Diagnostic, ERROR, LearningAdd, LearningOps, ParseOutcome, Progress, Update, VerbatimAdd, VerbatimOps, WARNING};
+use crate::{ArchiveOp, Diagnostic, ERROR, LearningAdd, LearningOps, MemoryState, ParseOutcome, Progress, Update, VerbatimAdd, VerbatimOps, WARNING};
 
 /// At most this many diagnostics are reported for one input, the rest counted in one
 /// more: ten megabytes of repeated headers must not become a million diagnostics.
@@ -65,7 +65,7 @@ impl Parsed {
 /// The update that changes nothing.
 pub fn empty_update() -> Update {
     Update {
-        progress: crate::empty_state().progress,
+        progress: MemoryState::default().progress,
         learnings: LearningOps { add: Vec::new(), archive: Vec::new() },
         verbatim: VerbatimOps { add: Vec::new(), archive: Vec::new() },
     }
@@ -268,7 +268,7 @@ impl<'a> Machine<'a> {
         }
         self.seen.push(s);
         if s == Section::Progress && self.progress.is_none() {
-            self.progress = Some((crate::empty_state().progress, (line.number, line.first_column())));
+            self.progress = Some((MemoryState::default().progress, (line.number, line.first_column())));
         }
         if !rest.is_empty() && !syntax::is_nothing(rest) {
             self.error(line, rest, format!("write the content of {} on the lines below its header", s.name()));

@@ -1,6 +1,6 @@
 //! A real PostgreSQL server for tests: Debian's binaries, a fresh cluster in a temporary
-//! directory, listening on a free loopback port, stopped when dropped. Under CI a missing
-//! PostgreSQL fails the test; elsewhere the test says it skipped.
+//! directory, listening on a free loopback port, stopped when dropped. A missing PostgreSQL
+//! fails the test unless `WORKMEM_SKIP_POSTGRES` is set, where the test says it skipped.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -44,7 +44,7 @@ fn run(mut c: Command, what: &str) {
 
 impl Server {
     /// Starts a server, or `None` (with a note on stderr) where PostgreSQL is not installed
-    /// and this is not CI.
+    /// and `WORKMEM_SKIP_POSTGRES` is set; not installed and not set, it fails.
     pub fn start() -> Option<Server> {
         let Some(bin) = bin_dir() else {
             // Skipped only when asked: a suite that passed because its server was missing

@@ -2,34 +2,22 @@
 //!
 //! Exit status: 0 success, 1 invalid input or a failed operation, 2 usage error.
 
-mod agent;
-mod board;
-mod component;
+mod commands;
 mod connections;
+mod ctx;
 mod db;
-mod demo;
-mod doc;
-mod dsl;
-mod files;
-mod history;
 mod input;
 mod model;
 mod names;
-mod proxy;
-mod replay;
 mod report;
 mod request;
-mod serve;
-mod session;
-mod token;
-mod view;
+mod worker;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
+use ctx::Ctx;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use workmem_runtime::{Options, Runtime};
-use workmem_store::{Session, Sessions};
 
 #[derive(Parser)]
 #[command(name = "workmem", version, about = "Structured working memory for LLM agents, run in a sandboxed Wasm component")]
@@ -50,37 +38,60 @@ enum Command {
     Demo,
     /// Create, list and inspect sessions
     #[command(subcommand)]
-    Session(session::SessionCommand),
-    #[command(flatten)]
-    Dsl(dsl::DslCommand),
-    #[command(flatten)]
-    Agent(agent::AgentCommand),
-    #[command(flatten)]
-    History(history::HistoryCommand),
+    Session(commands::session::SessionCommand),
+    /// Parse a DSL update and report what it would do
+    Parse(commands::parse::Args),
+    /// Parse a DSL update and check it against a session's memory (unknown IDs and so on)
+    Validate(commands::validate::Args),
+    /// Apply a DSL update to a session's working memory
+    Apply(commands::apply::Args),
+    /// Print a session's overview.md (or its structured state with --json)
+    Show(commands::show::Args),
+    /// Print the memory-update prompt for a task
+    Prompt(commands::prompt::Args),
+    /// Print a session's update log, with the diff of every update
+    Log(commands::log::Args),
+    /// Run one memory update with the configured LLM (OPENAI_BASE_URL, OPENAI_API_KEY,
+    /// WORKMEM_MODEL): prompt, answer, re-prompt while malformed, apply
+    Update(commands::update::Args),
+    /// Talk to the configured LLM for one turn, with the memory tools: it reads and writes
+    /// its working memory as it works; prints what it does and its answer
+    Agent(commands::agent::Args),
+    /// Serve a session's memory tools over MCP on stdin/stdout (the agent loop's tools, context documents, a board task's tools)
+    Mcp(commands::mcp::Args),
+    /// Print the exact request the next LLM call would send: the OpenAI message array, with
+    /// working memory injected and context_meta last
+    Context(commands::context::Args),
+    /// Compact a session's history (spec 003 compact_history): old messages are replaced by
+    /// placeholders, archive notes or a summary; the originals stay in messages.jsonl
+    Compact(commands::compact::Args),
+    /// Print messages of a session by sequence number as they were logged, whatever
+    /// compacted them since (or, without --seq, the history the model now sees)
+    History(commands::history::Args),
     /// Read, write and list the memory files an LLM maintains (working-memory/ only)
     #[command(subcommand)]
-    Memory(files::MemoryCommand),
+    Memory(commands::memory::Command),
     /// A shared task board for an orchestrator and its workers (spec 002), on SQLite or PostgreSQL
-    Board(board::BoardArgs),
+    Board(commands::board::BoardArgs),
     /// Context documents (spec 004): one versioned text per memory, on SQLite or PostgreSQL
-    Doc(doc::DocArgs),
+    Doc(commands::doc::DocArgs),
     /// Serve context documents, boards and session memory over HTTP (bearer tokens from `grant`)
-    Serve(serve::ServeArgs),
+    Serve(commands::serve::ServeArgs),
     /// Put workmem in front of an unmodified agent (Claude Code, Codex CLI, any Chat
     /// Completions client): point its API base URL here and its context stays bounded
-    Proxy(proxy::ProxyArgs),
+    Proxy(commands::proxy::ProxyArgs),
     /// List or revoke the tokens granted for boards, vaults and sessions
-    Token(token::TokenArgs),
+    Token(commands::token::TokenArgs),
     /// Write a page that shows a person a session's memory (IDs, updates as diffs, compactions,
     /// tokens per request) and a board's task graph: one HTML file; `workmem serve` serves it live at /view
-    View(view::ViewArgs),
+    View(commands::view::ViewArgs),
     /// Replay recorded trajectories (JSONL, one message a line, as in tests/data/trajectories) and generated
     /// histories turn by turn under context policies: tokens, cost with caching, what each
     /// policy kept of the facts the agent needed, and the targets workmem is held to
-    Replay(replay::command::ReplayArgs),
+    Replay(commands::replay::command::ReplayArgs),
     /// Write the engine component (or the agent world's component, or the engine-go world's
     /// core module, which Gravity reads) to a file
-    Component(component::ComponentArgs),
+    Component(commands::component::ComponentArgs),
 }
 
 fn main() -> ExitCode {
@@ -109,52 +120,33 @@ fn die_on_closed_pipe() {
     }
 }
 
-struct Ctx {
-    runtime: Runtime,
-    sessions: Sessions,
-    sessions_root: PathBuf,
-}
-
-impl Ctx {
-    fn new(cli: &Cli) -> Result<Self> {
-        let runtime = Runtime::new(&Options::from_env().map_err(anyhow::Error::msg)?)?;
-        let cwd = std::env::current_dir().context("reading the current directory")?;
-        let root = match &cli.sessions_dir {
-            Some(d) => d.clone(),
-            None => workmem_store::session::root_dir()?,
-        };
-        Ok(Ctx { runtime, sessions: Sessions::new(&root, &cwd), sessions_root: root })
-    }
-
-    fn session(&self, spec: &str) -> Result<Session> {
-        Ok(self.sessions.resolve(spec)?)
-    }
-
-    /// A session's memory, loaded into the engine (under its lock, briefly).
-    fn memory(&self, session: &Session) -> Result<workmem_runtime::Memory> {
-        let locked = session.lock()?;
-        Ok(workmem_memory::load(&self.runtime, session, &locked)?)
-    }
-}
-
 fn run(cli: Cli) -> Result<ExitCode> {
-    let ctx = Ctx::new(&cli)?;
+    let ctx = Ctx::new(cli.sessions_dir.as_deref())?;
     let json = cli.json;
     match cli.command {
-        Command::Demo => demo::run(&ctx.runtime, &ctx.sessions, json),
-        Command::Session(command) => session::run(&ctx, command, json),
-        Command::Dsl(command) => dsl::run(&ctx, command, json),
-        Command::Agent(command) => agent::run(ctx, command, json),
-        Command::History(command) => history::run(&ctx, command, json),
-        Command::Memory(command) => files::run(&ctx, command, json),
-        Command::Board(args) => board::run(ctx.runtime, args, json),
-        Command::Doc(args) => doc::run(ctx.runtime, args, json),
-        Command::Serve(args) => serve::run(ctx.runtime, ctx.sessions_root, args, json),
-        Command::Proxy(args) => proxy::run(ctx.runtime, ctx.sessions, args, json),
-        Command::Token(args) => token::run(args, json),
-        Command::View(args) => view::run(&ctx, args, json),
-        Command::Replay(args) => replay::command::command(&ctx.runtime, args, json),
-        Command::Component(args) => component::run(args, json),
+        Command::Demo => commands::demo::run(&ctx.runtime, &ctx.sessions, json),
+        Command::Session(command) => commands::session::run(&ctx, command, json),
+        Command::Parse(args) => commands::parse::run(&ctx, args, json),
+        Command::Validate(args) => commands::validate::run(&ctx, args, json),
+        Command::Apply(args) => commands::apply::run(&ctx, args, json),
+        Command::Show(args) => commands::show::run(&ctx, args, json),
+        Command::Prompt(args) => commands::prompt::run(&ctx, args, json),
+        Command::Log(args) => commands::log::run(&ctx, args, json),
+        Command::Update(args) => commands::update::run(&ctx, args, json),
+        Command::Agent(args) => commands::agent::run(&ctx, args, json),
+        Command::Mcp(args) => commands::mcp::run(ctx, args),
+        Command::Context(args) => commands::context::run(&ctx, args, json),
+        Command::Compact(args) => commands::compact::run(&ctx, args, json),
+        Command::History(args) => commands::history::run(&ctx, args, json),
+        Command::Memory(command) => commands::memory::run(&ctx, command, json),
+        Command::Board(args) => commands::board::run(ctx.runtime, args, json),
+        Command::Doc(args) => commands::doc::run(ctx.runtime, args, json),
+        Command::Serve(args) => commands::serve::run(ctx.runtime, ctx.sessions_root, args, json),
+        Command::Proxy(args) => commands::proxy::run(ctx.runtime, ctx.sessions, args, json),
+        Command::Token(args) => commands::token::run(args, json),
+        Command::View(args) => commands::view::run(&ctx, args, json),
+        Command::Replay(args) => commands::replay::command::command(&ctx.runtime, args, json),
+        Command::Component(args) => commands::component::run(args, json),
     }
 }
 

@@ -12,23 +12,17 @@ mod board;
 mod chart;
 mod graph;
 mod html;
+mod limits;
 mod proxy;
 mod session;
 
 use html::esc;
+
+pub use limits::{MAX_COMPACTIONS, MAX_MESSAGE_CHARS, MAX_SESSIONS, MAX_UPDATES};
 use workmem_memory::Result;
 use workmem_runtime::Runtime;
 use workmem_store::Session;
 use workmem_store::board::Boards;
-
-/// Updates shown, the latest; the rest are counted (`workmem log` prints them all).
-pub const MAX_UPDATES: usize = 200;
-/// Compactions shown, the latest.
-pub const MAX_COMPACTIONS: usize = 100;
-/// Proxied sessions listed, the latest.
-pub const MAX_SESSIONS: usize = 200;
-/// Characters of one message shown where a compaction replaced it.
-pub const MAX_MESSAGE_CHARS: usize = 2000;
 
 /// A session's sections.
 pub fn session(runtime: &Runtime, s: &Session) -> Result<String> {

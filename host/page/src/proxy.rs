@@ -55,7 +55,7 @@ pub fn render(d: &Data, out: &mut String) {
     let _ = write!(out, "<h2>Sessions <small>{}</small></h2>", d.sessions.len());
     out.push_str("<table><tr><th>ID</th><th>Made</th><th>Protocol</th><th>Client's name</th><th>Branch of</th></tr>");
     // The latest first: the one a person looks for is most often the one just made.
-    for (id, made, proxied) in d.sessions.iter().rev().take(crate::MAX_SESSIONS) {
+    for (id, made, proxied) in d.sessions.iter().rev().take(crate::limits::MAX_SESSIONS) {
         let _ = write!(
             out,
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

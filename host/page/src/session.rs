@@ -4,7 +4,7 @@
 
 use crate::chart::{self, Request};
 use crate::html::{clip, esc};
-use crate::{MAX_COMPACTIONS, MAX_MESSAGE_CHARS, MAX_UPDATES};
+use crate::limits::{MAX_COMPACTIONS, MAX_MESSAGE_CHARS, MAX_UPDATES};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt::Write;

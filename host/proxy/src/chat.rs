@@ -1,39 +1,109 @@
 //! OpenAI Chat Completions (`/v1/chat/completions`) as the proxy reads and writes it.
 
 use crate::history::{History, Recent};
+use crate::parts::{Parts, Unread};
+use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable};
 use crate::sessions::own_tool;
+use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Error as _, SeqAccess, Visitor};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
+use workmem_agent::tools::Tool;
 use workmem_llm::{ChatStream, Completion};
 use workmem_store::{Message, ToolCall};
 
-/// A request read with its history in the session's shape, each message converted on its own
-/// (a `Value` of a 1,000-message history first took longer than all the rest of the proxy's
-/// work) unless a recent request of the client's already held it ([`Recent`]): the rest of the
-/// request as JSON, without `messages`. Content the session cannot carry (an image, audio) is
-/// refused, and the request then goes upstream as it was. `caller` says who sent it
-/// ([`crate::history::caller`]).
-pub(crate) fn parse(body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), String> {
-    let (rest, history) = recent.chat(body, caller, |at, raw| {
-        let wire = serde_json::from_str::<Wire>(raw).map_err(|e| {
-            // serde's message ends with where it stopped: the kept-content rule reads the end.
-            let e = e.to_string();
-            match e.rsplit_once(" at line ") {
-                Some((why, _)) if crate::parts::is_unkept(why) => format!("messages[{at}]: {why}"),
-                _ => format!("the request is not a chat request: messages[{at}]: {e}"),
+/// OpenAI Chat Completions.
+pub(crate) struct Chat;
+
+/// What a content part the session cannot keep says, inside serde's error (which only
+/// carries text): its reason then ends with it.
+const UNKEPT: &str = "which the session cannot keep";
+
+impl Protocol for Chat {
+    fn name(&self) -> &'static str {
+        "chat"
+    }
+
+    /// The history read with each message converted on its own (a `Value` of a 1,000-message
+    /// history first took longer than all the rest of the proxy's work) unless a recent
+    /// request of the client's already held it ([`Recent`]); the rest of the request as JSON,
+    /// without `messages`. Content the session cannot carry (an image, audio) is refused.
+    fn parse(&self, body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), Unread> {
+        let (rest, history) = recent.chat(body, caller, |at, raw| {
+            let wire = serde_json::from_str::<Wire>(raw).map_err(|e| {
+                // serde's message ends with where it stopped: the kept-content rule reads before it.
+                let e = e.to_string();
+                match e.rsplit_once(" at line ") {
+                    Some((why, _)) if why.ends_with(UNKEPT) => {
+                        Unread::Unkept(format!("messages[{at}]: {}", why.trim_end_matches(UNKEPT).trim_end_matches(", ")))
+                    }
+                    _ => Unread::Invalid(format!("the request is not a chat request: messages[{at}]: {e}")),
+                }
+            })?;
+            if !ROLES.contains(&wire.role.as_str()) {
+                return Err(Unread::Invalid(format!("messages[{at}]: the role {:?} is not one of Chat Completions' ({})", wire.role, ROLES.join(", "))));
             }
+            Ok(Message::from(wire))
         })?;
-        if !ROLES.contains(&wire.role.as_str()) {
-            return Err(format!("messages[{at}]: the role {:?} is not one of Chat Completions' ({})", wire.role, ROLES.join(", ")));
+        Ok((Value::Object(rest), history))
+    }
+
+    fn tool_name<'t>(&self, tool: &'t Value) -> Option<&'t str> {
+        tool["function"]["name"].as_str()
+    }
+
+    fn offer(&self, tool: &Tool) -> Value {
+        tool.openai()
+    }
+
+    /// Written on from `written`, the session's last body upstream, with workmem's
+    /// instructions and memory after the client's system prompt (docs/proxy.md); `built`'s
+    /// messages are kept there for the next request, and sent from there.
+    fn upstream_body<'w>(
+        &self,
+        request: &Value,
+        built: &mut workmem_agent::context::Built,
+        tools: &Value,
+        written: &'w mut Written,
+    ) -> (Cow<'w, [u8]>, Option<Written>) {
+        let parts = Parts::of(built);
+        let opening = parts.history.iter().take_while(|(m, _)| m.role == "system").count();
+        let order = crate::written::Order { leading: parts.leading.len(), opening };
+        let retired = crate::written::chat_body(request, built.carry(), built.reused, order, tools, written);
+        (Cow::Borrowed(written.bytes()), Some(retired))
+    }
+
+    fn relay(&self) -> Box<dyn Relay> {
+        Box::<ChatRelay>::default()
+    }
+
+    fn said(&self, reply: &Value) -> Result<Said, Unreadable> {
+        Completion::from_chat(reply).map(|c| (c, Vec::new())).map_err(Unreadable::Shape)
+    }
+
+    /// The text of `earlier` rounds ahead of the answer's text, and workmem's calls taken out.
+    fn client_answer(&self, mut reply: Value, earlier: &[Value]) -> Value {
+        let before: String = earlier.iter().filter_map(|r| r["choices"][0]["message"]["content"].as_str()).collect();
+        let choice = &mut reply["choices"][0];
+        if !before.is_empty() {
+            let text = choice["message"]["content"].as_str().unwrap_or_default();
+            choice["message"]["content"] = json!(format!("{before}{text}"));
         }
-        Ok(Message::from(wire))
-    })?;
-    Ok((Value::Object(rest), history))
+        if let Some(calls) = choice["message"]["tool_calls"].as_array_mut() {
+            calls.retain(|c| !c["function"]["name"].as_str().is_some_and(own_tool));
+            if calls.is_empty() {
+                choice["message"].as_object_mut().map(|m| m.remove("tool_calls"));
+                if choice["finish_reason"] == "tool_calls" {
+                    choice["finish_reason"] = json!("stop");
+                }
+            }
+        }
+        reply
+    }
 }
 
 /// The roles a Chat Completions message may have.
@@ -102,7 +172,7 @@ impl<'de> Deserialize<'de> for Content {
                 while let Some(part) = seq.next_element::<Part>()? {
                     match (part.kind.as_deref(), part.text) {
                         (Some("text"), Some(t)) => text.push_str(&t),
-                        (kind, _) => return Err(A::Error::custom(crate::parts::unkept(format!("a content part of type {kind:?}")))),
+                        (kind, _) => return Err(A::Error::custom(format!("a content part of type {kind:?}, {UNKEPT}"))),
                     }
                 }
                 Ok(Content(text))
@@ -119,79 +189,36 @@ struct Part {
     text: Option<String>,
 }
 
-/// The names of the tools the client offers.
-pub(crate) fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"].as_array().into_iter().flatten().filter_map(|t| t["function"]["name"].as_str().map(str::to_string)).collect()
-}
-
-/// The client's tools and workmem's, as the upstream request offers them.
-pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Value {
-    let mut all: Vec<Value> = request["tools"].as_array().cloned().unwrap_or_default();
-    all.extend(own.iter().map(|t| t.openai()));
-    Value::Array(all)
-}
-
-/// The client's request with the session's view in place of its messages.
-/// The answer as the client gets it: the text of `earlier` rounds (those that called only
-/// workmem's tools) ahead of its text, and workmem's calls taken out.
-pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
-    let before: String = earlier.iter().filter_map(|r| r["choices"][0]["message"]["content"].as_str()).collect();
-    let choice = &mut reply["choices"][0];
-    if !before.is_empty() {
-        let text = choice["message"]["content"].as_str().unwrap_or_default();
-        choice["message"]["content"] = json!(format!("{before}{text}"));
-    }
-    if let Some(calls) = choice["message"]["tool_calls"].as_array_mut() {
-        calls.retain(|c| !c["function"]["name"].as_str().is_some_and(own_tool));
-        if calls.is_empty() {
-            choice["message"].as_object_mut().map(|m| m.remove("tool_calls"));
-            if choice["finish_reason"] == "tool_calls" {
-                choice["finish_reason"] = json!("stop");
-            }
-        }
-    }
-    reply
-}
-
-pub(crate) fn completion(reply: &Value) -> Result<Completion, String> {
-    Completion::from_chat(reply)
-}
-
-pub(crate) fn error_body(status: u16, code: &str, message: &str) -> Value {
-    let kind = if (400..500).contains(&status) { "invalid_request_error" } else { "workmem_error" };
-    json!({"error": {"message": message, "type": kind, "code": code}})
-}
-
 /// A Chat Completions event stream on its way to the client: every line goes on as it came but
 /// for workmem's tool calls, which are left out (the client's calls renumbered around them),
 /// and the answer's end (its finish reason, usage and `[DONE]`), which waits until the proxy
 /// knows whether the client gets this answer or the next round's.
 #[derive(Default)]
-pub(crate) struct Relay {
-    pub stream: ChatStream,
-    /// Each upstream call index's index for the client, `None` for workmem's own calls.
-    indices: HashMap<u64, Option<u64>>,
-    sent_calls: u64,
+struct ChatRelay {
+    stream: ChatStream,
+    /// The client's numbers for the upstream's call indices.
+    calls: Renumbered,
     held: Vec<Value>,
     done: bool,
 }
 
-impl Relay {
-    /// Starts the next round's answer, which continues the one the client is getting.
-    pub fn next_round(&mut self) {
-        *self = Relay::default();
+impl Relay for ChatRelay {
+    fn next_round(&mut self) {
+        self.stream = ChatStream::default();
+        self.calls.next_round();
+        self.held.clear();
+        self.done = false;
     }
 
-    /// One line of the stream (with its newline): what goes on to the client now.
-    pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
-        let text = std::str::from_utf8(line).map_err(|_| "a stream line is not UTF-8")?;
+    fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, Unreadable> {
+        let text = std::str::from_utf8(line).map_err(|_| Unreadable::NotUtf8("a stream line"))?;
         let Some(data) = text.strip_prefix("data:").map(str::trim) else { return Ok(Some(Bytes::copy_from_slice(line))) };
         if data == "[DONE]" {
             self.done = true;
             return Ok(None);
         }
-        let mut chunk: Value = serde_json::from_str(data).map_err(|e| format!("a stream event is not JSON: {e}"))?;
-        self.stream.push(&chunk)?;
+        let mut chunk: Value = serde_json::from_str(data).map_err(Unreadable::json("a stream event"))?;
+        self.stream.push(&chunk).map_err(Unreadable::Shape)?;
         let choices = chunk["choices"].as_array().map_or(0, Vec::len);
         if choices == 0 || !chunk["choices"][0]["finish_reason"].is_null() {
             self.held.push(chunk);
@@ -202,15 +229,8 @@ impl Relay {
         let mut kept = Vec::new();
         for mut part in parts.drain(..) {
             let index = part["index"].as_u64().unwrap_or(0);
-            let theirs = *self.indices.entry(index).or_insert_with(|| {
-                if part["function"]["name"].as_str().is_some_and(own_tool) {
-                    None
-                } else {
-                    self.sent_calls += 1;
-                    Some(self.sent_calls - 1)
-                }
-            });
-            if let Some(i) = theirs {
+            // A call's first part names it; its later parts (arguments) do not.
+            if let Some(i) = self.calls.first(index, part["function"]["name"].as_str()) {
                 part["index"] = json!(i);
                 kept.push(part);
             }
@@ -228,24 +248,27 @@ impl Relay {
     }
 
     /// Whether the upstream ended its stream with `[DONE]`.
-    pub fn complete(&self) -> bool {
+    fn complete(&self) -> bool {
         self.done
     }
 
-    /// The held end of the answer, for the client: a finish reason of `tool_calls` with none
-    /// of the client's calls in it becomes `stop`.
-    pub fn end(&mut self) -> Vec<Bytes> {
+    fn said(&self) -> Result<Said, Unreadable> {
+        self.stream.clone().finish().map(|c| (c, Vec::new())).map_err(Unreadable::Shape)
+    }
+
+    /// The held end of the answer: a finish reason of `tool_calls` with none of the client's
+    /// calls in it becomes `stop`.
+    fn end(&mut self) -> Vec<Bytes> {
         let mut out = Vec::new();
         for mut chunk in self.held.drain(..) {
-            if self.sent_calls == 0 && chunk["choices"][0]["finish_reason"] == "tool_calls" {
+            if self.calls.given() == 0 && chunk["choices"][0]["finish_reason"] == "tool_calls" {
                 chunk["choices"][0]["finish_reason"] = json!("stop");
             }
             if let Some(parts) = chunk["choices"][0]["delta"]["tool_calls"].as_array_mut() {
-                let theirs = |p: &Value| self.indices.get(&p["index"].as_u64().unwrap_or(0)).copied().flatten();
                 *parts = parts
                     .drain(..)
                     .filter_map(|mut p| {
-                        theirs(&p).map(|i| {
+                        self.calls.get(p["index"].as_u64().unwrap_or(0)).map(|i| {
                             p["index"] = json!(i);
                             p
                         })
@@ -280,7 +303,7 @@ mod tests {
             ],
             "tools": [{"type": "function", "function": {"name": "bash"}}],
         });
-        let parse = |body: &[u8]| parse(body, &Recent::default(), 0).map(|(rest, h)| (rest, h.messages.clone()));
+        let parse = |body: &[u8]| Chat.parse(body, &Recent::default(), 0).map(|(rest, h)| (rest, h.messages.clone()));
         let (rest, history) = parse(body.to_string().as_bytes()).unwrap();
         assert_eq!(rest, json!({"model": "gpt-4o", "stream": true, "tools": [{"type": "function", "function": {"name": "bash"}}]}));
         let call = ToolCall { id: "c1".into(), name: "bash".into(), arguments: "{\"cmd\":\"ls\"}".into() };
@@ -295,12 +318,12 @@ mod tests {
         );
         let image = json!({"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]});
         let why = parse(image.to_string().as_bytes()).unwrap_err();
-        assert!(why.contains("messages[1]: a content part of type Some(\"image_url\"), which the session cannot keep"), "{why}");
-        assert!(parse(br#"{"model": "gpt-4o"}"#).unwrap_err().contains("no messages array"));
-        assert!(parse(br#"{"messages": [{"content": "no role"}]}"#).unwrap_err().contains("messages[0]: missing field `role`"));
-        assert!(crate::parts::is_unkept(&why), "content it cannot keep is not the client's mistake: {why}");
+        assert_eq!(why.to_string(), "messages[1]: a content part of type Some(\"image_url\"), which the session cannot keep");
+        assert!(matches!(why, Unread::Unkept(_)), "content it cannot keep is not the client's mistake: {why}");
+        assert!(parse(br#"{"model": "gpt-4o"}"#).unwrap_err().to_string().contains("no messages array"));
+        assert!(parse(br#"{"messages": [{"content": "no role"}]}"#).unwrap_err().to_string().contains("messages[0]: missing field `role`"));
         let wizard = parse(br#"{"messages": [{"role": "wizard", "content": "hi"}]}"#).unwrap_err();
-        assert!(wizard.starts_with("messages[0]: the role \"wizard\" is not one") && !crate::parts::is_unkept(&wizard), "{wizard}");
-        assert!(parse(b"[1]").unwrap_err().contains("not a chat request"));
+        assert!(wizard.to_string().starts_with("messages[0]: the role \"wizard\" is not one") && matches!(wizard, Unread::Invalid(_)), "{wizard}");
+        assert!(parse(b"[1]").unwrap_err().to_string().contains("not a chat request"));
     }
 }

@@ -2,13 +2,14 @@
 //! date, the request built from its view and bounded, sent upstream, the answer logged and
 //! relayed, workmem's own tool calls run in between.
 
+use crate::app::App;
+use crate::config::OnError;
 use crate::history::History;
-use crate::protocol::Protocol;
-use crate::protocol::Relay;
+use crate::parts::Unread;
+use crate::protocol::{Protocol, Relay, Said, Unreadable};
 use crate::relay::Sink;
 use crate::sessions::{Exchange, Tracked, own_tool};
 use crate::upstream::{Answer, SESSION_HEADER};
-use crate::{App, OnError};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method};
 use bytes::Bytes;
@@ -16,9 +17,11 @@ use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use workmem_agent::tools::{Tool, ToolContext};
 use workmem_agent::{context, turn};
-use workmem_llm::Completion;
-use workmem_runtime::HistoryMode;
+use workmem_runtime::{HistoryMode, error_chain};
 use workmem_store::Message;
+
+/// An error of workmem's own, kept with its sources for the proxy's log.
+type Source = Box<dyn std::error::Error + Send + Sync>;
 
 /// Why workmem could not handle a request. Only what the request itself is refused for, and the
 /// upstream's failures, are told to the client as they are; a failure of workmem's own (the
@@ -34,47 +37,88 @@ enum Failure {
     /// client's system prompt and task alone fill it): a 400 `context_length_exceeded`, as the
     /// provider would answer a request over its window, whatever `--on-error` says; it is not
     /// sent (issue 48).
-    #[error("{0}")]
-    TooLong(String),
-    /// A request workmem leaves to the client and the upstream by design (a Responses chain
-    /// by `previous_response_id`, whose history the provider holds): it goes as sent, named
-    /// in the answer's `x-workmem` header and the log, whatever `--on-error` says.
+    #[error(transparent)]
+    TooLong(workmem_agent::Error),
+    /// A request workmem leaves to the client and the upstream by design (see
+    /// [`Protocol::unproxied`]): it goes as sent, named in the answer's `x-workmem` header and
+    /// the log, whatever `--on-error` says.
     #[error("{1}")]
     Unproxied(&'static str, String),
-    /// The request is not one workmem takes (not JSON, content the session cannot keep, a
-    /// tool named as one of workmem's, a view that would break pairing). It can still go as it was.
-    #[error("{0}")]
-    Refused(String),
+    /// The request is not one workmem takes. It can still go as it was.
+    #[error(transparent)]
+    Refused(Refusal),
     /// workmem failed before anything went upstream: the request can still go as it was.
-    #[error("{0}")]
-    Before(String),
+    #[error("workmem failed before the request went upstream")]
+    Before(#[source] Source),
     /// The upstream could not be reached, or broke off.
-    #[error("{0}")]
-    Upstream(String),
+    #[error(transparent)]
+    Upstream(UpstreamFailure),
     /// After the upstream answered (logging the answer, running a tool).
+    #[error("workmem failed after the upstream answered")]
+    After(#[source] Source),
+}
+
+/// Why workmem does not take a request it could still send as it came.
+#[derive(Debug, thiserror::Error)]
+enum Refusal {
+    /// Content the session cannot keep (images, Codex's `additional_tools`).
+    #[error(transparent)]
+    Unkept(Unread),
+    #[error("the client offers a tool named {0}, as workmem does; workmem's tools are left out")]
+    OwnToolName(String),
+    /// The view would break tool-call pairing, which the provider refuses.
     #[error("{0}")]
-    After(String),
+    Unpaired(String),
 }
 
-fn refused(e: impl std::fmt::Display) -> Failure {
-    Failure::Refused(e.to_string())
+/// How the upstream failed a request.
+#[derive(Debug, thiserror::Error)]
+enum UpstreamFailure {
+    #[error("could not reach the upstream (the proxy's log says why)")]
+    Unreachable,
+    #[error("the upstream answered HTTP {0} to a later round")]
+    LaterRound(u16),
+    #[error("reading the upstream's answer (at most {0} bytes, --max-answer-bytes)")]
+    Reading(u64, #[source] std::io::Error),
+    #[error("the upstream's stream broke off")]
+    BrokeOff(#[source] std::io::Error),
+    #[error("the upstream's stream passed {0} bytes (--max-answer-bytes)")]
+    TooLong(u64),
+    #[error("the upstream's stream ended before its end event")]
+    Unended,
+    #[error("the client went away")]
+    ClientGone,
+    #[error(transparent)]
+    Unreadable(#[from] Unreadable),
 }
 
-fn before(e: impl std::fmt::Display) -> Failure {
-    Failure::Before(e.to_string())
+impl From<UpstreamFailure> for Failure {
+    fn from(e: UpstreamFailure) -> Self {
+        Failure::Upstream(e)
+    }
 }
 
-fn after(e: impl std::fmt::Display) -> Failure {
-    Failure::After(e.to_string())
+impl From<Unreadable> for Failure {
+    fn from(e: Unreadable) -> Self {
+        Failure::Upstream(e.into())
+    }
+}
+
+fn before(e: impl std::error::Error + Send + Sync + 'static) -> Failure {
+    Failure::Before(Box::new(e))
+}
+
+fn after(e: impl std::error::Error + Send + Sync + 'static) -> Failure {
+    Failure::After(Box::new(e))
 }
 
 /// What the proxy does with a route's requests.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub(crate) enum Route {
     /// Through a session: its view upstream, the answer logged.
-    Proxied(Protocol),
+    Proxied(&'static dyn Protocol),
     /// Counted as it would go upstream now (Anthropic's `count_tokens`); nothing is logged.
-    Counted(Protocol),
+    Counted(&'static dyn Protocol),
     /// As the client sent it.
     Passthrough,
 }
@@ -82,10 +126,10 @@ pub(crate) enum Route {
 impl Route {
     /// The protocol whose error shape the route's client reads: its own, else Chat
     /// Completions' (OpenAI's, which most clients of other routes read).
-    pub fn shape(self) -> Protocol {
+    pub fn shape(self) -> &'static dyn Protocol {
         match self {
             Route::Proxied(p) | Route::Counted(p) => p,
-            Route::Passthrough => Protocol::Chat,
+            Route::Passthrough => &crate::chat::Chat,
         }
     }
 }
@@ -102,41 +146,39 @@ pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: 
     };
     let reason = match &failure {
         Failure::Unproxied(reason, _) => Some(*reason),
-        // Content the session cannot keep (images, Codex's `additional_tools`) apart from the
-        // rest workmem does not take (a tool of the client's named as one of workmem's).
-        Failure::Refused(why) if app.config.on_error == OnError::Passthrough => Some(if crate::parts::is_unkept(why) { "unkept" } else { "refused" }),
+        // Content the session cannot keep apart from the rest workmem does not take (a tool of
+        // the client's named as one of workmem's).
+        Failure::Refused(why) if app.config.on_error == OnError::Passthrough => Some(if matches!(why, Refusal::Unkept(_)) { "unkept" } else { "refused" }),
         Failure::Before(_) if app.config.on_error == OnError::Passthrough => Some("failed"),
         _ => None,
     };
     match reason {
         Some(reason) => {
-            eprintln!("workmem proxy: {} {}: passed through as sent ({reason}): {failure}", parts.method, parts.uri.path());
+            eprintln!("workmem proxy: {} {}: passed through as sent ({reason}): {}", parts.method, parts.uri.path(), error_chain(&failure));
             app.note_passed(reason, parts.uri.path());
             if let Err(e) = passthrough(app, &parts, body, &mut sink, Some(reason)) {
                 answer_error(&mut sink, route.shape(), &e);
             }
         }
         None => {
-            eprintln!("workmem proxy: {} {}: {failure}", parts.method, parts.uri.path());
+            eprintln!("workmem proxy: {} {}: {}", parts.method, parts.uri.path(), error_chain(&failure));
             answer_error(&mut sink, route.shape(), &failure);
         }
     }
 }
 
-fn answer_error(sink: &mut Sink, protocol: Protocol, f: &Failure) {
-    match f {
-        Failure::Invalid(why) => return sink.respond(crate::relay::error(400, protocol.error_body(400, "invalid_request", why))),
-        Failure::TooLong(why) => return sink.respond(crate::relay::error(400, protocol.error_body(400, "context_length_exceeded", why))),
-        _ => {}
-    }
-    let (code, message) = match f {
-        Failure::Invalid(why) | Failure::Unproxied(_, why) => ("invalid_request", why.clone()),
-        Failure::TooLong(why) => ("context_length_exceeded", why.clone()),
-        Failure::Refused(why) => ("workmem_failed", why.clone()),
-        Failure::Before(_) | Failure::After(_) => ("workmem_failed", "workmem failed on this request; the proxy's log says why".to_string()),
-        Failure::Upstream(why) => ("upstream_unreachable", why.clone()),
+fn answer_error(sink: &mut Sink, protocol: &dyn Protocol, f: &Failure) {
+    let (status, code, message) = match f {
+        Failure::Invalid(_) => (400, "invalid_request", f.to_string()),
+        Failure::TooLong(_) => (400, "context_length_exceeded", f.to_string()),
+        Failure::Unproxied(..) => (502, "invalid_request", f.to_string()),
+        Failure::Refused(_) => (502, "workmem_failed", f.to_string()),
+        Failure::Before(_) | Failure::After(_) => (502, "workmem_failed", "workmem failed on this request; the proxy's log says why".to_string()),
+        Failure::Upstream(e) => (502, "upstream_unreachable", error_chain(e)),
     };
-    if sink.started() {
+    if status == 400 {
+        sink.respond(crate::relay::error(400, protocol.error_body(400, code, &message)));
+    } else if sink.started() {
         sink.abort(message);
     } else {
         sink.respond(crate::relay::error(502, protocol.error_body(502, code, &message)));
@@ -165,7 +207,7 @@ fn send(app: &App, method: &Method, path: &str, headers: &HeaderMap, body: &[u8]
     app.upstream.send(method, path, headers, body).map_err(|e| {
         // The client is not told where the upstream is (its URL may hold a password): the log is.
         eprintln!("workmem proxy: could not reach the upstream at {}: {e}", crate::upstream::shown(&app.upstream.url(path)));
-        Failure::Upstream("could not reach the upstream (the proxy's log says why)".into())
+        Failure::Upstream(UpstreamFailure::Unreachable)
     })
 }
 
@@ -230,20 +272,19 @@ struct Parsed {
 /// is from, as far as the upstream can tell.
 const CREDENTIALS: [&str; 3] = ["authorization", "x-api-key", "api-key"];
 
-fn parse(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Failure> {
+fn parse(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes) -> Result<Parsed, Failure> {
     let credentials = CREDENTIALS.map(|name| parts.headers.get(name).map_or(&[][..], |v| v.as_bytes()));
     let caller = crate::history::caller(&credentials);
     let owner = app.sessions.owner(&credentials);
-    let (request, history) =
-        protocol.parse(body, &app.recent, caller).map_err(|e| if crate::parts::is_unkept(&e) { refused(e) } else { Failure::Invalid(e) })?;
-    if protocol == Protocol::Responses && !request["previous_response_id"].is_null() {
-        return Err(Failure::Unproxied(
-            "previous_response_id",
-            "the request continues a response the provider stores (previous_response_id): its history is not the client's to send".into(),
-        ));
+    let (request, history) = protocol.parse(body, &app.recent, caller).map_err(|e| match e {
+        Unread::Unkept(_) => Failure::Refused(Refusal::Unkept(e)),
+        Unread::Invalid(why) => Failure::Invalid(why),
+    })?;
+    if let Some((reason, why)) = protocol.unproxied(&request) {
+        return Err(Failure::Unproxied(reason, why));
     }
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
-        return Err(refused(format!("the client offers a tool named {name}, as workmem does; workmem's tools are left out")));
+        return Err(Failure::Refused(Refusal::OwnToolName(name)));
     }
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let streamed = request["stream"].as_bool().unwrap_or(false);
@@ -251,13 +292,13 @@ fn parse(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes) -> Result<P
     Ok(Parsed { request, history, model, streamed, client, owner })
 }
 
-fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
+fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
     let Parsed { request, history, model, streamed, client, owner } = parse(app, protocol, parts, body)?;
     // The session, held for the whole exchange; found again if another request extended it
     // between the search and the hold.
     loop {
         let (found, created) = app.sessions.find(protocol.name(), &owner, client.as_deref(), &history, &app.template).map_err(before)?;
-        let mut exchange = crate::lock(&found.tracked.exchange);
+        let mut exchange = crate::locks::lock(&found.tracked.exchange);
         if !created && !found.tracked.unchanged_since(&found) && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
         }
@@ -288,12 +329,12 @@ fn proxied(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
 /// context_meta), counted by the upstream, and nothing logged. A client counts to know how
 /// full its context is, and behind workmem that is the bounded request, not the history it
 /// holds. A history no session holds yet is counted as sent.
-fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
+fn counted(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
     let Parsed { request, history, model, client, owner, .. } = parse(app, protocol, parts, body)?;
     let Some(found) = app.sessions.lookup(protocol.name(), &owner, client.as_deref(), &history) else {
         return passthrough(app, parts, body.clone(), sink, None);
     };
-    let mut exchange = crate::lock(&found.tracked.exchange);
+    let mut exchange = crate::locks::lock(&found.tracked.exchange);
     // What is new once the session is held: another request may have logged some of it.
     let new = if found.tracked.unchanged_since(&found) { Some(found.new) } else { found.tracked.new_in(&history).map(|(_, new)| new) };
     let Some(new) = new else {
@@ -306,11 +347,11 @@ fn counted(app: &App, protocol: Protocol, parts: &Parts, body: &Bytes, sink: &mu
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
     let built = context::build(&exchange.session, &mut engine, &tokenizer, &options)
         .and_then(|b| Ok(b.with_pending(new, exchange.session.next_seq()?, &tokenizer)))
-        .map_err(|e| before(workmem_runtime::error_chain(&e)));
+        .map_err(before);
     exchange.tokenizer = Some((model, tokenizer));
     app.give_back(engine);
     let mut built = built?;
-    paired(&built.messages).map_err(|why| refused(format!("the count would break tool-call pairing: {why}")))?;
+    paired(&built.messages).map_err(|why| Failure::Refused(Refusal::Unpaired(format!("the count would break tool-call pairing: {why}"))))?;
     let mut written = crate::written::Written::default();
     let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut written);
     // The count read the session's view and counted its texts: kept warm as a request would.
@@ -341,7 +382,7 @@ fn options(app: &App, model: &str, tools: &Value, t: &Tracked) -> context::Optio
 
 /// A client's request as an exchange reads it.
 struct Request<'a> {
-    protocol: Protocol,
+    protocol: &'a dyn Protocol,
     parts: &'a Parts,
     body: &'a Value,
     model: &'a str,
@@ -371,16 +412,16 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
             Ok(b) => b,
             // Past the first round the client may have part of its answer already: there it ends
             // as any failure after the upstream answered.
-            Err(e @ workmem_agent::Error::OverWindow { .. }) if round == 1 => return Err(Failure::TooLong(e.to_string())),
-            Err(e) if round == 1 => return Err(before(workmem_runtime::error_chain(&e))),
+            Err(e @ workmem_agent::Error::OverWindow { .. }) if round == 1 => return Err(Failure::TooLong(e)),
+            Err(e) if round == 1 => return Err(before(e)),
             Err(e) => {
-                result = Err(after(workmem_runtime::error_chain(&e)));
+                result = Err(after(e));
                 break;
             }
         };
         if let Err(why) = paired(&built.messages) {
-            let why = format!("the request would break tool-call pairing, so it was not sent: {why}");
-            result = Err(if round == 1 { refused(why) } else { after(why) });
+            let why = Refusal::Unpaired(format!("the request would break tool-call pairing, so it was not sent: {why}"));
+            result = Err(if round == 1 { Failure::Refused(why) } else { after(why) });
             break;
         }
         // The session's last body, dropped with this round's, once the client has its answer.
@@ -392,7 +433,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
             app.sessions.accept(t);
         } else {
             if sink.started() {
-                result = Err(Failure::Upstream(format!("the upstream answered HTTP {} to a later round", answer.status())));
+                result = Err(UpstreamFailure::LaterRound(answer.status().as_u16()).into());
             } else {
                 relay_raw(answer, sink);
             }
@@ -400,14 +441,13 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         }
         let (completion, reply) = if streamed {
             relay.next_round();
-            (relay_stream(app, answer, &mut relay, sink)?, None)
+            (relay_stream(app, answer, relay.as_mut(), sink)?, None)
         } else {
             let (head, body) = answer.into_parts();
-            let text = body.into_with_config().limit(app.config.max_answer_bytes as u64).read_to_string().map_err(|e| {
-                Failure::Upstream(format!("reading the upstream's answer (at most {} bytes, --max-answer-bytes): {e}", app.config.max_answer_bytes))
-            })?;
-            let reply: Value = serde_json::from_str(&text).map_err(|e| Failure::Upstream(format!("the upstream's answer is not JSON: {e}")))?;
-            (protocol.completion(&reply).map_err(Failure::Upstream)?, Some((head, reply)))
+            let limit = app.config.max_answer_bytes as u64;
+            let text = body.into_with_config().limit(limit).read_to_string().map_err(|e| UpstreamFailure::Reading(limit, e.into_io()))?;
+            let reply: Value = serde_json::from_str(&text).map_err(Unreadable::json("the upstream's answer"))?;
+            (protocol.completion(&reply)?, Some((head, reply)))
         };
         // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
         // logged, and the client gets what the model said. Logged before the client has it, so
@@ -472,7 +512,7 @@ fn record(
     exchange: &Exchange,
     tokenizer: &workmem_llm::Tokenizer,
     built: &context::Built,
-    (completion, opaque): (Completion, Vec<Value>),
+    (completion, opaque): Said,
 ) -> Result<Recorded, Failure> {
     let calls = turn::record_reply(&exchange.session, built, &completion, opaque).map_err(after)?;
     t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
@@ -490,10 +530,10 @@ fn record(
 }
 
 /// A streamed answer relayed line by line through `relay`; what it said, once it ended.
-fn relay_stream(app: &App, answer: Answer, relay: &mut Relay, sink: &mut Sink) -> Result<(Completion, Vec<Value>), Failure> {
+fn relay_stream(app: &App, answer: Answer, relay: &mut dyn Relay, sink: &mut Sink) -> Result<Said, Failure> {
     let (head, body) = answer.into_parts();
     if !sink.start(head.status.as_u16(), &head.headers) {
-        return Err(Failure::Upstream("the client went away".into()));
+        return Err(UpstreamFailure::ClientGone.into());
     }
     // The whole stream is capped, not each line alone: an event of many short lines, or a
     // stream that never ends, stops here.
@@ -502,21 +542,21 @@ fn relay_stream(app: &App, answer: Answer, relay: &mut Relay, sink: &mut Sink) -
     let mut line = Vec::new();
     loop {
         line.clear();
-        let n = reader.read_until(b'\n', &mut line).map_err(|e| Failure::Upstream(format!("the upstream's stream broke off: {e}")))?;
+        let n = reader.read_until(b'\n', &mut line).map_err(UpstreamFailure::BrokeOff)?;
         if n == 0 {
             break;
         }
         if reader.limit() == 0 {
-            return Err(Failure::Upstream(format!("the upstream's stream passed {limit} bytes (--max-answer-bytes)")));
+            return Err(UpstreamFailure::TooLong(limit).into());
         }
-        if let Some(out) = relay.line(&line).map_err(Failure::Upstream)?
+        if let Some(out) = relay.line(&line)?
             && !sink.send(out)
         {
-            return Err(Failure::Upstream("the client went away".into()));
+            return Err(UpstreamFailure::ClientGone.into());
         }
     }
     if !relay.complete() {
-        return Err(Failure::Upstream("the upstream's stream ended before its end event".into()));
+        return Err(UpstreamFailure::Unended.into());
     }
-    relay.completion().map_err(Failure::Upstream)
+    Ok(relay.completion()?)
 }

@@ -5,7 +5,8 @@
 //! those of a recent request of the same caller's, up to the end of its last message, takes that
 //! request's history and reads only what follows ([`Recent`]).
 
-use crate::lock;
+use crate::locks::lock;
+use crate::parts::Unread;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -247,7 +248,7 @@ impl Recent {
     /// does), that request's history is taken and only what follows it read; a request read
     /// whole is refused as it was before, errors naming where. The history is kept for the next
     /// request, in place of the one it continues.
-    pub fn chat(&self, body: &[u8], caller: u64, parse: impl Fn(usize, &str) -> Result<Message, String>) -> Result<Read, String> {
+    pub fn chat(&self, body: &[u8], caller: u64, parse: impl Fn(usize, &str) -> Result<Message, Unread>) -> Result<Read, Unread> {
         // Compared outside the lock: another client's request need not wait on this one.
         let all: Vec<Arc<History>> = lock(&self.histories).iter().cloned().collect();
         if let Some(base) = all.into_iter().filter(|h| h.continued_by(body, caller)).max_by_key(|h| h.prefix.len())
@@ -255,7 +256,7 @@ impl Recent {
         {
             return read;
         }
-        let split: Split = serde_json::from_slice(body).map_err(|e| format!("the request is not a chat request: {e}"))?;
+        let split: Split = serde_json::from_slice(body).map_err(|e| Unread::Invalid(format!("the request is not a chat request: {e}")))?;
         let raw = split.messages.ok_or("the request has no messages array")?;
         let mut history =
             History { messages: Vec::with_capacity(raw.len()), keys: Vec::with_capacity(raw.len()), prefix: Vec::new(), before: Map::new(), caller };
@@ -273,7 +274,7 @@ impl Recent {
 
     /// `body` read on from the end of `base`'s messages. None where that fails, for the whole
     /// request to be read again and its error told with its place in what the client sent.
-    fn continue_from(&self, base: Arc<History>, body: &[u8], parse: &impl Fn(usize, &str) -> Result<Message, String>) -> Option<Result<Read, String>> {
+    fn continue_from(&self, base: Arc<History>, body: &[u8], parse: &impl Fn(usize, &str) -> Result<Message, Unread>) -> Option<Result<Read, Unread>> {
         let from = base.prefix.len();
         let doc = [CONTINUED, &body[from..]].concat();
         let split: Split = serde_json::from_slice(&doc).ok()?;
@@ -334,16 +335,16 @@ mod tests {
     }
 
     /// Reads `body` through `recent`: its fields, its history, and how many messages were parsed.
-    fn read(recent: &Recent, body: &str) -> Result<(Read, usize), String> {
+    fn read(recent: &Recent, body: &str) -> Result<(Read, usize), Unread> {
         read_from(recent, body, 0)
     }
 
-    fn read_from(recent: &Recent, body: &str, caller: u64) -> Result<(Read, usize), String> {
+    fn read_from(recent: &Recent, body: &str, caller: u64) -> Result<(Read, usize), Unread> {
         let parsed = Cell::new(0);
         let (rest, h) = recent.chat(body.as_bytes(), caller, |at, m| {
             parsed.set(parsed.get() + 1);
             let v: Value = serde_json::from_str(m).map_err(|e| e.to_string())?;
-            v["content"].as_str().map(|t| Message::new("user", t)).ok_or(format!("messages[{at}]: no content"))
+            v["content"].as_str().map(|t| Message::new("user", t)).ok_or(Unread::Invalid(format!("messages[{at}]: no content")))
         })?;
         Ok(((rest, h), parsed.get()))
     }

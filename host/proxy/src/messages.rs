@@ -4,37 +4,116 @@
 //! asks, and `context_meta` last in the last user message, so that everything before it is a
 //! prefix the next request repeats (cache breakpoints go on the system and on the history's end).
 
-use crate::parts::{fields_but, json, string};
+use crate::history::{History, Recent};
+use crate::parts::{Parts, Unread, fields_but, json, string, texts};
+use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, usage};
 use crate::sessions::own_tool;
 use crate::sse::{Event, Events};
+use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
+use workmem_agent::tools::Tool;
 use workmem_llm::{Completion, FunctionCall, Usage};
 use workmem_store::{Message, ToolCall};
 
-/// The most cache breakpoints the API takes in one request.
-const MAX_BREAKPOINTS: usize = 4;
+/// Anthropic Messages.
+pub(crate) struct Messages;
 
-fn texts(content: &Value) -> Result<String, String> {
-    match content {
-        Value::Null => Ok(String::new()),
-        Value::String(s) => Ok(s.clone()),
-        Value::Array(blocks) => {
-            let mut out = Vec::new();
-            for b in blocks {
-                match (b["type"].as_str(), b["text"].as_str()) {
-                    (Some("text"), Some(t)) => out.push(t),
-                    (kind, _) => return Err(crate::parts::unkept(format!("a content block of type {kind:?}"))),
-                }
-            }
-            Ok(out.join("\n\n"))
+impl Protocol for Messages {
+    fn name(&self) -> &'static str {
+        "messages"
+    }
+
+    fn parse(&self, body: &[u8], _: &Recent, _: u64) -> Result<(Value, Arc<History>), Unread> {
+        let (rest, raw) = crate::history::fields_and_raw(body, "messages").map_err(|e| Unread::Invalid(format!("the request is not JSON: {e}")))?;
+        Ok((Value::Object(rest), Arc::new(History::new(history(raw)?))))
+    }
+
+    /// `metadata.user_id` is JSON with a `session_id` (Claude Code), or ends in
+    /// `_session_<id>` (its older form).
+    fn client_session(&self, request: &Value) -> Option<String> {
+        let user = request["metadata"]["user_id"].as_str()?;
+        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(user) {
+            return o.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
         }
-        _ => Err("content that is neither text nor blocks".into()),
+        user.rsplit_once("_session_").map(|(_, id)| id.to_string()).filter(|s| !s.is_empty())
+    }
+
+    fn offer(&self, tool: &Tool) -> Value {
+        json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters()})
+    }
+
+    /// Written whole (see [`upstream_body`]); the next request is still built on from this one.
+    fn upstream_body<'w>(
+        &self,
+        request: &Value,
+        built: &mut workmem_agent::context::Built,
+        tools: &Value,
+        written: &'w mut Written,
+    ) -> (Cow<'w, [u8]>, Option<Written>) {
+        let body = upstream_body(request, &Parts::of(built), tools);
+        written.keep_carry(built.carry());
+        (Cow::Owned(body), None)
+    }
+
+    fn relay(&self) -> Box<dyn Relay> {
+        Box::<MessagesRelay>::default()
+    }
+
+    fn said(&self, reply: &Value) -> Result<Said, Unreadable> {
+        let content = reply["content"].as_array().ok_or_else(|| Unreadable::Shape("the upstream's message has no content list".into()))?;
+        let mut text = String::new();
+        let mut tool_calls = Vec::new();
+        let mut opaque = Vec::new();
+        for b in content {
+            match b["type"].as_str() {
+                Some("text") => text.push_str(b["text"].as_str().unwrap_or_default()),
+                Some("tool_use") => tool_calls.push(call(b["id"].as_str().unwrap_or_default(), b["name"].as_str().unwrap_or_default(), &b["input"])),
+                _ if thinking(b) => opaque.push(b.clone()),
+                _ => {}
+            }
+        }
+        Ok((Completion { text, tool_calls, usage: usage_of(&reply["usage"]), ..Completion::default() }, opaque))
+    }
+
+    /// The text of `earlier` rounds ahead of the answer's content, and workmem's tool uses
+    /// taken out.
+    fn client_answer(&self, mut reply: Value, earlier: &[Value]) -> Value {
+        let before: String =
+            earlier.iter().flat_map(|r| r["content"].as_array().cloned().unwrap_or_default()).filter_map(|b| b["text"].as_str().map(str::to_string)).collect();
+        if let Some(content) = reply["content"].as_array_mut() {
+            content.retain(|b| !(b["type"] == "tool_use" && b["name"].as_str().is_some_and(own_tool)));
+            if !before.is_empty() {
+                content.insert(0, json!({"type": "text", "text": before}));
+            }
+            if reply["stop_reason"] == "tool_use" && !reply["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use")) {
+                reply["stop_reason"] = json!("end_turn");
+            }
+        }
+        reply
+    }
+
+    /// Anthropic's error object, of the type its API gives the status.
+    fn error_body(&self, status: u16, code: &str, message: &str) -> Value {
+        let kind = match status {
+            408 | 504 => "timeout_error",
+            413 => "request_too_large",
+            429 => "rate_limit_error",
+            503 | 529 => "overloaded_error",
+            400..500 => "invalid_request_error",
+            _ => "api_error",
+        };
+        json!({"type": "error", "error": {"type": kind, "message": message, "code": code}})
     }
 }
+
+/// The most cache breakpoints the API takes in one request.
+const MAX_BREAKPOINTS: usize = 4;
 
 /// The input of a tool use as the session keeps its arguments: JSON text, in one spelling
 /// whether it came whole or streamed in pieces.
@@ -76,14 +155,14 @@ struct WireBlock {
 /// message and block is read on its own from what the client wrote: a `Value` of the whole
 /// history first, and a copy of its blocks, took more than half of what the proxy added to a
 /// 1,000-message request.
-pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, String> {
+fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
     let messages: Vec<&RawValue> = match messages.map(RawValue::get) {
-        Some(raw) if raw.starts_with('[') => serde_json::from_str(raw).map_err(|e| e.to_string())?,
+        Some(raw) if raw.starts_with('[') => serde_json::from_str(raw).map_err(|e| Unread::Invalid(e.to_string()))?,
         _ => return Err("the request has no messages array".into()),
     };
     let mut out = Vec::new();
     for (i, raw) in messages.iter().enumerate() {
-        let at = |why: String| format!("messages[{i}]: {why}");
+        let at = |why: String| Unread::Invalid(format!("messages[{i}]: {why}"));
         let m: Wire = serde_json::from_str(raw.get()).map_err(|e| at(format!("not a message: {e}")))?;
         let role = m.role.as_str().ok_or_else(|| at("no role".into()))?;
         // What the API itself refuses. Claude Code sends its reminders as system messages
@@ -112,9 +191,9 @@ pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Strin
                 }),
                 Some("tool_result") if role == "user" => out.push(Message {
                     tool_call_id: Some(b.tool_use_id.as_str().ok_or_else(|| at("a tool result without a tool_use_id".into()))?.to_string()),
-                    ..Message::new("tool", texts(&b.content).map_err(at)?)
+                    ..Message::new("tool", texts(&b.content, &["text"], "\n\n", "block").map_err(|e| e.at(format_args!("messages[{i}]")))?)
                 }),
-                kind => return Err(at(crate::parts::unkept(format!("a {role} block of type {kind:?}")))),
+                kind => return Err(Unread::Unkept(format!("messages[{i}]: a {role} block of type {kind:?}"))),
             }
         }
         let joined = if role == "assistant" { text.concat() } else { text.join("\n\n") };
@@ -123,26 +202,6 @@ pub(crate) fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Strin
         }
     }
     Ok(out)
-}
-
-pub(crate) fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str().map(str::to_string)).collect()
-}
-
-/// The client's session ID: `metadata.user_id` is JSON with a `session_id` (Claude Code), or
-/// ends in `_session_<id>` (its older form).
-pub(crate) fn client_session(request: &Value) -> Option<String> {
-    let user = request["metadata"]["user_id"].as_str()?;
-    if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(user) {
-        return o.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-    }
-    user.rsplit_once("_session_").map(|(_, id)| id.to_string()).filter(|s| !s.is_empty())
-}
-
-pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Value {
-    let mut all: Vec<Value> = request["tools"].as_array().cloned().unwrap_or_default();
-    all.extend(own.iter().map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters()})));
-    Value::Array(all)
 }
 
 fn breakpoints(v: &Value) -> usize {
@@ -249,7 +308,7 @@ fn blocks<'a>(m: &'a workmem_llm::Message, opaque: &'a [Value]) -> (&'static str
 /// instructions and memory after the client's `system`, the history, and `context_meta` in the
 /// last user message. Written straight from the view: a `Value` of a 1,000-message history,
 /// written out and dropped, took about half of what the proxy added to such a request.
-pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Vec<u8> {
+fn upstream_body(request: &Value, parts: &Parts, tools: &Value) -> Vec<u8> {
     let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
@@ -310,11 +369,10 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools:
     out
 }
 
-fn usage(u: &Value) -> Option<Usage> {
+/// Anthropic's usage: what was read from and written to its cache counts as input.
+fn usage_of(u: &Value) -> Option<Usage> {
     let input = u["input_tokens"].as_u64()? + u["cache_read_input_tokens"].as_u64().unwrap_or(0) + u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
-    let output = u["output_tokens"].as_u64().unwrap_or(0);
-    let (prompt_tokens, completion_tokens) = (u32::try_from(input).unwrap_or(u32::MAX), u32::try_from(output).unwrap_or(u32::MAX));
-    Some(Usage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) })
+    Some(usage(input, u["output_tokens"].as_u64().unwrap_or(0)))
 }
 
 fn call(id: &str, name: &str, input: &Value) -> workmem_llm::ToolCall {
@@ -323,52 +381,6 @@ fn call(id: &str, name: &str, input: &Value) -> workmem_llm::ToolCall {
 
 fn thinking(block: &Value) -> bool {
     matches!(block["type"].as_str(), Some("thinking" | "redacted_thinking"))
-}
-
-pub(crate) fn completion(reply: &Value) -> Result<(Completion, Vec<Value>), String> {
-    let content = reply["content"].as_array().ok_or("the upstream's message has no content list")?;
-    let mut text = String::new();
-    let mut tool_calls = Vec::new();
-    let mut opaque = Vec::new();
-    for b in content {
-        match b["type"].as_str() {
-            Some("text") => text.push_str(b["text"].as_str().unwrap_or_default()),
-            Some("tool_use") => tool_calls.push(call(b["id"].as_str().unwrap_or_default(), b["name"].as_str().unwrap_or_default(), &b["input"])),
-            _ if thinking(b) => opaque.push(b.clone()),
-            _ => {}
-        }
-    }
-    Ok((Completion { text, tool_calls, usage: usage(&reply["usage"]), ..Completion::default() }, opaque))
-}
-
-/// The answer as the client gets it: the text of `earlier` rounds (those that called only
-/// workmem's tools) ahead of its content, and workmem's tool uses taken out.
-pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
-    let before: String =
-        earlier.iter().flat_map(|r| r["content"].as_array().cloned().unwrap_or_default()).filter_map(|b| b["text"].as_str().map(str::to_string)).collect();
-    if let Some(content) = reply["content"].as_array_mut() {
-        content.retain(|b| !(b["type"] == "tool_use" && b["name"].as_str().is_some_and(own_tool)));
-        if !before.is_empty() {
-            content.insert(0, json!({"type": "text", "text": before}));
-        }
-        if reply["stop_reason"] == "tool_use" && !reply["content"].as_array().is_some_and(|c| c.iter().any(|b| b["type"] == "tool_use")) {
-            reply["stop_reason"] = json!("end_turn");
-        }
-    }
-    reply
-}
-
-/// Anthropic's error object, of the type its API gives the status.
-pub(crate) fn error_body(status: u16, code: &str, message: &str) -> Value {
-    let kind = match status {
-        408 | 504 => "timeout_error",
-        413 => "request_too_large",
-        429 => "rate_limit_error",
-        503 | 529 => "overloaded_error",
-        400..500 => "invalid_request_error",
-        _ => "api_error",
-    };
-    json!({"type": "error", "error": {"type": kind, "message": message, "code": code}})
 }
 
 /// An event as the Messages API names it: by its data's type.
@@ -382,17 +394,17 @@ fn event(data: &Value) -> Bytes {
 /// (`message_delta`, `message_stop`), which waits until the proxy knows whether this round's
 /// answer is the client's.
 #[derive(Default)]
-pub(crate) struct Relay {
+struct MessagesRelay {
     text: String,
     calls: Vec<(String, String, String)>,
     usage: Map<String, Value>,
-    /// Each upstream block index's index for the client (`None`: workmem's), and the call it
-    /// builds when it is a tool use.
-    indices: HashMap<u64, (Option<u64>, Option<usize>)>,
+    /// The client's numbers for the upstream's block indices.
+    blocks: Renumbered,
+    /// The call a tool use block builds, by upstream block index.
+    call_at: HashMap<u64, usize>,
     /// The round's thinking blocks as they build up, by upstream block index.
     thinking: Vec<(u64, Value)>,
-    /// Blocks the client has got, over all rounds.
-    sent_blocks: u64,
+    /// The client's tool uses, over all rounds.
     sent_calls: u64,
     started: bool,
     held: Vec<Value>,
@@ -400,19 +412,20 @@ pub(crate) struct Relay {
     events: Events,
 }
 
-impl Relay {
-    pub fn next_round(&mut self) {
+impl Relay for MessagesRelay {
+    fn next_round(&mut self) {
         self.text.clear();
         self.calls.clear();
         self.usage.clear();
-        self.indices.clear();
+        self.blocks.next_round();
+        self.call_at.clear();
         self.thinking.clear();
         self.held.clear();
         self.done = false;
     }
 
-    /// One line of the stream: events are passed on whole, once their blank line arrives.
-    pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
+    /// Events are passed on whole, once their blank line arrives.
+    fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, Unreadable> {
         let mut data = match self.events.line(line)? {
             None => return Ok(None),
             Some(Event::Other(raw)) => return Ok(Some(raw)),
@@ -430,30 +443,27 @@ impl Relay {
             }
             Some("content_block_start") => {
                 let block = &data["content_block"];
-                let own = block["type"] == "tool_use" && block["name"].as_str().is_some_and(own_tool);
-                let call = (block["type"] == "tool_use").then(|| {
-                    self.calls.push((block["id"].as_str().unwrap_or_default().into(), block["name"].as_str().unwrap_or_default().into(), String::new()));
-                    self.calls.len() - 1
-                });
+                let called = (block["type"] == "tool_use").then(|| block["name"].as_str().unwrap_or_default());
+                if called.is_some() {
+                    self.calls.push((block["id"].as_str().unwrap_or_default().into(), called.unwrap_or_default().into(), String::new()));
+                    self.call_at.insert(index, self.calls.len() - 1);
+                }
                 if let Some(t) = block["text"].as_str() {
                     self.text.push_str(t);
                 }
                 if thinking(block) {
                     self.thinking.push((index, block.clone()));
                 }
-                let theirs = (!own).then(|| {
-                    self.sent_blocks += 1;
-                    self.sent_calls += u64::from(call.is_some());
-                    self.sent_blocks - 1
-                });
-                self.indices.insert(index, (theirs, call));
+                if self.blocks.first(index, called).is_some() && called.is_some() {
+                    self.sent_calls += 1;
+                }
             }
             Some("content_block_delta") => {
                 let delta = &data["delta"];
                 if let Some(t) = delta["text"].as_str() {
                     self.text.push_str(t);
                 }
-                if let (Some(piece), Some((_, Some(call)))) = (delta["partial_json"].as_str(), self.indices.get(&index)) {
+                if let (Some(piece), Some(call)) = (delta["partial_json"].as_str(), self.call_at.get(&index)) {
                     self.calls[*call].2.push_str(piece);
                 }
                 // A thinking block's text and signature arrive as deltas of their own.
@@ -481,20 +491,20 @@ impl Relay {
             _ => return Ok(Some(event(&data))),
         }
         if data["type"].as_str().is_some_and(|t| t.starts_with("content_block")) {
-            match self.indices.get(&index) {
-                Some((Some(theirs), _)) => data["index"] = json!(theirs),
-                _ => return Ok(None),
+            match self.blocks.get(index) {
+                Some(theirs) => data["index"] = json!(theirs),
+                None => return Ok(None),
             }
         }
         Ok(Some(event(&data)))
     }
 
-    pub fn complete(&self) -> bool {
+    fn complete(&self) -> bool {
         self.done
     }
 
     /// What the round said, once it ended, and its thinking blocks.
-    pub fn completion(&self) -> (Completion, Vec<Value>) {
+    fn said(&self) -> Result<Said, Unreadable> {
         let tool_calls = self
             .calls
             .iter()
@@ -504,12 +514,12 @@ impl Relay {
             })
             .collect();
         let opaque = self.thinking.iter().map(|(_, b)| b.clone()).collect();
-        (Completion { text: self.text.clone(), tool_calls, usage: usage(&Value::Object(self.usage.clone())), ..Completion::default() }, opaque)
+        Ok((Completion { text: self.text.clone(), tool_calls, usage: usage_of(&Value::Object(self.usage.clone())), ..Completion::default() }, opaque))
     }
 
-    /// The held end of the message, for the client: a stop reason of `tool_use` with none of
-    /// the client's tool uses in it becomes `end_turn`.
-    pub fn end(&mut self) -> Vec<Bytes> {
+    /// The held end of the message: a stop reason of `tool_use` with none of the client's tool
+    /// uses in it becomes `end_turn`.
+    fn end(&mut self) -> Vec<Bytes> {
         let mut out = Vec::new();
         for mut data in self.held.drain(..) {
             if self.sent_calls == 0 && data["delta"]["stop_reason"] == "tool_use" {
@@ -529,7 +539,7 @@ mod tests {
     use super::*;
 
     fn read(messages: Value) -> Result<Vec<Message>, String> {
-        crate::history::read_both("messages", messages, history)
+        crate::history::read_both("messages", messages, |raw| history(raw).map_err(|e| e.to_string()))
     }
 
     /// Each message read on its own gives what the protocol means: text joined, tool uses as

@@ -3,19 +3,60 @@
 
 use serde_json::Value;
 
-/// How a request's reading ends where it holds what the session cannot keep (an image, an item
-/// kind workmem does not know): the client's request is sound, so it still goes upstream as
-/// sent ([`is_unkept`]); any other error is the client's own mistake.
-const UNKEPT: &str = ", which the session cannot keep";
-
-/// The error for `what`, which the session cannot keep.
-pub(crate) fn unkept(what: impl std::fmt::Display) -> String {
-    format!("{what}{UNKEPT}")
+/// Why a client's request was not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unread {
+    /// The client's own mistake (not JSON, a role its API does not have): the provider would
+    /// answer 400.
+    #[error("{0}")]
+    Invalid(String),
+    /// The request is sound but holds what the session cannot keep (an image, an item kind
+    /// workmem does not know): it still goes upstream as sent.
+    #[error("{0}, which the session cannot keep")]
+    Unkept(String),
 }
 
-/// Whether a request was refused only for holding what the session cannot keep.
-pub(crate) fn is_unkept(error: &str) -> bool {
-    error.ends_with(UNKEPT)
+impl Unread {
+    /// `at` (where in the request) before the reason.
+    pub fn at(self, at: impl std::fmt::Display) -> Self {
+        match self {
+            Unread::Invalid(why) => Unread::Invalid(format!("{at}: {why}")),
+            Unread::Unkept(what) => Unread::Unkept(format!("{at}: {what}")),
+        }
+    }
+}
+
+impl From<String> for Unread {
+    fn from(why: String) -> Self {
+        Unread::Invalid(why)
+    }
+}
+
+impl From<&str> for Unread {
+    fn from(why: &str) -> Self {
+        Unread::Invalid(why.to_string())
+    }
+}
+
+/// Text content as a protocol writes it: null, a string, or a list of `noun`s ("part",
+/// "block") of the `kinds` given, their texts joined with `sep`; one of another kind is what the
+/// session cannot keep.
+pub(crate) fn texts(content: &Value, kinds: &[&str], sep: &str, noun: &str) -> Result<String, Unread> {
+    match content {
+        Value::Null => Ok(String::new()),
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(parts) => {
+            let mut out = Vec::with_capacity(parts.len());
+            for p in parts {
+                match (p["type"].as_str(), p["text"].as_str()) {
+                    (Some(kind), Some(t)) if kinds.contains(&kind) => out.push(t),
+                    (kind, _) => return Err(Unread::Unkept(format!("a content {noun} of type {kind:?}"))),
+                }
+            }
+            Ok(out.join(sep))
+        }
+        _ => Err(Unread::Invalid(format!("content that is neither text nor {noun}s"))),
+    }
 }
 
 /// A bounded request's messages in their parts: the engine's before the history (its

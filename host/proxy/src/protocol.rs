@@ -1,238 +1,223 @@
-//! The client protocols the proxy speaks, each in its own module; this is where an exchange
-//! asks the one at hand.
+//! What a client protocol is to the proxy: one [`Protocol`] (how a request's history, tools
+//! and body are read and written, how a whole answer is read and handed to the client, what its
+//! errors look like) and one [`Relay`] per stream (how a streamed answer goes on to the client
+//! with workmem's own calls cut out). Each protocol is a module of its own (`chat`, `messages`,
+//! `responses`); what they share is written here once. A fourth protocol is a fourth
+//! implementation and a route in `lib.rs`.
 
 use crate::history::{History, Recent};
-use crate::parts::Parts;
+use crate::parts::Unread;
+use crate::sessions::own_tool;
 use crate::written::Written;
-use crate::{chat, messages, responses};
 use bytes::Bytes;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 use workmem_agent::tools::Tool;
 use workmem_llm::Completion;
 
-/// An answer of at most [`workmem_llm::MAX_TOOL_CALLS`] calls, in any protocol: the proxy runs
-/// workmem's among them and logs them all, and its client gets every call, so an answer past
-/// the cap fails its round rather than being cut short in the log.
-fn within_cap((answer, opaque): (Completion, Vec<Value>)) -> Result<(Completion, Vec<Value>), String> {
-    let made = answer.tool_calls.len() + answer.calls_past_cap;
+/// An answer of the upstream's that the proxy cannot read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unreadable {
+    #[error("{what} is not JSON")]
+    Json {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{0} is not UTF-8")]
+    NotUtf8(&'static str),
+    /// JSON, but not of the protocol's shape.
+    #[error("{0}")]
+    Shape(String),
+    /// An answer of more calls than [`workmem_llm::MAX_TOOL_CALLS`]: the proxy runs workmem's
+    /// among them and logs them all, and its client gets every call, so an answer past the cap
+    /// fails its round rather than being cut short in the log.
+    #[error("the upstream's answer makes {0} tool calls, more than the {max} one answer may make", max = workmem_llm::MAX_TOOL_CALLS)]
+    TooManyCalls(usize),
+}
+
+impl Unreadable {
+    pub fn json(what: &'static str) -> impl FnOnce(serde_json::Error) -> Self {
+        move |source| Unreadable::Json { what, source }
+    }
+}
+
+/// A provider's token counts as workmem keeps them.
+pub(crate) fn usage(prompt: u64, completion: u64) -> workmem_llm::Usage {
+    let (prompt_tokens, completion_tokens) = (u32::try_from(prompt).unwrap_or(u32::MAX), u32::try_from(completion).unwrap_or(u32::MAX));
+    workmem_llm::Usage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) }
+}
+
+/// What the model said in one round, and its opaque parts (see `workmem_store::Message::opaque`).
+pub(crate) type Said = (Completion, Vec<Value>);
+
+/// `said`, unless it makes more calls than one answer may.
+fn within_cap(said: Said) -> Result<Said, Unreadable> {
+    let made = said.0.tool_calls.len() + said.0.calls_past_cap;
     if made > workmem_llm::MAX_TOOL_CALLS {
-        return Err(format!("the upstream's answer makes {made} tool calls, more than the {} one answer may make", workmem_llm::MAX_TOOL_CALLS));
+        return Err(Unreadable::TooManyCalls(made));
     }
-    Ok((answer, opaque))
+    Ok(said)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Protocol {
-    /// OpenAI Chat Completions.
-    Chat,
-    /// Anthropic Messages.
-    Messages,
-    /// OpenAI Responses.
-    Responses,
-}
-
-impl Protocol {
+/// A client protocol the proxy speaks.
+pub(crate) trait Protocol: Sync {
     /// The name a proxied session records.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Chat => "chat",
-            Protocol::Messages => "messages",
-            Protocol::Responses => "responses",
-        }
-    }
+    fn name(&self) -> &'static str;
 
     /// A client's request: the JSON the rest of the exchange reads (its history left out where
-    /// the protocol reads that as it parses), and its history in the session's message shape
-    /// (Chat Completions' taken from `recent` as far as a recent request of the same `caller`
-    /// held it).
-    pub fn parse(self, body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), String> {
-        if self == Protocol::Chat {
-            return chat::parse(body, recent, caller);
-        }
-        let key = if self == Protocol::Messages { "messages" } else { "input" };
-        let (rest, raw) = crate::history::fields_and_raw(body, key).map_err(|e| format!("the request is not JSON: {e}"))?;
-        let history = match self {
-            Protocol::Messages => messages::history(raw)?,
-            _ => responses::history(raw)?,
-        };
-        Ok((Value::Object(rest), Arc::new(History::new(history))))
+    /// the protocol reads that as it parses), and its history in the session's message shape.
+    /// `recent` holds the histories of the last requests, which a protocol may continue from as
+    /// far as a recent request of the same `caller` held it.
+    fn parse(&self, body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), Unread>;
+
+    /// A request workmem leaves to the client and the upstream by design, and why: its reason
+    /// (for the `x-workmem` header and the count) and the message.
+    fn unproxied(&self, _request: &Value) -> Option<(&'static str, String)> {
+        None
     }
 
-    pub fn tool_names(self, request: &Value) -> Vec<String> {
-        match self {
-            Protocol::Chat => chat::tool_names(request),
-            Protocol::Messages => messages::tool_names(request),
-            Protocol::Responses => responses::tool_names(request),
-        }
+    /// The name of one of the client's `tools`.
+    fn tool_name<'t>(&self, tool: &'t Value) -> Option<&'t str> {
+        tool["name"].as_str()
     }
 
-    /// The client's own name for its session, where the protocol carries one.
-    pub fn client_session(self, request: &Value) -> Option<String> {
-        match self {
-            // Codex CLI names its thread here.
-            Protocol::Chat | Protocol::Responses => request["prompt_cache_key"].as_str().filter(|k| !k.is_empty()).map(str::to_string),
-            Protocol::Messages => messages::client_session(request),
-        }
+    /// One of workmem's tools as the protocol offers it.
+    fn offer(&self, tool: &Tool) -> Value;
+
+    /// The names of the tools the client offers.
+    fn tool_names(&self, request: &Value) -> Vec<String> {
+        request["tools"].as_array().into_iter().flatten().filter_map(|t| self.tool_name(t).map(str::to_string)).collect()
     }
 
-    pub fn tools(self, request: &Value, own: &[&Tool]) -> Value {
-        match self {
-            Protocol::Chat => chat::tools(request, own),
-            Protocol::Messages => messages::tools(request, own),
-            Protocol::Responses => responses::tools(request, own),
-        }
+    /// The client's tools and workmem's, as the upstream request offers them.
+    fn tools(&self, request: &Value, own: &[&Tool]) -> Value {
+        let mut all: Vec<Value> = request["tools"].as_array().cloned().unwrap_or_default();
+        all.extend(own.iter().map(|t| self.offer(t)));
+        Value::Array(all)
     }
 
-    /// The client's request with `built` (the session's view, bounded) in place of its history.
-    /// Chat Completions writes on from `written`, the session's last body upstream, takes
-    /// `built`'s messages for the next and is sent from there; what `written` held before is
-    /// given back, to be dropped once the request is on its way. The other protocols write
-    /// their bodies whole, and keep `built`'s messages in `written` for the next request to be
-    /// built on from.
-    pub fn upstream_body<'w>(
-        self,
+    /// The client's own name for its session, where the protocol carries one (OpenAI's
+    /// `prompt_cache_key`, where Codex CLI names its thread).
+    fn client_session(&self, request: &Value) -> Option<String> {
+        request["prompt_cache_key"].as_str().filter(|k| !k.is_empty()).map(str::to_string)
+    }
+
+    /// The client's request with `built` (the session's view, bounded) in place of its
+    /// history, and what `written` held before where the protocol writes on from it (to be
+    /// dropped once the request is on its way); `written` keeps what the next request is built
+    /// on from.
+    fn upstream_body<'w>(
+        &self,
         request: &Value,
         built: &mut workmem_agent::context::Built,
         tools: &Value,
         written: &'w mut Written,
-    ) -> (Cow<'w, [u8]>, Option<Written>) {
-        match self {
-            Protocol::Chat => {
-                // workmem's instructions and memory after the client's system prompt (docs/proxy.md).
-                let parts = Parts::of(built);
-                let opening = parts.history.iter().take_while(|(m, _)| m.role == "system").count();
-                let order = crate::written::Order { leading: parts.leading.len(), opening };
-                let retired = crate::written::chat_body(request, built.carry(), built.reused, order, tools, written);
-                (Cow::Borrowed(written.bytes()), Some(retired))
-            }
-            // Written whole; the next request is still built on from this one.
-            Protocol::Messages => {
-                let body = messages::upstream_body(request, &Parts::of(built), tools);
-                written.keep_carry(built.carry());
-                (Cow::Owned(body), None)
-            }
-            Protocol::Responses => {
-                let body = responses::upstream_body(request, &Parts::of(built), tools);
-                written.keep_carry(built.carry());
-                (Cow::Owned(body), None)
-            }
-        }
-    }
+    ) -> (Cow<'w, [u8]>, Option<Written>);
 
-    pub fn relay(self) -> Relay {
-        match self {
-            Protocol::Chat => Relay::Chat(chat::Relay::default()),
-            Protocol::Messages => Relay::Messages(messages::Relay::default()),
-            Protocol::Responses => Relay::Responses(responses::Relay::default()),
-        }
-    }
+    /// A stream's relay to the client, for this request's rounds.
+    fn relay(&self) -> Box<dyn Relay>;
 
-    /// What the model said in a whole (not streamed) answer, and its opaque parts (see
-    /// `workmem_store::Message::opaque`).
-    pub fn completion(self, reply: &Value) -> Result<(Completion, Vec<Value>), String> {
-        match self {
-            Protocol::Chat => chat::completion(reply).map(|c| (c, Vec::new())),
-            Protocol::Messages => messages::completion(reply),
-            Protocol::Responses => responses::completion(reply),
-        }
-        .and_then(within_cap)
+    /// What the model said in a whole (not streamed) answer, as the protocol writes it.
+    fn said(&self, reply: &Value) -> Result<Said, Unreadable>;
+
+    /// [`Protocol::said`], held to the cap on calls per answer.
+    fn completion(&self, reply: &Value) -> Result<Said, Unreadable> {
+        self.said(reply).and_then(within_cap)
     }
 
     /// The answer the client gets: `reply` after the `earlier` replies of rounds that called
-    /// only workmem's tools.
-    pub fn client_answer(self, reply: Value, earlier: &[Value]) -> Value {
-        match self {
-            Protocol::Chat => chat::client_answer(reply, earlier),
-            Protocol::Messages => messages::client_answer(reply, earlier),
-            Protocol::Responses => responses::client_answer(reply, earlier),
-        }
-    }
+    /// only workmem's tools, workmem's calls taken out.
+    fn client_answer(&self, reply: Value, earlier: &[Value]) -> Value;
 
-    /// The protocol's own error shape, of the kind its API gives `status`.
-    pub fn error_body(self, status: u16, code: &str, message: &str) -> Value {
-        match self {
-            Protocol::Chat => chat::error_body(status, code, message),
-            Protocol::Messages => messages::error_body(status, code, message),
-            Protocol::Responses => responses::error_body(status, code, message),
-        }
+    /// The protocol's own error shape, of the kind its API gives `status` (OpenAI's, unless
+    /// the protocol has its own).
+    fn error_body(&self, status: u16, code: &str, message: &str) -> Value {
+        let kind = if (400..500).contains(&status) { "invalid_request_error" } else { "workmem_error" };
+        serde_json::json!({"error": {"message": message, "type": kind, "code": code}})
     }
 }
 
-/// A stream on its way to the client, in the protocol's own events.
-pub(crate) enum Relay {
-    Chat(chat::Relay),
-    Messages(messages::Relay),
-    Responses(responses::Relay),
-}
-
-impl Relay {
+/// A stream on its way to the client, in the protocol's own events: each goes on as it came
+/// but for workmem's own calls (left out, the client's renumbered around them, see
+/// [`Renumbered`]) and the answer's end, held until the proxy knows whether the client gets
+/// this round's answer or the next one's.
+pub(crate) trait Relay: Send {
     /// Starts the next round's answer, which continues the one the client is getting.
-    pub fn next_round(&mut self) {
-        match self {
-            Relay::Chat(r) => r.next_round(),
-            Relay::Messages(r) => r.next_round(),
-            Relay::Responses(r) => r.next_round(),
-        }
-    }
+    fn next_round(&mut self);
 
-    /// One line of the upstream's stream: what goes on to the client now.
-    pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
-        match self {
-            Relay::Chat(r) => r.line(line),
-            Relay::Messages(r) => r.line(line),
-            Relay::Responses(r) => r.line(line),
-        }
-    }
+    /// One line of the upstream's stream (with its newline): what goes on to the client now.
+    fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, Unreadable>;
 
     /// Whether the upstream ended its stream as the protocol ends one.
-    pub fn complete(&self) -> bool {
-        match self {
-            Relay::Chat(r) => r.complete(),
-            Relay::Messages(r) => r.complete(),
-            Relay::Responses(r) => r.complete(),
-        }
-    }
+    fn complete(&self) -> bool;
 
-    /// What the round said, and its opaque parts.
-    pub fn completion(&self) -> Result<(Completion, Vec<Value>), String> {
-        match self {
-            Relay::Chat(r) => r.stream.clone().finish().map(|c| (c, Vec::new())),
-            Relay::Messages(r) => Ok(r.completion()),
-            Relay::Responses(r) => Ok(r.completion()),
-        }
-        .and_then(within_cap)
+    /// What the round said, once it ended.
+    fn said(&self) -> Result<Said, Unreadable>;
+
+    /// [`Relay::said`], held to the cap on calls per answer.
+    fn completion(&self) -> Result<Said, Unreadable> {
+        self.said().and_then(within_cap)
     }
 
     /// The held end of the answer, once it is the client's.
-    pub fn end(&mut self) -> Vec<Bytes> {
-        match self {
-            Relay::Chat(r) => r.end(),
-            Relay::Messages(r) => r.end(),
-            Relay::Responses(r) => r.end(),
-        }
+    fn end(&mut self) -> Vec<Bytes>;
+}
+
+/// The client's numbering of a streamed answer's items (calls, blocks, output items): each
+/// upstream index gets the next number of the client's, or none where it is one of workmem's
+/// calls; the numbers go on from round to round, the upstream's start again.
+#[derive(Default)]
+pub(crate) struct Renumbered {
+    indices: HashMap<u64, Option<u64>>,
+    given: u64,
+}
+
+impl Renumbered {
+    /// The client's number for upstream index `index`, given the first time it is seen
+    /// (`named`, the tool it calls where it is a call).
+    pub fn first(&mut self, index: u64, named: Option<&str>) -> Option<u64> {
+        *self.indices.entry(index).or_insert_with(|| {
+            if named.is_some_and(own_tool) {
+                return None;
+            }
+            self.given += 1;
+            Some(self.given - 1)
+        })
+    }
+
+    /// The client's number for an upstream index already seen.
+    pub fn get(&self, index: u64) -> Option<u64> {
+        self.indices.get(&index).copied().flatten()
+    }
+
+    /// Numbers given, over all rounds.
+    pub fn given(&self) -> u64 {
+        self.given
+    }
+
+    /// A new round: its upstream indices start again, the client's numbers go on.
+    pub fn next_round(&mut self) {
+        self.indices.clear();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    /// Every protocol's answer is held to the cap on calls per answer: an Anthropic answer of
-    /// 129 `tool_use` blocks ran and logged every one (only Chat Completions had a cap).
+    /// workmem's calls get no number; the client's are numbered on across rounds.
     #[test]
-    fn calls_per_answer_are_capped_in_every_protocol() {
-        let blocks =
-            |n: usize| -> Vec<Value> { (0..n).map(|i| json!({"type": "tool_use", "id": format!("toolu_{i}"), "name": "read_file", "input": {}})).collect() };
-        let anthropic = |n| json!({"type": "message", "role": "assistant", "content": blocks(n), "stop_reason": "tool_use"});
-        assert_eq!(Protocol::Messages.completion(&anthropic(128)).unwrap().0.tool_calls.len(), 128);
-        assert!(Protocol::Messages.completion(&anthropic(129)).unwrap_err().contains("129 tool calls, more than the 128"));
-        let calls: Vec<Value> = (0..129).map(|i| json!({"id": format!("c{i}"), "type": "function", "function": {"name": "f", "arguments": "{}"}})).collect();
-        let chat = json!({"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": calls}}]});
-        assert!(Protocol::Chat.completion(&chat).unwrap_err().contains("129 tool calls"));
-        let items: Vec<Value> = (0..129).map(|i| json!({"type": "function_call", "call_id": format!("c{i}"), "name": "f", "arguments": "{}"})).collect();
-        assert!(Protocol::Responses.completion(&json!({"output": items})).unwrap_err().contains("129 tool calls"));
+    fn the_clients_items_are_numbered_around_workmems() {
+        let mut n = Renumbered::default();
+        assert_eq!(n.first(0, None), Some(0));
+        assert_eq!(n.first(1, Some("read_history")), None);
+        assert_eq!(n.first(2, Some("read_file")), Some(1));
+        assert_eq!(n.first(2, None), Some(1), "an index keeps its number");
+        assert_eq!((n.get(1), n.get(2), n.given()), (None, Some(1), 2));
+        n.next_round();
+        assert_eq!(n.first(0, Some("bash")), Some(2));
     }
 }

@@ -79,5 +79,9 @@ impl Sink {
 
 /// A JSON error answer the proxy writes itself.
 pub(crate) fn error(status: u16, body: serde_json::Value) -> Response {
-    crate::json_response(status, &body)
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .expect("a status and a content type make a response")
 }

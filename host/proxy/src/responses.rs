@@ -3,33 +3,85 @@
 //! streamed or not. Items the session cannot keep (images, custom tool calls) are refused, and
 //! the request then goes upstream as it was.
 
-use crate::parts::{fields_but, json, string};
+use crate::history::{History, Recent};
+use crate::parts::{Parts, Unread, fields_but, json, string};
+use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, usage};
 use crate::sessions::own_tool;
 use crate::sse::{Event, Events};
+use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::sync::Arc;
+use workmem_agent::tools::Tool;
 use workmem_llm::{Completion, FunctionCall, Usage};
 use workmem_store::{Message, ToolCall};
 
-fn texts(content: &Value) -> Result<String, String> {
-    match content {
-        Value::Null => Ok(String::new()),
-        Value::String(s) => Ok(s.clone()),
-        Value::Array(parts) => {
-            let mut out = String::new();
-            for p in parts {
-                match (p["type"].as_str(), p["text"].as_str()) {
-                    (Some("input_text" | "output_text" | "text"), Some(t)) => out.push_str(t),
-                    (kind, _) => return Err(crate::parts::unkept(format!("a content part of type {kind:?}"))),
-                }
-            }
-            Ok(out)
-        }
-        _ => Err("content that is neither text nor parts".into()),
+/// The OpenAI Responses API.
+pub(crate) struct Responses;
+
+impl Protocol for Responses {
+    fn name(&self) -> &'static str {
+        "responses"
     }
+
+    fn parse(&self, body: &[u8], _: &Recent, _: u64) -> Result<(Value, Arc<History>), Unread> {
+        let (rest, raw) = crate::history::fields_and_raw(body, "input").map_err(|e| Unread::Invalid(format!("the request is not JSON: {e}")))?;
+        Ok((Value::Object(rest), Arc::new(History::new(history(raw)?))))
+    }
+
+    /// A chain by `previous_response_id`, whose history the provider holds: not the client's
+    /// to send, so it goes as sent.
+    fn unproxied(&self, request: &Value) -> Option<(&'static str, String)> {
+        (!request["previous_response_id"].is_null()).then(|| {
+            let why = "the request continues a response the provider stores (previous_response_id): its history is not the client's to send";
+            ("previous_response_id", why.to_string())
+        })
+    }
+
+    fn offer(&self, tool: &Tool) -> Value {
+        json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": tool.parameters()})
+    }
+
+    /// Written whole (see [`upstream_body`]); the next request is still built on from this one.
+    fn upstream_body<'w>(
+        &self,
+        request: &Value,
+        built: &mut workmem_agent::context::Built,
+        tools: &Value,
+        written: &'w mut Written,
+    ) -> (Cow<'w, [u8]>, Option<Written>) {
+        let body = upstream_body(request, &Parts::of(built), tools);
+        written.keep_carry(built.carry());
+        (Cow::Owned(body), None)
+    }
+
+    fn relay(&self) -> Box<dyn Relay> {
+        Box::<ResponsesRelay>::default()
+    }
+
+    fn said(&self, reply: &Value) -> Result<Said, Unreadable> {
+        let output = reply["output"].as_array().ok_or_else(|| Unreadable::Shape("the upstream's response has no output list".into()))?;
+        Ok((from_output(output, &reply["usage"]), reasoning(output)))
+    }
+
+    /// The output items of `earlier` rounds ahead of the answer's own, and workmem's calls
+    /// taken out.
+    fn client_answer(&self, mut reply: Value, earlier: &[Value]) -> Value {
+        let before: Vec<Value> = earlier.iter().flat_map(|r| r["output"].as_array().cloned().unwrap_or_default()).collect();
+        if let Some(output) = reply["output"].as_array_mut() {
+            output.splice(0..0, before);
+            output.retain(|item| !own_call(item));
+        }
+        reply
+    }
+}
+
+/// Text content: a string, or input, output or plain text parts.
+fn texts(content: &Value) -> Result<String, Unread> {
+    crate::parts::texts(content, &["input_text", "output_text", "text"], "", "part")
 }
 
 /// One input item as the client wrote it: the fields the session reads (a reasoning item is
@@ -56,18 +108,19 @@ struct Item {
 /// calls after it go into one assistant message, as the other protocols have them, with the
 /// reasoning items before them kept as they came, opaque. Each item is read on its own from
 /// what the client wrote, not through a `Value` of the whole history.
-pub(crate) fn history(input: Option<&RawValue>) -> Result<Vec<Message>, String> {
+fn history(input: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
     let input = input.map_or("null", RawValue::get);
     let items: Vec<&RawValue> = match input.as_bytes().first() {
-        Some(b'"') => return Ok(vec![Message::new("user", serde_json::from_str::<String>(input).map_err(|e| e.to_string())?)]),
-        Some(b'[') => serde_json::from_str(input).map_err(|e| e.to_string())?,
+        Some(b'"') => return Ok(vec![Message::new("user", serde_json::from_str::<String>(input).map_err(|e| Unread::Invalid(e.to_string()))?)]),
+        Some(b'[') => serde_json::from_str(input).map_err(|e| Unread::Invalid(e.to_string()))?,
         _ => return Err("the request has no input".into()),
     };
     let mut out: Vec<Message> = Vec::new();
     // Reasoning goes with the assistant message it led to.
     let mut reasoning: Vec<Value> = Vec::new();
     for (i, raw) in items.iter().enumerate() {
-        let at = |why: String| format!("input[{i}]: {why}");
+        let at = |why: String| Unread::Invalid(format!("input[{i}]: {why}"));
+        let within = |e: Unread| e.at(format_args!("input[{i}]"));
         let item: Item = serde_json::from_str(raw.get()).map_err(|e| at(format!("not an item: {e}")))?;
         match item.kind.as_str().unwrap_or("message") {
             "reasoning" => reasoning.push(serde_json::from_str(raw.get()).map_err(|e| at(e.to_string()))?),
@@ -77,7 +130,7 @@ pub(crate) fn history(input: Option<&RawValue>) -> Result<Vec<Message>, String> 
                     return Err(at(format!("the role {role:?} is not one of a message's (user, assistant, system, developer)")));
                 }
                 let opaque = if role == "assistant" { std::mem::take(&mut reasoning) } else { Vec::new() };
-                out.push(Message { opaque, ..Message::new(role, texts(&item.content).map_err(at)?) });
+                out.push(Message { opaque, ..Message::new(role, texts(&item.content).map_err(within)?) });
             }
             "function_call" => {
                 let call = ToolCall {
@@ -94,27 +147,17 @@ pub(crate) fn history(input: Option<&RawValue>) -> Result<Vec<Message>, String> 
             "function_call_output" => {
                 let output = match item.output {
                     Value::String(s) => s,
-                    other => texts(&other).map_err(at)?,
+                    other => texts(&other).map_err(within)?,
                 };
                 out.push(Message { tool_call_id: item.call_id.as_str().map(str::to_string), ..Message::new("tool", output) });
             }
-            kind => return Err(at(crate::parts::unkept(format!("an item of type {kind:?}")))),
+            kind => return Err(Unread::Unkept(format!("input[{i}]: an item of type {kind:?}"))),
         }
     }
     if !reasoning.is_empty() {
         out.push(Message { opaque: reasoning, ..Message::new("assistant", "") });
     }
     Ok(out)
-}
-
-pub(crate) fn tool_names(request: &Value) -> Vec<String> {
-    request["tools"].as_array().into_iter().flatten().filter_map(|t| t["name"].as_str().map(str::to_string)).collect()
-}
-
-pub(crate) fn tools(request: &Value, own: &[&workmem_agent::tools::Tool]) -> Value {
-    let mut all: Vec<Value> = request["tools"].as_array().cloned().unwrap_or_default();
-    all.extend(own.iter().map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters()})));
-    Value::Array(all)
 }
 
 /// A message item of one text part.
@@ -132,7 +175,7 @@ fn message(out: &mut Vec<u8>, role: &str, text: &str) {
 /// The client's request with the session's view as its input: workmem's instructions, memory
 /// and context_meta as developer messages (first, and last), each assistant message's
 /// reasoning before it. Written straight from the view, not through a `Value` of it.
-pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools: &Value) -> Vec<u8> {
+fn upstream_body(request: &Value, parts: &Parts, tools: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(parts.history.iter().map(|(m, _)| m.content.len() + 96).sum::<usize>() + 4096);
     out.push(b'{');
     fields_but(&mut out, request, &["input", "tools"]);
@@ -193,14 +236,12 @@ pub(crate) fn upstream_body(request: &Value, parts: &crate::parts::Parts, tools:
     out
 }
 
-fn usage(u: &Value) -> Option<Usage> {
-    let prompt_tokens = u32::try_from(u["input_tokens"].as_u64()?).unwrap_or(u32::MAX);
-    let completion_tokens = u32::try_from(u["output_tokens"].as_u64().unwrap_or(0)).unwrap_or(u32::MAX);
-    Some(Usage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) })
+fn usage_of(u: &Value) -> Option<Usage> {
+    Some(usage(u["input_tokens"].as_u64()?, u["output_tokens"].as_u64().unwrap_or(0)))
 }
 
 /// A response's output items as one answer.
-fn from_output(items: &[Value], usage_of: &Value) -> Completion {
+fn from_output(items: &[Value], usage: &Value) -> Completion {
     let mut text = String::new();
     let mut tool_calls = Vec::new();
     for item in items {
@@ -217,7 +258,7 @@ fn from_output(items: &[Value], usage_of: &Value) -> Completion {
             _ => {}
         }
     }
-    Completion { text, tool_calls, usage: usage(usage_of), ..Completion::default() }
+    Completion { text, tool_calls, usage: usage_of(usage), ..Completion::default() }
 }
 
 fn own_call(item: &Value) -> bool {
@@ -228,37 +269,17 @@ fn reasoning(items: &[Value]) -> Vec<Value> {
     items.iter().filter(|i| i["type"] == "reasoning").cloned().collect()
 }
 
-pub(crate) fn completion(reply: &Value) -> Result<(Completion, Vec<Value>), String> {
-    let output = reply["output"].as_array().ok_or("the upstream's response has no output list")?;
-    Ok((from_output(output, &reply["usage"]), reasoning(output)))
-}
-
-/// The answer as the client gets it: the output items of `earlier` rounds (those that called
-/// only workmem's tools) ahead of its own, and workmem's calls taken out.
-pub(crate) fn client_answer(mut reply: Value, earlier: &[Value]) -> Value {
-    let before: Vec<Value> = earlier.iter().flat_map(|r| r["output"].as_array().cloned().unwrap_or_default()).collect();
-    if let Some(output) = reply["output"].as_array_mut() {
-        output.splice(0..0, before);
-        output.retain(|item| !own_call(item));
-    }
-    reply
-}
-
-pub(crate) fn error_body(status: u16, code: &str, message: &str) -> Value {
-    crate::chat::error_body(status, code, message)
-}
-
 /// A Responses event stream on its way to the client: events go on as they came but for those
 /// of workmem's function calls (left out, the client's items renumbered around them), a later
 /// round's opening events, and `response.completed`, which waits until the proxy knows whether
 /// this round is the client's answer, and then lists the items the client got, all rounds'.
 /// Every event passed on is numbered again, in order.
 #[derive(Default)]
-pub(crate) struct Relay {
+struct ResponsesRelay {
     /// This round's output items, whole, as `output_item.done` gave them.
     items: Vec<Value>,
-    /// Each upstream output index's index for the client (`None`: workmem's call).
-    indices: HashMap<u64, Option<u64>>,
+    /// The client's numbers for the upstream's output indices.
+    outputs: Renumbered,
     /// The items the client got, over all rounds.
     sent: Vec<Value>,
     /// Rounds begun: only the first one's opening events go to the client.
@@ -268,22 +289,29 @@ pub(crate) struct Relay {
     events: Events,
 }
 
-impl Relay {
-    pub fn next_round(&mut self) {
-        self.keep_sent();
-        self.round += 1;
-        self.items.clear();
-        self.indices.clear();
-        self.held = None;
-    }
-
+impl ResponsesRelay {
     fn pass(&mut self, mut data: Value) -> Bytes {
         data["sequence_number"] = json!(self.sequence);
         self.sequence += 1;
         Bytes::from(format!("event: {}\ndata: {data}\n\n", data["type"].as_str().unwrap_or_default()))
     }
 
-    pub fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, String> {
+    /// Keeps this round's items the client got, before the next round.
+    fn keep_sent(&mut self) {
+        let items: Vec<Value> = self.items.drain(..).filter(|i| !own_call(i)).collect();
+        self.sent.extend(items);
+    }
+}
+
+impl Relay for ResponsesRelay {
+    fn next_round(&mut self) {
+        self.keep_sent();
+        self.round += 1;
+        self.outputs.next_round();
+        self.held = None;
+    }
+
+    fn line(&mut self, line: &[u8]) -> Result<Option<Bytes>, Unreadable> {
         let mut data = match self.events.line(line)? {
             None => return Ok(None),
             Some(Event::Other(raw)) => return Ok(Some(raw)),
@@ -300,13 +328,13 @@ impl Relay {
         }
         let Some(index) = data["output_index"].as_u64() else { return Ok(Some(self.pass(data))) };
         if kind == "response.output_item.added" {
-            let theirs = (!own_call(&data["item"])).then(|| self.sent.len() as u64 + self.indices.values().filter(|v| v.is_some()).count() as u64);
-            self.indices.insert(index, theirs);
+            let item = &data["item"];
+            self.outputs.first(index, (item["type"] == "function_call").then(|| item["name"].as_str().unwrap_or_default()));
         }
         if kind == "response.output_item.done" {
             self.items.push(data["item"].clone());
         }
-        match self.indices.get(&index).copied().flatten() {
+        match self.outputs.get(index) {
             Some(theirs) => {
                 data["output_index"] = json!(theirs);
                 Ok(Some(self.pass(data)))
@@ -315,22 +343,17 @@ impl Relay {
         }
     }
 
-    pub fn complete(&self) -> bool {
+    fn complete(&self) -> bool {
         self.held.is_some()
     }
 
-    pub fn completion(&self) -> (Completion, Vec<Value>) {
+    fn said(&self) -> Result<Said, Unreadable> {
         let usage = self.held.as_ref().map_or(Value::Null, |d| d["response"]["usage"].clone());
-        (from_output(&self.items, &usage), reasoning(&self.items))
+        Ok((from_output(&self.items, &usage), reasoning(&self.items)))
     }
 
-    /// Keeps this round's items the client got, before the next round.
-    fn keep_sent(&mut self) {
-        let items: Vec<Value> = self.items.drain(..).filter(|i| !own_call(i)).collect();
-        self.sent.extend(items);
-    }
-
-    pub fn end(&mut self) -> Vec<Bytes> {
+    /// The held `response.completed`, listing the items the client got, all rounds'.
+    fn end(&mut self) -> Vec<Bytes> {
         self.keep_sent();
         match self.held.take() {
             Some(mut data) => {
@@ -348,7 +371,7 @@ mod tests {
     use workmem_llm::Message as M;
 
     fn read(input: Value) -> Result<Vec<Message>, String> {
-        crate::history::read_both("input", input, history)
+        crate::history::read_both("input", input, |raw| history(raw).map_err(|e| e.to_string()))
     }
 
     /// Each item read on its own gives what the protocol means: reasoning kept whole with the
@@ -372,7 +395,7 @@ mod tests {
         assert_eq!(read(json!("just text")).unwrap()[0].content, "just text");
         assert_eq!(read(json!([{"type": "image", "url": "x"}])).unwrap_err(), r#"input[0]: an item of type "image", which the session cannot keep"#);
         assert_eq!(read(json!(7)).unwrap_err(), "the request has no input");
-        assert_eq!(history(None).unwrap_err(), "the request has no input");
+        assert_eq!(history(None).unwrap_err().to_string(), "the request has no input");
     }
 
     /// The body upstream, written straight from the view, is the one a `Value` of it wrote

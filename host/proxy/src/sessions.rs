@@ -28,7 +28,7 @@
 //! sessions may end alike (an answer of "ok"), but seldom in all of their last few items.
 
 use crate::history::{self, History, ItemMap, ItemSet, items};
-use crate::lock;
+use crate::locks::lock;
 use sha2::Digest;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,7 @@
 //! Server-sent events as a stream delivers them line by line: whole events, once the blank
 //! line that ends each arrives, with their `data` parsed.
 
+use crate::protocol::Unreadable;
 use bytes::Bytes;
 use serde_json::Value;
 
@@ -19,15 +20,15 @@ pub(crate) enum Event {
 
 impl Events {
     /// One line; the event it ends, if it ends one.
-    pub fn line(&mut self, line: &[u8]) -> Result<Option<Event>, String> {
+    pub fn line(&mut self, line: &[u8]) -> Result<Option<Event>, Unreadable> {
         self.pending.extend_from_slice(line);
         if !line.iter().all(u8::is_ascii_whitespace) {
             return Ok(None);
         }
         let event = std::mem::take(&mut self.pending);
-        let text = std::str::from_utf8(&event).map_err(|_| "a stream event is not UTF-8")?;
+        let text = std::str::from_utf8(&event).map_err(|_| Unreadable::NotUtf8("a stream event"))?;
         match text.lines().find_map(|l| l.strip_prefix("data:")).map(str::trim) {
-            Some(data) => Ok(Some(Event::Data(serde_json::from_str(data).map_err(|e| format!("a stream event is not JSON: {e}"))?))),
+            Some(data) => Ok(Some(Event::Data(serde_json::from_str(data).map_err(Unreadable::json("a stream event"))?))),
             None => Ok(Some(Event::Other(Bytes::from(event)))),
         }
     }

@@ -3,7 +3,7 @@
 //! store's view, the texts already counted), but every client that ever came keeps a session,
 //! and their histories together could fill the machine's memory.
 
-use crate::lock;
+use crate::locks::lock;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 

@@ -2,8 +2,9 @@
 
 use crate::bindings;
 use crate::capabilities::{Capabilities, clock, llm, session_store};
+use crate::instance::Loaded;
 use crate::sandbox::{self, Ctx};
-use crate::{CompactFailure, Result, Runtime, UpdateError, UpdateReport};
+use crate::{CompactFailure, Result, UpdateError, UpdateReport};
 use wasmtime::Store;
 
 impl llm::Host for Ctx {
@@ -34,8 +35,8 @@ pub struct AgentInstance {
 }
 
 impl AgentInstance {
-    pub(crate) fn new(runtime: &Runtime, pre: &bindings::AgentPre<Ctx>, capabilities: Box<dyn Capabilities>) -> Result<Self> {
-        let mut store = runtime.store(Some(capabilities));
+    pub(crate) fn new(loaded: &Loaded, pre: &bindings::AgentPre<Ctx>, capabilities: Box<dyn Capabilities>) -> Result<Self> {
+        let mut store = loaded.store(Some(capabilities));
         let bindings = pre.instantiate(&mut store).map_err(crate::Error::Load)?;
         Ok(AgentInstance { store, bindings })
     }

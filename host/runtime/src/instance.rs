@@ -3,6 +3,7 @@
 use crate::bindings::exports::workmem::memory::{board as b, call as k, context as cx, document as d, history as hx, memory as m};
 use crate::sandbox::{self, Ctx};
 use crate::*;
+use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::{InstancePre, ResourceAny};
 
@@ -79,19 +80,34 @@ impl Engine {
 /// A live instance of the engine. A call that traps or runs past its deadline returns an
 /// [`Error`], and the next call starts from a fresh instance.
 pub struct Instance {
-    runtime: Runtime,
+    loaded: Arc<Loaded>,
     live: Option<(Store<Ctx>, Engine)>,
 }
 
+/// What every instance of the engine world is made from, shared by a runtime and its
+/// instances: the wasmtime engine, the limits of each call, the component pre-instantiated.
+pub(crate) struct Loaded {
+    pub engine: wasmtime::Engine,
+    pub options: Options,
+    pub engine_pre: EnginePre,
+}
+
+impl Loaded {
+    /// A store for one instance, under the limits, with `capabilities` its only way out.
+    pub fn store(&self, capabilities: sandbox::Capabilities) -> Store<Ctx> {
+        sandbox::store(&self.engine, &self.options, capabilities)
+    }
+}
+
 impl Instance {
-    pub(crate) fn new(runtime: Runtime) -> Result<Self> {
-        let live = Some(instantiate(&runtime)?);
-        Ok(Instance { runtime, live })
+    pub(crate) fn new(loaded: Arc<Loaded>) -> Result<Self> {
+        let live = Some(instantiate(&loaded)?);
+        Ok(Instance { loaded, live })
     }
 
     pub(crate) fn call<T>(&mut self, f: impl FnOnce(&Engine, &mut Store<Ctx>) -> wasmtime::Result<T>) -> Result<T> {
         if self.live.is_none() {
-            self.live = Some(instantiate(&self.runtime)?);
+            self.live = Some(instantiate(&self.loaded)?);
         }
         let (store, bindings) = self.live.as_mut().expect("set above");
         let result = sandbox::call(store, |s| f(bindings, s));
@@ -157,9 +173,9 @@ impl Instance {
     }
 }
 
-fn instantiate(runtime: &Runtime) -> Result<(Store<Ctx>, Engine)> {
-    let mut store = runtime.store(None);
-    let bindings = runtime.inner.engine_pre.instantiate(&mut store).map_err(Error::Load)?;
+fn instantiate(loaded: &Loaded) -> Result<(Store<Ctx>, Engine)> {
+    let mut store = loaded.store(None);
+    let bindings = loaded.engine_pre.instantiate(&mut store).map_err(Error::Load)?;
     Ok((store, bindings))
 }
 

@@ -2,10 +2,10 @@
 //! write), views by name, a task's brief, and the change feed (waiting up to a bound for
 //! the next event). Routes need a token for the board; ops are the token's agent's.
 
+use crate::app::{App, State};
 use crate::auth::{self, Authorized};
 use crate::error::ApiError;
 use crate::request;
-use crate::{App, State};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};

@@ -2,10 +2,10 @@
 //! lost update), GetLatestContext, older versions, one section read or replaced, and
 //! search by words over a vault's latest documents. Routes need a token for the vault.
 
+use crate::app::{App, State};
 use crate::auth::{self, Authorized, Vault};
 use crate::error::ApiError;
 use crate::request;
-use crate::{App, State};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};

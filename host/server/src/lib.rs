@@ -5,6 +5,7 @@
 //! [`OPENAPI_PATH`]. The store calls block, so they run on tokio's blocking threads in a
 //! bounded number of slots ([`slots::Slots`]).
 
+mod app;
 mod auth;
 mod boards;
 mod changes;
@@ -15,54 +16,26 @@ mod sessions;
 mod slots;
 mod view;
 
+pub use app::Config;
 pub use error::ApiError;
 
+use app::App;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
-use std::path::PathBuf;
 use std::sync::Arc;
 use workmem_runtime::Runtime;
-use workmem_store::documents::Config as DocumentConfig;
 
 /// The OpenAPI 3.1 document of this API, served as is.
 pub const OPENAPI: &str = include_str!("../openapi.json");
 /// Where the server serves [`OPENAPI`].
 pub const OPENAPI_PATH: &str = "/openapi.json";
 
-/// What `workmem serve` is given.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The database: a SQLite file or a postgres:// URL.
-    pub db: String,
-    /// The sessions root (`$WORKMEM_SESSIONS_DIR`, else `~/.ai/sessions`).
-    pub sessions: PathBuf,
-    /// Requests served at once; each holds a database connection per store and an engine
-    /// instance while it runs.
-    pub slots: usize,
-    /// The largest request body read, in bytes (`--max-body-bytes`).
-    pub max_body_bytes: usize,
-    /// How context documents are kept (their size cap and retention).
-    pub documents: DocumentConfig,
-}
-
-/// What every handler shares.
-pub(crate) struct App {
-    slots: Arc<slots::Slots>,
-    /// The change feed's wake-ups, per board (see `changes`).
-    changes: Arc<changes::Changes>,
-    max_body_bytes: usize,
-}
-
-pub(crate) type State = axum::extract::State<Arc<App>>;
-
 /// The API's routes over the database and sessions `config` names: opens the database
 /// (migrating it) before it returns, so a bad `--db` fails here.
 pub fn router(runtime: Runtime, config: &Config) -> Result<Router, ApiError> {
-    let slots = slots::Slots::new(&config.db, runtime.clone(), config.documents.clone(), config.sessions.clone(), config.slots)?;
-    let changes = changes::Changes::watch(&config.db, runtime)?;
-    let app = Arc::new(App { slots: Arc::new(slots), changes, max_body_bytes: config.max_body_bytes });
+    let app = Arc::new(App::new(runtime, config)?);
     Ok(Router::new()
         .route(OPENAPI_PATH, axum::routing::get(openapi))
         .merge(documents::routes())

@@ -3,10 +3,10 @@
 //! nothing written), and read its update log. Routes need a token for the session, named
 //! by ID (never by path: [`SessionId`]).
 
+use crate::app::{App, State};
 use crate::auth::{Authorized, SessionId};
 use crate::error::ApiError;
 use crate::request;
-use crate::{App, State};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;

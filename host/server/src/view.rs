@@ -2,7 +2,7 @@
 //! script fetches the sections the URL's fragment names (`/v1/sessions/{id}/page`,
 //! `/v1/boards/{board}/page`, each with its token) and keeps them current.
 
-use crate::App;
+use crate::app::App;
 use axum::Router;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};

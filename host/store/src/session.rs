@@ -83,7 +83,8 @@ pub struct Meta {
 /// What `workmem proxy` knows of the client whose requests a session logs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Proxied {
-    /// The client's protocol: `chat` (Chat Completions) or `messages` (Anthropic Messages).
+    /// The client's protocol: `chat` (Chat Completions), `messages` (Anthropic Messages) or
+    /// `responses` (the Responses API).
     pub protocol: String,
     /// The client's own name for its session (an `X-Workmem-Session` header, or the session
     /// id the protocol carries), when it gave one.

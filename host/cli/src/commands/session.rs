@@ -1,7 +1,8 @@
 //! `workmem session`: create, list, show a session, and grant a token for it.
 
-use crate::Ctx;
-use crate::{db, report, token};
+use crate::commands::token;
+use crate::ctx::Ctx;
+use crate::{db, report};
 use anyhow::Result;
 use std::process::ExitCode;
 use workmem_store::db::Scope;

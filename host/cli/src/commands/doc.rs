@@ -96,7 +96,7 @@ enum DocCommand {
         /// The agent the token acts as
         agent: String,
         #[command(flatten)]
-        limits: crate::token::GrantArgs,
+        limits: crate::commands::token::GrantArgs,
     },
 }
 
@@ -108,7 +108,7 @@ pub fn run(runtime: Runtime, args: DocArgs, as_json: bool) -> Result<ExitCode> {
     match args.command {
         DocCommand::Grant { vault, agent, limits } => {
             let db = args.db.target()?;
-            return crate::token::grant(&db, Scope::Vault(&vault), &agent, &limits, as_json);
+            return crate::commands::token::grant(&db, Scope::Vault(&vault), &agent, &limits, as_json);
         }
         DocCommand::Template => {
             let template = runtime.instance()?.document_template()?;

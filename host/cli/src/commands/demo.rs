@@ -8,9 +8,9 @@ use workmem_runtime::{Diagnostic, Runtime};
 use workmem_store::Sessions;
 
 const RESPONSES: [(&str, &str); 3] = [
-    ("01-start.dsl", include_str!("../../../examples/responses/01-start.dsl")),
-    ("02-malformed.dsl", include_str!("../../../examples/responses/02-malformed.dsl")),
-    ("03-progress.dsl", include_str!("../../../examples/responses/03-progress.dsl")),
+    ("01-start.dsl", include_str!("../../../../examples/responses/01-start.dsl")),
+    ("02-malformed.dsl", include_str!("../../../../examples/responses/02-malformed.dsl")),
+    ("03-progress.dsl", include_str!("../../../../examples/responses/03-progress.dsl")),
 ];
 
 pub fn run(runtime: &Runtime, sessions: &Sessions, as_json: bool) -> Result<ExitCode> {

@@ -1,7 +1,7 @@
 //! `workmem memory`: the memory files an LLM maintains, read, written and listed beneath the
 //! session's `working-memory/` only.
 
-use crate::Ctx;
+use crate::ctx::Ctx;
 use crate::input::read_input;
 use crate::report;
 use anyhow::Result;
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Subcommand)]
-pub enum MemoryCommand {
+pub enum Command {
     /// Print a memory file, e.g. working-memory/overview.md
     Read {
         /// The session: its ID (found from any directory when it is unique) or its directory
@@ -39,9 +39,9 @@ pub enum MemoryCommand {
     },
 }
 
-pub fn run(ctx: &Ctx, command: MemoryCommand, json: bool) -> Result<ExitCode> {
+pub fn run(ctx: &Ctx, command: Command, json: bool) -> Result<ExitCode> {
     match command {
-        MemoryCommand::Read { session, path } => {
+        Command::Read { session, path } => {
             let content = ctx.session(&session)?.memory_files().read(&path)?;
             if json {
                 report::print_json(&serde_json::json!({"path": path, "content": content}));
@@ -49,7 +49,7 @@ pub fn run(ctx: &Ctx, command: MemoryCommand, json: bool) -> Result<ExitCode> {
                 print!("{}", report::file_text(&content));
             }
         }
-        MemoryCommand::Write { session, path, file } => {
+        Command::Write { session, path, file } => {
             let files = ctx.session(&session)?.memory_files();
             let (_, text) = read_input(file.as_ref())?;
             files.write(&path, &text)?;
@@ -57,7 +57,7 @@ pub fn run(ctx: &Ctx, command: MemoryCommand, json: bool) -> Result<ExitCode> {
                 report::print_json(&serde_json::json!({"ok": true, "path": path, "bytes": text.len()}));
             }
         }
-        MemoryCommand::List { session, path } => {
+        Command::List { session, path } => {
             let names = ctx.session(&session)?.memory_files().list(&path)?;
             if json {
                 report::print_json(&serde_json::json!(names));

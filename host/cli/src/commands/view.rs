@@ -33,7 +33,7 @@ fn file_name(id: &str) -> String {
     if name.is_empty() { "workmem".into() } else { name.into() }
 }
 
-pub fn run(ctx: &crate::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> {
+pub fn run(ctx: &crate::ctx::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitCode> {
     let mut sections = String::new();
     let mut title = Vec::new();
     let mut name = None;

@@ -252,7 +252,7 @@ enum BoardCommand {
         /// The agent the token acts as
         agent: String,
         #[command(flatten)]
-        limits: crate::token::GrantArgs,
+        limits: crate::commands::token::GrantArgs,
     },
     /// Fold a board's event log into its latest snapshot
     Compact {
@@ -558,7 +558,7 @@ pub fn run(runtime: Runtime, args: BoardArgs, as_json: bool) -> Result<ExitCode>
                 }
             }
         }
-        BoardCommand::Grant { board, agent, limits } => return crate::token::grant(&db, Scope::Board(&board), &agent, &limits, as_json),
+        BoardCommand::Grant { board, agent, limits } => return crate::commands::token::grant(&db, Scope::Board(&board), &agent, &limits, as_json),
         BoardCommand::Compact { board } => {
             let gone = boards.compact(&board)?;
             if as_json {
