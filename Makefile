@@ -174,13 +174,13 @@ test-docs: docs component packages/js/node_modules/.installed $(VENV)/.installed
 
 # The engine through the component against native (release build; not part of `test`).
 bench:
-	cargo bench -p workmem --bench engine
+	cargo bench -p workmem-bench --bench engine
 
 # The component against native as instruction counts (callgrind), which hold still where
 # timings wander.
 bench-instructions:
-	cargo bench -q -p workmem --bench engine --no-run
-	python3 host/cli/benches/instructions.py
+	cargo bench -q -p workmem-bench --bench engine --no-run
+	python3 host/bench/benches/instructions.py
 
 # The same 4 KB update in every runtime, one table.
 # What the Python framework adapters add to each model call, at 100 and 1,000 messages
@@ -199,20 +199,21 @@ bench-runtimes: component go-bindings-check packages/js/node_modules/.installed 
 # Issue 11's benchmark: board mutations on SQLite and a real PostgreSQL (1 and 16 writers)
 # against hand-written SQL, and `ready` on 10,000 tasks.
 bench-board:
-	cargo bench -q -p workmem --bench board
+	cargo bench -q -p workmem-bench --bench board
 
 # Issue 12's benchmark: context document put and get-latest at 100,000 stored snapshots.
 bench-documents:
-	cargo bench -q -p workmem --bench documents
+	cargo bench -q -p workmem-bench --bench documents
 
 # Issue 26's benchmark: the latency `workmem proxy` adds (1,000-message history, in each of its
 # three protocols), and 64 sessions at once for PROXY_BENCH_SECONDS (default 60).
 bench-proxy:
-	cargo bench -q -p workmem --bench proxy
+	cargo build -q --release -p workmem
+	cargo bench -q -p workmem-bench --bench proxy
 
 # Issue 24's benchmark: the 40 trajectories and 16 generated histories of each adversarial
 # shape replayed under nine context policies, the last workmem through `workmem proxy` (a table
 # and the targets per group, the chart of tokens per request), then the compaction timings.
 bench-compaction:
-	cargo run --release -q -- replay tests/data/trajectories --shape all --window 16000 --png docs/tokens-per-turn.png
-	cargo bench -q -p workmem --bench compaction
+	cargo run --release -q -p workmem-bench -- tests/data/trajectories --shape all --window 16000 --png docs/tokens-per-turn.png
+	cargo bench -q -p workmem-bench --bench compaction

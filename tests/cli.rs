@@ -501,8 +501,8 @@ fn first_hour_messages() {
     assert!(help.contains("[default: 120]") && help.contains("[default: 3]"), "{help}");
     let help = text(&env.run(&["agent", "--help"]).stdout);
     assert!(help.contains("the config file's `model`"), "{help}");
-    let help = text(&env.run(&["replay", "--help"]).stdout);
-    assert!(!help.contains("shared/data") && help.contains("tests/data/trajectories"), "{help}");
+    let help = text(&env.run(&["--help"]).stdout);
+    assert!(!help.contains("replay"), "the benchmark is workmem-replay's, not a verb of the CLI: {help}");
 
     let out = env.run(&["history", "--session", "s1"]);
     assert!(out.status.success() && text(&out.stdout).starts_with("no messages yet"), "{}", text(&out.stdout));

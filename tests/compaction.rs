@@ -1,7 +1,7 @@
 //! Bounded context (issue 8) through the CLI: `compact` for every target and strategy, an
 //! append-only log with every original readable back, refusals and failed summaries that
 //! change nothing, the notice on the next request, `workmem agent` kept under its window by
-//! the safety net against the loopback LLM server, and `workmem replay` on a real trajectory.
+//! the safety net against the loopback LLM server, and `workmem-replay` on a real trajectory.
 
 use crate::common;
 use crate::llm_server;
@@ -246,8 +246,8 @@ fn replay_a_real_trajectory() {
     let file = common::root().join("tests/data/trajectories/minisweagent-gemini3pro-django__django-14672.jsonl");
     let png = ws.root.join("tokens.png");
     let requests = ws.root.join("requests");
-    let args = ["--json", "replay", file.to_str().unwrap(), "--window", "8000", "--png", png.to_str().unwrap(), "--requests", requests.to_str().unwrap()];
-    let out = ws.cmd(None, &args).output().unwrap();
+    let args = ["--json", file.to_str().unwrap(), "--window", "8000", "--png", png.to_str().unwrap(), "--requests", requests.to_str().unwrap()];
+    let out = ws.replay(&args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json_of(&out);
     let group = &v["groups"][0];
@@ -287,7 +287,7 @@ fn replay_a_real_trajectory() {
     assert!((0.9..1.1).contains(&ratio), "the proxy costs {ratio:.2}x workmem's own loop");
     assert!(lines("proxy").iter().all(|b| names(b) == ["read_history", "update_memory"]));
     // One policy and one file: tokens per request.
-    let out = ws.cmd(None, &["--json", "replay", file.to_str().unwrap(), "--policy", "mask"]).output().unwrap();
+    let out = ws.replay(&["--json", file.to_str().unwrap(), "--policy", "mask"]).output().unwrap();
     let one = json_of(&out);
     assert_eq!(one["policy"], "mask");
     assert_eq!(one["tokens"].as_array().unwrap().len(), 33, "one request per assistant message");
@@ -310,7 +310,6 @@ fn a_replayed_request_is_what_context_builds() {
         std::fs::write(&file, lines[..cut].join("\n")).unwrap();
         let (requests, sessions) = (ws.root.join(format!("requests-{cut}")), ws.root.join(format!("sessions-{cut}")));
         let args = [
-            "replay",
             file.to_str().unwrap(),
             "--policy",
             "workmem",
@@ -321,7 +320,7 @@ fn a_replayed_request_is_what_context_builds() {
             "--sessions",
             sessions.to_str().unwrap(),
         ];
-        assert!(ws.cmd(None, &args).output().unwrap().status.success());
+        assert!(ws.replay(&args).output().unwrap().status.success());
         let sent = std::fs::read_to_string(requests.join(format!("cut-{cut}.workmem.jsonl"))).unwrap();
         let last: Value = serde_json::from_str(sent.lines().last().unwrap()).unwrap();
         let meta = last["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_string();
@@ -362,7 +361,7 @@ fn a_replayed_request_is_what_context_builds() {
 #[test]
 fn replay_generated_shapes() {
     let ws = Workspace::new("replay-shapes");
-    let out = ws.cmd(None, &["--json", "replay", "--shape", "all", "--seeds", "1"]).output().unwrap();
+    let out = ws.replay(&["--json", "--shape", "all", "--seeds", "1"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v = json_of(&out);
     let groups = v["groups"].as_array().unwrap();
@@ -378,9 +377,11 @@ fn replay_generated_shapes() {
         assert_eq!(workmem["updates_refused"], 0, "{}: the stand-in's updates are valid DSL", g["group"]);
         assert!(g["targets"].as_array().unwrap().iter().all(|t| t["ok"].is_boolean() && t["detail"].is_string()));
     }
-    let out = ws.cmd(None, &["--json", "replay"]).output().unwrap();
+    let out = ws.replay(&["--json"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(json_of(&out)["error"]["message"].as_str().unwrap().contains("nothing to replay"));
+    let help = String::from_utf8(ws.replay(&["--help"]).output().unwrap().stdout).unwrap();
+    assert!(!help.contains("shared/data") && help.contains("tests/data/trajectories"), "{help}");
 }
 
 trait StdinFile {

@@ -107,7 +107,20 @@ impl Workspace {
 
     /// The CLI, with the LLM at `llm` (a base URL) when given.
     pub fn cmd(&self, llm: Option<&str>, args: &[&str]) -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_workmem"));
+        self.program(Path::new(env!("CARGO_BIN_EXE_workmem")), llm, args)
+    }
+
+    /// `workmem-replay` (the benchmark's program, host/bench) in this workspace, as [`Self::cmd`]
+    /// runs the CLI. It is a binary of another package: `cargo build --workspace` (which `make
+    /// test` runs first) builds it beside `workmem`.
+    pub fn replay(&self, args: &[&str]) -> Command {
+        let bin = Path::new(env!("CARGO_BIN_EXE_workmem")).with_file_name("workmem-replay");
+        assert!(bin.exists(), "{} is not built: `cargo build -p workmem-bench` first (make test does)", bin.display());
+        self.program(&bin, None, args)
+    }
+
+    fn program(&self, bin: &Path, llm: Option<&str>, args: &[&str]) -> Command {
+        let mut c = Command::new(bin);
         c.args(args)
             .current_dir(&self.root)
             .env("WORKMEM_SESSIONS_DIR", self.root.join("sessions"))

@@ -29,7 +29,7 @@ pub enum Error {
     Compact(String),
     #[error("${name} is {value:?}: it takes a number of bytes")]
     Setting { name: &'static str, value: String },
-    /// `workmem replay --requests` could not write a request.
+    /// `workmem-replay --requests` could not write a request.
     #[error("a replayed request could not be written")]
     Requests(#[source] std::io::Error),
     #[error("the agent stopped after {max_steps} LLM calls without an answer (the `max_steps` setting)")]

@@ -85,10 +85,6 @@ enum Command {
     /// Write a page that shows a person a session's memory (IDs, updates as diffs, compactions,
     /// tokens per request) and a board's task graph: one HTML file; `workmem serve` serves it live at /view
     View(commands::view::ViewArgs),
-    /// Replay recorded trajectories (JSONL, one message a line, as in tests/data/trajectories) and generated
-    /// histories turn by turn under context policies: tokens, cost with caching, what each
-    /// policy kept of the facts the agent needed, and the targets workmem is held to
-    Replay(commands::replay::command::ReplayArgs),
     /// Write the engine component (or the agent world's component, or the engine-go world's
     /// core module, which Gravity reads) to a file
     Component(commands::component::ComponentArgs),
@@ -145,7 +141,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Proxy(args) => commands::proxy::run(ctx.runtime, ctx.sessions, args, json),
         Command::Token(args) => commands::token::run(args, json),
         Command::View(args) => commands::view::run(&ctx, args, json),
-        Command::Replay(args) => commands::replay::command::command(&ctx.runtime, args, json),
         Command::Component(args) => commands::component::run(args, json),
     }
 }

@@ -99,7 +99,7 @@ pub enum ConfigError {
 }
 
 /// The body of a Chat Completions request, streaming aside: what `workmem context --json`
-/// prints and `workmem replay --requests` writes are this, so they are what is sent.
+/// prints and `workmem-replay --requests` writes are this, so they are what is sent.
 pub fn chat_body(model: &str, messages: &[Message], tools: Option<&Value>) -> Value {
     let mut body = json!({"model": model, "messages": messages});
     if let Some(tools) = tools.filter(|t| t.as_array().is_some_and(|a| !a.is_empty())) {

@@ -16,7 +16,6 @@ pub mod memory;
 pub mod parse;
 pub mod prompt;
 pub mod proxy;
-pub mod replay;
 pub mod serve;
 pub mod session;
 pub mod show;

@@ -1,4 +1,4 @@
-//! `cargo bench -p workmem --bench compaction`: issue 8's two timing targets, in one run.
+//! `cargo bench -p workmem-bench --bench compaction`: issue 8's two timing targets, in one run.
 //!
 //! - A `tools` compaction of a 100-turn trajectory (django-16560's first 100 model calls):
 //!   the engine's plan through the component, and the whole host path (plan, archive file,

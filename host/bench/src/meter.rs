@@ -2,8 +2,8 @@
 //! would be sent (tool definitions included), the window it must fit, prompt caching, and
 //! the recoveries a missing fact would take.
 
-use super::Run;
-use super::facts::{Need, visible_text};
+use crate::Run;
+use crate::facts::{Need, visible_text};
 use std::io::Write;
 use workmem_agent::{Error, Result};
 use workmem_llm::{Message as Wire, Tokenizer};

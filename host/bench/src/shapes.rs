@@ -250,10 +250,10 @@ mod tests {
                 let h = generate(shape, Facts::Recent, seed);
                 assert!(paired(&h), "{shape:?} {seed}");
                 assert_eq!(h, generate(shape, Facts::Recent, seed), "the same seed, the same history");
-                let needs = crate::commands::replay::facts::needed(&h[0].content, &h[1..]);
+                let needs = crate::facts::needed(&h[0].content, &h[1..]);
                 assert!(needs.iter().map(Vec::len).sum::<usize>() >= 10, "{shape:?} {seed}: actions need facts");
                 let none = generate(shape, Facts::None, seed);
-                assert_eq!(crate::commands::replay::facts::needed(&none[0].content, &none[1..]).iter().map(Vec::len).sum::<usize>(), 0, "{shape:?}: no facts");
+                assert_eq!(crate::facts::needed(&none[0].content, &none[1..]).iter().map(Vec::len).sum::<usize>(), 0, "{shape:?}: no facts");
                 let steps: Vec<&Message> = h.iter().filter(|m| !m.tool_calls.is_empty()).collect();
                 let outputs: Vec<u32> = h.iter().filter(|m| m.role == "tool").map(|m| tokenizer.count(&m.content)).collect();
                 match shape {
@@ -288,7 +288,7 @@ mod tests {
                         Some(*steps)
                     })
                     .collect();
-                for (k, needs) in crate::commands::replay::facts::needed(&h[0].content, &h[1..]).iter().enumerate() {
+                for (k, needs) in crate::facts::needed(&h[0].content, &h[1..]).iter().enumerate() {
                     for need in needs {
                         let distance = step_of[k + 1] - step_of[need.source + 1];
                         near += usize::from(distance <= 3);

@@ -1,10 +1,10 @@
-//! `workmem replay`: trajectories and generated histories under context policies, one table
+//! `workmem-replay`: trajectories and generated histories under context policies, one table
 //! a group, and the targets of issue 24.
 
-use super::shapes::{self, Facts, Shape};
-use super::{MODEL, Policy, Run};
-use crate::names::Choices;
+use crate::shapes::{self, Facts, Shape};
+use crate::{MODEL, Policy, Run};
 use anyhow::{Context, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -51,16 +51,17 @@ pub struct ReplayArgs {
 
 /// A policy or shape by name, or `all` of them.
 #[derive(Clone, Copy, PartialEq)]
-enum OneOrAll<T> {
+pub enum OneOrAll<T> {
     One(T),
     All,
 }
 
-fn or_all<T: Copy>(named: Vec<(&'static str, T)>) -> Choices<OneOrAll<T>> {
-    Choices::as_named(named.into_iter().map(|(n, t)| (n, OneOrAll::One(t))).chain([("all", OneOrAll::All)]).collect())
+fn or_all<T: Copy + Send + Sync + 'static>(named: Vec<(&'static str, T)>) -> impl TypedValueParser<Value = OneOrAll<T>> {
+    let names: Vec<&'static str> = named.iter().map(|(n, _)| *n).chain(["all"]).collect();
+    PossibleValuesParser::new(names).map(move |given| named.iter().find(|(n, _)| *n == given).map_or(OneOrAll::All, |(_, t)| OneOrAll::One(*t)))
 }
 
-/// `workmem replay` as the command line gives it.
+/// `workmem-replay` as the command line gives it.
 pub fn command(runtime: &Runtime, a: ReplayArgs, json: bool) -> Result<ExitCode> {
     let policies = match a.policy {
         OneOrAll::One(p) => vec![p],
@@ -186,7 +187,7 @@ fn run(runtime: &Runtime, a: &Args) -> Result<()> {
                     None => None,
                 };
                 let out = file.as_mut().map(|f| f as &mut dyn std::io::Write);
-                let run = super::replay(messages, *p, a.window, runtime, &tokenizer, &dir, out).with_context(|| format!("replaying {name}"))?;
+                let run = crate::replay(messages, *p, a.window, runtime, &tokenizer, &dir, out).with_context(|| format!("replaying {name}"))?;
                 if let Some(mut f) = file {
                     std::io::Write::flush(&mut f)?;
                 }
@@ -196,7 +197,7 @@ fn run(runtime: &Runtime, a: &Args) -> Result<()> {
     }
     if let (Some(path), Some(g)) = (a.png, groups.first()) {
         let names: Vec<String> = g.histories.iter().map(|h| h.0.clone()).collect();
-        super::chart::tokens_per_turn(path, &names, a.policies, &g.runs, a.window)?;
+        crate::chart::tokens_per_turn(path, &names, a.policies, &g.runs, a.window)?;
     }
     if groups.len() == 1 && groups[0].histories.len() == 1 && a.policies.len() == 1 {
         let (g, p) = (&groups[0], a.policies[0]);
@@ -244,7 +245,7 @@ fn peak(r: &Run) -> u32 {
 /// and as requests of their own.
 fn prices(runs: &[Run]) -> Value {
     let sum = |f: &dyn Fn(&Run) -> f64| runs.iter().map(f).sum::<f64>();
-    super::meter::PRICES
+    crate::meter::PRICES
         .iter()
         .enumerate()
         .map(|(at, (cached, uncached))| {
@@ -398,7 +399,7 @@ fn targets(rows: &[Value], runs: &[Vec<Run>]) -> Vec<Value> {
                     kept += &format!(", {:.1} points under {name}'s, within {:.1}", gap * 100.0, noise.max(RECALL_MARGIN) * 100.0);
                 }
             }
-            for (k, (cached, uncached)) in super::meter::PRICES.iter().enumerate() {
+            for (k, (cached, uncached)) in crate::meter::PRICES.iter().enumerate() {
                 let ratio = |own| priced(w, k, own) * 100.0 / priced(b, k, own).max(1.0);
                 out.push(json!({"target": format!("{who}effective cost at or below {policy}'s at {cached}/{uncached} ({kept})"),
                     "ok": priced(w, k, false) <= priced(b, k, false) && priced(w, k, true) <= priced(b, k, true),
@@ -432,7 +433,7 @@ fn recall_gap(w: &[Run], b: &[Run]) -> (f64, f64) {
 fn print_table(g: &Group, rows: &[Value], goals: &[Value], window: u32) {
     println!("{}: {} histories, {window}-token window, safety net at {}", g.name, g.histories.len(), threshold(window));
     println!();
-    let [(c0, u0), (c1, u1)] = super::meter::PRICES;
+    let [(c0, u0), (c1, u1)] = crate::meter::PRICES;
     println!(
         "| policy | peak | unsendable | total tokens | cost with caching | needed-fact recall | line recall | effective cost at {c0}/{u0} | at {c1}/{u1} | unseen outputs | compactions | memory updates | recoveries | violations | read back |"
     );

@@ -1,7 +1,7 @@
 //! Tokens per request as a PNG: one panel per trajectory (the longest four), one line per
 //! policy, the window's 75% as a grey line.
 
-use super::{Policy, Run};
+use crate::{Policy, Run};
 use anyhow::Result;
 use std::path::Path;
 

@@ -17,7 +17,7 @@ N = 50
 def bench_binary():
     found = [p for p in glob.glob("target/release/deps/engine-*") if os.access(p, os.X_OK) and not p.endswith(".d")]
     if not found:
-        sys.exit("build the bench first: cargo bench -p workmem --bench engine --no-run")
+        sys.exit("build the bench first: cargo bench -p workmem-bench --bench engine --no-run")
     return max(found, key=os.path.getmtime)
 
 

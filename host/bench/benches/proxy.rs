@@ -245,8 +245,20 @@ impl Protocol {
     }
 }
 
+/// The `workmem` binary the bench starts `workmem proxy` from: $WORKMEM_BIN, else the one this
+/// build's profile made beside the bench (`make bench-proxy` builds it first).
+fn workmem_bin() -> std::path::PathBuf {
+    if let Some(bin) = std::env::var_os("WORKMEM_BIN") {
+        return bin.into();
+    }
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe.parent().and_then(Path::parent).map(|profile| profile.join("workmem")).unwrap();
+    assert!(bin.exists(), "{} is not built: `cargo build --release -p workmem` first, or set WORKMEM_BIN", bin.display());
+    bin
+}
+
 fn proxy(root: &Path, upstream: &str) -> (std::process::Child, String) {
-    let bin = std::env::var_os("WORKMEM_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_workmem").into());
+    let bin = workmem_bin();
     let mut child = Command::new(bin)
         .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json", "--window", "1000000"])
         .current_dir(root)

@@ -5,8 +5,9 @@
 //! updates beside it when `context_meta` asks) and hands every request it receives to the
 //! meter, which counts them as it counts every other policy's.
 
-use super::standin::StandIn;
-use super::{MODEL, Run, facts, meter, readback, violations};
+use crate::policy::{self, Run, violations};
+use crate::standin::StandIn;
+use crate::{MODEL, facts, meter, readback};
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -66,7 +67,7 @@ fn answer(script: &Shared, body: Value) -> Result<Value> {
         let id = format!("call_workmem_update_{}", s.updates);
         reply.tool_calls.push(workmem_store::ToolCall { id, name: "update_memory".into(), arguments: json!({"dsl": dsl}).to_string() });
     }
-    let wire = super::wire(&reply);
+    let wire = policy::wire(&reply);
     let finish = if wire.tool_calls.is_empty() { "stop" } else { "tool_calls" };
     Ok(json!({
         "id": format!("chatcmpl-replay-{}", s.received.len()),
@@ -175,7 +176,7 @@ pub fn replay<'a>(
         }
         seen = i;
         let opening = (!system.is_empty()).then(|| Wire::new("system", system));
-        let wire: Vec<Wire> = opening.into_iter().chain(history[..i].iter().map(super::wire)).collect();
+        let wire: Vec<Wire> = opening.into_iter().chain(history[..i].iter().map(policy::wire)).collect();
         let mut response = client
             .post(format!("{url}/v1/chat/completions"))
             .header("content-type", "application/json")
@@ -195,7 +196,7 @@ pub fn replay<'a>(
             bail!("the proxy answered step {i} with HTTP {status}: {got}");
         }
         let message = &got["choices"][0]["message"];
-        let expected = super::wire(recorded);
+        let expected = policy::wire(recorded);
         ensure!(
             message["content"].as_str().unwrap_or_default() == expected.content
                 && calls(message) == expected.tool_calls.iter().map(|c| (c.id.clone(), c.function.name.clone())).collect::<Vec<_>>(),

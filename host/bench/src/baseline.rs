@@ -2,7 +2,7 @@
 //! trajectory so far: observation masking (rolling or in batches), last-k truncation, and
 //! masking with a safety net of its own at the same threshold as workmem's.
 
-use super::{Policy, wire};
+use crate::policy::{Policy, wire};
 use workmem_llm::{Message as Wire, Tokenizer};
 use workmem_store::Message;
 

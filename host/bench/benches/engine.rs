@@ -1,4 +1,4 @@
-//! `cargo bench -p workmem --bench engine`: the engine through the component vs the same
+//! `cargo bench -p workmem-bench --bench engine`: the engine through the component vs the same
 //! engine compiled natively, measured in one run, with the targets of issue #2 beside them.
 
 use std::time::{Duration, Instant};
@@ -142,7 +142,7 @@ fn real_text(len: usize) -> String {
 }
 
 /// `--instructions MODE N`: N iterations of one path and nothing else, for callgrind to count
-/// (host/cli/benches/instructions.py). MODE is `native` or `wasm`, each with `-setup` for the
+/// (host/bench/benches/instructions.py). MODE is `native` or `wasm`, each with `-setup` for the
 /// same iterations without the apply, whose count is subtracted.
 fn instructions(mode: &str, n: usize) {
     let nothing = Wants { overview: false, state: false };
