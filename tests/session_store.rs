@@ -39,21 +39,21 @@ fn a_commit_interrupted_at_any_step_is_finished_by_the_next_lock_holder() {
     for (step, seq) in failpoint::STEPS.into_iter().zip(2..) {
         let c = commit(seq);
         failpoint::arm(step);
-        assert!(session.with_lock(|l| session.commit(l, &c)).is_err(), "{step}: the failpoint stopped the commit");
-        assert!(session.path("commit.pending.json").exists(), "{step}: a stopped commit leaves its pending record");
+        assert!(session.with_lock(|l| session.commit(l, &c)).is_err(), "{step:?}: the failpoint stopped the commit");
+        assert!(session.path("commit.pending.json").exists(), "{step:?}: a stopped commit leaves its pending record");
         // What each step had written when the commit stopped: the order of the steps.
         let done = failpoint::STEPS.iter().position(|s| *s == step).unwrap();
         let logged = seqs(&session.log().unwrap()).last().copied() == Some(u64::from(seq));
         let stated = std::fs::read_to_string(session.path("state.json")).unwrap() == c.state;
         let shown = session.overview().unwrap() == c.overview;
         let counted = session.meta().unwrap().updates == u64::from(seq);
-        assert_eq!([logged, stated, shown, counted], [done >= 1, done >= 2, done >= 3, done >= 4], "{step}: log, state, overview, meta.json written");
+        assert_eq!([logged, stated, shown, counted], [done >= 1, done >= 2, done >= 3, done >= 4], "{step:?}: log, state, overview, meta.json written");
         let state = session.with_lock(|l| session.load_memory(l)).unwrap();
-        assert_eq!(state.as_deref(), Some(c.state.as_str()), "{step}");
-        assert_eq!(session.overview().unwrap(), c.overview, "{step}");
-        assert_eq!(seqs(&session.log().unwrap()), (1..=u64::from(seq)).collect::<Vec<_>>(), "{step}: the log and the memory agree");
-        assert_eq!(session.meta().unwrap().updates, u64::from(seq), "{step}: meta.json counts it");
-        assert!(!session.path("commit.pending.json").exists(), "{step}");
+        assert_eq!(state.as_deref(), Some(c.state.as_str()), "{step:?}");
+        assert_eq!(session.overview().unwrap(), c.overview, "{step:?}");
+        assert_eq!(seqs(&session.log().unwrap()), (1..=u64::from(seq)).collect::<Vec<_>>(), "{step:?}: the log and the memory agree");
+        assert_eq!(session.meta().unwrap().updates, u64::from(seq), "{step:?}: meta.json counts it");
+        assert!(!session.path("commit.pending.json").exists(), "{step:?}");
     }
 }
 

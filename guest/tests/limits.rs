@@ -50,25 +50,9 @@ fn ids_never_wrap() {
     assert_eq!(m.state().learnings.len(), 2);
 }
 
-/// Runs `f` on inputs of `n` and `8 * n` items and checks the larger takes well under the
-/// 64 times a quadratic algorithm would (a linear one takes about 8 times): the fastest of
-/// five runs of each, as one sample can land on a busy moment. (At 4 times the input within
-/// 10, a linear step once came out 10.5 apart on a loaded 2-core CI machine.)
+/// Runs `f` on inputs of `n` and `8 * n` items: see `workmem_growth::time`.
 fn grows_linearly(what: &str, n: usize, f: impl Fn(usize)) {
-    let time = |n| {
-        (0..5)
-            .map(|_| {
-                let start = Instant::now();
-                f(n);
-                start.elapsed()
-            })
-            .min()
-            .unwrap()
-    };
-    let (small, large) = (time(n).max(Duration::from_micros(50)), time(8 * n));
-    let ratio = large.as_secs_f64() / small.as_secs_f64();
-    eprintln!("{what}: {n} items {small:?}, {} items {large:?} ({ratio:.1}x)", 8 * n);
-    assert!(ratio < 24.0, "{what} grows faster than linearly: {ratio:.1}x for 8x the input");
+    workmem_growth::time(what, n, |n| n, f);
 }
 
 #[test]

@@ -200,23 +200,13 @@ mod tests {
         assert_eq!(last_line(&mut file("long", format!("a\n{long}\n").as_bytes())).unwrap(), Some(long.into_bytes()));
     }
 
-    /// A last line eight times as long costs about eight times as much, not sixty-four: the
-    /// best of five within 24 times (four times as long within 6, the bound this had, leaves
-    /// little room on a loaded CI machine).
+    /// A last line eight times as long costs about eight times as much, not sixty-four
+    /// (`workmem_growth::time`, at 512 KiB and 4 MiB).
     #[test]
     fn a_long_last_line_costs_its_length() {
-        let best = |n: usize| {
-            let mut f = file(&format!("grow{n}"), format!("first\n{}\n", "y".repeat(n)).as_bytes());
-            (0..5)
-                .map(|_| {
-                    let started = std::time::Instant::now();
-                    assert_eq!(last_line(&mut f).unwrap().map(|l| l.len()), Some(n));
-                    started.elapsed()
-                })
-                .min()
-                .unwrap()
-        };
-        let (small, large) = (best(512 << 10), best(4 << 20));
-        assert!(large < small * 24, "512 KiB: {small:?}, 4 MiB: {large:?}");
+        let prepare = |n: usize| (file(&format!("grow{n}"), format!("first\n{}\n", "y".repeat(n)).as_bytes()), n);
+        workmem_growth::time("the last line", 512 << 10, prepare, |(mut f, n)| {
+            assert_eq!(last_line(&mut f).unwrap().map(|l| l.len()), Some(n));
+        });
     }
 }

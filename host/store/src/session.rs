@@ -957,7 +957,7 @@ impl Session {
             return Err(self.err()(e));
         }
         self.write_json(PENDING, commit)?;
-        failpoint::stop("pending")?;
+        failpoint::stop(failpoint::Step::Pending)?;
         self.finish(commit)
     }
 
@@ -987,11 +987,11 @@ impl Session {
                 fsio::append(&mut file, format!("{line}\n").as_bytes()).map_err(Error::io(&path))?;
             }
         }
-        failpoint::stop("log")?;
+        failpoint::stop(failpoint::Step::Log)?;
         self.write(STATE, commit.state.as_bytes())?;
-        failpoint::stop("state")?;
+        failpoint::stop(failpoint::Step::State)?;
         self.write(OVERVIEW, commit.overview.as_bytes())?;
-        failpoint::stop("overview")?;
+        failpoint::stop(failpoint::Step::Overview)?;
         let mut meta = self.meta()?;
         if meta.updates != u64::from(commit.seq) {
             meta.updated_at = crate::now();
@@ -1004,7 +1004,7 @@ impl Session {
             }
             self.write_json(META, &meta)?;
         }
-        failpoint::stop("meta")?;
+        failpoint::stop(failpoint::Step::Meta)?;
         self.files.remove(PENDING).map_err(self.err())
     }
 
@@ -1032,27 +1032,49 @@ struct SeqOnly {
 
 /// Named points between a commit's steps where a test stops it as a crash would, so the test
 /// exercises the real order of the steps (a test that wrote the files itself could not notice
-/// them reordered). Nothing stops unless a test armed the point on its own thread.
+/// them reordered). Only a build with the `failpoints` feature (the integration tests') can arm
+/// one; elsewhere a point is nothing.
 pub mod failpoint {
-    /// The steps, in the order a commit passes them: after the pending record is written,
-    /// after the log's append, after `state.json`, after `overview.md`, after `meta.json`.
-    pub const STEPS: [&str; 5] = ["pending", "log", "state", "overview", "meta"];
-
-    thread_local! {
-        static ARMED: std::cell::Cell<Option<&'static str>> = const { std::cell::Cell::new(None) };
+    /// The points, in the order a commit passes them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Step {
+        /// The pending record is written.
+        Pending,
+        /// The update log's record is appended.
+        Log,
+        /// `state.json` is written.
+        State,
+        /// `overview.md` is written.
+        Overview,
+        /// `meta.json` counts the update.
+        Meta,
     }
 
-    /// Makes this thread's next commit stop after `step` (one of [`STEPS`]): for tests.
-    pub fn arm(step: &'static str) {
-        assert!(STEPS.contains(&step), "no failpoint {step}");
+    pub const STEPS: [Step; 5] = [Step::Pending, Step::Log, Step::State, Step::Overview, Step::Meta];
+
+    #[cfg(feature = "failpoints")]
+    thread_local! {
+        static ARMED: std::cell::Cell<Option<Step>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// Makes this thread's next commit stop after `step`.
+    #[cfg(feature = "failpoints")]
+    pub fn arm(step: Step) {
         ARMED.with(|a| a.set(Some(step)));
     }
 
-    pub(crate) fn stop(step: &str) -> crate::Result<()> {
+    #[cfg(feature = "failpoints")]
+    pub(crate) fn stop(step: Step) -> crate::Result<()> {
         if ARMED.with(|a| a.get()) != Some(step) {
             return Ok(());
         }
         ARMED.with(|a| a.set(None));
-        Err(crate::Error::Io { path: step.into(), source: std::io::Error::other(format!("stopped at failpoint {step}")) })
+        Err(crate::Error::Io { path: format!("{step:?}").into(), source: std::io::Error::other(format!("stopped at failpoint {step:?}")) })
+    }
+
+    #[cfg(not(feature = "failpoints"))]
+    #[inline(always)]
+    pub(crate) fn stop(_: Step) -> crate::Result<()> {
+        Ok(())
     }
 }
