@@ -62,11 +62,16 @@ mod tests {
         };
         let slow = std::panic::catch_unwind(|| time("quadratic", 300, |n| n, spin));
         assert!(slow.is_err(), "n² work passes the clock");
-        time("linear", 20_000, |n| n, |n| {
-            let mut x = 0u64;
-            for i in 0..n {
-                x = std::hint::black_box(x.wrapping_add(i as u64));
-            }
-        });
+        time(
+            "linear",
+            20_000,
+            |n| n,
+            |n| {
+                let mut x = 0u64;
+                for i in 0..n {
+                    x = std::hint::black_box(x.wrapping_add(i as u64));
+                }
+            },
+        );
     }
 }

@@ -1,0 +1,269 @@
+//! The sessions root: where sessions are filed by working directory, made, listed and found,
+//! and the names their grants go by.
+
+use super::*;
+
+/// Overrides the sessions root (default `~/.ai/sessions`).
+pub const ROOT_ENV: &str = "WORKMEM_SESSIONS_DIR";
+
+/// The sessions of one working directory: `<root>/--<cwd>--/`.
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    dir: PathBuf,
+    cwd: PathBuf,
+}
+
+impl Sessions {
+    pub fn for_current_dir() -> Result<Self> {
+        let cwd = std::env::current_dir().map_err(Error::io("."))?;
+        Ok(Self::new(&root_dir()?, &cwd))
+    }
+
+    pub fn new(root: &Path, cwd: &Path) -> Self {
+        Sessions { dir: root.join(encode_cwd(cwd)), cwd: cwd.to_path_buf() }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Creates a session with a fresh (or the given) ID and `overview` (the engine's
+    /// template). Its memory is the empty one until the first update is committed.
+    pub fn create(&self, id: Option<&str>, overview: &str) -> Result<Session> {
+        let given = id.map(checked_id).transpose()?;
+        std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
+        // A fresh ID taken already is drawn again: its 16 random bits collide among a few dozen
+        // sessions made in one second (the proxy makes one for each new client).
+        let mut draws = 0;
+        let (id, dir) = loop {
+            let id = given.map_or_else(new_id, str::to_string);
+            let dir = self.dir.join(&id);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break (id, dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    draws += 1;
+                    if given.is_some() || draws == FRESH_ID_DRAWS {
+                        return Err(Error::Exists { id, dir });
+                    }
+                }
+                Err(e) => return Err(Error::io(&dir)(e)),
+            }
+        };
+        let session = Session::at(&dir);
+        for sub in ["working-memory/detail", "working-memory/archive"] {
+            session.files.create_dir_all(sub).map_err(session.err())?;
+        }
+        let now = crate::now();
+        let cwd = self.cwd.display().to_string();
+        session.write(OVERVIEW, overview.as_bytes())?;
+        session.write(MESSAGES, b"")?;
+        session.write(LOG, b"")?;
+        session.write(LOCK, b"")?;
+        let meta = Meta {
+            format: FORMAT.into(),
+            id,
+            cwd,
+            created_at: now.clone(),
+            updated_at: now,
+            updates: 0,
+            workmem_version: env!("CARGO_PKG_VERSION").into(),
+            rounds: 0,
+            memory_updated_round: 0,
+            token_correction: 0,
+            uid: random_uid()?,
+            requests: Vec::new(),
+            memory_chain: Some(MemoryChain::at(overview)),
+            proxied: None,
+        };
+        // meta.json last: its marker makes the directory a session.
+        session.write_json(META, &meta)?;
+        Ok(session)
+    }
+
+    /// This directory's secret named `name`: 32 random bytes as hex, drawn on first use and
+    /// kept in a file of that name beside the sessions (read beneath the directory's handle,
+    /// like every file of the store's), so that what is keyed with it today is keyed alike
+    /// after a restart.
+    pub fn secret(&self, name: &str) -> Result<String> {
+        std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
+        let files = Confined::new(&self.dir);
+        let err = |source| Error::File { dir: self.dir.clone(), source };
+        let valid = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
+        match files.read_at_most(name, 64) {
+            Ok(secret) if valid(&secret) => return Ok(secret),
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(err(e)),
+        }
+        let secret = format!("{}{}", random_uid()?, random_uid()?);
+        files.write_private(name, secret.as_bytes()).map_err(err)?;
+        // Another process may have drawn one at the same moment: the one on disk is the one.
+        files.read_at_most(name, 64).map_err(err)
+    }
+
+    /// Sessions of this directory, oldest first.
+    pub fn list(&self) -> Result<Vec<(Session, Meta)>> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&self.dir)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            if let Ok(session) = Session::open(&entry.path()) {
+                let meta = session.meta()?;
+                out.push((session, meta));
+            }
+        }
+        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
+        Ok(out)
+    }
+
+    /// A session named by its directory path, or by ID: under this directory's sessions,
+    /// else under any directory's when exactly one has that ID (so a session can be named
+    /// from anywhere); an ID in several directories is [`Error::Ambiguous`].
+    pub fn resolve(&self, spec: &str) -> Result<Session> {
+        if spec.contains(std::path::MAIN_SEPARATOR) || spec == "." || spec == ".." {
+            return Session::open(Path::new(spec));
+        }
+        self.find(spec)
+    }
+
+    /// A session named by ID only (never a path: what a remote caller names): under this
+    /// directory's sessions, else under any directory's when exactly one has that ID.
+    pub fn find(&self, id: &str) -> Result<Session> {
+        let id = checked_id(id)?;
+        let here = self.dir.join(id);
+        // Two directories may map to one folder (`/x/a-b` and `/x/a/b`): a session is this
+        // directory's only if it says so.
+        if here.exists() {
+            let session = Session::open(&here)?;
+            if session.meta()?.cwd == self.cwd.display().to_string() {
+                return Ok(session);
+            }
+        }
+        let mut found: Vec<PathBuf> = self.all()?.into_iter().map(|(s, _)| s.dir).filter(|d| d.file_name().is_some_and(|n| n == id)).collect();
+        match found.len() {
+            0 if !here.exists() => Err(Error::NoSuchSession { id: id.to_string(), cwd: self.cwd.clone() }),
+            0 => Session::open(&here),
+            1 => Session::open(&found.remove(0)),
+            _ => Err(Error::Ambiguous { id: id.to_string(), dirs: found }),
+        }
+    }
+
+    /// The sessions of every directory under the sessions root, oldest first.
+    pub fn all(&self) -> Result<Vec<(Session, Meta)>> {
+        let root = self.dir.parent().unwrap_or(&self.dir);
+        let entries = match std::fs::read_dir(root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(root)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            if dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("--") && n.ends_with("--")) {
+                out.extend(Sessions { dir, cwd: self.cwd.clone() }.list()?);
+            }
+        }
+        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
+        Ok(out)
+    }
+}
+
+/// The sessions root: `$WORKMEM_SESSIONS_DIR`, else `~/.ai/sessions`.
+pub fn root_dir() -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os(ROOT_ENV) {
+        return Ok(dir.into());
+    }
+    let home = std::env::var_os("HOME").ok_or(Error::NoHome(ROOT_ENV))?;
+    Ok(Path::new(&home).join(".ai").join("sessions"))
+}
+
+/// `/work/main` becomes `--work-main--`.
+pub fn encode_cwd(cwd: &Path) -> String {
+    let s = cwd.display().to_string();
+    let s = s.trim_start_matches(['/', '\\']);
+    format!("--{}--", s.replace(['/', '\\', ':'], "-"))
+}
+
+/// A new session's [`Meta::uid`].
+fn random_uid() -> Result<String> {
+    let mut seed = [0u8; 16];
+    getrandom::fill(&mut seed).map_err(|e| Error::Io { path: PathBuf::from("/dev/urandom"), source: std::io::Error::other(e.to_string()) })?;
+    Ok(seed.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// What a session grant names: one session directory, `<folder>/<id>#<uid>`, beneath the
+/// sessions root (the folder is its working directory's, see [`encode_cwd`]; sessions made
+/// before [`Meta::uid`] are told apart by their creation time instead).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantName {
+    folder: String,
+    id: String,
+    uid: String,
+}
+
+impl GrantName {
+    /// The session `session` is, as a grant names it.
+    pub fn of(session: &Session) -> Result<Self> {
+        let meta = session.meta()?;
+        let folder = session.dir.parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
+        Ok(GrantName { folder, id: meta.id, uid })
+    }
+
+    /// The name as a grant stores it; `None` for anything else.
+    pub fn parse(name: &str) -> Option<Self> {
+        let (folder, rest) = name.split_once('/')?;
+        let (id, uid) = rest.split_once('#')?;
+        let folder_ok = folder.len() > 4 && folder.starts_with("--") && folder.ends_with("--") && !folder.contains(['/', '\\', '\0']) && folder != "..";
+        (folder_ok && checked_id(id).is_ok() && !uid.is_empty()).then(|| GrantName { folder: folder.into(), id: id.into(), uid: uid.into() })
+    }
+
+    /// The session ID it names.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session it names beneath the sessions root `root`, if that session is still the
+    /// one granted: not one made since with the same ID.
+    pub fn open(&self, root: &Path) -> Result<Session> {
+        let dir = root.join(&self.folder).join(&self.id);
+        // Beneath the root by handle: neither the project's folder nor the session's may be a
+        // symlink (to elsewhere, or swapped in while the session is used).
+        let files = Confined::new(root)
+            .subdir(&format!("{}/{}", self.folder, self.id))
+            .map_err(|source| Error::NotASession { dir: dir.clone(), why: source.to_string() })?;
+        let session = Session::open_in(files, dir.clone())?;
+        if GrantName::of(&session)? != *self {
+            return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
+        }
+        Ok(session)
+    }
+}
+
+impl std::fmt::Display for GrantName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}#{}", self.folder, self.id, self.uid)
+    }
+}
+
+/// Session IDs become directory names, so only a safe alphabet is allowed.
+fn checked_id(id: &str) -> Result<&str> {
+    let ok = !id.is_empty() && id.len() <= 128 && !id.starts_with('.') && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok { Ok(id) } else { Err(Error::BadId(id.to_string())) }
+}
+
+/// How many fresh IDs [`Sessions::create`] draws before it gives up on a directory whose
+/// second is that full.
+const FRESH_ID_DRAWS: u32 = 64;
+
+/// `20261122-052054-3f9a`: sortable by creation time; drawn again where taken.
+fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let stamp: String = crate::now().chars().filter(|c| c.is_ascii_digit()).collect();
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{}-{}-{:04x}", &stamp[..8], &stamp[8..14], h.finish() & 0xffff)
+}
