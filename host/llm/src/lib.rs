@@ -2,7 +2,15 @@
 //! ([`Client`]) and the model's own tokenizer for exact token counts ([`Tokenizer`]).
 
 mod client;
+mod config;
+mod error;
+mod stream;
 mod tokenizer;
+mod wire;
 
 pub use client::*;
+pub use config::*;
+pub use error::*;
+pub use stream::*;
 pub use tokenizer::Tokenizer;
+pub use wire::*;
