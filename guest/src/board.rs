@@ -9,6 +9,7 @@
 mod events;
 mod graph;
 pub mod limits;
+mod ops;
 mod render;
 mod views;
 
@@ -540,264 +541,30 @@ impl Board {
             (BoardStatus::Completed | BoardStatus::Cancelled, Op::Archive) => {}
             (status, _) => return Err(BoardError::Closed(status)),
         }
-        // Every check comes before the first change: a refused op leaves the board as it was.
+        // Every check comes before the first change: a refused op leaves the board as it was
+        // (each op's method, in ops.rs, checks all it checks before it changes anything).
+        let who = ops::By { actor, now, replaying };
         match op {
-            Op::AddTask { title, description, depends_on, needs_review } => {
-                required(title, "title")?;
-                limits::room("tasks", self.tasks.len())?;
-                self.known_tasks(depends_on)?;
-                self.next.task += 1;
-                let id = format!("T-{}", self.next.task);
-                // Each dependency once, in the order given (`T-1,T-2,T-1` kept T-1 twice).
-                let mut seen = std::collections::HashSet::new();
-                let depends_on: Vec<String> = depends_on.iter().filter(|d| seen.insert(d.as_str())).cloned().collect();
-                for dep in &depends_on {
-                    self.task_mut(dep).blocks.push(id.clone());
-                }
-                self.tasks.push(Task {
-                    id,
-                    title: title.clone(),
-                    description: description.clone(),
-                    status: TaskStatus::Pending,
-                    assigned_to: None,
-                    assigned_at: None,
-                    heartbeat_at: None,
-                    depends_on,
-                    blocks: Vec::new(),
-                    result: None,
-                    completed_at: None,
-                    needs_review: *needs_review,
-                    reviewed_by: None,
-                    review_status: None,
-                    review_comments: None,
-                });
-            }
-            Op::AddDependency { task, on } => {
-                self.task(task)?;
-                self.task(on)?;
-                if let Some(cycle) = graph::cycle_through(self, task, on) {
-                    return Err(BoardError::Cycle(cycle));
-                }
-                let done_with = matches!(self.task(task)?.status, TaskStatus::Review | TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled);
-                if !replaying && done_with && self.task(on)?.status != TaskStatus::Completed {
-                    return Err(BoardError::TooLate { task: task.clone(), on: on.clone() });
-                }
-                if !self.task(task)?.depends_on.contains(on) {
-                    self.task_mut(task).depends_on.push(on.clone());
-                    self.task_mut(on).blocks.push(task.clone());
-                }
-            }
-            Op::Assign { task, agent } => {
-                required(agent, "agent")?;
-                let t = self.task(task)?;
-                if !matches!(t.status, TaskStatus::Pending | TaskStatus::Assigned | TaskStatus::Blocked) {
-                    return Err(BoardError::IllegalTransition { task: task.clone(), from: t.status, to: TaskStatus::Assigned });
-                }
-                let t = self.task_mut(task);
-                t.status = TaskStatus::Assigned;
-                t.assigned_to = Some(agent.clone());
-                t.assigned_at = Some(now.into());
-                t.heartbeat_at = None;
-            }
-            Op::Heartbeat { task } => {
-                let (by, since) = self.claim(task)?;
-                if by != actor {
-                    return Err(BoardError::Claimed { task: task.clone(), by, since });
-                }
-                self.task_mut(task).heartbeat_at = Some(now.into());
-            }
-            Op::Reclaim { task, stale_before } => {
-                required(stale_before, "stale_before")?;
-                let (by, since) = self.claim(task)?;
-                if since.as_str() >= stale_before.as_str() {
-                    return Err(BoardError::Claimed { task: task.clone(), by, since });
-                }
-                let t = self.task_mut(task);
-                t.status = TaskStatus::Pending;
-                t.assigned_to = None;
-                t.assigned_at = None;
-                t.heartbeat_at = None;
-            }
-            Op::SetStatus { task, status } => {
-                let t = self.task(task)?;
-                if !t.status.may_become(*status) {
-                    return Err(BoardError::IllegalTransition { task: task.clone(), from: t.status, to: *status });
-                }
-                if *status == TaskStatus::InProgress {
-                    self.ready_to_start(task)?;
-                }
-                if *status == TaskStatus::Review && !t.needs_review {
-                    return Err(BoardError::NeedsReview(format!("task {task} needs no review; complete it")));
-                }
-                if matches!(status, TaskStatus::InProgress | TaskStatus::Review | TaskStatus::Failed) && !replaying {
-                    self.worked_by(task, actor)?;
-                }
-                let t = self.task_mut(task);
-                if *status == TaskStatus::InProgress && t.assigned_to.is_none() {
-                    // Starting an unassigned task claims it.
-                    t.assigned_to = Some(actor.into());
-                    t.assigned_at = Some(now.into());
-                }
-                t.status = *status;
-                t.renew(actor, now);
-            }
-            Op::Complete { task, summary, next_steps } => {
-                required(summary, "summary")?;
-                let t = self.task(task)?;
-                if t.status != TaskStatus::InProgress {
-                    return Err(BoardError::IllegalTransition { task: task.clone(), from: t.status, to: TaskStatus::Completed });
-                }
-                // A dependency added after the task started still has to complete first.
-                if !replaying {
-                    self.worked_by(task, actor)?;
-                    self.ready_to_start(task)?;
-                }
-                let to = if t.needs_review { TaskStatus::Review } else { TaskStatus::Completed };
-                let t = self.task_mut(task);
-                t.renew(actor, now);
-                t.result = Some(TaskResult { summary: summary.clone(), next_steps: next_steps.clone() });
-                t.status = to;
-                if to == TaskStatus::Completed {
-                    t.completed_at = Some(now.into());
-                }
-            }
-            Op::Review { task, status, comments } => {
-                let t = self.task(task)?;
-                if t.status != TaskStatus::Review {
-                    return Err(BoardError::NeedsReview(format!("task {task} is {}, not in review", t.status)));
-                }
-                if !replaying && t.assigned_to.as_deref() == Some(actor) {
-                    return Err(BoardError::OwnReview { task: task.clone(), agent: actor.into() });
-                }
-                let t = self.task_mut(task);
-                t.status = match status {
-                    ReviewStatus::Approved => TaskStatus::Completed,
-                    ReviewStatus::NeedsRework => TaskStatus::InProgress,
-                    ReviewStatus::Rejected => TaskStatus::Failed,
-                };
-                if t.status == TaskStatus::Completed {
-                    t.completed_at = Some(now.into());
-                }
-                t.reviewed_by = Some(actor.into());
-                t.review_status = Some(*status);
-                t.review_comments = Some(comments.clone());
-            }
+            Op::AddTask { title, description, depends_on, needs_review } => self.add_task(&who, title, description, depends_on, *needs_review)?,
+            Op::AddDependency { task, on } => self.add_dependency(&who, task, on)?,
+            Op::Assign { task, agent } => self.assign(&who, task, agent)?,
+            Op::Heartbeat { task } => self.heartbeat(&who, task)?,
+            Op::Reclaim { task, stale_before } => self.reclaim(&who, task, stale_before)?,
+            Op::SetStatus { task, status } => self.set_status(&who, task, *status)?,
+            Op::Complete { task, summary, next_steps } => self.complete(&who, task, summary, next_steps)?,
+            Op::Review { task, status, comments } => self.review(&who, task, *status, comments)?,
             Op::Decide { question, choice, alternatives, rationale, affects_tasks, reversible } => {
-                required(question, "question")?;
-                required(choice, "choice")?;
-                limits::room("decisions", self.decisions.len())?;
-                self.known_tasks(affects_tasks)?;
-                self.next.decision += 1;
-                self.decisions.push(Decision {
-                    id: format!("D-{}", self.next.decision),
-                    made_at: now.into(),
-                    made_by: actor.into(),
-                    question: question.clone(),
-                    choice: choice.clone(),
-                    alternatives: alternatives.clone(),
-                    rationale: rationale.clone(),
-                    affects_tasks: affects_tasks.clone(),
-                    reversible: *reversible,
-                    approved_by: None,
-                });
+                self.decide(&who, question, choice, alternatives, rationale, affects_tasks, *reversible)?
             }
-            Op::Discover { content, kind, affects_tasks, promote_to_core } => {
-                required(content, "content")?;
-                limits::room("discoveries", self.discoveries.len())?;
-                self.known_tasks(affects_tasks)?;
-                self.next.discovery += 1;
-                self.discoveries.push(Discovery {
-                    id: format!("F-{}", self.next.discovery),
-                    discovered_at: now.into(),
-                    discovered_by: actor.into(),
-                    content: content.clone(),
-                    kind: *kind,
-                    affects_tasks: affects_tasks.clone(),
-                    promote_to_core: promote_to_core.clone(),
-                });
-            }
-            Op::Artifact { kind, path, description, task, checksum } => {
-                required(path, "path")?;
-                required(checksum, "checksum")?;
-                limits::room("artifacts", self.artifacts.len())?;
-                self.task(task)?;
-                let version = self.artifacts.iter().filter(|a| &a.path == path).map(|a| a.version).max().unwrap_or(0) + 1;
-                self.next.artifact += 1;
-                self.artifacts.push(Artifact {
-                    id: format!("A-{}", self.next.artifact),
-                    created_at: now.into(),
-                    created_by: actor.into(),
-                    kind: *kind,
-                    path: path.clone(),
-                    description: description.clone(),
-                    associated_task: task.clone(),
-                    version,
-                    checksum: checksum.clone(),
-                });
-            }
-            Op::Nudge { target, message, priority } => {
-                required(message, "message")?;
-                limits::room("nudges", self.nudges.len())?;
-                if let NudgeTarget::Agent(agent) = target {
-                    required(agent, "target agent")?;
-                }
-                self.next.nudge += 1;
-                self.nudges.push(Nudge {
-                    id: format!("N-{}", self.next.nudge),
-                    at: now.into(),
-                    by: actor.into(),
-                    target: target.clone(),
-                    message: message.clone(),
-                    priority: *priority,
-                });
-            }
-            Op::Approve { decision } => {
-                limits::room("approvals", self.approvals.len())?;
-                let d = self.decisions.iter_mut().find(|d| &d.id == decision).ok_or_else(|| BoardError::UnknownDecision(decision.clone()))?;
-                if !replaying && d.approved_by.is_some() {
-                    return Err(BoardError::AlreadyApproved(decision.clone()));
-                }
-                d.approved_by = Some(actor.into());
-                self.approvals.push(Approval { at: now.into(), by: actor.into(), decision: decision.clone() });
-            }
-            Op::Close { status } => {
-                if !matches!(status, BoardStatus::Completed | BoardStatus::Cancelled) {
-                    return Err(BoardError::NotAnEnding(*status));
-                }
-                self.status = *status;
-            }
+            Op::Discover { content, kind, affects_tasks, promote_to_core } => self.discover(&who, content, *kind, affects_tasks, promote_to_core)?,
+            Op::Artifact { kind, path, description, task, checksum } => self.artifact(&who, *kind, path, description, task, checksum)?,
+            Op::Nudge { target, message, priority } => self.nudge(&who, target, message, *priority)?,
+            Op::Approve { decision } => self.approve(&who, decision)?,
+            Op::Close { status } => self.close(&who, *status)?,
             Op::Archive if !replaying && self.status == BoardStatus::Active => return Err(BoardError::NotClosed(self.status)),
             Op::Archive => self.status = BoardStatus::Archived,
         }
         self.revision += 1;
         Ok(Event { revision: self.revision, actor: actor.into(), at: now.into(), op: op.clone() })
-    }
-
-    /// Who holds the claim on `task` and when they were last heard from. A task nobody holds
-    /// (not assigned or in progress) has no claim to renew or reclaim.
-    fn claim(&self, task: &str) -> Result<(String, String), BoardError> {
-        let t = self.task(task)?;
-        match (&t.assigned_to, t.status) {
-            (Some(by), TaskStatus::Assigned | TaskStatus::InProgress) => Ok((by.clone(), t.last_heard().unwrap_or_default().into())),
-            _ => Err(BoardError::IllegalTransition { task: task.into(), from: t.status, to: TaskStatus::Pending }),
-        }
-    }
-
-    /// A worker's moves on a task (starting it, sending it to review, failing or completing
-    /// it) are its assignee's, as spec 002's worker operations are: anyone else is refused
-    /// ([`BoardError::Claimed`]). The orchestrator's moves (assign, reclaim, block, cancel,
-    /// back to pending) stay open to every writer of the board.
-    fn worked_by(&self, task: &str, actor: &str) -> Result<(), BoardError> {
-        let t = self.task(task)?;
-        match &t.assigned_to {
-            Some(by) if by != actor => Err(BoardError::Claimed { task: task.into(), by: by.clone(), since: t.last_heard().unwrap_or_default().into() }),
-            _ => Ok(()),
-        }
-    }
-
-    /// A task may start once every task it depends on has completed.
-    fn ready_to_start(&self, task: &str) -> Result<(), BoardError> {
-        let on: Vec<String> = self.task(task)?.depends_on.iter().filter(|d| self.task(d).is_ok_and(|t| t.status != TaskStatus::Completed)).cloned().collect();
-        if on.is_empty() { Ok(()) } else { Err(BoardError::Waiting { task: task.into(), on }) }
     }
 }
