@@ -1,9 +1,9 @@
 //! OpenAI Chat Completions (`/v1/chat/completions`) as the proxy reads and writes it.
 
 use crate::history::{History, Recent};
+use crate::own::own_tool;
 use crate::parts::{Parts, Unread};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable};
-use crate::sessions::own_tool;
 use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;

@@ -5,10 +5,11 @@
 use crate::app::App;
 use crate::config::OnError;
 use crate::history::History;
+use crate::own::own_tool;
 use crate::parts::Unread;
 use crate::protocol::{Protocol, Relay, Said, Unreadable};
 use crate::relay::Sink;
-use crate::sessions::{Exchange, Tracked, own_tool};
+use crate::sessions::{Exchange, Tracked};
 use crate::upstream::{Answer, SESSION_HEADER};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method};

@@ -5,9 +5,9 @@
 //! prefix the next request repeats (cache breakpoints go on the system and on the history's end).
 
 use crate::history::{History, Recent};
+use crate::own::own_tool;
 use crate::parts::{Parts, Unread, fields_but, json, string, texts};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, usage};
-use crate::sessions::own_tool;
 use crate::sse::{Event, Events};
 use crate::written::Written;
 use bytes::Bytes;

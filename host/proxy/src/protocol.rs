@@ -6,8 +6,8 @@
 //! implementation and a route in `lib.rs`.
 
 use crate::history::{History, Recent};
+use crate::own::own_tool;
 use crate::parts::Unread;
-use crate::sessions::own_tool;
 use crate::written::Written;
 use bytes::Bytes;
 use serde_json::Value;

@@ -4,9 +4,9 @@
 //! the request then goes upstream as it was.
 
 use crate::history::{History, Recent};
+use crate::own::own_tool;
 use crate::parts::{Parts, Unread, fields_but, json, string};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, usage};
-use crate::sessions::own_tool;
 use crate::sse::{Event, Events};
 use crate::written::Written;
 use bytes::Bytes;
