@@ -72,6 +72,9 @@ impl From<std::result::Result<String, PathError>> for ToolOutput {
 pub enum Needs {
     /// The session alone: offered everywhere.
     Session,
+    /// The session's message history, which only a host that logs one (`workmem agent`,
+    /// `workmem proxy`, the adapters) gives it.
+    History,
     /// A worker's board and task ([`ToolContext::board`]).
     Board,
     /// Context documents ([`ToolContext::documents`]): offered by the MCP server.
@@ -174,7 +177,7 @@ pub const TOOLS: &[Tool] = &[
         handler: |cx, args| Ok(cx.session.memory_files().list(args.opt_str("path").unwrap_or(MEMORY_DIR)).map(|names| names.join("\n")).into()),
     },
     Tool {
-        name: "update_memory",
+        name: UPDATE_MEMORY,
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
         needs: Needs::Session,
@@ -195,13 +198,13 @@ pub const TOOLS: &[Tool] = &[
         },
     },
     Tool {
-        name: "compact_history",
+        name: COMPACT_HISTORY,
         description: "Compact conversation history and tool outputs to manage context. \
 Nothing is lost: every compacted message can be read back with read_history. Use when context_meta shows tokens > 20% (tools), \
 > 40% (conversation, archive) or > 60% (all). Always preserved: the recent turns, the current task. Returns what was compacted \
 and the token status; update working-memory/overview.md afterwards.",
         arguments: &[("target", TARGET, true), ("strategy", STRATEGY, false), ("keep_recent", KEEP_RECENT, false), ("archive_to", ARCHIVE_TO, false)],
-        needs: Needs::Session,
+        needs: Needs::History,
         handler: |cx, args| {
             let target = Target::named(args.str("target")).unwrap_or(Target::All);
             let strategy = args.opt_str("strategy").and_then(Strategy::named).unwrap_or(Strategy::Archive);
@@ -222,10 +225,10 @@ and the token status; update working-memory/overview.md afterwards.",
         },
     },
     Tool {
-        name: "read_history",
+        name: READ_HISTORY,
         description: "Read back messages of this session by sequence number, as they were before any compaction (compacted messages say their numbers).",
         arguments: &[("seq", SEQ, true), ("from", FROM, false)],
-        needs: Needs::Session,
+        needs: Needs::History,
         handler: |cx, args| {
             let read = workmem_store::messages::read_spec(args.str("seq"), args.opt_u32("from").unwrap_or(0));
             Ok(match crate::compact::read_result(cx.session, &read) {
@@ -375,13 +378,18 @@ and the token status; update working-memory/overview.md afterwards.",
 /// The registry as Chat Completions' `tools` array: the `board_*` tools only for a worker on
 /// a board, `compact_history` only where the model compacts (see [`own`]).
 pub fn openai_tools(worker: bool, auto_compact: bool) -> Value {
-    offered(worker, false).filter(|t| needed(t, auto_compact)).map(Tool::openai).collect()
+    offered(true, worker, false).filter(|t| needed(t, auto_compact)).map(Tool::openai).collect()
 }
+
+/// The names of workmem's own tools, everywhere they are named.
+pub const READ_HISTORY: &str = "read_history";
+pub const UPDATE_MEMORY: &str = "update_memory";
+pub const COMPACT_HISTORY: &str = "compact_history";
 
 /// The names of workmem's own tools: those it adds beside the tools of an agent that brings
 /// its own (behind `workmem proxy`, in the replay). A client's tool of one of these names is
 /// refused, as the answers of these are workmem's.
-pub const OWN: [&str; 3] = ["read_history", "update_memory", "compact_history"];
+pub const OWN: [&str; 3] = [READ_HISTORY, UPDATE_MEMORY, COMPACT_HISTORY];
 
 /// workmem's own tools that a request offers: the memory, reading back what a compaction
 /// replaced, and `compact_history` where the model compacts. With `auto_compact` the host
@@ -397,13 +405,14 @@ pub fn openai_own(auto_compact: bool) -> Value {
 
 /// Whether a mode needs `tool`: all but `compact_history` where the host compacts by itself.
 fn needed(tool: &Tool, auto_compact: bool) -> bool {
-    !(auto_compact && tool.name == "compact_history")
+    !(auto_compact && tool.name == COMPACT_HISTORY)
 }
 
 /// The tools offered where there is a board (`board`) and context documents (`documents`).
-pub fn offered(board: bool, documents: bool) -> impl Iterator<Item = &'static Tool> {
+pub fn offered(history: bool, board: bool, documents: bool) -> impl Iterator<Item = &'static Tool> {
     TOOLS.iter().filter(move |t| match t.needs {
         Needs::Session => true,
+        Needs::History => history,
         Needs::Board => board,
         Needs::Documents => documents,
     })

@@ -65,7 +65,7 @@ fn answer(script: &Shared, body: Value) -> Result<Value> {
         s.updates += 1;
         s.updated = true;
         let id = format!("call_workmem_update_{}", s.updates);
-        reply.tool_calls.push(workmem_store::ToolCall { id, name: "update_memory".into(), arguments: json!({"dsl": dsl}).to_string() });
+        reply.tool_calls.push(workmem_store::ToolCall { id, name: workmem_agent::tools::UPDATE_MEMORY.into(), arguments: json!({"dsl": dsl}).to_string() });
     }
     let wire = policy::wire(&reply);
     let finish = if wire.tool_calls.is_empty() { "stop" } else { "tool_calls" };

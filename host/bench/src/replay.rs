@@ -121,10 +121,10 @@ pub fn replay<'a>(
         let arguments = serde_json::json!({"dsl": stand_in.update(&session.overview()?)}).to_string();
         let id = format!("call_workmem_update_{}", meter.run.memory_updates + 1);
         let mut answered_with = answer.clone();
-        answered_with.tool_calls.push(ToolCall { id: id.clone(), name: "update_memory".into(), arguments: arguments.clone() });
+        answered_with.tool_calls.push(ToolCall { id: id.clone(), name: workmem_agent::tools::UPDATE_MEMORY.into(), arguments: arguments.clone() });
         session.append_reply(answered_with.clone(), Usage { sent: sent.tokens, prompt_tokens: None, completion_tokens: None })?;
         let mut cx = ToolContext { session: &session, runtime, tokenizer, llm: None, board: None, documents: None };
-        let out = tools::call(&mut cx, "update_memory", &arguments)?;
+        let out = tools::call(&mut cx, tools::UPDATE_MEMORY, &arguments)?;
         meter.run.memory_updates += 1;
         meter.update(sent);
         meter.run.updates_refused += u32::from(!out.ok);

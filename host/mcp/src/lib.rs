@@ -28,10 +28,6 @@ use workmem_store::Session;
 /// The memory as a resource.
 const OVERVIEW_URI: &str = "workmem://memory/overview.md";
 
-/// Tools that work on the session's message history, which only a client that logs one
-/// (`workmem agent`, `workmem proxy`) gives it.
-const HISTORY_TOOLS: [&str; 2] = ["compact_history", "read_history"];
-
 /// What the tools work on: one session, and optionally a model (for `compact_history`'s
 /// summaries), a board task and context documents.
 pub struct Workspace {
@@ -68,14 +64,13 @@ impl Server {
     pub fn new(workspace: Workspace) -> Result<Self, workmem_runtime::Error> {
         let history = workspace.session.next_seq().map_or(true, |next| next > 1);
         let dsl = dsl_reference(&workspace.runtime)?;
-        let tools = tools::offered(workspace.worker.is_some(), workspace.documents.is_some())
-            .filter(|t| history || !HISTORY_TOOLS.contains(&t.name))
+        let tools = tools::offered(history, workspace.worker.is_some(), workspace.documents.is_some())
             .map(|t| {
                 let schema = match t.parameters() {
                     serde_json::Value::Object(map) => map,
                     _ => unreachable!("a tool's parameters are a JSON object"),
                 };
-                let description = if t.name == "update_memory" { format!("{}\n\n{dsl}", t.description) } else { t.description.to_string() };
+                let description = if t.name == tools::UPDATE_MEMORY { format!("{}\n\n{dsl}", t.description) } else { t.description.to_string() };
                 Tool::new(t.name, description, Arc::new(schema))
             })
             .collect();
@@ -155,7 +150,7 @@ impl ServerHandler for Server {
     async fn list_prompts(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListPromptsResult, ErrorData> {
         let task = PromptArgument::new("task").with_description("What the agent is working on: the update is for it").with_required(true);
         let prompt = Prompt::new(
-            "update_memory",
+            tools::UPDATE_MEMORY,
             Some("Asks the model for one memory update in the DSL, given the memory as it stands; send its answer to the update_memory tool"),
             Some(vec![task]),
         );
@@ -163,7 +158,7 @@ impl ServerHandler for Server {
     }
 
     async fn get_prompt(&self, request: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, ErrorData> {
-        if request.name != "update_memory" {
+        if request.name != tools::UPDATE_MEMORY {
             return Err(ErrorData::invalid_params(format!("no prompt {:?}: the one prompt is update_memory", request.name), None));
         }
         let task = request.arguments.as_ref().and_then(|a| a.get("task")).and_then(|t| t.as_str()).filter(|t| !t.trim().is_empty());
