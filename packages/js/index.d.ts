@@ -150,11 +150,15 @@ export function updateAnswer(applied: Applied | null, errors?: Diagnostic[]): st
 export function readRange(seq: string): [number, number];
 export function readAnswer(seq: string, found: Entry[], start?: number): string;
 
-export interface Parsed {
+/** What parsing an update gave (the WIT's `parse-outcome`): the update, or null with the diagnostics that refused it. */
+export interface ParseOutcome {
   ok: boolean;
   update: Update | null;
   diagnostics: Diagnostic[];
 }
+
+/** @deprecated The name `ParseOutcome` had before 0.3 (the WIT's, Go's and Python's name). */
+export type Parsed = ParseOutcome;
 
 export interface ApplyOptions {
   /** RFC 3339 time stored on new entries (default: now). */
@@ -180,14 +184,14 @@ export interface Updated extends Applied {
 export type Ask = (messages: Message[]) => string | Promise<string>;
 
 export function now(): string;
-export function parse(text: string): Parsed;
+export function parse(text: string): ParseOutcome;
 export function overviewTemplate(): string;
 
 export class Memory {
   constructor();
   static load(state: string): Memory;
   save(): string;
-  validate(text: string): Parsed;
+  validate(text: string): ParseOutcome;
   apply(text: string, options?: ApplyOptions): Applied;
   merge(updates: Update[], options?: ApplyOptions): Applied;
   render(): string;

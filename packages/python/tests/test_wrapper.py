@@ -18,7 +18,7 @@ import wasmtime
 from wasmtime.component import RecordType
 
 import workmem
-from workmem import Applied, Diagnostic, Engine, LearningAdd, LearningOps, ParseResult, Snapshot, Update, WorkmemError
+from workmem import Applied, Diagnostic, Engine, LearningAdd, LearningOps, ParseOutcome, ParseResult, Snapshot, Update, WorkmemError
 
 
 def test_apply_raises_with_positioned_diagnostics_and_changes_nothing(engine):
@@ -153,14 +153,15 @@ def test_the_dataclasses_match_the_component_types():
             check(inner, element)
         checked.append(cls.__name__)
 
-    check(ParseResult, funcs["parse"].result)
+    check(ParseOutcome, funcs["parse"].result)
+    assert ParseResult is ParseOutcome, "the old name stays for one release"
     check(Applied, funcs["[method]memory.apply"].result.ok)
     check(Snapshot, funcs["[method]memory.snapshot"].result)
     check(Update, funcs["[method]memory.merge"].params[1][1].element)
     history = {name: item.ty for name, item in component.type.exports(engine)[workmem.HISTORY].ty.exports(engine).items()}
     check(workmem.Compaction, history["fallback"].result.payload)
     check(workmem.Entry, history["apply-replacements"].result.element)
-    assert {"ParseResult", "Update", "Diagnostic", "Applied", "Snapshot", "Learning", "Progress", "Compaction", "Entry", "ChatMessage",
+    assert {"ParseOutcome", "Update", "Diagnostic", "Applied", "Snapshot", "Learning", "Progress", "Compaction", "Entry", "ChatMessage",
             "Replacement", "ToolCall"} <= set(checked), checked
 
 

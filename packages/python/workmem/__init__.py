@@ -32,7 +32,7 @@ from ._typecache import remember_type
 __all__ = [
     "Applied", "ArchiveOp", "Archival", "Board", "BoardApplied", "BoardError", "Bounds", "CallRequest", "ChatMessage", "CompactionMark", "DocumentError", "DocumentSection", "Compaction", "CompactionRefused", "ContextRequest", "ContextStats",
     "Diagnostic", "Engine", "Entry",
-    "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseResult", "Prepared", "Progress", "Reminders", "Replacement", "Snapshot", "Standing",
+    "Learning", "LearningAdd", "LearningOps", "Memory", "Message", "ParseOutcome", "ParseResult", "Prepared", "Progress", "Reminders", "Replacement", "Snapshot", "Standing",
     "Session", "SessionError", "ToolCall", "View", "Update", "Updated", "VerbatimAdd", "VerbatimEntry", "VerbatimOps", "WorkmemError",
     "now",
 ]
@@ -101,13 +101,20 @@ class Update:
 
 
 @dataclass
-class ParseResult:
+class ParseOutcome:
+    """What parsing an update gave (the WIT's `parse-outcome`): the update, or None with the
+    diagnostics that refused it."""
+
     update: Optional[Update]
     diagnostics: List[Diagnostic]
 
     @property
     def ok(self) -> bool:
         return self.update is not None
+
+
+ParseResult = ParseOutcome
+"""Deprecated: the name `ParseOutcome` had before 0.3 (the WIT's, Go's and JavaScript's name)."""
 
 
 @dataclass
@@ -516,9 +523,9 @@ class Engine:
                                f"memory (Engine(max_memory_bytes=...) raises it); its memories are gone") from e
         return result
 
-    def parse(self, text: str) -> ParseResult:
+    def parse(self, text: str) -> ParseOutcome:
         """Reads a DSL update. Bad input is reported in `diagnostics`, never raised."""
-        return _from_wit(self._call("parse", text), ParseResult)
+        return _from_wit(self._call("parse", text), ParseOutcome)
 
     def overview_template(self) -> str:
         return str(self._call("overview-template"))
@@ -856,9 +863,9 @@ class Memory(_Resident):
         """state.json: the engine's serialized form, the same bytes from every runtime."""
         return str(self._call("[method]memory.save"))
 
-    def validate(self, text: str) -> ParseResult:
+    def validate(self, text: str) -> ParseOutcome:
         """`parse`, plus warnings for ARCHIVEs of IDs this memory does not have."""
-        return _from_wit(self._call("[method]memory.validate", text), ParseResult)
+        return _from_wit(self._call("[method]memory.validate", text), ParseOutcome)
 
     def apply(self, text: str, at: Optional[str] = None, overview: bool = False, state: bool = False) -> Applied:
         """Parses, validates and merges `text`; raises WorkmemError, changing nothing, when it has errors."""
