@@ -92,3 +92,22 @@ fn the_counts_in_docs_testing_are_the_datas() {
     let cases = tokens.as_array().or_else(|| tokens["cases"].as_array()).map_or(0, Vec::len);
     assert_eq!(said("the Rust host's counts of ", " messages"), cases, "docs/testing.md: tests/data/tokens.json's messages");
 }
+
+/// `common::each` runs every case and names each that failed, not only the first.
+#[test]
+fn a_suite_of_cases_reports_every_failure() {
+    let ran = std::cell::Cell::new(0);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        common::each(
+            [1, 2, 3, 4],
+            |n| format!("case {n}"),
+            |n| {
+                ran.set(ran.get() + 1);
+                assert!(n % 2 == 1, "{n} is even");
+            },
+        )
+    }));
+    let message = outcome.unwrap_err().downcast::<String>().map(|m| *m).unwrap_or_default();
+    assert_eq!(ran.get(), 4, "every case ran");
+    assert!(message.contains("2 of 4 cases failed") && message.ends_with("case 2, case 4"), "{message}");
+}

@@ -80,11 +80,15 @@ fn refusals(target: &dyn Target) {
         (b"crlf\r\n", "control-character", "1:5: control character U+000D; only tab and newline are allowed"),
         ("x\u{FFFE}".as_bytes(), "noncharacter", "1:2: U+FFFE is a Unicode noncharacter"),
     ];
-    for (bytes, rule, sentence) in cases {
-        let refused = docs.put("v", "m", "a", bytes, None).unwrap_err();
-        assert_eq!((refused.code(), refused.to_string()), ("invalid_document", sentence.to_string()));
-        assert!(matches!(refused, workmem_store::db::Error::InvalidDocument { rule: r, .. } if r == rule), "{sentence}: the rule is {rule}");
-    }
+    common::each(
+        cases,
+        |c| c.1.to_string(),
+        |(bytes, rule, sentence)| {
+            let refused = docs.put("v", "m", "a", bytes, None).unwrap_err();
+            assert_eq!((refused.code(), refused.to_string()), ("invalid_document", sentence.to_string()));
+            assert!(matches!(refused, workmem_store::db::Error::InvalidDocument { rule: r, .. } if r == rule), "{sentence}: the rule is {rule}");
+        },
+    );
     assert!(docs.put(" ", "m", "a", b"# Facts\n", None).is_err(), "an empty vault ID");
     assert_eq!(docs.versions("v", "m").unwrap().len(), 1, "no refusal stored anything");
 }

@@ -120,26 +120,30 @@ fn provider_errors_say_what_the_provider_said() {
         (401, unauthorized, "invalid_api_key", "Incorrect API key provided", 1),
         (529, overloaded, "overloaded_error", "Overloaded", 3),
     ];
-    for (status, body, code, message, requests) in cases {
-        let ws = Workspace::new(&format!("provider-{status}"));
-        let before = ws.files();
-        let script = vec![Reply::Json { status, headers: vec![], body: body.to_string() }; 3];
-        let server = Server::start(script);
-        let out = update(&ws, &server, &["--json", "--retries", "2"]);
-        assert_eq!(out.status.code(), Some(1), "{status}");
-        assert_eq!(server.requests().len(), requests, "{status}: attempts");
-        let err = stderr(&out);
-        let url = format!("{}/chat/completions", server.url);
-        for once in [url.as_str(), &format!("HTTP {status}"), code, message] {
-            assert_eq!(err.matches(once).count(), 1, "{status}: {once:?} once in {err}");
-        }
-        assert!(!err.contains("rate limiting"), "{status}: {err}");
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let e = &v["error"];
-        assert_eq!((e["kind"].as_str(), e["status"].as_u64(), e["provider_code"].as_str()), (Some("model"), Some(u64::from(status)), Some(code)), "{v}");
-        assert!(e["provider_message"].as_str().unwrap().contains(message) && e["url"] == url.as_str(), "{v}");
-        assert_eq!(ws.files(), before, "{status}: the memory changed");
-    }
+    common::each(
+        cases,
+        |c| format!("HTTP {}", c.0),
+        |(status, body, code, message, requests)| {
+            let ws = Workspace::new(&format!("provider-{status}"));
+            let before = ws.files();
+            let script = vec![Reply::Json { status, headers: vec![], body: body.to_string() }; 3];
+            let server = Server::start(script);
+            let out = update(&ws, &server, &["--json", "--retries", "2"]);
+            assert_eq!(out.status.code(), Some(1), "{status}");
+            assert_eq!(server.requests().len(), requests, "{status}: attempts");
+            let err = stderr(&out);
+            let url = format!("{}/chat/completions", server.url);
+            for once in [url.as_str(), &format!("HTTP {status}"), code, message] {
+                assert_eq!(err.matches(once).count(), 1, "{status}: {once:?} once in {err}");
+            }
+            assert!(!err.contains("rate limiting"), "{status}: {err}");
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let e = &v["error"];
+            assert_eq!((e["kind"].as_str(), e["status"].as_u64(), e["provider_code"].as_str()), (Some("model"), Some(u64::from(status)), Some(code)), "{v}");
+            assert!(e["provider_message"].as_str().unwrap().contains(message) && e["url"] == url.as_str(), "{v}");
+            assert_eq!(ws.files(), before, "{status}: the memory changed");
+        },
+    );
 }
 
 /// A hostile provider's error message reaches the terminal shown, not obeyed (an OSC 52
@@ -264,16 +268,20 @@ fn update_failures_leave_the_memory_unchanged() {
         ("limited", vec![Reply::status(429, vec![])], "HTTP 429"),
         ("down", vec![Reply::status(502, vec![])], "HTTP 502"),
     ];
-    for (name, script, message) in cases {
-        let ws = Workspace::new(name);
-        let before = ws.files();
-        let server = Server::start(script);
-        let out = update(&ws, &server, &["--retries", "0"]);
-        assert_eq!(out.status.code(), Some(1), "{name}");
-        assert!(stderr(&out).contains(message), "{name}: {}", stderr(&out));
-        assert!(stderr(&out).contains("nothing was applied"), "{name}: {}", stderr(&out));
-        assert_eq!(ws.files(), before, "{name}: the memory changed");
-    }
+    common::each(
+        cases,
+        |c| c.0.to_string(),
+        |(name, script, message)| {
+            let ws = Workspace::new(name);
+            let before = ws.files();
+            let server = Server::start(script);
+            let out = update(&ws, &server, &["--retries", "0"]);
+            assert_eq!(out.status.code(), Some(1), "{name}");
+            assert!(stderr(&out).contains(message), "{name}: {}", stderr(&out));
+            assert!(stderr(&out).contains("nothing was applied"), "{name}: {}", stderr(&out));
+            assert_eq!(ws.files(), before, "{name}: the memory changed");
+        },
+    );
 }
 
 #[test]
@@ -324,15 +332,20 @@ fn answers_past_the_cap_are_refused_whatever_their_shape() {
     let capped = |server: &Server, stream: bool| Config { timeout: Duration::from_secs(20), max_answer_bytes: 10_000, ..config(server, stream) };
     let big = "y".repeat(15_000);
     let cases = [(Reply::Endless, true), (Reply::streamed(&big), true), (Reply::answer(&big), false)];
-    for (reply, stream) in cases {
-        let server = Server::start(vec![reply]);
-        let started = std::time::Instant::now();
-        let err = ask(&Client::new(capped(&server, stream))).unwrap_err();
-        assert!(matches!(err, LlmError::TooLarge { limit: 10_000 }), "{err:?}");
-        assert!(err.to_string().contains("$WORKMEM_MAX_ANSWER_BYTES"), "{err}");
-        assert_eq!(server.requests().len(), 1, "a refused answer is not asked for again");
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-    }
+    let shapes = ["endless", "streamed", "whole"];
+    common::each(
+        cases.into_iter().zip(shapes),
+        |c| c.1.to_string(),
+        |((reply, stream), _)| {
+            let server = Server::start(vec![reply]);
+            let started = std::time::Instant::now();
+            let err = ask(&Client::new(capped(&server, stream))).unwrap_err();
+            assert!(matches!(err, LlmError::TooLarge { limit: 10_000 }), "{err:?}");
+            assert!(err.to_string().contains("$WORKMEM_MAX_ANSWER_BYTES"), "{err}");
+            assert_eq!(server.requests().len(), 1, "a refused answer is not asked for again");
+            assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        },
+    );
     // Under the cap, the same answers are taken.
     let fits = "z".repeat(9_000);
     for (reply, stream) in [(Reply::streamed(&fits), true), (Reply::answer(&fits), false)] {

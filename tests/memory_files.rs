@@ -1,6 +1,7 @@
 //! The memory file tools: every path the LLM names is checked by the host before it
 //! touches the disk. Each refusal is tested, and so is what a refusal must not do.
 
+use crate::common;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -40,18 +41,22 @@ fn names_that_leave_the_session_or_working_memory_are_refused() {
     let corpus: serde_json::Value = serde_json::from_str(include_str!("data/path-refusals.json")).unwrap();
     let cases = corpus["cases"].as_array().unwrap();
     assert!(cases.len() >= 10);
-    for case in cases {
-        let name = case["name"].as_str().unwrap();
-        let want = match case["refusal"].as_str().unwrap() {
-            "escapes" => PathError::Escapes(name.into()),
-            "outside_memory" => PathError::OutsideMemory(name.into()),
-            "reserved" => PathError::Reserved(name.into()),
-            other => panic!("unknown refusal {other}"),
-        };
-        assert_eq!(files.write(name, "pwned"), Err(want.clone()), "write {name:?}");
-        assert_eq!(files.read(name).map(|_| ()), Err(want.clone()), "read {name:?}");
-        assert_eq!(files.list(name).map(|_| ()), Err(want), "list {name:?}");
-    }
+    common::each(
+        cases,
+        |case| case["name"].to_string(),
+        |case| {
+            let name = case["name"].as_str().unwrap();
+            let want = match case["refusal"].as_str().unwrap() {
+                "escapes" => PathError::Escapes(name.into()),
+                "outside_memory" => PathError::OutsideMemory(name.into()),
+                "reserved" => PathError::Reserved(name.into()),
+                other => panic!("unknown refusal {other}"),
+            };
+            assert_eq!(files.write(name, "pwned"), Err(want.clone()), "write {name:?}");
+            assert_eq!(files.read(name).map(|_| ()), Err(want.clone()), "read {name:?}");
+            assert_eq!(files.list(name).map(|_| ()), Err(want), "list {name:?}");
+        },
+    );
     let outside = dir.parent().unwrap().join(format!("escaped-{}", std::process::id()));
     let outside_name = outside.display().to_string();
     assert_eq!(files.write(&outside_name, "pwned"), Err(PathError::Escapes(outside_name.clone())));

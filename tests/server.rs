@@ -520,15 +520,19 @@ fn bad_input(target: &dyn Target) {
         ("a document over --max-document-bytes", "text/plain", big.as_bytes(), 422, "invalid_document", "1024"),
         ("a body over --max-body-bytes", "text/plain", &[b'a'; 70_000], 413, "payload_too_large", "--max-body-bytes"),
     ];
-    for (what, content_type, body, status, code, says) in cases {
-        let reply = put(&s, CONTEXT, &token, content_type, body);
-        assert_eq!((reply.status, reply.error()), (status, code.to_string()), "{what}");
-        let message = reply.json()["error"]["message"].as_str().unwrap().to_string();
-        assert!(message.contains(says), "{what}: {message:?} should say {says:?}");
-        // A document refusal names its rule as data, as a board refusal does.
-        assert_eq!(reply.json()["error"]["rule"].is_string(), code == "invalid_document", "{what}: {}", reply.json());
-        assert_eq!(get(&s, CONTEXT, &token).json()["version"], 1, "{what} stored nothing");
-    }
+    common::each(
+        cases,
+        |c| c.0.to_string(),
+        |(what, content_type, body, status, code, says)| {
+            let reply = put(&s, CONTEXT, &token, content_type, body);
+            assert_eq!((reply.status, reply.error()), (status, code.to_string()), "{what}");
+            let message = reply.json()["error"]["message"].as_str().unwrap().to_string();
+            assert!(message.contains(says), "{what}: {message:?} should say {says:?}");
+            // A document refusal names its rule as data, as a board refusal does.
+            assert_eq!(reply.json()["error"]["rule"].is_string(), code == "invalid_document", "{what}: {}", reply.json());
+            assert_eq!(get(&s, CONTEXT, &token).json()["version"], 1, "{what} stored nothing");
+        },
+    );
     let location = put(&s, CONTEXT, &token, "text/plain", b"# Facts\n- ok\n- bell \x07\n").json()["error"]["message"].as_str().unwrap().to_string();
     assert!(location.starts_with("3:8:"), "a refusal says where, line:column: {location}");
     for (path, code) in [

@@ -182,3 +182,20 @@ pub fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
         .cloned()
         .or_else(|| entries.iter().filter(|p| p.is_dir()).find_map(|p| find_file(p, name)))
 }
+
+/// Runs `check` on every case, each named by `name`, and fails once at the end listing every
+/// case that failed: a suite of cases in one `#[test]` that stopped at its first failure hid
+/// the others.
+pub fn each<T>(cases: impl IntoIterator<Item = T>, name: impl Fn(&T) -> String, mut check: impl FnMut(T)) {
+    let mut failed = Vec::new();
+    let mut ran = 0;
+    for case in cases {
+        let named = name(&case);
+        ran += 1;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(case))).is_err() {
+            failed.push(named);
+        }
+    }
+    assert!(ran > 0, "no cases ran");
+    assert!(failed.is_empty(), "{} of {ran} cases failed (each one's message is above): {}", failed.len(), failed.join(", "));
+}
