@@ -2,7 +2,7 @@
 
 use crate::history::{History, Recent};
 use crate::own::own_tool;
-use crate::parts::{Parts, Unread};
+use crate::parts::{Layout, Unread};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable};
 use crate::written::Written;
 use bytes::Bytes;
@@ -70,7 +70,7 @@ impl Protocol for Chat {
         tools: &Value,
         written: &'w mut Written,
     ) -> (Cow<'w, [u8]>, Option<Written>) {
-        let parts = Parts::of(built);
+        let parts = Layout::of(built);
         let opening = parts.history.iter().take_while(|(m, _)| m.role == "system").count();
         let order = crate::written::Order { leading: parts.leading.len(), opening };
         let retired = crate::written::chat_body(request, built.carry(), built.reused, order, tools, written);

@@ -6,7 +6,7 @@
 
 use crate::history::{History, Recent};
 use crate::own::own_tool;
-use crate::parts::{Parts, Unread, fields_but, json, string, texts};
+use crate::parts::{Layout, Unread, fields_but, json, string, texts};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, usage};
 use crate::sse::{Event, Events};
 use crate::written::Written;
@@ -56,7 +56,7 @@ impl Protocol for Messages {
         tools: &Value,
         written: &'w mut Written,
     ) -> (Cow<'w, [u8]>, Option<Written>) {
-        let body = upstream_body(request, &Parts::of(built), tools);
+        let body = upstream_body(request, &Layout::of(built), tools);
         written.keep_carry(built.carry());
         (Cow::Owned(body), None)
     }
@@ -308,7 +308,7 @@ fn blocks<'a>(m: &'a workmem_llm::Message, opaque: &'a [Value]) -> (&'static str
 /// instructions and memory after the client's `system`, the history, and `context_meta` in the
 /// last user message. Written straight from the view: a `Value` of a 1,000-message history,
 /// written out and dropped, took about half of what the proxy added to such a request.
-fn upstream_body(request: &Value, parts: &Parts, tools: &Value) -> Vec<u8> {
+fn upstream_body(request: &Value, parts: &Layout, tools: &Value) -> Vec<u8> {
     let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
@@ -612,13 +612,13 @@ mod tests {
             (&orphan, &none[..]),
             (&hi, &none[..]),
         ];
-        let parts = crate::parts::Parts { leading: &guide, history: long, tail: Some(&meta) };
+        let parts = crate::parts::Layout { leading: &guide, history: long, tail: Some(&meta) };
         assert_eq!(
             String::from_utf8(upstream_body(&request, &parts, &json!([]))).unwrap(),
             r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"},{"type":"text","text":"[empty]"}]},{"role":"system","content":[{"type":"text","text":"a notice"}]},{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":null,"content":"orphan"},{"type":"text","text":"hi ü","cache_control":{"type":"ephemeral"}},{"type":"text","text":"<context_meta>{}</context_meta>"}]}],"tools":[]}"#
         );
         let short = vec![(&hi, &none[..]), (&reading, &thinking[..]), (&read, &none[..]), (&empty, &none[..]), (&thought, &thinking[..])];
-        let parts = crate::parts::Parts { leading: &guide, history: short, tail: None };
+        let parts = crate::parts::Layout { leading: &guide, history: short, tail: None };
         assert_eq!(
             String::from_utf8(upstream_body(&request, &parts, &json!([]))).unwrap(),
             r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s","cache_control":{"type":"ephemeral"}}]}],"tools":[]}"#

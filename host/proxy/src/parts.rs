@@ -59,23 +59,23 @@ pub(crate) fn texts(content: &Value, kinds: &[&str], sep: &str, noun: &str) -> R
     }
 }
 
-/// A bounded request's messages in their parts: the engine's before the history (its
+/// A bounded request's layout (not axum's request `Parts`): the engine's messages before the history (its
 /// instructions and the memory), the history with each message's opaque parts, and the one
 /// after it (`context_meta`).
-pub(crate) struct Parts<'a> {
+pub(crate) struct Layout<'a> {
     pub leading: &'a [workmem_llm::Message],
     pub history: Vec<(&'a workmem_llm::Message, &'a [Value])>,
     pub tail: Option<&'a workmem_llm::Message>,
 }
 
-impl<'a> Parts<'a> {
+impl<'a> Layout<'a> {
     pub fn of(built: &'a workmem_agent::context::Built) -> Self {
         let n = built.view.len().min(built.messages.len());
         let leading = built.messages.len().saturating_sub(n + 1);
         let (leading, rest) = built.messages.split_at(leading);
         let (history, tail) = rest.split_at(n.min(rest.len()));
         let opaque = |i: usize| built.view.get(i).and_then(|e| built.opaque.get(&e.seq)).map_or(&[][..], Vec::as_slice);
-        Parts { leading, history: history.iter().enumerate().map(|(i, m)| (m, opaque(i))).collect(), tail: tail.first() }
+        Layout { leading, history: history.iter().enumerate().map(|(i, m)| (m, opaque(i))).collect(), tail: tail.first() }
     }
 }
 

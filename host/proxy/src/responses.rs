@@ -5,7 +5,7 @@
 
 use crate::history::{History, Recent};
 use crate::own::own_tool;
-use crate::parts::{Parts, Unread, fields_but, json, string};
+use crate::parts::{Layout, Unread, fields_but, json, string};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, usage};
 use crate::sse::{Event, Events};
 use crate::written::Written;
@@ -53,7 +53,7 @@ impl Protocol for Responses {
         tools: &Value,
         written: &'w mut Written,
     ) -> (Cow<'w, [u8]>, Option<Written>) {
-        let body = upstream_body(request, &Parts::of(built), tools);
+        let body = upstream_body(request, &Layout::of(built), tools);
         written.keep_carry(built.carry());
         (Cow::Owned(body), None)
     }
@@ -175,7 +175,7 @@ fn message(out: &mut Vec<u8>, role: &str, text: &str) {
 /// The client's request with the session's view as its input: workmem's instructions, memory
 /// and context_meta as developer messages (first, and last), each assistant message's
 /// reasoning before it. Written straight from the view, not through a `Value` of it.
-fn upstream_body(request: &Value, parts: &Parts, tools: &Value) -> Vec<u8> {
+fn upstream_body(request: &Value, parts: &Layout, tools: &Value) -> Vec<u8> {
     let mut out = Vec::with_capacity(parts.history.iter().map(|(m, _)| m.content.len() + 96).sum::<usize>() + 4096);
     out.push(b'{');
     fields_but(&mut out, request, &["input", "tools"]);
@@ -430,12 +430,12 @@ mod tests {
             (&thought, &none[..]),
         ];
         let request = json!({"model": "gpt-5", "input": "x", "instructions": "Be brief.", "stream": true, "tools": [{"type": "function", "name": "exec"}], "prompt_cache_key": "k"});
-        let parts = crate::parts::Parts { leading: &guide, history, tail: Some(&meta) };
+        let parts = crate::parts::Layout { leading: &guide, history, tail: Some(&meta) };
         assert_eq!(
             String::from_utf8(upstream_body(&request, &parts, &json!([{"type": "function", "name": "exec"}]))).unwrap(),
             r#"{"model":"gpt-5","instructions":"Be brief.","stream":true,"prompt_cache_key":"k","input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"guide"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi ü"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Running"}]},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"out \"q\"\n"},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":null,"output":"orphan"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"notice"}]},{"type":"message","role":"developer","content":[{"type":"input_text","text":"dev"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"<context_meta>{}</context_meta>"}]}],"tools":[{"type":"function","name":"exec"}]}"#
         );
-        let parts = crate::parts::Parts { leading: &[], history: Vec::new(), tail: None };
+        let parts = crate::parts::Layout { leading: &[], history: Vec::new(), tail: None };
         assert_eq!(String::from_utf8(upstream_body(&json!([1]), &parts, &json!([]))).unwrap(), r#"{"input":[],"tools":[]}"#);
     }
 }
