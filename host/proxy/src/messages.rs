@@ -56,9 +56,7 @@ impl Protocol for Messages {
         tools: &Value,
         written: &'w mut Written,
     ) -> (Cow<'w, [u8]>, Option<Written>) {
-        let body = upstream_body(request, &Layout::of(built), tools);
-        written.keep_carry(built.carry());
-        (Cow::Owned(body), None)
+        crate::protocol::whole(upstream_body(request, &Layout::of(built), tools), built, written)
     }
 
     fn relay(&self) -> Box<dyn Relay> {

@@ -50,6 +50,13 @@ pub(crate) fn usage(prompt: u64, completion: u64) -> workmem_llm::Usage {
     workmem_llm::Usage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) }
 }
 
+/// A body written whole (the protocols but Chat Completions write theirs so): sent as it is,
+/// with `written` keeping what the next request is built on from.
+pub(crate) fn whole<'w>(body: Vec<u8>, built: &mut workmem_agent::context::Built, written: &'w mut Written) -> (Cow<'w, [u8]>, Option<Written>) {
+    written.keep_carry(built.carry());
+    (Cow::Owned(body), None)
+}
+
 /// What the model said in one round, and its opaque parts (see `workmem_store::Message::opaque`).
 pub(crate) type Said = (Completion, Vec<Value>);
 
