@@ -3,7 +3,7 @@
 use crate::history::{History, Recent};
 use crate::own::own_tool;
 use crate::parts::{Layout, Unread};
-use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable};
+use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, Upstream};
 use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;
@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
+use workmem_agent::context::Built;
 use workmem_agent::tools::Tool;
 use workmem_llm::{ChatStream, Completion};
 use workmem_store::{Message, ToolCall};
@@ -63,13 +64,7 @@ impl Protocol for Chat {
     /// Written on from `written`, the session's last body upstream, with workmem's
     /// instructions and memory after the client's system prompt (docs/proxy.md); `built`'s
     /// messages are kept there for the next request, and sent from there.
-    fn upstream_body<'w>(
-        &self,
-        request: &Value,
-        built: &mut workmem_agent::context::Built,
-        tools: &Value,
-        written: &'w mut Written,
-    ) -> (Cow<'w, [u8]>, Option<Written>) {
+    fn upstream_body<'w>(&self, request: &Value, built: &mut Built, tools: &Value, written: &'w mut Written) -> Upstream<'w> {
         let parts = Layout::of(built);
         let opening = parts.history.iter().take_while(|(m, _)| m.role == "system").count();
         let order = crate::written::Order { leading: parts.leading.len(), opening };

@@ -7,16 +7,16 @@
 use crate::history::{History, Recent};
 use crate::own::own_tool;
 use crate::parts::{Layout, Unread, fields_but, json, string, texts};
-use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, usage};
+use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, Upstream, usage};
 use crate::sse::{Event, Events};
 use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+use workmem_agent::context::Built;
 use workmem_agent::tools::Tool;
 use workmem_llm::{Completion, FunctionCall, Usage};
 use workmem_store::{Message, ToolCall};
@@ -49,13 +49,7 @@ impl Protocol for Messages {
     }
 
     /// Written whole (see [`upstream_body`]); the next request is still built on from this one.
-    fn upstream_body<'w>(
-        &self,
-        request: &Value,
-        built: &mut workmem_agent::context::Built,
-        tools: &Value,
-        written: &'w mut Written,
-    ) -> (Cow<'w, [u8]>, Option<Written>) {
+    fn upstream_body<'w>(&self, request: &Value, built: &mut Built, tools: &Value, written: &'w mut Written) -> Upstream<'w> {
         crate::protocol::whole(upstream_body(request, &Layout::of(built), tools), built, written)
     }
 

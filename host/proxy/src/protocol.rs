@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
+use workmem_agent::context::Built;
 use workmem_agent::tools::Tool;
 use workmem_llm::Completion;
 
@@ -50,9 +51,13 @@ pub(crate) fn usage(prompt: u64, completion: u64) -> workmem_llm::Usage {
     workmem_llm::Usage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) }
 }
 
+/// A body for the upstream, and what `written` held before where the protocol writes on from
+/// it (see [`Protocol::upstream_body`]).
+pub(crate) type Upstream<'w> = (Cow<'w, [u8]>, Option<Written>);
+
 /// A body written whole (the protocols but Chat Completions write theirs so): sent as it is,
 /// with `written` keeping what the next request is built on from.
-pub(crate) fn whole<'w>(body: Vec<u8>, built: &mut workmem_agent::context::Built, written: &'w mut Written) -> (Cow<'w, [u8]>, Option<Written>) {
+pub(crate) fn whole<'w>(body: Vec<u8>, built: &mut Built, written: &'w mut Written) -> Upstream<'w> {
     written.keep_carry(built.carry());
     (Cow::Owned(body), None)
 }
@@ -116,13 +121,7 @@ pub(crate) trait Protocol: Sync {
     /// history, and what `written` held before where the protocol writes on from it (to be
     /// dropped once the request is on its way); `written` keeps what the next request is built
     /// on from.
-    fn upstream_body<'w>(
-        &self,
-        request: &Value,
-        built: &mut workmem_agent::context::Built,
-        tools: &Value,
-        written: &'w mut Written,
-    ) -> (Cow<'w, [u8]>, Option<Written>);
+    fn upstream_body<'w>(&self, request: &Value, built: &mut Built, tools: &Value, written: &'w mut Written) -> Upstream<'w>;
 
     /// A stream's relay to the client, for this request's rounds.
     fn relay(&self) -> Box<dyn Relay>;
