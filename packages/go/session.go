@@ -285,13 +285,14 @@ const (
 )
 
 // claim takes .lock.holder, the half of the lock that Node's writer (which has no file locks)
-// takes too (host/store/src/holder.rs says how), waiting while a live process holds it; one
-// whose process is gone (or left empty for emptyStale) is broken, if it still says what was
-// judged stale.
+// takes too (host/store/src/holder.rs says how), this process holding the flock, waiting while
+// a live process holds it; one whose process is gone, left empty for emptyStale, or written
+// under the flock (whose writer must be gone, as this one holds it now) is broken, if it still
+// says what was judged stale.
 func (s *Session) claim() error {
 	nonce := make([]byte, 8)
 	_, _ = rand.Read(nonce)
-	claim := fmt.Sprintf("%d %x\n", os.Getpid(), nonce)
+	claim := fmt.Sprintf("%d %x flock\n", os.Getpid(), nonce)
 	for {
 		f, err := s.root.OpenFile(holderFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err == nil {
@@ -333,6 +334,9 @@ func (s *Session) staleHolder() ([]byte, bool) {
 	words := bytes.Fields(text)
 	if len(words) == 0 {
 		return text, time.Since(info.ModTime()) > emptyStale
+	}
+	if len(words) > 2 && string(words[2]) == "flock" {
+		return text, true
 	}
 	pid, err := strconv.Atoi(string(words[0]))
 	if err != nil || pid <= 0 {

@@ -161,6 +161,14 @@ func TestSessionHolderFileOfALiveProcessHoldsACommit(t *testing.T) {
 	if _, err := s.Apply(ctx, e, "KEY_LEARNINGS:\n  ADD:\n    - because a crash left it: an empty holder file\n", fixtureAt); err != nil {
 		t.Fatal(err)
 	}
+	// One written under the flock, which this writer now holds, is a crash's, whatever process
+	// took its number since (this one's, here).
+	if err := os.WriteFile(holder, []byte(fmt.Sprintf("%d 0123 flock\n", os.Getpid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, e, "KEY_LEARNINGS:\n  ADD:\n    - because a CLI was killed: a holder file under the flock\n", fixtureAt); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(holder); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the holder file outlived the lock: %v", err)
 	}

@@ -118,7 +118,11 @@ def test_a_live_holder_file_holds_a_commit_and_a_gone_ones_is_broken(engine, tmp
         (directory / ".lock.holder").write_text("")
         os.utime(directory / ".lock.holder", (time.time() - 10, time.time() - 10))
         assert session.append([ChatMessage("user", "after a crash")]) == [2]
-        assert [r["seq"] for r in session.records()] == [1, 2]
+        # One written under the flock, which this writer now holds, is a crash's, whatever
+        # process took its number since (this one's, here).
+        (directory / ".lock.holder").write_text(f"{os.getpid()} 0123 flock\n")
+        assert session.append([ChatMessage("user", "after a killed CLI")]) == [3]
+        assert [r["seq"] for r in session.records()] == [1, 2, 3]
     assert not (directory / ".lock.holder").exists()
 
 

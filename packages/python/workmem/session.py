@@ -446,10 +446,11 @@ class Session:
             os.close(fd)
 
     def _claim(self) -> None:
-        """Takes the holder file, waiting while a live process holds it; one whose process is
-        gone (or left empty for `_EMPTY_STALE` seconds) is broken, if it still says what was
-        judged stale."""
-        claim = f"{os.getpid()} {secrets.token_hex(8)}\n".encode()
+        """Takes the holder file (this process holds the flock), waiting while a live process
+        holds it; one whose process is gone, left empty for `_EMPTY_STALE` seconds, or written
+        under the flock (whose writer must be gone, as this one holds it now) is broken, if it
+        still says what was judged stale."""
+        claim = f"{os.getpid()} {secrets.token_hex(8)} flock\n".encode()
         while True:
             try:
                 fd = os.open(HOLDER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self._fd)
@@ -480,6 +481,8 @@ class Session:
         words = text.split()
         if not words:
             return text if age > _EMPTY_STALE else None
+        if words[2:3] == [b"flock"]:
+            return text
         try:
             pid = int(words[0])
             if pid <= 0:
