@@ -77,11 +77,11 @@ impl Capabilities for ModelOnly {
 /// memory write, whose content the working memory itself carries (kept forever, 40 updates of
 /// a few hundred tokens each left a 16k window nothing to compact: issue 24).
 pub const NEVER_COMPACTED: [&str; 8] =
-    ["list_files", crate::tools::COMPACT_HISTORY, "board_status", "board_decide", "board_discover", "board_artifact", "board_nudge", "context_put"];
+    ["list_files", crate::tool_names::COMPACT_HISTORY, "board_status", "board_decide", "board_discover", "board_artifact", "board_nudge", "context_put"];
 
 /// The tools whose calls change the working memory (the history shows the change; see
 /// `MemoryChain`).
-pub const MEMORY_TOOLS: [&str; 2] = [crate::tools::UPDATE_MEMORY, "write_file"];
+pub const MEMORY_TOOLS: [&str; 2] = [crate::tool_names::UPDATE_MEMORY, "write_file"];
 
 fn never_compact() -> Vec<String> {
     NEVER_COMPACTED.map(String::from).to_vec()

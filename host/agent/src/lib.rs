@@ -10,6 +10,7 @@ pub mod board;
 pub mod compact;
 pub mod context;
 mod error;
+mod tool_names;
 pub mod tools;
 pub mod turn;
 pub mod update;

@@ -381,10 +381,7 @@ pub fn openai_tools(worker: bool, auto_compact: bool) -> Value {
     offered(true, worker, false).filter(|t| needed(t, auto_compact)).map(Tool::openai).collect()
 }
 
-/// The names of workmem's own tools, everywhere they are named.
-pub const READ_HISTORY: &str = "read_history";
-pub const UPDATE_MEMORY: &str = "update_memory";
-pub const COMPACT_HISTORY: &str = "compact_history";
+pub use crate::tool_names::{COMPACT_HISTORY, READ_HISTORY, UPDATE_MEMORY};
 
 /// The names of workmem's own tools: those it adds beside the tools of an agent that brings
 /// its own (behind `workmem proxy`, in the replay). A client's tool of one of these names is
