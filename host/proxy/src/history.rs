@@ -195,6 +195,18 @@ pub(crate) fn fields_and_raw<'a>(body: &'a [u8], key: &'static str) -> Result<Fi
     Ok(fields)
 }
 
+/// A request whose history is the field `key`, each message read by `read` from what the client
+/// wrote: the rest of the request as JSON, and the history (Anthropic's `messages`, the
+/// Responses API's `input`).
+pub(crate) fn read_field(
+    body: &[u8],
+    key: &'static str,
+    read: impl FnOnce(Option<&RawValue>) -> Result<Vec<Message>, Unread>,
+) -> Result<(Value, Arc<History>), Unread> {
+    let (rest, raw) = fields_and_raw(body, key).map_err(|e| Unread::Invalid(format!("the request is not JSON: {e}")))?;
+    Ok((Value::Object(rest), Arc::new(History::new(read(raw)?))))
+}
+
 /// `history` of the field `key` holding `value`, read from a request as JSON writes it and
 /// from the same pretty-printed, as some clients send it: both must read alike.
 #[cfg(test)]

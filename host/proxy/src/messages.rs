@@ -30,8 +30,7 @@ impl Protocol for Messages {
     }
 
     fn parse(&self, body: &[u8], _: &Recent, _: u64) -> Result<(Value, Arc<History>), Unread> {
-        let (rest, raw) = crate::history::fields_and_raw(body, "messages").map_err(|e| Unread::Invalid(format!("the request is not JSON: {e}")))?;
-        Ok((Value::Object(rest), Arc::new(History::new(history(raw)?))))
+        crate::history::read_field(body, "messages", history)
     }
 
     /// `metadata.user_id` is JSON with a `session_id` (Claude Code), or ends in

@@ -28,8 +28,7 @@ impl Protocol for Responses {
     }
 
     fn parse(&self, body: &[u8], _: &Recent, _: u64) -> Result<(Value, Arc<History>), Unread> {
-        let (rest, raw) = crate::history::fields_and_raw(body, "input").map_err(|e| Unread::Invalid(format!("the request is not JSON: {e}")))?;
-        Ok((Value::Object(rest), Arc::new(History::new(history(raw)?))))
+        crate::history::read_field(body, "input", history)
     }
 
     /// A chain by `previous_response_id`, whose history the provider holds: not the client's
