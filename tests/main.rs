@@ -22,4 +22,5 @@ mod mcp_stdio;
 mod memory_files;
 mod proxy;
 mod server;
+mod session_seam;
 mod session_store;

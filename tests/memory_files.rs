@@ -5,7 +5,7 @@ use crate::common;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use workmem_store::{MemoryFiles, PathError};
+use workmem_store::{MemoryFileStore, MemoryFiles, PathError};
 
 fn session_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("memfiles-{name}-{}", std::process::id()));

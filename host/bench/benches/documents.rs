@@ -71,7 +71,13 @@ fn percentiles(mut times: Vec<Duration>) -> (Duration, Duration) {
 /// `workmem serve`'s router on a free loopback port, in this process; dropping the runtime
 /// stops it.
 fn serve(runtime: &Runtime, db: &str, dir: &std::path::Path) -> (tokio::runtime::Runtime, String) {
-    let config = workmem_server::Config { db: db.into(), sessions: dir.join("sessions"), slots: 8, max_body_bytes: 1 << 20, documents: Config::default() };
+    let config = workmem_server::Config {
+        db: db.into(),
+        sessions: workmem_store::Sessions::new(&dir.join("sessions"), dir),
+        slots: 8,
+        max_body_bytes: 1 << 20,
+        documents: Config::default(),
+    };
     let router = workmem_server::router(runtime.clone(), &config).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();

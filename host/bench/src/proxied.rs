@@ -230,7 +230,7 @@ pub fn replay<'a>(
     let mut s = lock(&script);
     let session = s.session()?;
     meter.run.memory_updates = s.updates;
-    let applied = std::fs::read_to_string(session.path("updates.jsonl")).unwrap_or_default().lines().count();
+    let applied = session.log()?.len();
     meter.run.updates_refused = s.updates.saturating_sub(u32::try_from(applied).unwrap_or(u32::MAX));
     meter.run.compactions = u32::try_from(session.records()?.iter().filter(|r| matches!(r.entry, Entry::Compaction(_))).count()).unwrap_or(u32::MAX);
     let read = readback::check(&session)?;

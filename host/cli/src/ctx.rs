@@ -1,7 +1,7 @@
 //! What every verb works with: the engine and the sessions.
 
 use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use workmem_runtime::{Options, Runtime};
 use workmem_store::{Session, Sessions};
 
@@ -9,7 +9,6 @@ use workmem_store::{Session, Sessions};
 pub struct Ctx {
     pub runtime: Runtime,
     pub sessions: Sessions,
-    pub sessions_root: PathBuf,
 }
 
 impl Ctx {
@@ -22,7 +21,7 @@ impl Ctx {
             Some(d) => d.to_path_buf(),
             None => workmem_store::session::root_dir()?,
         };
-        Ok(Ctx { runtime, sessions: Sessions::new(&root, &cwd), sessions_root: root })
+        Ok(Ctx { runtime, sessions: Sessions::new(&root, &cwd) })
     }
 
     pub fn session(&self, spec: &str) -> Result<Session> {

@@ -137,7 +137,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Memory(command) => commands::memory::run(&ctx, command, json),
         Command::Board(args) => commands::board::run(ctx.runtime, args, json),
         Command::Doc(args) => commands::doc::run(ctx.runtime, args, json),
-        Command::Serve(args) => commands::serve::run(ctx.runtime, ctx.sessions_root, args, json),
+        Command::Serve(args) => commands::serve::run(ctx.runtime, ctx.sessions, args, json),
         Command::Proxy(args) => commands::proxy::run(ctx.runtime, ctx.sessions, args, json),
         Command::Token(args) => commands::token::run(args, json),
         Command::View(args) => commands::view::run(&ctx, args, json),

@@ -2,7 +2,6 @@
 
 use crate::error::ApiError;
 use crate::{changes, slots};
-use std::path::PathBuf;
 use std::sync::Arc;
 use workmem_runtime::Runtime;
 use workmem_store::documents::Config as DocumentConfig;
@@ -12,8 +11,9 @@ use workmem_store::documents::Config as DocumentConfig;
 pub struct Config {
     /// The database: a SQLite file or a postgres:// URL.
     pub db: String,
-    /// The sessions root (`$WORKMEM_SESSIONS_DIR`, else `~/.ai/sessions`).
-    pub sessions: PathBuf,
+    /// Where sessions live: a session grant's name is opened there, whatever directory the
+    /// server runs in.
+    pub sessions: workmem_store::Sessions,
     /// Requests served at once; each holds a database connection per store and an engine
     /// instance while it runs.
     pub slots: usize,

@@ -11,10 +11,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use std::path::Path as FsPath;
-use workmem_store::Session;
 use workmem_store::db::Grants;
 use workmem_store::db::{self, Access, Scope};
+use workmem_store::{Session, Sessions};
 
 /// What a route acts on, named by its path, and what a token's grant for it gives.
 pub trait Target: DeserializeOwned + Clone + Send + 'static {
@@ -23,7 +22,7 @@ pub trait Target: DeserializeOwned + Clone + Send + 'static {
     type Grant: Send + 'static;
 
     /// The grant `token` holds for this target with `access`, or why it holds none.
-    fn authorize(&self, grants: &mut Grants, sessions: &FsPath, token: &str, access: Access) -> Result<Self::Grant, ApiError>;
+    fn authorize(&self, grants: &mut Grants, sessions: &Sessions, token: &str, access: Access) -> Result<Self::Grant, ApiError>;
 }
 
 /// `{board}`: the token's grant is for this board.
@@ -53,14 +52,14 @@ fn agent(grants: &mut Grants, token: &str, scope: Scope<'_>, access: Access) -> 
 
 impl Target for Board {
     type Grant = String;
-    fn authorize(&self, grants: &mut Grants, _: &FsPath, token: &str, access: Access) -> Result<String, ApiError> {
+    fn authorize(&self, grants: &mut Grants, _: &Sessions, token: &str, access: Access) -> Result<String, ApiError> {
         agent(grants, token, Scope::Board(&self.board), access)
     }
 }
 
 impl Target for Vault {
     type Grant = String;
-    fn authorize(&self, grants: &mut Grants, _: &FsPath, token: &str, access: Access) -> Result<String, ApiError> {
+    fn authorize(&self, grants: &mut Grants, _: &Sessions, token: &str, access: Access) -> Result<String, ApiError> {
         agent(grants, token, Scope::Vault(&self.vault), access)
     }
 }
@@ -75,9 +74,9 @@ impl Target for SessionId {
     /// The one directory the grant names, whatever directory the server runs in, and only
     /// while it is the session granted (not one made since with its ID); anything else is
     /// forbidden, naming no path.
-    fn authorize(&self, grants: &mut Grants, sessions: &FsPath, token: &str, access: Access) -> Result<(String, Session), ApiError> {
+    fn authorize(&self, grants: &mut Grants, sessions: &Sessions, token: &str, access: Access) -> Result<(String, Session), ApiError> {
         let (agent, name) = grants.authorize_session(token, &self.session, access)?;
-        let session = name.open(sessions).map_err(|_| ApiError::from(db::Error::Forbidden(Scope::Session(&self.session).to_string())))?;
+        let session = sessions.open_granted(&name).map_err(|_| ApiError::from(db::Error::Forbidden(Scope::Session(&self.session).to_string())))?;
         Ok((agent, session.waiting_at_most(SESSION_LOCK_WAIT)))
     }
 }

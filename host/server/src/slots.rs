@@ -6,7 +6,6 @@
 use crate::auth::{Authorized, SessionId, Target};
 use crate::error::ApiError;
 use axum::http::StatusCode;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
@@ -14,7 +13,7 @@ use workmem_runtime::Runtime;
 use workmem_store::board::{self, Boards};
 use workmem_store::db::{Access, Grants};
 use workmem_store::documents::{self, Documents};
-use workmem_store::{Locked, Session};
+use workmem_store::{Locked, Session, Sessions};
 
 /// One slot's handles: a connection each for boards, documents and grants.
 pub struct Stores {
@@ -41,15 +40,15 @@ pub struct Slots {
     db: String,
     runtime: Runtime,
     documents: documents::Config,
-    /// The sessions root a session grant's name resolves under.
-    sessions: PathBuf,
+    /// Where a session grant's name is opened.
+    sessions: Sessions,
     idle: Mutex<Vec<Stores>>,
     permits: Arc<Semaphore>,
 }
 
 impl Slots {
     /// Opens one slot now, so a database that cannot be opened fails the start.
-    pub fn new(db: &str, runtime: Runtime, documents: documents::Config, sessions: PathBuf, count: usize) -> Result<Self, ApiError> {
+    pub fn new(db: &str, runtime: Runtime, documents: documents::Config, sessions: Sessions, count: usize) -> Result<Self, ApiError> {
         let first = Stores::open(db, &runtime, &documents)?;
         Ok(Slots { db: db.into(), runtime, documents, sessions, idle: Mutex::new(vec![first]), permits: Arc::new(Semaphore::new(count.max(1))) })
     }

@@ -338,6 +338,27 @@ fn io(name: &str, e: std::io::Error) -> PathError {
     PathError::Io { name: name.to_string(), kind: e.kind(), message: e.to_string() }
 }
 
+/// The memory files the LLM reads and writes (`working-memory/overview.md`, `detail/`,
+/// `archive/`): every name is checked and confined there (by
+/// [`memory_name`] first, in every session store).
+pub trait MemoryFileStore {
+    fn read(&self, name: &str) -> Result<String, PathError>;
+    fn write(&self, name: &str, content: &str) -> Result<(), PathError>;
+    /// The files under `name` (`working-memory` for all of them).
+    fn list(&self, name: &str) -> Result<Vec<String>, PathError>;
+}
+
+/// Whether `name` is a memory file's: under `working-memory/` (what every store's
+/// [`MemoryFileStore`] checks first; a directory then opens it beneath its handle).
+pub fn memory_name(name: &str) -> Result<(), PathError> {
+    let first = Path::new(name).components().find(|c| *c != Component::CurDir);
+    match first {
+        Some(Component::Normal(part)) if part == MEMORY_DIR => Ok(()),
+        Some(Component::Normal(_)) => Err(PathError::OutsideMemory(name.to_string())),
+        _ => Err(PathError::Escapes(name.to_string())),
+    }
+}
+
 /// The memory file tools: `Confined` to the session directory, and only `working-memory/`.
 #[derive(Debug, Clone)]
 pub struct MemoryFiles {
@@ -353,29 +374,22 @@ impl MemoryFiles {
     pub fn within(session: &Confined) -> Self {
         MemoryFiles { session: session.as_untrusted() }
     }
+}
 
-    fn check(&self, name: &str) -> Result<(), PathError> {
-        let first = Path::new(name).components().find(|c| *c != Component::CurDir);
-        match first {
-            Some(Component::Normal(part)) if part == MEMORY_DIR => Ok(()),
-            Some(Component::Normal(_)) => Err(PathError::OutsideMemory(name.to_string())),
-            _ => Err(PathError::Escapes(name.to_string())),
-        }
-    }
-
-    pub fn read(&self, name: &str) -> Result<String, PathError> {
-        self.check(name)?;
+/// A session directory's memory files, the directory store's [`MemoryFileStore`].
+impl MemoryFileStore for MemoryFiles {
+    fn read(&self, name: &str) -> Result<String, PathError> {
+        memory_name(name)?;
         self.session.read(name)
     }
 
-    pub fn write(&self, name: &str, content: &str) -> Result<(), PathError> {
-        self.check(name)?;
+    fn write(&self, name: &str, content: &str) -> Result<(), PathError> {
+        memory_name(name)?;
         self.session.write(name, content.as_bytes())
     }
 
-    /// Files under `name` (default `working-memory`).
-    pub fn list(&self, name: &str) -> Result<Vec<String>, PathError> {
-        self.check(name)?;
+    fn list(&self, name: &str) -> Result<Vec<String>, PathError> {
+        memory_name(name)?;
         self.session.list(name)
     }
 }

@@ -18,11 +18,14 @@ pub mod messages;
 mod passed;
 pub mod session;
 
-pub use confine::{Confined, MEMORY_DIR, MemoryFiles, PathError};
+pub use confine::{Confined, MEMORY_DIR, MemoryFileStore, MemoryFiles, PathError};
 pub use error::{Error, Result};
 pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View, Withdrawal};
 pub use passed::{LastPassed, Passed};
-pub use session::{Commit, GrantName, KeyedUpdate, Locked, MemoryChain, Meta, Proxied, Session, Sessions};
+pub use session::{
+    Commit, Durability, GrantName, KeyedUpdate, Locked, MemoryChain, MemoryCommit, Meta, Proxied, Session, SessionDir, SessionDirs, SessionLog, SessionStore,
+    Sessions, StoredSession,
+};
 
 /// The current time as RFC 3339 UTC, second precision.
 pub fn now() -> String {

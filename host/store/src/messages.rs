@@ -60,7 +60,7 @@ pub struct Withdrawal {
 /// A compaction as the log records it: what replaced what, in order (see [`view`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Compaction {
-    /// `conversation`, `tools` or `all`; `fallback` for the automatic safety net.
+    /// `conversation`, `tools` or `all`; `fallback` for the automatic fallback.
     pub target: String,
     /// `summarize` or `archive`.
     pub strategy: String,
@@ -284,6 +284,15 @@ pub fn read_result(records: &[LogRecord], read: &str, before: u64) -> Result<Str
         return Ok(format!("[bytes {start}-{} of {}:]\n{}", text.len(), text.len(), &text[start..]));
     }
     Ok(format!("[bytes {start}-{end} of {}:]\n{}\n[… {}]", text.len(), &text[start..end], more(end)))
+}
+
+/// What the view shows for `message`, logged as record `seq`: a read kept by reference
+/// ([`Message::reads`]) becomes what it read from `records`, the log up to it. Every store
+/// folds a log into its view with this rule.
+pub fn expand_read(message: &mut Message, records: &[LogRecord], seq: u64) {
+    if let Some(spec) = message.reads.take() {
+        message.content = read_result(records, &spec, seq).unwrap_or_else(|why| format!("error: {why}"));
+    }
 }
 
 /// The content the log keeps for a read of `read` ([`read_spec`]) kept by reference (see

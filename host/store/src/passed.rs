@@ -4,9 +4,10 @@
 //! the proxied sessions, so that a request passed through is never silent. `workmem view
 //! --proxy` shows the counts.
 
-use crate::{Confined, Error, Result, Sessions};
+use crate::{Confined, Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::Path;
 
 /// The file beside the proxied sessions that holds [`Passed`].
 const FILE: &str = "proxy-passed.json";
@@ -50,25 +51,23 @@ impl Passed {
     }
 }
 
-impl Sessions {
-    /// The requests a proxy on these sessions passed through: none when it never did.
-    pub fn passed(&self) -> Result<Passed> {
-        let err = |source| Error::File { dir: self.dir().to_path_buf(), source };
-        // The file holds a few reasons and one path: anything larger is not the proxy's.
-        match Confined::new(self.dir()).read_at_most(FILE, 64 << 10) {
-            Ok(text) => serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.dir().join(FILE), source }),
-            Err(e) if e.is_not_found() => Ok(Passed::default()),
-            Err(e) => Err(err(e)),
-        }
+/// The requests a proxy on the sessions in `dir` passed through: none when it never did.
+pub(crate) fn read(dir: &Path) -> Result<Passed> {
+    let err = |source| Error::File { dir: dir.to_path_buf(), source };
+    // The file holds a few reasons and one path: anything larger is not the proxy's.
+    match Confined::new(dir).read_at_most(FILE, 64 << 10) {
+        Ok(text) => serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: dir.join(FILE), source }),
+        Err(e) if e.is_not_found() => Ok(Passed::default()),
+        Err(e) => Err(err(e)),
     }
+}
 
-    /// Replaces the counts with `passed` (whoever writes holds them all; see
-    /// [`Passed::add`]).
-    pub fn write_passed(&self, passed: &Passed) -> Result<()> {
-        std::fs::create_dir_all(self.dir()).map_err(Error::io(self.dir()))?;
-        let text = serde_json::to_vec_pretty(passed).map_err(|source| Error::Corrupt { path: self.dir().join(FILE), source })?;
-        Confined::new(self.dir()).write(FILE, &text).map_err(|source| Error::File { dir: self.dir().to_path_buf(), source })
-    }
+/// Replaces the counts kept in `dir` with `passed` (whoever writes holds them all; see
+/// [`Passed::add`]).
+pub(crate) fn write(dir: &Path, passed: &Passed) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    let text = serde_json::to_vec_pretty(passed).map_err(|source| Error::Corrupt { path: dir.join(FILE), source })?;
+    Confined::new(dir).write(FILE, &text).map_err(|source| Error::File { dir: dir.to_path_buf(), source })
 }
 
 #[cfg(test)]
@@ -81,16 +80,15 @@ mod tests {
     fn counts_are_kept_beside_the_sessions() {
         let dir = std::env::temp_dir().join(format!("workmem-passed-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        let sessions = Sessions::new(&dir, &dir);
-        assert_eq!(sessions.passed().unwrap(), Passed::default());
+        assert_eq!(read(&dir).unwrap(), Passed::default());
         let mut passed = Passed::default();
         passed.add("unkept", "/v1/responses");
         passed.add("unkept", &"é".repeat(150));
         passed.add("failed", "/v1/chat/completions");
-        sessions.write_passed(&passed).unwrap();
-        let read = sessions.passed().unwrap();
-        assert_eq!((read.by_reason["unkept"], read.by_reason["failed"], read.total()), (2, 1, 3));
-        assert_eq!(read.last.as_ref().map(|l| (l.reason.as_str(), l.path.as_str())), Some(("failed", "/v1/chat/completions")));
+        write(&dir, &passed).unwrap();
+        let back = read(&dir).unwrap();
+        assert_eq!((back.by_reason["unkept"], back.by_reason["failed"], back.total()), (2, 1, 3));
+        assert_eq!(back.last.as_ref().map(|l| (l.reason.as_str(), l.path.as_str())), Some(("failed", "/v1/chat/completions")));
         passed.add("unkept", &"é".repeat(150));
         assert_eq!(passed.last.unwrap().path.len(), MAX_PATH);
         let _ = std::fs::remove_dir_all(&dir);

@@ -4,7 +4,6 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use workmem_runtime::Runtime;
 use workmem_store::documents;
@@ -32,7 +31,7 @@ pub struct ServeArgs {
     keep_versions: u64,
 }
 
-pub fn run(runtime: Runtime, sessions: PathBuf, args: ServeArgs, as_json: bool) -> Result<ExitCode> {
+pub fn run(runtime: Runtime, sessions: workmem_store::Sessions, args: ServeArgs, as_json: bool) -> Result<ExitCode> {
     let db = args.db.target()?;
     let config = workmem_server::Config {
         db: db.clone(),

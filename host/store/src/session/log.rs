@@ -1,7 +1,14 @@
 //! The message log (messages.jsonl), append-only, and the view folded from it (view.json
 //! keeps where the fold got to).
 
-use super::*;
+use super::Locked;
+use super::dir::{KEEP_VIEW_EVERY, MESSAGES, SessionDir, VIEW};
+use super::store::{Durability, SessionLog};
+use crate::confine::Access;
+use crate::error::{Error, Result};
+use crate::fsio;
+use crate::messages::{self, Entry, LogRecord, Usage, View};
+use serde::{Deserialize, Serialize};
 
 /// view.json: the view derived from the log up to `offset` bytes (through record `seq`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -11,37 +18,17 @@ pub(super) struct Checkpoint {
     view: View,
     /// The last record that rewrote the view rather than add to it (a compaction), or where
     /// the view was last read back from view.json or the log: what a view built on from an
-    /// earlier one must not come before ([`Session::view_after`]).
+    /// earlier one must not come before ([`SessionLog::view_after`]).
     #[serde(default)]
     rewritten: u64,
 }
 
-/// Whether an append waits for the disk.
-pub(super) enum Durability {
-    Synced,
-    /// A later append to the same log syncs it.
-    Deferred,
-}
-
-impl Session {
-    /// The session log (messages.jsonl), oldest first.
-    pub fn records(&self) -> Result<Vec<LogRecord>> {
+impl SessionLog for SessionDir {
+    fn records(&self) -> Result<Vec<LogRecord>> {
         self.read_jsonl(MESSAGES)
     }
 
-    /// The history the model sees (see [`View`]). It is kept in view.json, derived from
-    /// the log up to a byte offset, so that building a request reads the kept view and the
-    /// log's tail, not the whole log: a long session costs what its view does.
-    pub fn view(&self) -> Result<View> {
-        Ok(self.view_to()?.0)
-    }
-
-    /// What the view gained after the log's record `seq`, and the record it now ends at, where
-    /// it only gained: nothing logged after `seq` rewrote it (a compaction), and this handle
-    /// has held the view in memory since it ended at `seq`. Then the view is the one that ended
-    /// at `seq` with these entries after it, and a request built on from one built at `seq`
-    /// need not copy the whole view again. None where the view may have changed otherwise.
-    pub fn view_after(&self, seq: u64) -> Result<Option<(View, u64)>> {
+    fn view_after(&self, seq: u64) -> Result<Option<(View, u64)>> {
         let kept = self.folded()?;
         let gained = (kept.rewritten <= seq && seq <= kept.seq).then(|| {
             let from = kept.view.entries.partition_point(|(s, _)| *s <= seq);
@@ -51,150 +38,30 @@ impl Session {
         Ok(gained)
     }
 
-    /// The view as [`Session::view`] reads it, and the record it ends at.
-    pub fn view_to(&self) -> Result<(View, u64)> {
+    /// Kept in view.json, derived from the log up to a byte offset, so that building a
+    /// request reads the kept view and the log's tail, not the whole log.
+    fn view_to(&self) -> Result<(View, u64)> {
         let kept = self.folded()?;
         let view = (kept.view.clone(), kept.seq);
         self.hold(kept);
         Ok(view)
     }
 
-    /// Keeps `kept` for the next read of the view, unless a later one is kept already.
-    pub(super) fn hold(&self, kept: Checkpoint) {
-        let mut held = self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if held.as_ref().is_none_or(|h| h.offset <= kept.offset) {
-            *held = Some(kept);
-        }
+    fn release_view(&self) {
+        *self.kept_view() = None;
     }
 
-    /// The view folded up to the log's end, from the one this handle holds, else view.json's.
-    pub(super) fn folded(&self) -> Result<Checkpoint> {
-        let log = self.path(MESSAGES);
-        let held = self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-        // A view not held since is not known to have only gained ([`Session::view_after`]).
-        let unheld = held.is_none();
-        let kept: Option<Checkpoint> = held.or_else(|| self.read_json(VIEW).ok());
-        let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
-        let len = fsio::complete_len(&mut file).map_err(Error::io(&log))?;
-        // A kept view ends where a record ends, within the log.
-        let mut ends_a_record = |offset: u64| -> Result<bool> {
-            Ok(offset == 0 || (offset <= len && fsio::read_range(&mut file, offset - 1, 1).map_err(Error::io(&log))? == b"\n"))
-        };
-        let mut kept = match kept {
-            Some(k) if ends_a_record(k.offset)? => k,
-            _ => Checkpoint::default(),
-        };
-        let tail = fsio::read_range(&mut file, kept.offset, len - kept.offset).map_err(Error::io(&log))?;
-        let (mut folded, mut compacted, mut expanded) = (0, false, false);
-        // The whole log, read only when a read kept by reference is folded in.
-        let mut all: Option<Vec<LogRecord>> = None;
-        for line in tail.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
-            let mut record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
-            // A kept view from another log (a session copied over) does not continue this one.
-            if folded == 0 && kept.offset > 0 && Some(record.seq) != kept.seq.checked_add(1) {
-                self.files.remove(VIEW).map_err(self.err())?;
-                self.release_view();
-                return self.folded();
-            }
-            kept.seq = record.seq;
-            if matches!(record.entry, Entry::Compaction(_)) {
-                compacted = true;
-                kept.rewritten = record.seq;
-            }
-            if let Entry::Message(m) = &mut record.entry
-                && let Some(spec) = m.reads.take()
-            {
-                let records = match &mut all {
-                    Some(records) => records,
-                    none => none.insert(self.records()?),
-                };
-                m.content = messages::read_result(records, &spec, record.seq).unwrap_or_else(|why| format!("error: {why}"));
-                expanded = true;
-            }
-            kept.view.push(record);
-            folded += 1;
-        }
-        kept.offset += tail.len() as u64;
-        // Kept after a compaction (the view just shrank), after a read kept by reference was
-        // read back (so the log is read whole once for it), and every so many records.
-        if compacted || expanded || folded >= KEEP_VIEW_EVERY {
-            // Derived data: a failed write only means the next reader folds more.
-            let _ = self.write_json(VIEW, &kept);
-        }
-        if unheld {
-            kept.rewritten = kept.seq;
-        }
-        Ok(kept)
-    }
-
-    /// Lets go of the view this handle keeps in memory: the next [`Session::view`] reads
-    /// view.json's checkpoint again. For a server that keeps many sessions and bounds what it
-    /// holds of them all.
-    pub fn release_view(&self) {
-        *self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-    }
-
-    /// The message logged with sequence number `seq`, as it was first written, whatever
-    /// compacted it since.
-    pub fn original(&self, seq: u64) -> Result<Option<Message>> {
-        Ok(self.records()?.into_iter().find(|r| r.seq == seq).and_then(|r| match r.entry {
-            Entry::Message(m) => Some(m),
-            Entry::Compaction(_) | Entry::Withdrawal(_) => None,
-        }))
-    }
-
-    /// The number after `seq` in the log; a log whose last number is the largest there is
-    /// (a record written by hand) takes no more entries, and says so rather than wrapping.
-    pub(super) fn after(&self, seq: u64) -> Result<u64> {
-        seq.checked_add(1).ok_or_else(|| Error::Corrupt {
-            path: self.path(MESSAGES),
-            source: serde::de::Error::custom(format!("its last record's seq is {seq}, after which there is no number")),
-        })
-    }
-
-    /// The sequence number the next entry of the log gets.
-    pub fn next_seq(&self) -> Result<u64> {
-        let mut file = self.files.open(MESSAGES, Access::Read).map_err(self.err())?;
+    fn next_seq(&self) -> Result<u64> {
+        let mut file = self.files().open(MESSAGES, Access::Read).map_err(self.err())?;
         self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))
     }
 
-    /// Appends one message to messages.jsonl, which is never rewritten, with the next
-    /// sequence number (under the session's lock, so concurrent writers never share one).
-    pub fn append_message(&self, message: Message) -> Result<LogRecord> {
-        self.with_lock(|locked| self.append_with(locked, Entry::Message(message), None))
-    }
-
-    /// Appends a model's reply with what its request cost (see [`Usage`]).
-    pub fn append_reply(&self, message: Message, usage: Usage) -> Result<LogRecord> {
-        self.with_lock(|locked| self.append_with(locked, Entry::Message(message), Some(usage)))
-    }
-
-    /// Appends an entry under a lock the caller holds (a compaction is planned and logged
-    /// under one lock, so no message slips in between).
-    pub fn append(&self, locked: &Locked, entry: Entry) -> Result<LogRecord> {
-        self.append_with(locked, entry, None)
-    }
-
-    /// Appends `messages` in one write under one lock, numbered in order, and does not wait
-    /// for the disk: what a proxy's client sends before the model answers, which the client
-    /// holds and sends again with its next request. The answer's append syncs the log, these
-    /// records with it, before the client is answered; a sync of their own would add its
-    /// time to every request before it went upstream.
-    pub fn append_messages(&self, messages: Vec<Message>) -> Result<Vec<LogRecord>> {
-        self.with_lock(|locked| self.append_all(locked, messages.into_iter().map(|m| (Entry::Message(m), None)).collect(), Durability::Deferred))
-    }
-
-    pub(super) fn append_with(&self, locked: &Locked, entry: Entry, usage: Option<Usage>) -> Result<LogRecord> {
-        let mut records = self.append_all(locked, vec![(entry, usage)], Durability::Synced)?;
-        Ok(records.pop().expect("one record was appended"))
-    }
-
-    pub(super) fn append_all(&self, _: &Locked, entries: Vec<(Entry, Option<Usage>)>, durability: Durability) -> Result<Vec<LogRecord>> {
+    fn append_all(&self, _: &Locked, entries: Vec<(Entry, Option<Usage>)>, durability: Durability) -> Result<Vec<LogRecord>> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
         let path = self.path(MESSAGES);
-        let mut file = self.files.open(MESSAGES, Access::Append).map_err(self.err())?;
+        let mut file = self.files().open(MESSAGES, Access::Append).map_err(self.err())?;
         // A record a crash cut short was never written: the next starts a line of its own.
         fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
         let mut seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))?;
@@ -215,5 +82,84 @@ impl Session {
         }
         .map_err(Error::io(&path))?;
         Ok(records)
+    }
+}
+
+impl SessionDir {
+    /// Keeps `kept` for the next read of the view, unless a later one is kept already.
+    pub(super) fn hold(&self, kept: Checkpoint) {
+        let mut held = self.kept_view();
+        if held.as_ref().is_none_or(|h| h.offset <= kept.offset) {
+            *held = Some(kept);
+        }
+    }
+
+    /// The view folded up to the log's end, from the one this handle holds, else view.json's.
+    pub(super) fn folded(&self) -> Result<Checkpoint> {
+        let log = self.path(MESSAGES);
+        let held = self.kept_view().take();
+        // A view not held since is not known to have only gained ([`SessionLog::view_after`]).
+        let unheld = held.is_none();
+        let kept: Option<Checkpoint> = held.or_else(|| self.read_json(VIEW).ok());
+        let mut file = self.files().open(MESSAGES, Access::Read).map_err(self.err())?;
+        let len = fsio::complete_len(&mut file).map_err(Error::io(&log))?;
+        // A kept view ends where a record ends, within the log.
+        let mut ends_a_record = |offset: u64| -> Result<bool> {
+            Ok(offset == 0 || (offset <= len && fsio::read_range(&mut file, offset - 1, 1).map_err(Error::io(&log))? == b"\n"))
+        };
+        let mut kept = match kept {
+            Some(k) if ends_a_record(k.offset)? => k,
+            _ => Checkpoint::default(),
+        };
+        let tail = fsio::read_range(&mut file, kept.offset, len - kept.offset).map_err(Error::io(&log))?;
+        let (mut folded, mut compacted, mut expanded) = (0, false, false);
+        // The whole log, read only when a read kept by reference is folded in.
+        let mut all: Option<Vec<LogRecord>> = None;
+        for line in tail.split(|&b| b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)) {
+            let mut record: LogRecord = serde_json::from_slice(line).map_err(|source| Error::Corrupt { path: log.clone(), source })?;
+            // A kept view from another log (a session copied over) does not continue this one.
+            if folded == 0 && kept.offset > 0 && Some(record.seq) != kept.seq.checked_add(1) {
+                self.files().remove(VIEW).map_err(self.err())?;
+                self.release_view();
+                return self.folded();
+            }
+            kept.seq = record.seq;
+            if matches!(record.entry, Entry::Compaction(_)) {
+                compacted = true;
+                kept.rewritten = record.seq;
+            }
+            if let Entry::Message(m) = &mut record.entry
+                && m.reads.is_some()
+            {
+                let records = match &mut all {
+                    Some(records) => records,
+                    none => none.insert(self.records()?),
+                };
+                messages::expand_read(m, records, record.seq);
+                expanded = true;
+            }
+            kept.view.push(record);
+            folded += 1;
+        }
+        kept.offset += tail.len() as u64;
+        // Kept after a compaction (the view just shrank), after a read kept by reference was
+        // read back (so the log is read whole once for it), and every so many records.
+        if compacted || expanded || folded >= KEEP_VIEW_EVERY {
+            // Derived data: a failed write only means the next reader folds more.
+            let _ = self.write_json(VIEW, &kept);
+        }
+        if unheld {
+            kept.rewritten = kept.seq;
+        }
+        Ok(kept)
+    }
+
+    /// The number after `seq` in the log; a log whose last number is the largest there is
+    /// (a record written by hand) takes no more entries, and says so rather than wrapping.
+    pub(super) fn after(&self, seq: u64) -> Result<u64> {
+        seq.checked_add(1).ok_or_else(|| Error::Corrupt {
+            path: self.path(MESSAGES),
+            source: serde::de::Error::custom(format!("its last record's seq is {seq}, after which there is no number")),
+        })
     }
 }

@@ -1,7 +1,8 @@
 //! meta.json: a session's format marker, identity, times and counters, and what it
 //! remembers of keyed updates and its memory's chain.
 
-use super::*;
+use super::Commit;
+use serde::{Deserialize, Serialize};
 
 /// What meta.json's `format` says of a session directory this version reads.
 pub const FORMAT: &str = "workmem-session/1";
@@ -42,6 +43,26 @@ pub struct Meta {
     /// Set on a session `workmem proxy` keeps for a client: see [`Proxied`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxied: Option<Proxied>,
+}
+
+impl Meta {
+    /// Counts `commit` as the one committed update that meta carries (the update count, when
+    /// the memory last changed, and its idempotency key among the latest): every store's rule.
+    /// False where meta counted it already (a commit finished twice).
+    pub fn count(&mut self, commit: &Commit) -> bool {
+        if self.updates == u64::from(commit.seq) {
+            return false;
+        }
+        self.updated_at = crate::now();
+        self.updates = commit.seq.into();
+        self.memory_updated_round = self.rounds;
+        if let Some((key, digest)) = &commit.request {
+            self.requests.push(KeyedUpdate { key: key.clone(), digest: digest.clone(), seq: commit.seq });
+            let over = self.requests.len().saturating_sub(MAX_REQUESTS);
+            self.requests.drain(..over);
+        }
+        true
+    }
 }
 
 /// What `workmem proxy` knows of the client whose requests a session logs.

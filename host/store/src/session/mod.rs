@@ -1,229 +1,100 @@
-//! Sessions on disk (spec 001 US-1):
-//!
-//! ```text
-//! <root>/--<cwd>--/<session-id>/
-//!   messages.jsonl          every message and compaction, append-only
-//!   view.json               the history view derived from it up to an offset (rebuilt if lost)
-//!   meta.json               the format marker, id, cwd, times, update count
-//!   state.json              the memory, as the engine serializes it (absent until the first update)
-//!   updates.jsonl           append-only log: one record per applied update, as the engine writes it
-//!   requests.jsonl          append-only: the idempotency key and digest of each keyed update, with its seq
-//!   commit.pending.json     only between the steps of a commit (see [`Session::commit`])
-//!   working-memory/overview.md, detail/, archive/
-//! ```
-//!
-//! Every whole-file write is atomic, and every update runs under the session's lock, so
-//! concurrent updates all land, one after another. Every file is opened beneath the session
-//! directory through [`Confined`]: a symlink swapped in anywhere is refused, never followed.
-//!
-//! After a crash at any moment (`kill -9` included) the session loads: a commit is wholly
-//! visible or not at all (see [`Session::commit`]), a torn last line of a log is ignored by
-//! readers and dropped before the next append, and temporary files a dead writer left are
-//! removed by the next lock holder and never listed.
+//! Sessions (spec 001 US-1): the handles every caller holds ([`Session`], [`Sessions`]), the
+//! seam behind them ([`store`]), and the first store, session directories ([`dir`]). What a
+//! handle adds to its store is written once here, on the traits alone: appends that take the
+//! lock themselves, changes to meta under the lock, and a branch taking its parent's memory.
 
 mod commit;
+mod dir;
 mod log;
 mod meta;
 mod root;
+pub mod store;
 
-use log::Checkpoint;
-
-pub use commit::{Commit, failpoint};
+pub use commit::failpoint;
+pub use dir::SessionDir;
 pub use meta::{FORMAT, KeyedUpdate, MAX_REQUESTS, MemoryChain, Meta, Proxied};
-pub use root::{GrantName, ROOT_ENV, Sessions, encode_cwd, root_dir};
+pub use root::{GrantName, ROOT_ENV, SessionDirs, encode_cwd, root_dir};
+pub use store::{Durability, MemoryCommit, SessionLog, SessionStore, StoredSession};
 
-use crate::confine::MEMORY_DIR;
-use crate::confine::{Access, Confined, PathError};
-use crate::error::{Error, Result};
-use crate::fsio;
-use crate::messages::{self, Entry, LogRecord, Message, Usage, View};
+use crate::error::Result;
+use crate::messages::{Entry, LogRecord, Message, Usage, View};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// The session's lock, held until dropped (see [`Session::lock`]).
+/// A session's lock, held until dropped (see [`StoredSession::lock`]): whatever the store
+/// holds to keep other writers out (a directory's `flock` and holder file).
 pub struct Locked {
-    // Dropped in this order: the holder file goes before the `flock` is let go.
-    _holder: crate::holder::Holder,
-    _file: std::fs::File,
+    _held: Box<dyn std::any::Any + Send + Sync>,
 }
 
-const MESSAGES: &str = "messages.jsonl";
+impl Locked {
+    /// A lock that lasts as long as `held` does: for a store's [`StoredSession::lock`].
+    pub fn holding(held: impl std::any::Any + Send + Sync) -> Self {
+        Locked { _held: Box::new(held) }
+    }
+}
 
-const VIEW: &str = "view.json";
+/// An applied update, ready to commit as one unit (see [`MemoryCommit::commit`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    /// The update's sequence number: the update log's next.
+    pub seq: u32,
+    /// The update log's record, one line of JSON, as the engine wrote it (the first commit of
+    /// a session that takes another's memory carries that one's records up to `seq`, a line
+    /// each: see [`Session::inherit_memory`]).
+    pub log_entry: String,
+    /// The new `state.json`, as the engine serialized it.
+    pub state: String,
+    /// The new `working-memory/overview.md`.
+    pub overview: String,
+    /// The idempotency key and request digest of the request that made it, remembered in
+    /// meta as part of the commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<(String, String)>,
+}
 
-/// The kept view is rewritten once this many records were folded into it since.
-const KEEP_VIEW_EVERY: usize = 64;
-
-const META: &str = "meta.json";
-
-const STATE: &str = "state.json";
-
-const LOG: &str = "updates.jsonl";
-
-/// Every keyed update's key, kept as long as the update log keeps the update (meta.json keeps
-/// only the latest [`MAX_REQUESTS`], for the common retry at once).
-const REQUESTS: &str = "requests.jsonl";
-
-const LOCK: &str = ".lock";
-
-const PENDING: &str = "commit.pending.json";
-
-const OVERVIEW: &str = "working-memory/overview.md";
-
-/// A session directory.
+/// One session, whichever store keeps it. Every method of [`StoredSession`] (and so of
+/// [`SessionLog`] and [`MemoryCommit`]) is called on it directly; a clone is the same
+/// session, sharing what the handle keeps between calls.
 #[derive(Debug, Clone)]
 pub struct Session {
-    dir: PathBuf,
-    files: Confined,
-    /// How long [`Session::lock`] waits for another holder; `None`: as long as it takes.
-    lock_wait: Option<std::time::Duration>,
-    kept: std::sync::Arc<Kept>,
+    store: Arc<dyn StoredSession>,
 }
 
-/// What a handle (and its clones) keeps between calls: a server holds a session for many
-/// requests, and each request would otherwise read back what the last one read.
-#[derive(Debug, Default)]
-struct Kept {
-    /// Whether a lock taken through this handle has swept the temporary files a dead writer
-    /// left. Once per handle: a temporary file is invisible to every reader, and sweeping
-    /// four folders at each lock cost a server more than the append it guarded.
-    swept: std::sync::atomic::AtomicBool,
-    /// The view as the last [`Session::view`] left it: view.json's checkpoint without reading
-    /// and parsing view.json (the whole view) again.
-    view: std::sync::Mutex<Option<Checkpoint>>,
+impl std::ops::Deref for Session {
+    type Target = dyn StoredSession;
+    fn deref(&self) -> &Self::Target {
+        &*self.store
+    }
 }
 
 impl Session {
-    fn at(dir: &Path) -> Self {
-        Session { dir: dir.to_path_buf(), files: Confined::new(dir), lock_wait: None, kept: std::sync::Arc::default() }
+    /// The handle on a session `store` keeps.
+    pub fn new(store: Arc<dyn StoredSession>) -> Self {
+        Session { store }
     }
 
-    /// The session in `files`' directory (already open), with the checks of [`Session::open`].
-    fn open_in(files: Confined, dir: PathBuf) -> Result<Self> {
-        Session::check(Session { dir, files, lock_wait: None, kept: std::sync::Arc::default() })
-    }
-
-    /// The session at `dir`: its meta.json must carry the [`FORMAT`] marker.
+    /// The session directory at `dir`: its meta.json must carry the [`FORMAT`] marker.
     pub fn open(dir: &Path) -> Result<Self> {
-        Session::check(Session::at(dir))
+        SessionDir::open(dir).map(|d| Session::new(Arc::new(d)))
     }
 
-    fn check(session: Session) -> Result<Self> {
-        let dir = session.dir.clone();
-        match session.meta() {
-            Ok(meta) if meta.format == FORMAT => Ok(session),
-            Ok(meta) => Err(Error::NotASession { dir, why: format!("meta.json's format is {:?}, not {FORMAT:?}", meta.format) }),
-            Err(Error::File { source, .. }) if source.is_not_found() => Err(Error::NotASession { dir, why: "it has no meta.json".into() }),
-            Err(e) => {
-                let why = match std::error::Error::source(&e) {
-                    Some(source) => format!("{e}: {source}"),
-                    None => e.to_string(),
-                };
-                Err(Error::NotASession { dir, why })
-            }
-        }
+    /// This session, whose lock waits at most `wait` for another holder and then fails with
+    /// [`Error::Busy`](crate::Error::Busy): a server must not let one slow writer (`workmem
+    /// update` waiting on its model) hold every request that reads the session.
+    pub fn waiting_at_most(self, wait: std::time::Duration) -> Self {
+        Session::new(self.store.waiting_at_most(wait))
     }
 
-    fn err(&self) -> impl Fn(PathError) -> Error {
-        let dir = self.dir.clone();
-        move |source| Error::File { dir: dir.clone(), source }
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Removes the session, every file of it: for one its maker takes back (the proxy's
-    /// session of a request its upstream refused). The directory's own handle-safe removal
-    /// follows no symlink inside it.
-    pub fn remove(&self) -> Result<()> {
-        std::fs::remove_dir_all(&self.dir).map_err(Error::io(&self.dir))
-    }
-
+    /// `dir()` joined with `name`: where a directory store keeps the file `name`.
     pub fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
+        self.dir().join(name)
     }
 
-    /// The memory file tools for this session: `working-memory/` only, every path checked.
-    pub fn memory_files(&self) -> crate::MemoryFiles {
-        crate::MemoryFiles::within(&self.files)
-    }
-
+    /// Where a directory store keeps the overview.
     pub fn overview_path(&self) -> PathBuf {
-        self.path(OVERVIEW)
-    }
-
-    pub fn meta(&self) -> Result<Meta> {
-        self.read_json(META)
-    }
-
-    pub fn overview(&self) -> Result<String> {
-        self.files.read(OVERVIEW).map_err(self.err())
-    }
-
-    /// Changes meta.json under the session's lock.
-    pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
-        self.with_lock(|locked| self.update_meta_locked(locked, change))
-    }
-
-    /// [`Session::update_meta`] under a lock the caller holds.
-    pub fn update_meta_locked(&self, _: &Locked, change: impl FnOnce(&mut Meta)) -> Result<()> {
-        let mut meta = self.meta()?;
-        change(&mut meta);
-        self.write_json(META, &meta)
-    }
-
-    /// The last whole record of log `name`, read through a handle the caller already holds.
-    fn last_record<T: serde::de::DeserializeOwned>(&self, name: &str, file: &mut std::fs::File) -> Result<Option<T>> {
-        let path = self.path(name);
-        match fsio::last_line(file).map_err(Error::io(&path))? {
-            Some(line) => Ok(Some(serde_json::from_slice(&line).map_err(|source| Error::Corrupt { path, source })?)),
-            None => Ok(None),
-        }
-    }
-
-    /// The records of an append-only log; a torn last line (no newline yet) is not one.
-    fn read_jsonl<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
-        let p = self.path(name);
-        let mut file = self.files.open(name, Access::Read).map_err(self.err())?;
-        let len = fsio::complete_len(&mut file).map_err(Error::io(&p))?;
-        let bytes = fsio::read_range(&mut file, 0, len).map_err(Error::io(&p))?;
-        bytes
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-            .map(|l| serde_json::from_slice(l).map_err(|source| Error::Corrupt { path: p.clone(), source }))
-            .collect()
-    }
-
-    /// This session, whose [`Session::lock`] waits at most `wait` for another holder and then
-    /// fails with [`Error::Busy`]: a server must not let one slow writer (`workmem update`
-    /// waiting on its model) hold every request that reads the session.
-    pub fn waiting_at_most(mut self, wait: std::time::Duration) -> Self {
-        self.lock_wait = Some(wait);
-        self
-    }
-
-    /// Takes the session's lock, waiting for another holder (see [`Session::waiting_at_most`]),
-    /// and finishes any commit a crash interrupted. Locks do not nest: a holder must not take
-    /// it again.
-    pub fn lock(&self) -> Result<Locked> {
-        let deadline = self.lock_wait.map(|wait| std::time::Instant::now() + wait);
-        let busy = |wait| Error::Busy { dir: self.dir.clone(), waited: wait };
-        let file = self.files.open(LOCK, Access::Append).map_err(self.err())?;
-        let file = match self.lock_wait {
-            None => fsio::lock(file).map_err(Error::io(self.path(LOCK)))?,
-            Some(wait) => fsio::lock_within(file, wait).map_err(Error::io(self.path(LOCK)))?.ok_or_else(|| busy(wait))?,
-        };
-        // A writer without `flock` (Node's) may hold the session: see [`crate::holder`].
-        let holder = crate::holder::claim(&self.files, deadline).map_err(self.err())?.ok_or_else(|| busy(self.lock_wait.unwrap_or_default()))?;
-        self.finish_pending()?;
-        if !self.kept.swept.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            for dir in [".", MEMORY_DIR, "working-memory/detail", "working-memory/archive"] {
-                // A symlink in the way is refused here as anywhere; the lock does not depend on it.
-                let _ = self.files.sweep_temps(dir);
-            }
-        }
-        Ok(Locked { _holder: holder, _file: file })
+        self.path(dir::OVERVIEW)
     }
 
     /// Runs `f` holding the session's lock.
@@ -231,18 +102,123 @@ impl Session {
         f(&self.lock()?)
     }
 
-    fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
-        self.files.write(name, bytes).map_err(self.err())
+    /// Changes meta under the session's lock.
+    pub fn update_meta(&self, change: impl FnOnce(&mut Meta)) -> Result<()> {
+        self.with_lock(|locked| self.update_meta_locked(locked, change))
     }
 
-    fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
-        let mut bytes = serde_json::to_vec_pretty(value).expect("session files serialize");
-        bytes.push(b'\n');
-        self.write(name, &bytes)
+    /// [`Session::update_meta`] under a lock the caller holds.
+    pub fn update_meta_locked(&self, locked: &Locked, change: impl FnOnce(&mut Meta)) -> Result<()> {
+        let mut meta = self.meta()?;
+        change(&mut meta);
+        self.write_meta(locked, &meta)
     }
 
-    fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T> {
-        let text = self.files.read(name).map_err(self.err())?;
-        serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.path(name), source })
+    /// The history the model sees (see [`View`]).
+    pub fn view(&self) -> Result<View> {
+        Ok(self.view_to()?.0)
+    }
+
+    /// The message logged with sequence number `seq`, as it was first written, whatever
+    /// compacted it since.
+    pub fn original(&self, seq: u64) -> Result<Option<Message>> {
+        Ok(self.records()?.into_iter().find(|r| r.seq == seq).and_then(|r| match r.entry {
+            Entry::Message(m) => Some(m),
+            Entry::Compaction(_) | Entry::Withdrawal(_) => None,
+        }))
+    }
+
+    /// Appends one message to the log, which is never rewritten, with the next sequence
+    /// number (under the session's lock, so concurrent writers never share one).
+    pub fn append_message(&self, message: Message) -> Result<LogRecord> {
+        self.with_lock(|locked| self.append_one(locked, Entry::Message(message), None))
+    }
+
+    /// Appends a model's reply with what its request cost (see [`Usage`]).
+    pub fn append_reply(&self, message: Message, usage: Usage) -> Result<LogRecord> {
+        self.with_lock(|locked| self.append_one(locked, Entry::Message(message), Some(usage)))
+    }
+
+    /// Appends an entry under a lock the caller holds (a compaction is planned and logged
+    /// under one lock, so no message slips in between).
+    pub fn append(&self, locked: &Locked, entry: Entry) -> Result<LogRecord> {
+        self.append_one(locked, entry, None)
+    }
+
+    /// Appends `messages` in one write under one lock, numbered in order, and does not wait
+    /// for the disk: what a proxy's client sends before the model answers, which the client
+    /// holds and sends again with its next request. The answer's append syncs the log, these
+    /// records with it, before the client is answered; a sync of their own would add its
+    /// time to every request before it went upstream.
+    pub fn append_messages(&self, messages: Vec<Message>) -> Result<Vec<LogRecord>> {
+        self.with_lock(|locked| self.append_all(locked, messages.into_iter().map(|m| (Entry::Message(m), None)).collect(), Durability::Deferred))
+    }
+
+    fn append_one(&self, locked: &Locked, entry: Entry, usage: Option<Usage>) -> Result<LogRecord> {
+        let mut records = self.append_all(locked, vec![(entry, usage)], Durability::Synced)?;
+        Ok(records.pop().expect("one record was appended"))
+    }
+
+    /// Takes `parent`'s committed memory as this session's own: its update log, state and
+    /// overview, committed here as one unit under `locked` (for a session that continues
+    /// another's conversation from a point its client knows, such as the proxy's branch for a
+    /// request retried after its answer was lost). Nothing is taken from a parent never
+    /// updated, or one a writer keeps busy; the memory files under `detail/` stay the
+    /// parent's. Returns whether a memory was taken.
+    pub fn inherit_memory(&self, locked: &Locked, parent: &Session) -> Result<bool> {
+        // The memory and the count of updates it holds, read with no commit in between.
+        let mut read = None;
+        for _ in 0..8 {
+            let before = parent.meta()?.updates;
+            let memory = parent.committed_memory()?;
+            if parent.meta()?.updates == before {
+                read = memory.map(|m| (before, m));
+                break;
+            }
+        }
+        let Some((updates, (Some(state), overview))) = read else { return Ok(false) };
+        let Ok(seq) = u32::try_from(updates) else { return Ok(false) };
+        // The parent's records up to the update its state holds (one committed since is left),
+        // appended here by the commit itself, as one entry: a branch has all of them or none.
+        let lines: Vec<String> = parent.log()?.into_iter().filter(|r| r["seq"].as_u64().is_some_and(|at| at <= updates)).map(|r| r.to_string()).collect();
+        if lines.is_empty() {
+            return Ok(false);
+        }
+        self.commit(locked, &Commit { seq, log_entry: lines.join("\n"), state, overview: overview.clone(), request: None })?;
+        self.update_meta_locked(locked, |m| m.memory_chain = Some(MemoryChain::at(&overview)))?;
+        Ok(true)
+    }
+}
+
+/// The sessions of one working directory, whichever store keeps them. Every method of
+/// [`SessionStore`] is called on it directly.
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    store: Arc<dyn SessionStore>,
+}
+
+impl std::ops::Deref for Sessions {
+    type Target = dyn SessionStore;
+    fn deref(&self) -> &Self::Target {
+        &*self.store
+    }
+}
+
+impl Sessions {
+    /// The handle on the sessions `store` keeps.
+    pub fn with_store(store: Arc<dyn SessionStore>) -> Self {
+        Sessions { store }
+    }
+
+    /// The session directories of working directory `cwd` under the sessions root `root`:
+    /// `<root>/--<cwd>--/`.
+    pub fn new(root: &Path, cwd: &Path) -> Self {
+        Sessions::with_store(Arc::new(SessionDirs::new(root, cwd)))
+    }
+
+    /// [`Sessions::new`] for the current directory under [`root_dir`].
+    pub fn for_current_dir() -> Result<Self> {
+        let cwd = std::env::current_dir().map_err(crate::Error::io("."))?;
+        Ok(Self::new(&root_dir()?, &cwd))
     }
 }

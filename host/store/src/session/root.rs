@@ -1,35 +1,83 @@
 //! The sessions root: where sessions are filed by working directory, made, listed and found,
 //! and the names their grants go by.
 
-use super::*;
+use super::dir::{LOCK, LOG, MESSAGES, META, OVERVIEW, SessionDir};
+use super::store::{SessionStore, StoredSession};
+use super::{FORMAT, MemoryChain, Meta, Session};
+use crate::confine::Confined;
+use crate::error::{Error, Result};
+use crate::passed::Passed;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Overrides the sessions root (default `~/.ai/sessions`).
 pub const ROOT_ENV: &str = "WORKMEM_SESSIONS_DIR";
 
-/// The sessions of one working directory: `<root>/--<cwd>--/`.
+/// The session directories of one working directory, `<root>/--<cwd>--/`: the first
+/// [`SessionStore`].
 #[derive(Debug, Clone)]
-pub struct Sessions {
+pub struct SessionDirs {
+    root: PathBuf,
     dir: PathBuf,
     cwd: PathBuf,
 }
 
-impl Sessions {
-    pub fn for_current_dir() -> Result<Self> {
-        let cwd = std::env::current_dir().map_err(Error::io("."))?;
-        Ok(Self::new(&root_dir()?, &cwd))
-    }
-
+impl SessionDirs {
     pub fn new(root: &Path, cwd: &Path) -> Self {
-        Sessions { dir: root.join(encode_cwd(cwd)), cwd: cwd.to_path_buf() }
+        SessionDirs { root: root.to_path_buf(), dir: root.join(encode_cwd(cwd)), cwd: cwd.to_path_buf() }
     }
 
-    pub fn dir(&self) -> &Path {
+    /// This working directory's sessions, as directories.
+    fn listed(&self) -> Result<Vec<(SessionDir, Meta)>> {
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&self.dir)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            if let Ok(session) = SessionDir::open(&entry.path()) {
+                let meta = session.meta()?;
+                out.push((session, meta));
+            }
+        }
+        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
+        Ok(out)
+    }
+
+    /// The sessions of every working directory, as directories.
+    fn all_listed(&self) -> Result<Vec<(SessionDir, Meta)>> {
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&self.root)(e)),
+        };
+        let mut out = Vec::new();
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            if dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("--") && n.ends_with("--")) {
+                out.extend(SessionDirs { root: self.root.clone(), dir, cwd: self.cwd.clone() }.listed()?);
+            }
+        }
+        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
+        Ok(out)
+    }
+}
+
+fn handle(session: SessionDir) -> Session {
+    Session::new(Arc::new(session))
+}
+
+fn handles(listed: Vec<(SessionDir, Meta)>) -> Vec<(Session, Meta)> {
+    listed.into_iter().map(|(s, m)| (handle(s), m)).collect()
+}
+
+impl SessionStore for SessionDirs {
+    fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// Creates a session with a fresh (or the given) ID and `overview` (the engine's
-    /// template). Its memory is the empty one until the first update is committed.
-    pub fn create(&self, id: Option<&str>, overview: &str) -> Result<Session> {
+    fn create(&self, id: Option<&str>, overview: &str) -> Result<Session> {
         let given = id.map(checked_id).transpose()?;
         std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
         // A fresh ID taken already is drawn again: its 16 random bits collide among a few dozen
@@ -49,9 +97,9 @@ impl Sessions {
                 Err(e) => return Err(Error::io(&dir)(e)),
             }
         };
-        let session = Session::at(&dir);
+        let session = SessionDir::at(&dir);
         for sub in ["working-memory/detail", "working-memory/archive"] {
-            session.files.create_dir_all(sub).map_err(session.err())?;
+            session.files().create_dir_all(sub).map_err(session.err())?;
         }
         let now = crate::now();
         let cwd = self.cwd.display().to_string();
@@ -77,14 +125,12 @@ impl Sessions {
         };
         // meta.json last: its marker makes the directory a session.
         session.write_json(META, &meta)?;
-        Ok(session)
+        Ok(handle(session))
     }
 
-    /// This directory's secret named `name`: 32 random bytes as hex, drawn on first use and
-    /// kept in a file of that name beside the sessions (read beneath the directory's handle,
-    /// like every file of the store's), so that what is keyed with it today is keyed alike
-    /// after a restart.
-    pub fn secret(&self, name: &str) -> Result<String> {
+    /// Kept in a file of that name beside the sessions, read beneath the directory's handle
+    /// like every file of the store's.
+    fn secret(&self, name: &str) -> Result<String> {
         std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
         let files = Confined::new(&self.dir);
         let err = |source| Error::File { dir: self.dir.clone(), source };
@@ -101,37 +147,19 @@ impl Sessions {
         files.read_at_most(name, 64).map_err(err)
     }
 
-    /// Sessions of this directory, oldest first.
-    pub fn list(&self) -> Result<Vec<(Session, Meta)>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&self.dir)(e)),
-        };
-        let mut out = Vec::new();
-        for entry in entries.flatten() {
-            if let Ok(session) = Session::open(&entry.path()) {
-                let meta = session.meta()?;
-                out.push((session, meta));
-            }
-        }
-        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
-        Ok(out)
+    fn list(&self) -> Result<Vec<(Session, Meta)>> {
+        self.listed().map(handles)
     }
 
-    /// A session named by its directory path, or by ID: under this directory's sessions,
-    /// else under any directory's when exactly one has that ID (so a session can be named
-    /// from anywhere); an ID in several directories is [`Error::Ambiguous`].
-    pub fn resolve(&self, spec: &str) -> Result<Session> {
+    /// An ID in several directories is [`Error::Ambiguous`].
+    fn resolve(&self, spec: &str) -> Result<Session> {
         if spec.contains(std::path::MAIN_SEPARATOR) || spec == "." || spec == ".." {
             return Session::open(Path::new(spec));
         }
         self.find(spec)
     }
 
-    /// A session named by ID only (never a path: what a remote caller names): under this
-    /// directory's sessions, else under any directory's when exactly one has that ID.
-    pub fn find(&self, id: &str) -> Result<Session> {
+    fn find(&self, id: &str) -> Result<Session> {
         let id = checked_id(id)?;
         let here = self.dir.join(id);
         // Two directories may map to one folder (`/x/a-b` and `/x/a/b`): a session is this
@@ -142,7 +170,8 @@ impl Sessions {
                 return Ok(session);
             }
         }
-        let mut found: Vec<PathBuf> = self.all()?.into_iter().map(|(s, _)| s.dir).filter(|d| d.file_name().is_some_and(|n| n == id)).collect();
+        let mut found: Vec<PathBuf> =
+            self.all_listed()?.into_iter().map(|(s, _)| s.dir().to_path_buf()).filter(|d| d.file_name().is_some_and(|n| n == id)).collect();
         match found.len() {
             0 if !here.exists() => Err(Error::NoSuchSession { id: id.to_string(), cwd: self.cwd.clone() }),
             0 => Session::open(&here),
@@ -151,23 +180,24 @@ impl Sessions {
         }
     }
 
-    /// The sessions of every directory under the sessions root, oldest first.
-    pub fn all(&self) -> Result<Vec<(Session, Meta)>> {
-        let root = self.dir.parent().unwrap_or(&self.dir);
-        let entries = match std::fs::read_dir(root) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(root)(e)),
-        };
-        let mut out = Vec::new();
-        for entry in entries.flatten() {
-            let dir = entry.path();
-            if dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("--") && n.ends_with("--")) {
-                out.extend(Sessions { dir, cwd: self.cwd.clone() }.list()?);
-            }
-        }
-        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
-        Ok(out)
+    fn all(&self) -> Result<Vec<(Session, Meta)>> {
+        self.all_listed().map(handles)
+    }
+
+    fn grant_name(&self, session: &Session) -> Result<GrantName> {
+        GrantName::of(session)
+    }
+
+    fn open_granted(&self, name: &GrantName) -> Result<Session> {
+        name.open(&self.root)
+    }
+
+    fn passed(&self) -> Result<Passed> {
+        crate::passed::read(&self.dir)
+    }
+
+    fn write_passed(&self, passed: &Passed) -> Result<()> {
+        crate::passed::write(&self.dir, passed)
     }
 }
 
@@ -206,9 +236,9 @@ pub struct GrantName {
 
 impl GrantName {
     /// The session `session` is, as a grant names it.
-    pub fn of(session: &Session) -> Result<Self> {
+    fn of(session: &Session) -> Result<Self> {
         let meta = session.meta()?;
-        let folder = session.dir.parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let folder = session.dir().parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
         Ok(GrantName { folder, id: meta.id, uid })
     }
@@ -228,14 +258,14 @@ impl GrantName {
 
     /// The session it names beneath the sessions root `root`, if that session is still the
     /// one granted: not one made since with the same ID.
-    pub fn open(&self, root: &Path) -> Result<Session> {
+    fn open(&self, root: &Path) -> Result<Session> {
         let dir = root.join(&self.folder).join(&self.id);
         // Beneath the root by handle: neither the project's folder nor the session's may be a
         // symlink (to elsewhere, or swapped in while the session is used).
         let files = Confined::new(root)
             .subdir(&format!("{}/{}", self.folder, self.id))
             .map_err(|source| Error::NotASession { dir: dir.clone(), why: source.to_string() })?;
-        let session = Session::open_in(files, dir.clone())?;
+        let session = handle(SessionDir::open_in(files, dir.clone())?);
         if GrantName::of(&session)? != *self {
             return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
         }
@@ -255,7 +285,7 @@ fn checked_id(id: &str) -> Result<&str> {
     if ok { Ok(id) } else { Err(Error::BadId(id.to_string())) }
 }
 
-/// How many fresh IDs [`Sessions::create`] draws before it gives up on a directory whose
+/// How many fresh IDs [`SessionDirs::create`](SessionStore::create) draws before it gives up on a directory whose
 /// second is that full.
 const FRESH_ID_DRAWS: u32 = 64;
 
