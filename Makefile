@@ -139,7 +139,7 @@ test-go: go-bindings-check
 # The artifacts a user installs: the npm tarball (the component inside), the Python wheel and
 # the crates (the runtime's with its components prebuilt); the Go module is packages/go as
 # committed.
-CRATES := workmem-runtime workmem-store workmem-memory workmem-llm workmem-agent workmem-page workmem-listen workmem-server workmem-mcp workmem-proxy workmem
+CRATES := workmem-runtime workmem-store workmem-commit workmem-llm workmem-agent workmem-page workmem-listener workmem-server workmem-mcp workmem-proxy workmem
 dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	rm -rf target/dist && mkdir -p target/dist host/runtime/components
 	cp $(COMPONENT) host/runtime/components/workmem-engine.wasm

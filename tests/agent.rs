@@ -157,7 +157,7 @@ fn a_twenty_turn_session() {
         let expected = (i64::from(common::oracle_tokens(&messages[..messages.len() - 1], &request["tools"])) + correction).max(0) as u32;
         assert_eq!(meta["tokens_used"], expected, "request {k}");
         if let Some(prompt_tokens) = reported[k] {
-            // A count below ours is not taken: an upstream cannot switch the safety net off.
+            // A count below ours is not taken: an upstream cannot switch the fallback off.
             correction = (prompt_tokens - i64::from(common::oracle_tokens(&messages, &request["tools"]))).max(0);
         }
         assert_eq!(meta["tokens_percent"], u64::from(expected) * 100 / 128_000);
@@ -171,7 +171,7 @@ fn a_twenty_turn_session() {
         with_reminder.push(k);
         assert_eq!(meta["tokens_max"], 128_000);
         assert_eq!(meta["messages_in_history"], in_history[k], "request {k}");
-        // The safety net's threshold: 75% of the window by default.
+        // The fallback's threshold: 75% of the window by default.
         assert_eq!(meta["auto_compact_at"], 96_000);
         let every = ["auto_compact_at", "messages_in_history", "reminder", "tokens_max", "tokens_percent", "tokens_used", "working_memory_size"];
         assert_eq!(keys, every, "request {k}: a context_meta field this test does not check");
@@ -380,7 +380,7 @@ fn tool_results_are_capped() {
     session.append_message(workmem_store::Message::new("user", big.clone())).unwrap();
     let read = |seq: &str| Reply::call(&[("read_history", json!({"seq": seq}))]);
     // The big message, the task, two reads of it, and a read of everything after it (the first
-    // two reads among it). At a 200k window the safety net compacts only once the model has
+    // two reads among it). At a 200k window the fallback compacts only once the model has
     // seen the reads (what it has not seen is never compacted), and it takes the big message.
     // Then a byte that is not a non-negative 32-bit number, each refused by name.
     let bad_from = Reply::call(&[("read_history", json!({"seq": "1", "from": -1})), ("read_history", json!({"seq": "1", "from": 5_000_000_000u64}))]);

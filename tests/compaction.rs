@@ -1,7 +1,7 @@
 //! Bounded context (issue 8) through the CLI: `compact` for every target and strategy, an
 //! append-only log with every original readable back, refusals and failed summaries that
 //! change nothing, the notice on the next request, `workmem agent` kept under its window by
-//! the safety net against the loopback LLM server, and `workmem-replay` on a real trajectory.
+//! the fallback against the loopback LLM server, and `workmem-replay` on a real trajectory.
 
 use crate::common;
 use crate::llm_server;
@@ -188,7 +188,7 @@ fn refusals_and_failed_summaries_change_nothing() {
 }
 
 /// An agent whose every step reads a 6 KB file stays under a 6,000-token window: the
-/// safety net compacts before the request that would cross 75% of it, never after.
+/// fallback compacts before the request that would cross 75% of it, never after.
 #[test]
 fn the_agent_stays_under_its_window() {
     let ws = Workspace::new("compact-agent");
@@ -231,7 +231,7 @@ fn the_agent_stays_under_its_window() {
     for r in &requests {
         let messages: Vec<workmem_llm::Message> = serde_json::from_value(r.body["messages"].clone()).unwrap();
         let tokens = tokenizer.count_chat(&messages) + tokenizer.count_tools(&r.body["tools"]);
-        assert!(tokens < window * 3 / 4, "a request of {tokens} tokens crossed the safety net");
+        assert!(tokens < window * 3 / 4, "a request of {tokens} tokens crossed the fallback");
         assert!(paired(r.body["messages"].as_array().unwrap()));
         notices += usize::from(messages.last().unwrap().content.contains("History was compacted"));
     }

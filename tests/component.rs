@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use workmem_memory::apply;
+use workmem_commit::apply;
 use workmem_runtime::{COMPONENT, Error, LearningAdd, LearningOps, Options, Runtime, Update, UpdateStep, VerbatimOps, Wants};
 use workmem_store::Sessions;
 
@@ -152,7 +152,7 @@ fn a_trap_during_apply_leaves_the_session_files_untouched() {
     let before = snapshot(session.dir());
 
     let err = apply(&runtime, &session, &oversized_update()).unwrap_err();
-    assert!(matches!(err, workmem_memory::Error::Engine(Error::MemoryLimit { .. })), "expected a trap, got {err:?}");
+    assert!(matches!(err, workmem_commit::Error::Engine(Error::MemoryLimit { .. })), "expected a trap, got {err:?}");
     assert_eq!(snapshot(session.dir()), before, "a trapped update changed the session");
 
     // The session and the runtime both carry on.
@@ -167,7 +167,7 @@ fn invalid_dsl_is_reported_and_leaves_the_session_files_untouched() {
     let session = Sessions::new(&tmp, &tmp).create(Some("s1"), "# template\n").unwrap();
     let before = snapshot(session.dir());
     match apply(&runtime, &session, "KEY_LEARNINGS:\n  ADD:\n    - no reason here\n") {
-        Err(workmem_memory::Error::InvalidDsl(ds)) => assert_eq!((ds[0].line, ds[0].column), (3, 7)),
+        Err(workmem_commit::Error::InvalidDsl(ds)) => assert_eq!((ds[0].line, ds[0].column), (3, 7)),
         other => panic!("expected diagnostics, got {other:?}"),
     }
     assert_eq!(snapshot(session.dir()), before);

@@ -5,7 +5,7 @@
 use crate::common;
 
 use serde_json::json;
-use workmem_memory::json as wjson;
+use workmem_commit::json as wjson;
 use workmem_runtime::Wants;
 
 #[test]

@@ -349,7 +349,7 @@ fn memory_changes_the_history_shows_keep_the_prefix() {
         built.messages.iter().find(|m| m.content.starts_with("<working_memory")).map(|m| m.content.clone()).unwrap_or_default()
     };
     assert_eq!(memory(&mut engine, &options), "", "a memory that is still the template is not sent");
-    workmem_memory::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the task said so: go\n").unwrap();
+    workmem_commit::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the task said so: go\n").unwrap();
     let before = memory(&mut engine, &options);
     assert!(before.contains("KL-1"), "{before}");
     let mut dsl = String::from("KEY_LEARNINGS:\n  ADD:\n    - because the tool said so: the cache keys are per vault\n");
@@ -374,7 +374,7 @@ fn memory_changes_the_history_shows_keep_the_prefix() {
     assert!(done.replaced.concat().len() >= 2, "{done:?}");
     assert!(memory(&mut engine, &options).contains("the cache keys are per vault"));
     // An update from outside the loop is nowhere in the history: the prefix takes it.
-    workmem_memory::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the CLI said so: retries are bounded\n").unwrap();
+    workmem_commit::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the CLI said so: retries are bounded\n").unwrap();
     let now = memory(&mut engine, &options);
     assert!(now.contains("retries are bounded") && now.contains("the cache keys are per vault"), "{now}");
 }
@@ -418,7 +418,7 @@ fn a_request_built_on_from_the_last_is_the_one_built_whole() {
             s.append_message(Message { tool_call_id: Some(format!("c{i}")), ..Message::new("tool", "x".repeat(3000)) }).unwrap();
             step(&s, &mut engine, &mut carry, true, "the history grew");
         }
-        workmem_memory::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the run said so: the test needs a seed\n").unwrap();
+        workmem_commit::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because the run said so: the test needs a seed\n").unwrap();
         s.update_meta(|m| {
             m.rounds += 3;
             m.token_correction = 17;

@@ -686,7 +686,7 @@ fn a_retried_request_keeps_the_memory_its_lost_answer_made() {
 }
 
 /// A 40-step tool loop through the proxy at 8k and 16k windows, each output about 1,500
-/// tokens: the request after each output carries it whole, however often the safety net
+/// tokens: the request after each output carries it whole, however often the fallback
 /// compacts (issue 48: it offloaded the newest output before the model saw it in 9 of 30 steps
 /// at 8k, and the model got a placeholder for what it had just asked for).
 #[test]

@@ -303,7 +303,7 @@ fn converse(sessions: &Sessions) -> Ended {
         .unwrap();
     }
     // The commit path, from the CLI's caller and from the model's tool.
-    workmem_memory::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because step 3 showed it: the release link needs 8 GB\n").unwrap();
+    workmem_commit::apply(&runtime, &s, "KEY_LEARNINGS:\n  ADD:\n    - because step 3 showed it: the release link needs 8 GB\n").unwrap();
     let mut cx = workmem_agent::tools::ToolContext { session: &s, runtime: &runtime, tokenizer: &tokenizer, llm: None, board: None, documents: None };
     let out = workmem_agent::tools::call(
         &mut cx,
@@ -332,8 +332,8 @@ fn converse(sessions: &Sessions) -> Ended {
     // Keyed updates: the same request twice is one update.
     let dsl = "CURRENT_PROGRESS:\n  Completed:\n    - Linked\n  In Progress:\n    - Verifying\n";
     let key = workmem_store::db::RequestKey::new("k-1", &[dsl]).unwrap();
-    assert!(matches!(workmem_memory::apply_once(&runtime, &s, &s.lock().unwrap(), dsl, &key).unwrap(), workmem_memory::Once::Applied(_)));
-    let keyed_again = matches!(workmem_memory::apply_once(&runtime, &s, &s.lock().unwrap(), dsl, &key).unwrap(), workmem_memory::Once::Before(_));
+    assert!(matches!(workmem_commit::apply_once(&runtime, &s, &s.lock().unwrap(), dsl, &key).unwrap(), workmem_commit::Once::Applied(_)));
+    let keyed_again = matches!(workmem_commit::apply_once(&runtime, &s, &s.lock().unwrap(), dsl, &key).unwrap(), workmem_commit::Once::Before(_));
     // A branch takes its parent's memory, found again by ID.
     let branch = sessions.create(Some("branch"), &template).unwrap();
     let took = branch.with_lock(|l| branch.inherit_memory(l, &sessions.find("seam").unwrap())).unwrap();

@@ -339,9 +339,9 @@ fn the_shared_session_fixture_is_what_this_store_commits() {
     let session = workmem_store::Session::open(&dir).unwrap();
     let runtime = common::runtime();
     let locked = session.lock().unwrap();
-    let mut memory = workmem_memory::load(&runtime, &session, &locked).unwrap();
-    let applied = memory.apply(&common::read(&fixture.join("update.dsl")), FIXTURE_AT, workmem_memory::COMMIT).unwrap().unwrap();
-    let commit = workmem_memory::to_commit(&applied);
+    let mut memory = workmem_commit::load(&runtime, &session, &locked).unwrap();
+    let applied = memory.apply(&common::read(&fixture.join("update.dsl")), FIXTURE_AT, workmem_commit::COMMIT).unwrap().unwrap();
+    let commit = workmem_commit::to_commit(&applied);
     session.commit(&locked, &commit).unwrap();
     drop(locked);
     let mut pending = serde_json::to_string_pretty(&commit).unwrap();

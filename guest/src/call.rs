@@ -1,5 +1,5 @@
 //! What happens around each model call of an agent whose loop another program runs (issue 49:
-//! a framework's, through a package's adapter): the request bounded by the safety net and
+//! a framework's, through a package's adapter): the request bounded by the fallback and
 //! built in the engine's order, `context_meta` last, and `read_history`'s answers. Written once
 //! here so that every runtime's adapter only moves bytes and counts tokens; see `wit/call.wit`.
 //!
@@ -89,7 +89,7 @@ pub struct DecideRequest {
     /// The whole request's tokens, `context_meta` and the tool definitions included.
     pub tokens: u32,
     pub window: u32,
-    /// Where the safety net compacts; 0: it is off.
+    /// Where the fallback compacts; 0: it is off.
     pub threshold: u32,
     pub goal: u32,
     pub keep_recent: u32,
@@ -101,7 +101,7 @@ pub struct DecideRequest {
     pub max_compactions: u32,
     /// Automatic mode's compaction was refused since the last compaction (nothing worth it).
     pub auto_refused: bool,
-    /// The safety net found nothing to compact.
+    /// The fallback found nothing to compact.
     pub exhausted: bool,
     /// Entries never compacted besides the current task.
     pub keep: Vec<u64>,
@@ -119,7 +119,7 @@ pub struct ToolsCompaction {
 pub enum Decision {
     Send,
     CompactTools(ToolsCompaction),
-    /// The safety net's request; `archive_to`, `archive_lines` and `never_compact` are the host's.
+    /// The fallback's request; `archive_to`, `archive_lines` and `never_compact` are the host's.
     Fallback(Fallback),
     OverWindow(String),
 }
@@ -133,7 +133,7 @@ const GUIDE_FIRST_PERCENT: u64 = 20;
 /// What to do before a request of `tokens`: in automatic mode, from the guide's first
 /// threshold, compact old tool outputs in batches of at least a third of the window (so that
 /// the request stays append-only, and cached, for a while between compactions); then the
-/// safety net from its threshold; at most `max_compactions` times; then send, or refuse a
+/// fallback from its threshold; at most `max_compactions` times; then send, or refuse a
 /// request still over the window.
 pub fn decide(r: &DecideRequest) -> Decision {
     if r.compactions < r.max_compactions && !r.exhausted {
@@ -165,7 +165,7 @@ pub fn decide(r: &DecideRequest) -> Decision {
 /// the block again) or send.
 pub fn prepare(r: CallRequest) -> Result<Step, String> {
     let b = &r.bounds;
-    // The whole view goes into the request: the safety net bounds it, not the mode. What goes
+    // The whole view goes into the request: the fallback bounds it, not the mode. What goes
     // before it depends on the system prompt and the memory alone, so it is byte-identical from
     // one call to the next while they do not change (the provider's prompt cache holds it).
     let leading = crate::context::assemble(ContextRequest {
@@ -237,7 +237,7 @@ pub struct ToolDefinition {
     pub parameters: String,
 }
 
-/// workmem's own tools where the safety net compacts (no `compact_history`: issue 48), as the
+/// workmem's own tools where the fallback compacts (no `compact_history`: issue 48), as the
 /// Rust host's agent offers them (`workmem_agent::tools::own`; a test there holds the two equal).
 pub fn own_tools() -> Vec<ToolDefinition> {
     let tool = |name: &str, description: &str, parameters: &str| ToolDefinition {
@@ -458,9 +458,9 @@ mod tests {
     fn automatic_mode_archives_tools_from_a_fifth_of_the_window_then_the_safety_net_takes_over() {
         assert_eq!(decide(&decision(1_999, true)), Decision::Send);
         assert_eq!(decide(&decision(2_000, true)), Decision::CompactTools(ToolsCompaction { keep_recent: 5, min_free: 3_333, keep: vec![4] }));
-        assert_eq!(decide(&decision(7_499, false)), Decision::Send, "without automatic mode, the safety net alone");
+        assert_eq!(decide(&decision(7_499, false)), Decision::Send, "without automatic mode, the fallback alone");
         let refused = DecideRequest { auto_refused: true, ..decision(8_000, true) };
-        let Decision::Fallback(f) = decide(&refused) else { panic!("the safety net after a refusal") };
+        let Decision::Fallback(f) = decide(&refused) else { panic!("the fallback after a refusal") };
         assert_eq!((f.used, f.threshold, f.goal, f.keep), (8_000, 7_500, 5_000, vec![4]));
         assert_eq!(decide(&DecideRequest { auto_refused: true, ..decision(3_000, true) }), Decision::Send);
         assert_eq!(decide(&DecideRequest { threshold: 0, ..decision(9_000, false) }), Decision::Send, "the net off");

@@ -90,7 +90,7 @@ pub fn frame(r: FrameRequest) -> Frame {
 /// and its standing "Remember to update" line were half of it: 3% of the 40 trajectories' cost
 /// with caching, 6% of a long session of tiny steps (issue 24). Where there is nothing to act
 /// on, the figures are the two that say how full the context is: the others (the window, the
-/// history's length, the memory's size, where the safety net compacts) change nothing the
+/// history's length, the memory's size, where the fallback compacts) change nothing the
 /// model does then, and were about 35 uncached tokens on every request (issue 48).
 pub fn meta(s: ContextStats) -> String {
     let percent = if s.tokens_max == 0 { 0 } else { u64::from(s.tokens_used) * 100 / u64::from(s.tokens_max) };

@@ -143,7 +143,7 @@ fn context_meta_is_the_block_of_us_3() {
     assert!(context_meta(ContextStats { tokens_used: 64000, rounds_since_update: 5, ..stats.clone() }).contains("}\nContext is 50% full. Archive"));
     assert_eq!(context_meta(ContextStats { tokens_used: 64000, ..stats.clone() }).lines().count(), 3, "it insists only when an update is due");
     assert!(context_meta(ContextStats { tokens_max: 0, ..stats.clone() }).contains("\"tokens_percent\":0}"));
-    // Where the safety net is, and the notice right after a compaction (issue 8).
+    // Where the fallback is, and the notice right after a compaction (issue 8).
     let near = context_meta(ContextStats { compact_at: 96000, compaction_notice: "History was compacted: ...\n".into(), ..stats });
     assert!(near.ends_with("\"working_memory_size\":2400,\"auto_compact_at\":96000}\nHistory was compacted: ...\n</context_meta>"), "{near}");
 }

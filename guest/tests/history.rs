@@ -1,5 +1,5 @@
 //! Compaction (issue 8): each target and strategy, the refusals, one test per invariant with
-//! a view built to break it, the safety net, and a property test over generated histories
+//! a view built to break it, the fallback, and a property test over generated histories
 //! (parallel calls, a call still waiting for its result, results with no call).
 
 use proptest::prelude::*;
@@ -245,7 +245,7 @@ fn a_pinned_task_stays_when_later_user_messages_come() {
     assert!(history::check(&view, &unpinned.view, 1, &[1]).unwrap_err().contains("current task (#1)"));
 }
 
-/// The safety net at 9,000 tokens, down to 6,000, before a request of `used`.
+/// The fallback at 9,000 tokens, down to 6,000, before a request of `used`.
 fn net(used: u32) -> Fallback {
     Fallback {
         used,
@@ -283,7 +283,7 @@ fn fallback_offloads_the_largest_kept_outputs_when_the_kept_groups_alone_are_too
 }
 
 /// A tool output that begins with a placeholder's words is still a tool output: compacting
-/// old outputs offloads it, and so does the safety net when it is too large to keep (issue 24:
+/// old outputs offloads it, and so does the fallback when it is too large to keep (issue 24:
 /// generated outputs that imitated a compaction note stayed whole in every request).
 #[test]
 fn an_output_that_imitates_a_placeholder_is_offloaded_like_any_other() {

@@ -445,10 +445,10 @@ func (e *Engine) Compact(ctx context.Context, view []HistoryEntry, r CompactRequ
 	}
 }
 
-// FallbackRequest is the safety net's input (spec 003 §3): Used is the whole request's tokens.
+// FallbackRequest is the fallback's input (spec 003 §3): Used is the whole request's tokens.
 type FallbackRequest = engine.FallbackRequest
 
-// Fallback is the safety net: nil while Used is under Threshold; otherwise an archive
+// Fallback is the fallback: nil while Used is under Threshold; otherwise an archive
 // compaction down towards Goal.
 func (e *Engine) Fallback(ctx context.Context, view []HistoryEntry, r FallbackRequest) (*Compaction, error) {
 	out, err := call(ctx, e, func(i *engine.EngineGoInstance) engine.FallbackOutcome { return i.HistoryFallback(ctx, view, r) })

@@ -1,6 +1,6 @@
 // workmem inside the OpenAI Agents SDK for TypeScript (`workmem/agents`): `workmemAgents` gives a
 // `callModelInputFilter` that bounds every model call of a run through a workmem session (what
-// the run gained logged, the safety net's compactions, the memory and `context_meta` in the
+// the run gained logged, the fallback's compactions, the memory and `context_meta` in the
 // engine's order) and workmem's own tools as the SDK's function tools; `WorkmemSession` is the
 // same and also the SDK's `Session` (the conversation kept across runs in the workmem session).
 //
@@ -77,7 +77,7 @@ const same = (a, b) => a.role === b.role && a.content === b.content && (a.toolCa
 
 /**
  * `{ callModelInputFilter, tools }` (see the module). `session` is a `workmem/session` Session;
- * the options are the safety net's (`window`, `compactAt`, `compactGoal`, `keepRecent`,
+ * the options are the fallback's (`window`, `compactAt`, `compactGoal`, `keepRecent`,
  * `remindAfterRounds`) and `count`. The filter throws WorkmemError for a request that no
  * compaction brings under the window, rather than sending it.
  */

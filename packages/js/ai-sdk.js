@@ -1,6 +1,6 @@
 // workmem inside the Vercel AI SDK (`workmem/ai-sdk`): a language model middleware for
 // `wrapLanguageModel`. `transformParams` logs what the prompt gained to a workmem session and
-// sends the bounded view (the safety net's compactions, the memory and `context_meta` in the
+// sends the bounded view (the fallback's compactions, the memory and `context_meta` in the
 // engine's order) with workmem's own tools added; `wrapGenerate` and `wrapStream` answer the
 // model's calls of those tools and ask again, so the application never sees them (as
 // `workmem proxy` does). The application's messages are never changed: only what is sent.
@@ -109,7 +109,7 @@ const same = (a, b) => a.role === b.role && a.content === b.content && (a.toolCa
 
 /**
  * The middleware (see the module). `session` is a `workmem/session` Session (`Session.create`
- * or `Session.open`); the options are the safety net's (`window`, `compactAt`, `compactGoal`,
+ * or `Session.open`); the options are the fallback's (`window`, `compactAt`, `compactGoal`,
  * `keepRecent`, `remindAfterRounds`) and `count`, a token counter for another tokenizer than
  * o200k_base. A request that no compaction brings under the window throws WorkmemError
  * rather than being sent.

@@ -7,7 +7,7 @@ import type { Session } from './session.js';
 export interface BoundOptions {
   /** The model's context window in tokens: no request crosses it (default 128,000). */
   window?: number;
-  /** The safety net compacts from this share of the window (default 0.75) ... */
+  /** The fallback compacts from this share of the window (default 0.75) ... */
   compactAt?: number;
   /** ... down to this share (default 0.5). */
   compactGoal?: number;

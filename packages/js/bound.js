@@ -1,7 +1,7 @@
 // What happens around each model call of an agent a framework runs, for the framework adapters
 // (`workmem/ai-sdk`, `workmem/agents`): the messages the agent gained logged to a workmem
 // session, and the request the engine's `call` steps decide (`prepareCall`: the view compacted
-// by the safety net where it would cross its threshold, in the engine's order with the working
+// by the fallback where it would cross its threshold, in the engine's order with the working
 // memory and `context_meta`); and the answers of workmem's own tools, `read_history` and
 // `update_memory`. The engine makes every decision; this module only reads and writes the
 // session and counts tokens. An adapter converts its framework's messages to the engine's
@@ -65,7 +65,7 @@ async function o200kCount() {
 
 /**
  * Bounds every model call to `window` tokens through a workmem session (`workmem/session`'s
- * `Session`): the safety net compacts at `compactAt` of the window down to `compactGoal`,
+ * `Session`): the fallback compacts at `compactAt` of the window down to `compactGoal`,
  * keeping the last `keepRecent` groups; the first user message (the task) is never compacted.
  */
 export class Bound {

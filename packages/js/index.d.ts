@@ -72,7 +72,7 @@ export function applyReplacements(view: Entry[], replacements: Replacement[]): R
 /** The bounds of every model call, in tokens. */
 export interface Bounds {
   window: number;
-  /** The safety net compacts from here ... */
+  /** The fallback compacts from here ... */
   threshold: number;
   /** ... down to this. */
   goal: number;

@@ -185,7 +185,7 @@ export async function compact(view, options = {}, ask = undefined) {
 }
 
 /**
- * The safety net (spec 003 §3): null while `used` (the whole request's tokens) is under
+ * The fallback (spec 003 §3): null while `used` (the whole request's tokens) is under
  * `threshold`; otherwise an archive compaction down towards `goal`.
  */
 export function fallback(view, { used, threshold, goal, keepRecent = 5, archiveTo = COMPACT_DEFAULTS.archiveTo, archiveLines = 0, neverCompact = [], keep = [] }) {
@@ -208,7 +208,7 @@ export function applyReplacements(view, replacements) {
  * `request.counted` and ask again), `{ compact: fallbackOptions }` (run `fallback` over the view
  * with them, `archiveLines` set; log what it returns and ask again with `compactions` one more,
  * or with `exhausted` where it returns null), or `{ send: { leading, meta, tokens } }`. Throws
- * WorkmemError for a request over the window with all the safety net may compact compacted.
+ * WorkmemError for a request over the window with all the fallback may compact compacted.
  */
 export function prepareCall({ bounds, task, standing, ...rest }) {
   const { remindAfterRounds, maxCompactions = 3, archiveTo = COMPACT_DEFAULTS.archiveTo, keepRecent = 5, ...b } = bounds;
@@ -239,7 +239,7 @@ export function remind(standing) {
   return compactionNotice === undefined ? { roundsSinceUpdate } : { roundsSinceUpdate, compactionNotice };
 }
 
-/** workmem's own tools where the safety net compacts: `{name, description, parameters}`, the last a JSON schema. */
+/** workmem's own tools where the fallback compacts: `{name, description, parameters}`, the last a JSON schema. */
 export const ownTools = () => call.ownTools().map((t) => ({ ...t, parameters: JSON.parse(t.parameters) }));
 
 /**

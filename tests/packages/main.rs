@@ -7,7 +7,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let runtime = Runtime::new(&Options::default())?;
     let session = workmem_store::Session::open(args[1].as_ref())?;
-    let applied = workmem_memory::apply(&runtime, &session, &std::fs::read_to_string(&args[2])?)?;
+    let applied = workmem_commit::apply(&runtime, &session, &std::fs::read_to_string(&args[2])?)?;
     let mut engine = runtime.instance()?;
     let user = ChatMessage { role: "user".into(), content: "Go on.".into(), tool_call_id: None, tool_calls: Vec::new() };
     let mut messages = engine.assemble_context(&ContextRequest {

@@ -87,7 +87,7 @@ edition = "2024"
 [dependencies]
 workmem-runtime = "$version"
 workmem-store = "$version"
-workmem-memory = "$version"
+workmem-commit = "$version"
 
 [patch.crates-io]
 TOML

@@ -3,7 +3,7 @@ long tool loop over large files in a scratch work tree, driven by a scripted mod
 (upstream.py), through the proxy. For each client:
 
 - it finishes and prints the scripted answer;
-- every upstream request was under the safety net (the session log's count of each request
+- every upstream request was under the fallback's threshold (the session log's count of each request
   sent), and its tool calls and results paired;
 - the client never saw a workmem tool (its own record of the tool calls it ran);
 - a scripted `read_history` call gave back a tool result's original bytes;
@@ -117,13 +117,13 @@ def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, too
     sessions = proxy.session_logs()
     compactions = sum(1 for _, records in sessions for r in records if r.get("kind") == "compaction")
     if compactions == 0:
-        failures.append("no compaction happened: the loop never reached the safety net")
+        failures.append("no compaction happened: the loop never reached the fallback")
     # As the model counts them (its usage, which the proxy corrects its own count by); the
     # first request has no correction yet, so it is held to the window alone.
     for i, r in enumerate(main):
         limit = compact_at if i > 0 else WINDOW
         if r["tokens"] > limit:
-            failures.append(f"request {i} of {r['tokens']} tokens went upstream, over the safety net's {limit}")
+            failures.append(f"request {i} of {r['tokens']} tokens went upstream, over the fallback's {limit}")
     if proxy.branches():
         failures.append(f"the client's history was not followed: sessions {proxy.branches()} were branched off")
     loop = max(sessions, key=lambda s: len(s[1]))[0] if sessions else None

@@ -215,7 +215,7 @@ def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn:
     read_back = [turn.results[turn.last_call]] if turn.last_call and turn.last_call.endswith("-read") else []
     with script.lock:
         for cid, text in turn.results.items():
-            # Only as sent whole: the safety net may offload a new output before the model
+            # Only as sent whole: the fallback may offload a new output before the model
             # sees it (keeping its ends beside the pointer).
             if cid.startswith("s-") and not POINTER.search(text):
                 script.originals.setdefault(cid, text)

@@ -1,9 +1,9 @@
-//! The safety net (spec 003 §3): compaction the host runs by itself when a request passes its
+//! The fallback (spec 003 §3): compaction the host runs by itself when a request passes its
 //! threshold, down to its goal, clipping unseen outputs when nothing else is left.
 
 use super::*;
 
-/// What the safety net of spec 003 §3 works with.
+/// What the fallback of spec 003 §3 works with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fallback {
     /// Tokens of the whole request, `view` included.
@@ -19,7 +19,7 @@ pub struct Fallback {
     pub keep: Vec<u64>,
 }
 
-/// Offloaded in place by the safety net, a message keeps as much of its beginning and end as
+/// Offloaded in place by the fallback, a message keeps as much of its beginning and end as
 /// the goal leaves room for: what the next step most likely needs (the first lines of a log,
 /// the error at its end) stays in the request, the rest a `read_history` away. Issue 24's
 /// outputs larger than the compaction goal were offloaded whole, and the actions after them
@@ -85,7 +85,7 @@ pub(super) fn level(sizes: &[u32], room: u32) -> u32 {
     u32::MAX
 }
 
-/// The last step of the safety net, when what the model has seen is compacted and the request
+/// The last step of the fallback, when what the model has seen is compacted and the request
 /// is still over the threshold: the messages it has not seen (the outputs it asked for, a
 /// user's message), which did not all fit whole under the threshold, share the room left under
 /// the goal. Those that fit their share stay whole; the others keep their two ends, as much as
@@ -129,7 +129,7 @@ pub(super) fn clip_unseen(current: &[Entry], r: &Request, outside: u32, goal: u3
     Some(step)
 }
 
-/// The safety net: `None` while `used` is under the threshold; otherwise one compaction, by
+/// The fallback: `None` while `used` is under the threshold; otherwise one compaction, by
 /// archive (no model call), of old tool outputs first, then all old history, and when the
 /// kept groups alone are still too large, of the largest contents among them, offloaded in
 /// place (each call keeps its result), down to the goal. What the model has not seen yet is

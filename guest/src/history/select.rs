@@ -51,7 +51,7 @@ pub(super) fn is_ours(m: &ChatMessage) -> bool {
 /// Where the entries the model has not seen begin: after its last answer. Each request
 /// carries the view, and the model answered the last one it got, so it has seen what came
 /// before its last answer; what came after (the outputs it asked for, a user's message) it
-/// has not. Such an entry is never replaced whole (issue 48: the safety net offloaded the
+/// has not. Such an entry is never replaced whole (issue 48: the fallback offloaded the
 /// newest output before the model read it in 9 of 30 steps at an 8k window); one too large
 /// for the room keeps its two ends ([`clip_unseen`]).
 pub(super) fn unseen_from(view: &[Entry]) -> usize {
@@ -130,7 +130,7 @@ pub(super) fn pick(view: &[Entry], r: &Request, names: &HashMap<&str, &str>) -> 
     picked
 }
 
-/// Every entry in `range` whose content the safety net may offload in place, whatever its
+/// Every entry in `range` whose content the fallback may offload in place, whatever its
 /// group (calls keep their results, messages their tool calls): all but the pinned ones,
 /// the notes that replaced runs (their handles name the whole run; one by `seq` would name
 /// its first message only), and the never-compacted tools' outputs. A tool output is one

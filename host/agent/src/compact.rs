@@ -169,7 +169,7 @@ pub fn compact(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, llm:
     record(session, &locked, tokenizer, &view, compaction, &request.archive_to, (args.target.name(), args.strategy.name()))
 }
 
-/// The safety net's compaction, as the engine asked for it (`call.decide`): the archive and
+/// The fallback's compaction, as the engine asked for it (`call.decide`): the archive and
 /// the tools never compacted are the host's. `None` when it found nothing to compact.
 fn fallback(session: &Session, runtime: &Runtime, tokenizer: &Tokenizer, request: FallbackRequest) -> Result<Option<Compacted>> {
     let locked = session.lock()?;
@@ -258,7 +258,7 @@ pub const MAX_COMPACTIONS: u32 = 3;
 /// What the host does before each request of `used` tokens, the `compactions`-th compaction
 /// of it made, as the engine decides (`call.decide`): in automatic mode, old tool outputs by
 /// archive in batches of at least a third of the window (the compression guide's first step);
-/// then the safety net. `None`: send the request as it is. The caller rebuilds the request
+/// then the fallback. `None`: send the request as it is. The caller rebuilds the request
 /// after a compaction and asks again: the engine plans with estimates, and the notice the next
 /// request carries adds a few tokens. A request still over the window once nothing more may be
 /// compacted is [`Error::OverWindow`], never sent (issue 48: one of 8,751 tokens went to an

@@ -24,13 +24,13 @@ pub struct Options {
     pub remind_after_rounds: Option<u32>,
     /// Tokens used from which the reminder asks to archive (US-8: above 50%).
     pub strong_reminder_tokens: Option<u32>,
-    /// The safety net (spec 003 §3): before any request would reach this many tokens, the
+    /// The fallback (spec 003 §3): before any request would reach this many tokens, the
     /// history is compacted; `None` turns it off.
     pub compact_at: Option<u32>,
-    /// What the safety net compacts down to: well under `compact_at`, so that the request
+    /// What the fallback compacts down to: well under `compact_at`, so that the request
     /// then grows append-only (cached) for a while before the next compaction.
     pub compact_goal: u32,
-    /// Groups the safety net keeps whole (it offloads their largest tool outputs only when
+    /// Groups the fallback keeps whole (it offloads their largest tool outputs only when
     /// they alone cross the threshold).
     pub keep_recent: u32,
     /// Spec 003 T034's switch back to automatic mode: the host compacts by the compression
@@ -103,7 +103,7 @@ pub fn threshold(spec: &str, tokens_max: u32) -> Result<u32> {
 pub struct Built {
     pub messages: Vec<Message>,
     /// The whole request's tokens, context_meta and tool definitions included (what the
-    /// safety net compares with its threshold; `stats.tokens_used` cannot count the block
+    /// fallback compares with its threshold; `stats.tokens_used` cannot count the block
     /// that reports it).
     pub tokens: u32,
     /// The whole request as the tokenizer counts it, without the provider's correction:
@@ -178,7 +178,7 @@ pub struct Viewed {
 
 impl Built {
     /// This request as it would be with `pending` logged after its view, numbered from
-    /// `next_seq`: what a request that brings them would send, before its safety net, for a
+    /// `next_seq`: what a request that brings them would send, before its fallback, for a
     /// count that must log nothing (`workmem proxy`'s `count_tokens`). Its context_meta stays
     /// as built, a few digits off.
     pub fn with_pending(mut self, pending: Vec<workmem_store::Message>, next_seq: u64, tokenizer: &Tokenizer) -> Self {

@@ -18,7 +18,7 @@ pub enum Error {
     /// The commit path refused or failed: invalid DSL, a memory that does not load, ...
     /// (boxed: it holds a database's error, and every result of this crate carries the size)
     #[error(transparent)]
-    Memory(Box<workmem_memory::Error>),
+    Memory(Box<workmem_commit::Error>),
     /// The memory-update workflow applied nothing.
     #[error("{}", update_error(.0))]
     Update(UpdateError),
@@ -44,8 +44,8 @@ pub enum Error {
     OverWindow { tokens: u32, window: u32 },
 }
 
-impl From<workmem_memory::Error> for Error {
-    fn from(e: workmem_memory::Error) -> Self {
+impl From<workmem_commit::Error> for Error {
+    fn from(e: workmem_commit::Error) -> Self {
         Error::Memory(Box::new(e))
     }
 }

@@ -181,7 +181,7 @@ pub const TOOLS: &[Tool] = &[
         description: "Update the structured memory with the DSL (CURRENT_PROGRESS / KEY_LEARNINGS / VERBATIM_CONTEXT); it re-renders working-memory/overview.md.",
         arguments: &[("dsl", TEXT, true)],
         needs: Needs::Session,
-        handler: |cx, args| match (cx.session.overview()?, workmem_memory::apply(cx.runtime, cx.session, args.str("dsl"))) {
+        handler: |cx, args| match (cx.session.overview()?, workmem_commit::apply(cx.runtime, cx.session, args.str("dsl"))) {
             (before, Ok(applied)) => {
                 shown_in_history(cx.session, &before, applied.overview.as_deref().unwrap_or(&before))?;
                 let summary = workmem_runtime::UpdateSummary {
@@ -193,7 +193,7 @@ pub const TOOLS: &[Tool] = &[
                 };
                 Ok(ToolOutput::answer(cx.runtime.instance()?.update_answer(Some(&summary), &[])?))
             }
-            (_, Err(workmem_memory::Error::InvalidDsl(diagnostics))) => Ok(ToolOutput::refused(cx.runtime.instance()?.update_answer(None, &diagnostics)?)),
+            (_, Err(workmem_commit::Error::InvalidDsl(diagnostics))) => Ok(ToolOutput::refused(cx.runtime.instance()?.update_answer(None, &diagnostics)?)),
             (_, Err(e)) => Err(e.into()),
         },
     },

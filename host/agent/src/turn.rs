@@ -22,7 +22,7 @@ pub struct Options {
 /// What a turn did, as it happens.
 #[derive(Debug, Clone)]
 pub enum Event {
-    /// The host compacted the history before a request (the safety net, or automatic mode).
+    /// The host compacted the history before a request (the fallback, or automatic mode).
     Compacted(crate::compact::Compacted),
     /// A tool ran; `ok` is false when it was refused or failed (the model is told why).
     Tool { name: String, arguments: String, ok: bool, result: String },
@@ -116,7 +116,7 @@ fn refuse_all(session: &Session, calls: &[ToolCall], made: usize, on_event: &mut
 
 /// The request for the session as it stands, bounded: built (on from the last request's
 /// `carry` where there is one, see [`context::build_on`]), then compacted and built again
-/// while the engine decides so (`call.decide`: automatic mode, then the safety net; see
+/// while the engine decides so (`call.decide`: automatic mode, then the fallback; see
 /// [`compact::before_request`]). Checked before every request, not once a turn: a tool loop is
 /// one long turn. A request still over the window is [`Error::OverWindow`], never sent.
 #[allow(clippy::too_many_arguments)]
@@ -169,7 +169,7 @@ pub fn count_round(session: &Session, built: &context::Built, usage: Option<work
             // request) is a bad number, not a correction: it would make every later request
             // look over the window. Taken up to twice the request's own count. A count below
             // ours is not taken at all: an upstream that reports 10 for every request would
-            // switch the safety net off (threat model rule 6), and ours is the one the net
+            // switch the fallback off (threat model rule 6), and ours is the one the net
             // was built to hold.
             m.token_correction = (i64::from(usage.prompt_tokens) - sent).clamp(0, sent.max(1024));
         }

@@ -1,5 +1,5 @@
 //! Spec 000's memory-update step, run inside the agent world: the model is the configured
-//! client, the store the session through [`workmem_memory`]'s commit path, the clock the wall
+//! client, the store the session through [`workmem_commit`]'s commit path, the clock the wall
 //! clock. Nothing else is reachable from inside.
 
 use crate::error::{Error, Result};
@@ -60,7 +60,7 @@ impl Capabilities for Grants {
 
     fn commit_update(&mut self, c: session_store::Commit) -> std::result::Result<(), session_store::StoreError> {
         let commit = workmem_store::Commit { seq: c.seq, log_entry: c.log_entry, state: c.state, overview: c.overview, request: None };
-        workmem_memory::commit(&self.session, &self.locked, &commit).map_err(|e| session_store::StoreError::Other(error_chain(&e)))
+        workmem_commit::commit(&self.session, &self.locked, &commit).map_err(|e| session_store::StoreError::Other(error_chain(&e)))
     }
 
     fn now(&mut self) -> String {

@@ -82,7 +82,7 @@ fn serve(runtime: &Runtime, db: &str, dir: &std::path::Path) -> (tokio::runtime:
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    rt.spawn(workmem_listen::serve_until(listener, router, workmem_listen::Limits::default(), std::future::pending()));
+    rt.spawn(workmem_listener::serve_until(listener, router, workmem_listener::Limits::default(), std::future::pending()));
     (rt, url)
 }
 

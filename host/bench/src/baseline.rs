@@ -1,6 +1,6 @@
 //! The baselines a user would pick instead of workmem, each as a request builder over the
 //! trajectory so far: observation masking (rolling or in batches), last-k truncation, and
-//! masking with a safety net of its own at the same threshold as workmem's.
+//! masking with a fallback of its own at the same threshold as workmem's.
 
 use crate::policy::{Policy, wire};
 use workmem_llm::{Message as Wire, Tokenizer};
@@ -20,7 +20,7 @@ pub struct Baseline {
     policy: Policy,
     /// Batched masking: tool outputs before this one are masked.
     masked_upto: usize,
-    /// The safety net: messages before this index are dropped (the task aside). It only
+    /// The fallback: messages before this index are dropped (the task aside). It only
     /// moves forward, so the request stays append-only between two cuts, as workmem's does.
     cut: usize,
 }
@@ -40,8 +40,8 @@ impl Baseline {
     pub fn request(&mut self, system: &str, before: &[Message], task: Option<usize>, tokenizer: &Tokenizer, net: (u32, u32)) -> Vec<Wire> {
         let outputs: Vec<usize> = (0..before.len()).filter(|&k| before[k].role == "tool").collect();
         let mask_from = match self.policy {
-            Policy::Mask | Policy::MaskNet => outputs.len().saturating_sub(MASK_KEEP),
-            Policy::MaskBatched | Policy::MaskBatchedNet => {
+            Policy::Mask | Policy::MaskFallback => outputs.len().saturating_sub(MASK_KEEP),
+            Policy::MaskBatched | Policy::MaskBatchedFallback => {
                 if outputs.len() >= self.masked_upto + MASK_KEEP + MASK_BATCH {
                     self.masked_upto = outputs.len() - MASK_KEEP;
                 }
@@ -62,7 +62,7 @@ impl Baseline {
                 let starts = group_starts(before);
                 starts.len().checked_sub(LAST_K).map_or(0, |i| starts[i])
             }
-            Policy::MaskNet | Policy::MaskBatchedNet => self.net(system, before, task, tokenizer, net, &shown),
+            Policy::MaskFallback | Policy::MaskBatchedFallback => self.net(system, before, task, tokenizer, net, &shown),
             _ => 0,
         };
         let mut out = vec![Wire::new("system", system)];
@@ -71,7 +71,7 @@ impl Baseline {
         out
     }
 
-    /// The safety net of a masking baseline: once the request would reach `threshold`, the
+    /// The fallback of a masking baseline: once the request would reach `threshold`, the
     /// oldest groups are dropped until it is at `goal` or only the last group is left.
     fn net(
         &mut self,

@@ -14,7 +14,7 @@ const MARGIN: usize = 20;
 fn colour(p: Policy) -> Option<[u8; 3]> {
     match p {
         Policy::Full => Some([200, 30, 30]),
-        Policy::SafetyNet => Some([230, 150, 0]),
+        Policy::Fallback => Some([230, 150, 0]),
         Policy::Mask => Some([40, 120, 220]),
         Policy::MaskBatched => Some([120, 60, 200]),
         Policy::Workmem => Some([20, 150, 60]),

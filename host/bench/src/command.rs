@@ -15,9 +15,9 @@ pub struct ReplayArgs {
     /// Trajectory files (.jsonl), or directories of them
     files: Vec<PathBuf>,
     /// One policy, or all of them: full, mask (all but the last 5 tool outputs masked),
-    /// mask+net (with a safety net), mask-batched, mask-batched+net, last-k (the task and
-    /// the last 5 groups), safety-net (workmem's alone), workmem (the compression guide and
-    /// the safety net), proxy (workmem through `workmem proxy --auto-compact`)
+    /// mask+fallback (with a fallback), mask-batched, mask-batched+fallback, last-k (the task and
+    /// the last 5 groups), fallback (workmem's alone), workmem (the compression guide and
+    /// the fallback), proxy (workmem through `workmem proxy --auto-compact`)
     #[arg(long, value_parser = or_all(Policy::ALL.map(|p| (p.name(), p)).to_vec()), default_value = "all")]
     policy: OneOrAll<Policy>,
     /// Generated histories of a shape too (repeat it, or all): parallel, large-outputs,
@@ -228,7 +228,7 @@ fn run(runtime: &Runtime, a: &Args) -> Result<()> {
         out.push(json!({"group": g.name, "histories": g.histories.len(), "policies": rows, "targets": goals, "runs": runs}));
     }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"window": a.window, "safety_net": threshold(a.window), "groups": out}))?);
+        println!("{}", serde_json::to_string_pretty(&json!({"window": a.window, "fallback": threshold(a.window), "groups": out}))?);
     }
     Ok(())
 }
@@ -372,7 +372,7 @@ fn targets(rows: &[Value], runs: &[Vec<Run>]) -> Vec<Value> {
         let w = &rows[at];
         let who = if name == "workmem" { String::new() } else { format!("{name}: ") };
         out.extend([
-            json!({"target": format!("{who}peak at or under the safety net"), "ok": w["over_threshold"] == 0 && w["unsendable"] == 0, "detail": format!("peak {}, {} histories over", w["peak"], w["over_threshold"])}),
+            json!({"target": format!("{who}peak at or under the fallback's threshold"), "ok": w["over_threshold"] == 0 && w["unsendable"] == 0, "detail": format!("peak {}, {} histories over", w["peak"], w["over_threshold"])}),
             json!({"target": format!("{who}no invariant violation"), "ok": w["violations"] == 0, "detail": format!("{}", w["violations"])}),
             json!({"target": format!("{who}every replaced message read back through its handles"), "ok": w["read_back"] == w["read_back_ok"], "detail": format!("{} of {}", w["read_back_ok"], w["read_back"])}),
             json!({"target": format!("{who}no output a quarter of the window or smaller replaced before the model saw it whole"), "ok": w["unseen_fit"] == 0,
@@ -431,7 +431,7 @@ fn recall_gap(w: &[Run], b: &[Run]) -> (f64, f64) {
 }
 
 fn print_table(g: &Group, rows: &[Value], goals: &[Value], window: u32) {
-    println!("{}: {} histories, {window}-token window, safety net at {}", g.name, g.histories.len(), threshold(window));
+    println!("{}: {} histories, {window}-token window, fallback at {}", g.name, g.histories.len(), threshold(window));
     println!();
     let [(c0, u0), (c1, u1)] = crate::meter::PRICES;
     println!(

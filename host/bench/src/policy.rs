@@ -12,18 +12,18 @@ pub enum Policy {
     /// Observation masking: tool outputs but the last 5 replaced by a short placeholder
     /// (the baseline of arXiv 2508.21433), rolling.
     Mask,
-    /// The same, with a safety net at the same threshold as workmem's (oldest groups dropped).
-    MaskNet,
+    /// The same, with a fallback at the same threshold as workmem's (oldest groups dropped).
+    MaskFallback,
     /// Masking done in batches of 10, so the request is append-only in between.
     MaskBatched,
-    MaskBatchedNet,
+    MaskBatchedFallback,
     /// The system prompt, the task and the last 5 groups.
     LastK,
-    /// workmem with its safety net alone (75% of the window), as `workmem agent` runs by
+    /// workmem with its fallback alone (75% of the window), as `workmem agent` runs by
     /// default; the model keeps its memory (the stand-in).
-    SafetyNet,
+    Fallback,
     /// workmem: the compression guide of spec 003 followed by the host (automatic mode),
-    /// plus the safety net; the model keeps its memory (the stand-in).
+    /// plus the fallback; the model keeps its memory (the stand-in).
     Workmem,
     /// The same through `workmem proxy --auto-compact`, the agent a Chat Completions client
     /// that sends its whole history every time ([`proxied`]).
@@ -34,11 +34,11 @@ impl Policy {
     pub const ALL: [Policy; 9] = [
         Policy::Full,
         Policy::Mask,
-        Policy::MaskNet,
+        Policy::MaskFallback,
         Policy::MaskBatched,
-        Policy::MaskBatchedNet,
+        Policy::MaskBatchedFallback,
         Policy::LastK,
-        Policy::SafetyNet,
+        Policy::Fallback,
         Policy::Workmem,
         Policy::Proxy,
     ];
@@ -47,11 +47,11 @@ impl Policy {
         match self {
             Policy::Full => "full",
             Policy::Mask => "mask",
-            Policy::MaskNet => "mask+net",
+            Policy::MaskFallback => "mask+fallback",
             Policy::MaskBatched => "mask-batched",
-            Policy::MaskBatchedNet => "mask-batched+net",
+            Policy::MaskBatchedFallback => "mask-batched+fallback",
             Policy::LastK => "last-k",
-            Policy::SafetyNet => "safety-net",
+            Policy::Fallback => "fallback",
             Policy::Workmem => "workmem",
             Policy::Proxy => "proxy",
         }
@@ -59,7 +59,7 @@ impl Policy {
 
     /// Whether it runs workmem's host (a session, its log and tools).
     pub fn is_workmem(self) -> bool {
-        matches!(self, Policy::SafetyNet | Policy::Workmem | Policy::Proxy)
+        matches!(self, Policy::Fallback | Policy::Workmem | Policy::Proxy)
     }
 }
 

@@ -1,9 +1,9 @@
 //! The flags that bound what one connection can make `workmem serve` or `workmem proxy` wait
-//! for (workmem-listen's `Limits`).
+//! for (workmem-listener's `Limits`).
 
 use clap::Args;
 use std::time::Duration;
-use workmem_listen::Limits;
+use workmem_listener::Limits;
 
 #[derive(Args)]
 pub struct ConnectionArgs {

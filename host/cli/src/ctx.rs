@@ -31,6 +31,6 @@ impl Ctx {
     /// A session's memory, loaded into the engine (under its lock, briefly).
     pub fn memory(&self, session: &Session) -> Result<workmem_runtime::Memory> {
         let locked = session.lock()?;
-        Ok(workmem_memory::load(&self.runtime, session, &locked)?)
+        Ok(workmem_commit::load(&self.runtime, session, &locked)?)
     }
 }

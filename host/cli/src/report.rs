@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 use std::process::ExitCode;
-use workmem_memory::json;
+use workmem_commit::json;
 use workmem_runtime::names::Named;
 use workmem_runtime::{Applied, Diagnostic, InvalidAnswers, ParseOutcome, Snapshot, UpdateError, UpdateReport};
 use workmem_store::Session;
@@ -172,7 +172,7 @@ pub fn usage(e: clap::Error) -> std::process::ExitCode {
 /// stdout under --json), so a script can tell what went wrong.
 pub fn error(e: &anyhow::Error, as_json: bool) {
     use workmem_agent::Error as A;
-    use workmem_memory::Error as M;
+    use workmem_commit::Error as M;
     // The commit path's errors, whether they came straight from it or through the agent.
     let memory = e.downcast_ref::<M>().or(match e.downcast_ref::<A>() {
         Some(A::Memory(m)) => Some(m.as_ref()),

@@ -32,11 +32,11 @@ pub struct ContextArgs {
     /// The agent's system prompt, from a file
     #[arg(long, value_name = "FILE")]
     system: Option<PathBuf>,
-    /// The safety net: before a request would reach this, the history is compacted; a
+    /// The fallback: before a request would reach this, the history is compacted; a
     /// percentage of --tokens-max (75%), a token count, or off
     #[arg(long, default_value = "75%")]
     compact_at: String,
-    /// What the safety net compacts down to (a percentage or a token count): well under
+    /// What the fallback compacts down to (a percentage or a token count): well under
     /// --compact-at, so the request then grows append-only, and cached, for a while
     #[arg(long, default_value = "50%")]
     compact_goal: String,

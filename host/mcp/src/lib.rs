@@ -107,9 +107,9 @@ impl Server {
     /// The memory-update prompt for `task`, on the session's memory (loaded under its lock).
     fn update_prompt(&self, task: &str) -> Result<String, ErrorData> {
         let w = &self.shared;
-        let prompt = || -> Result<String, workmem_memory::Error> {
+        let prompt = || -> Result<String, workmem_commit::Error> {
             let locked = w.session.lock()?;
-            let mut memory = workmem_memory::load(&w.runtime, &w.session, &locked)?;
+            let mut memory = workmem_commit::load(&w.runtime, &w.session, &locked)?;
             Ok(memory.update_prompt(task)?)
         };
         prompt().map_err(|e| {

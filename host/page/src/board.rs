@@ -5,7 +5,7 @@ use crate::graph::{self, Node};
 use crate::html::esc;
 use serde::Deserialize;
 use std::fmt::Write;
-use workmem_memory::Result;
+use workmem_commit::Result;
 use workmem_store::board::Boards;
 
 /// The fields of the engine's serialized board the page shows.

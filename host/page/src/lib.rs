@@ -19,7 +19,7 @@ mod session;
 use html::esc;
 
 pub use limits::{MAX_COMPACTIONS, MAX_MESSAGE_CHARS, MAX_SESSIONS, MAX_UPDATES};
-use workmem_memory::Result;
+use workmem_commit::Result;
 use workmem_runtime::Runtime;
 use workmem_store::Session;
 use workmem_store::board::Boards;

@@ -3,7 +3,7 @@
 
 use crate::html::esc;
 use std::fmt::Write;
-use workmem_memory::Result;
+use workmem_commit::Result;
 use workmem_store::{Passed, Proxied, Sessions};
 
 /// What the section shows, read from the sessions' directory.

@@ -8,7 +8,7 @@ use crate::limits::{MAX_COMPACTIONS, MAX_MESSAGE_CHARS, MAX_UPDATES};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt::Write;
-use workmem_memory::Result;
+use workmem_commit::Result;
 use workmem_runtime::{Runtime, Snapshot};
 use workmem_store::{Compaction, Entry, LogRecord, Message, Meta, Session};
 
@@ -36,7 +36,7 @@ pub struct Data {
 }
 
 pub fn read(runtime: &Runtime, session: &Session) -> Result<Data> {
-    let (mut memory, overview) = workmem_memory::committed(runtime, session)?;
+    let (mut memory, overview) = workmem_commit::committed(runtime, session)?;
     Ok(Data { meta: session.meta()?, overview, memory: memory.snapshot()?, updates: session.log()?, records: session.records()? })
 }
 

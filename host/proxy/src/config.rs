@@ -20,10 +20,10 @@ pub struct Config {
     pub upstream: String,
     /// Where the proxied sessions live (the sessions of the proxy's working directory).
     pub sessions: Sessions,
-    /// The model's context window in tokens; the safety net compacts at three quarters of it.
+    /// The model's context window in tokens; the fallback compacts at three quarters of it.
     pub window: u32,
     /// Compact by the compression guide (spec 003's automatic mode) instead of leaving it to
-    /// the model's `compact_history` calls; the safety net runs either way.
+    /// the model's `compact_history` calls; the fallback runs either way.
     pub auto_compact: bool,
     pub on_error: OnError,
     /// The largest request body read from a client, in bytes (`--max-body-bytes`).

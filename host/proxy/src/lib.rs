@@ -4,7 +4,7 @@
 //! each request it sends resends its whole history, and the proxy:
 //!
 //! 1. finds the client's session ([`sessions`]) and appends to `messages.jsonl` only what is new;
-//! 2. sends upstream the session's view instead (compactions applied, the safety net run before
+//! 2. sends upstream the session's view instead (compactions applied, the fallback run before
 //!    every request, the working memory and `context_meta` in it), with workmem's own tools
 //!    offered beside the client's ([`exchange`]);
 //! 3. runs workmem's tools itself when the model calls them, so the client only ever sees its
@@ -86,7 +86,7 @@ async fn handle(State(app): State<Arc<App>>, request: Request, route: Route) -> 
     let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
         Ok(b) => b,
         Err(e) => {
-            if let Some(timeout) = workmem_listen::BodyTimeout::behind(&e) {
+            if let Some(timeout) = workmem_listener::BodyTimeout::behind(&e) {
                 return relay::error(408, shape.error_body(408, "request_timeout", &timeout.to_string()));
             }
             let message = format!("the request body passed {} bytes, the most the proxy reads (--max-body-bytes)", app.config.max_body_bytes);

@@ -86,11 +86,11 @@ impl From<workmem_store::Error> for ApiError {
     }
 }
 
-impl From<workmem_memory::Error> for ApiError {
-    fn from(e: workmem_memory::Error) -> Self {
+impl From<workmem_commit::Error> for ApiError {
+    fn from(e: workmem_commit::Error) -> Self {
         match e {
-            workmem_memory::Error::Store(e) => e.into(),
-            workmem_memory::Error::Db(e) => e.into(),
+            workmem_commit::Error::Store(e) => e.into(),
+            workmem_commit::Error::Db(e) => e.into(),
             other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", workmem_runtime::error_chain(&other)),
         }
     }

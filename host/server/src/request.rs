@@ -6,7 +6,7 @@ use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode, header};
-use workmem_listen::BodyTimeout;
+use workmem_listener::BodyTimeout;
 
 /// The body as read, or why it could not be: one larger than `--max-body-bytes` is 413, one
 /// still arriving at `--body-timeout` 408.

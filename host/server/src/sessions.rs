@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Json, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use workmem_memory::json as report;
+use workmem_commit::json as report;
 use workmem_store::db::{self, Access};
 
 pub fn routes() -> Router<Arc<App>> {
@@ -31,7 +31,7 @@ async fn memory(axum::extract::State(app): State, who: Authorized<SessionId>) ->
     let body = app
         .slots
         .run_as(who, Access::Read, move |_, SessionId { session: id }, (_, session)| {
-            let (mut memory, overview) = workmem_memory::committed(&runtime, &session)?;
+            let (mut memory, overview) = workmem_commit::committed(&runtime, &session)?;
             let state: Value = serde_json::from_str(&memory.save()?)
                 .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "engine", format!("the engine's state is not JSON: {e}")))?;
             Ok(json!({"session": id, "overview": overview, "memory": state}))
@@ -55,20 +55,20 @@ async fn update(
             let outcome = match key {
                 Some(key) => {
                     let request = db::RequestKey::new(&key, &["update", &agent, &text])?;
-                    workmem_memory::apply_once(&runtime, session, locked, &text, &request)
+                    workmem_commit::apply_once(&runtime, session, locked, &text, &request)
                 }
-                None => workmem_memory::apply_locked(&runtime, session, locked, &text).map(workmem_memory::Once::Applied),
+                None => workmem_commit::apply_locked(&runtime, session, locked, &text).map(workmem_commit::Once::Applied),
             };
             match outcome {
-                Ok(workmem_memory::Once::Applied(applied)) => Ok(report::applied(&applied)),
+                Ok(workmem_commit::Once::Applied(applied)) => Ok(report::applied(&applied)),
                 // The update this key made: the answer it had (its warnings are not kept).
-                Ok(workmem_memory::Once::Before(record)) => Ok(json!({
+                Ok(workmem_commit::Once::Before(record)) => Ok(json!({
                     "ok": true, "seq": record["seq"], "added": record["added"], "archived": record["archived"],
                     "ignored": record["ignored"], "diff": record["diff"], "diagnostics": [],
                 })),
-                Err(workmem_memory::Error::InvalidDsl(ds)) => {
+                Err(workmem_commit::Error::InvalidDsl(ds)) => {
                     let diagnostics = report::rejected(&ds)["diagnostics"].take();
-                    let message = workmem_memory::Error::InvalidDsl(ds).to_string();
+                    let message = workmem_commit::Error::InvalidDsl(ds).to_string();
                     Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_dsl", message).with("diagnostics", diagnostics))
                 }
                 Err(e) => Err(e.into()),

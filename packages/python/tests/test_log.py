@@ -40,7 +40,7 @@ def test_a_session_python_writes_is_one_the_cli_reads(engine: Engine, tmp_path: 
         assert [e["seq"] for e in history] == seqs
         assert history[0]["message"]["content"] == "Read src/f0.py to src/f9.py and count the odd values."
         assert history[1]["message"]["tool_calls"][0]["id"] == "call_0" and history[2]["message"]["tool_call_id"] == "call_0"
-        # The engine's safety net plans a compaction of the view; Python logs it; the CLI's view
+        # The engine's fallback plans a compaction of the view; Python logs it; the CLI's view
         # is then the engine's view, and the originals read back whole.
         view = s.view(engine).entries
         for e in view:

@@ -588,7 +588,7 @@ class Engine:
     def fallback(self, view: List[Entry], used: int, threshold: int, goal: int, keep_recent: int = 5,
                  archive_to: str = "working-memory/detail/history.md", archive_lines: int = 0,
                  never_compact: typing.Sequence[str] = (), keep: typing.Sequence[int] = ()) -> Optional[Compaction]:
-        """The safety net (spec 003 §3): None while `used` is under `threshold`; otherwise an
+        """The fallback (spec 003 §3): None while `used` is under `threshold`; otherwise an
         archive compaction down towards `goal`."""
         request = Record()
         for name, value in (("used", used), ("threshold", threshold), ("goal", goal), ("keep-recent", keep_recent),
@@ -609,7 +609,7 @@ class Engine:
         `request.counted` and call again), the arguments of a `fallback` to run over the view
         (log what it returns, then call again with `compactions` one more, or `exhausted`
         where it returns None; set its `archive_lines`), or the request to send. Raises
-        WorkmemError for a request over the window with all the safety net may compact
+        WorkmemError for a request over the window with all the fallback may compact
         compacted."""
         step = self._call("prepare", _to_wit(request))
         if isinstance(step, str):
@@ -627,7 +627,7 @@ class Engine:
         return _from_wit(self._call("remind", _to_wit(standing)), Reminders)
 
     def own_tools(self) -> List[typing.Dict[str, Any]]:
-        """workmem's own tools where the safety net compacts (`read_history`, `update_memory`),
+        """workmem's own tools where the fallback compacts (`read_history`, `update_memory`),
         each as `{"name", "description", "parameters"}` with its arguments' JSON schema."""
         return [{"name": t.name, "description": t.description, "parameters": json.loads(t.parameters)}
                 for t in self._call("own-tools")]

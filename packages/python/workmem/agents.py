@@ -1,6 +1,6 @@
 """workmem inside the OpenAI Agents SDK: `WorkmemFilter`, a `call_model_input_filter` that
 bounds every model call of a run through a workmem session (`workmem.bound.Bound`: what the run
-gained logged, the safety net's compactions, the memory and `context_meta` in the engine's
+gained logged, the fallback's compactions, the memory and `context_meta` in the engine's
 order), and `tools`, workmem's own as `function_tool`s; and `WorkmemSession`, the same filter
 that is also the SDK's `Session` (the conversation kept across runs in the workmem session).
 

@@ -1,7 +1,7 @@
 """What happens around each model call of an agent a framework runs, for the framework adapters
 (`workmem.langchain`, `workmem.agents`): the messages the agent gained logged to a workmem
 session, and the request the engine's `call` steps decide (`Engine.prepare_call`: the view
-compacted by the safety net where it would cross its threshold, in the engine's order with the
+compacted by the fallback where it would cross its threshold, in the engine's order with the
 working memory and `context_meta`); and the answers of workmem's own tools, `read_history` and
 `update_memory`. The engine makes every decision; this module only reads and writes the
 session and counts tokens. An adapter converts its framework's messages to `ChatMessage`s,
@@ -20,7 +20,7 @@ __all__ = ["Bound", "Request"]
 #: What a request's framing adds to its messages' tokens (the reply's priming), and a tool call's,
 #: as the Rust host counts them.
 _REPLY, _CALL = 3, 8
-#: The archive file the safety net's compactions append to.
+#: The archive file the fallback's compactions append to.
 _ARCHIVE = "working-memory/detail/history.md"
 
 
@@ -71,7 +71,7 @@ class Request:
 
 
 class Bound:
-    """Bounds every model call to `window` tokens through a workmem session: the safety net
+    """Bounds every model call to `window` tokens through a workmem session: the fallback
     compacts at `compact_at` of the window down to `compact_goal`, keeping the last
     `keep_recent` groups; the first user message (the task) is never compacted. Counts are
     o200k_base's (tiktoken), as the Rust host counts GPT-4o's, unless `count` is given."""

@@ -1,6 +1,6 @@
 """workmem inside LangChain v1 agents: `WorkmemMiddleware`, an `AgentMiddleware` for
 `create_agent`. Before each model call it logs what the agent's state gained to a workmem
-session (the CLI's format, under its lock), lets the engine's safety net compact the session's
+session (the CLI's format, under its lock), lets the engine's fallback compact the session's
 view when the request would cross its threshold (nothing the model has not seen is offloaded),
 and sends the bounded view with the working memory and `context_meta` in the engine's order;
 it adds workmem's own tools, `read_history` (the originals of whatever was compacted) and

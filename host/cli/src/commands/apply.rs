@@ -19,9 +19,9 @@ pub struct Args {
 pub fn run(ctx: &Ctx, Args { session, file }: Args, json: bool) -> Result<ExitCode> {
     let s = ctx.session(&session)?;
     let (name, text) = read_input(file.as_ref())?;
-    match workmem_memory::apply(&ctx.runtime, &s, &text) {
+    match workmem_commit::apply(&ctx.runtime, &s, &text) {
         Ok(applied) => report::applied(&name, &applied, json),
-        Err(workmem_memory::Error::InvalidDsl(ds)) => {
+        Err(workmem_commit::Error::InvalidDsl(ds)) => {
             report::rejected(&name, &ds, json);
             return Ok(ExitCode::from(1));
         }

@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 use std::process::ExitCode;
-use workmem_memory::{Error, json};
+use workmem_commit::{Error, json};
 use workmem_runtime::{Diagnostic, Runtime};
 use workmem_store::Sessions;
 
@@ -23,7 +23,7 @@ pub fn run(runtime: &Runtime, sessions: &Sessions, as_json: bool) -> Result<Exit
         if !as_json {
             println!("━━ Applying the LLM response examples/responses/{name}");
         }
-        let step = match workmem_memory::apply(runtime, &session, text) {
+        let step = match workmem_commit::apply(runtime, &session, text) {
             Ok(applied) => {
                 if !as_json {
                     print_diagnostics(name, &applied.warnings);

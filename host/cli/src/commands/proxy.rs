@@ -19,7 +19,7 @@ pub struct ProxyArgs {
     upstream: String,
     #[command(flatten)]
     connections: crate::connections::ConnectionArgs,
-    /// The model's context window in tokens: the safety net compacts at three quarters of it
+    /// The model's context window in tokens: the fallback compacts at three quarters of it
     #[arg(long, default_value_t = 128_000, value_parser = clap::value_parser!(u32).range(1024..))]
     window: u32,
     /// Compact by the compression guide (tools from 20% of the window, conversation from 40%,
@@ -97,7 +97,7 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
             println!("listening on {url}, proxying to {upstream}");
         }
         std::io::stdout().flush()?;
-        workmem_listen::serve(listener, router, args.connections.limits()).await;
+        workmem_listener::serve(listener, router, args.connections.limits()).await;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)

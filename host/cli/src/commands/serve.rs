@@ -55,7 +55,7 @@ pub fn run(runtime: Runtime, sessions: workmem_store::Sessions, args: ServeArgs,
             println!("listening on {url} (database {}; API described at {url}{})", workmem_store::db::redact(&db), workmem_server::OPENAPI_PATH);
         }
         std::io::stdout().flush()?;
-        workmem_listen::serve(listener, router, args.connections.limits()).await;
+        workmem_listener::serve(listener, router, args.connections.limits()).await;
         anyhow::Ok(())
     })?;
     Ok(ExitCode::SUCCESS)
