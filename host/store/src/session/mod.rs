@@ -29,7 +29,9 @@ pub struct Locked {
 }
 
 impl Locked {
-    /// A lock that lasts as long as `held` does: for a store's [`StoredSession::lock`].
+    /// A lock that lasts as long as `held` does (what keeps other writers out): for a store's
+    /// [`StoredSession::lock`] alone. A `Locked` made anywhere else excludes no writer, and the
+    /// methods that take one trust that it came from `lock`.
     pub fn holding(held: impl std::any::Any + Send + Sync) -> Self {
         Locked { _held: Box::new(held) }
     }

@@ -29,39 +29,40 @@ impl SessionDirs {
 
     /// This working directory's sessions, as directories.
     fn listed(&self) -> Result<Vec<(SessionDir, Meta)>> {
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&self.dir)(e)),
-        };
         let mut out = Vec::new();
-        for entry in entries.flatten() {
-            if let Ok(session) = SessionDir::open(&entry.path()) {
+        for path in entries(&self.dir)? {
+            if let Ok(session) = SessionDir::open(&path) {
                 let meta = session.meta()?;
                 out.push((session, meta));
             }
         }
-        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
-        Ok(out)
+        Ok(oldest_first(out))
     }
 
     /// The sessions of every working directory, as directories.
     fn all_listed(&self) -> Result<Vec<(SessionDir, Meta)>> {
-        let entries = match std::fs::read_dir(&self.root) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(Error::io(&self.root)(e)),
-        };
         let mut out = Vec::new();
-        for entry in entries.flatten() {
-            let dir = entry.path();
+        for dir in entries(&self.root)? {
             if dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("--") && n.ends_with("--")) {
                 out.extend(SessionDirs { root: self.root.clone(), dir, cwd: self.cwd.clone() }.listed()?);
             }
         }
-        out.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
-        Ok(out)
+        Ok(oldest_first(out))
     }
+}
+
+/// What `dir` holds: nothing where it is not there yet (no session was made under it).
+fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(entries.flatten().map(|e| e.path()).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::io(dir)(e)),
+    }
+}
+
+fn oldest_first(mut sessions: Vec<(SessionDir, Meta)>) -> Vec<(SessionDir, Meta)> {
+    sessions.sort_by(|a, b| (&a.1.created_at, &a.1.id).cmp(&(&b.1.created_at, &b.1.id)));
+    sessions
 }
 
 fn handle(session: SessionDir) -> Session {
