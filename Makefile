@@ -9,6 +9,8 @@ export PIP_CACHE_DIR    := $(abspath target/pip-cache)
 export GOMODCACHE       := $(abspath target/go/mod)
 export GOCACHE          := $(abspath target/go/build)
 export GOFLAGS          := -modcacherw
+# and so do the compiled components every runtime keeps for its next process.
+export WORKMEM_CACHE_DIR := $(abspath target/engine-cache)
 
 COMPONENT := target/component/workmem.wasm
 GO_CORE   := target/component/workmem-go-core.wasm
@@ -19,7 +21,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents bench-proxy bench-adapters
+.PHONY: test test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents bench-proxy bench-adapters bench-start
 
 test: test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs fuzz
 
@@ -190,6 +192,12 @@ bench-adapters: component packages/js/node_modules/.installed $(VENV)/.installed
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/python && $(PYTHON) bench_adapters.py
 	cd packages/js && npm run build && node bench-adapters.js
+
+# Python's process start to first apply, with the compiled component cached and without
+# (packages/python/bench_start.py): one JSON line with both medians and their ratio.
+bench-start: component $(VENV)/.installed
+	cp $(COMPONENT) packages/python/workmem/workmem.wasm
+	cd packages/python && $(PYTHON) bench_start.py
 
 bench-runtimes: component go-bindings-check packages/js/node_modules/.installed $(VENV)/.installed
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm

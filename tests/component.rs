@@ -7,6 +7,20 @@ use workmem_commit::apply;
 use workmem_runtime::{COMPONENT, Error, LearningAdd, LearningOps, Options, Runtime, Update, UpdateStep, VerbatimOps, Wants};
 use workmem_store::Sessions;
 
+/// Each component within its budget (tests/data/size-budget.json), so that none grows back
+/// silently: a change that needs more raises the budget, and says why.
+#[test]
+fn each_component_is_within_its_size_budget() {
+    let budget: serde_json::Value = serde_json::from_str(&common::read(&common::root().join("tests/data/size-budget.json"))).unwrap();
+    let built = [("engine", COMPONENT.len()), ("agent", workmem_runtime::AGENT_COMPONENT.len()), ("go-core", workmem_runtime::GO_CORE_MODULE.len())];
+    let over: Vec<String> = built
+        .iter()
+        .filter(|(name, bytes)| *bytes as u64 > budget[name].as_u64().expect("a budget for each component"))
+        .map(|(name, bytes)| format!("{name}: {bytes} bytes, over its budget of {}", budget[name]))
+        .collect();
+    assert!(over.is_empty(), "{over:?}: make it smaller, or raise its budget in tests/data/size-budget.json and say why");
+}
+
 #[test]
 fn component_imports_nothing() {
     let engine = wasmtime::Engine::default();

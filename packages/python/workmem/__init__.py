@@ -10,10 +10,8 @@ A `Memory` lives inside the engine; an apply carries the DSL in and the outcome 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
-import inspect
 import os
 import math
 import sys
@@ -26,7 +24,7 @@ from typing import Any, Awaitable, Callable, List, Optional, Union
 import wasmtime
 from wasmtime.component import Component, Func, Linker, Record, ResourceAny, Variant
 
-from . import _epoch
+from . import _compiled, _epoch
 from ._typecache import remember_type
 
 __all__ = [
@@ -451,16 +449,20 @@ def _wants(overview: bool, state: bool) -> Record:
 class Engine:
     """One instance of the engine component. Not thread-safe: give each thread its own.
 
-    Compiling the component is the slow part (tens of milliseconds); pass the same
+    Compiling the component is the slow part (hundreds of milliseconds); pass the same
     `wasmtime.Engine` and `Component` to share it. Each instance's linear memory is capped at
     `max_memory_bytes`, and each call at `call_deadline` seconds (the wasmtime host's 256 MiB and
     10 s by default; the deadline needs an engine made with epoch interruption, as the default
-    one is, and this package advances the epoch of every engine it is given). A trap (an engine bug or a limit) is raised as WorkmemError, and the instance, with
+    one is, and this package advances the epoch of every engine it is given). The compiled
+    component is kept for the next process (`compile_cache`: True for the Rust host's cache
+    directory, `$WORKMEM_CACHE_DIR` else `~/.cache/workmem`; a directory; or False), so a
+    process after the first loads it in milliseconds rather than compiling it again. A trap (an engine bug or a limit) is raised as WorkmemError, and the instance, with
     every memory in it, is replaced by a fresh one.
     """
 
     def __init__(self, component: Union[str, Path, Component, None] = None, engine: Optional[wasmtime.Engine] = None,
-                 max_memory_bytes: int = 256 << 20, call_deadline: float = 10.0):
+                 max_memory_bytes: int = 256 << 20, call_deadline: float = 10.0,
+                 compile_cache: Union[str, Path, bool] = True):
         self._max_memory_bytes = max_memory_bytes
         self._call_deadline = call_deadline
         self._ticks = max(1, math.ceil(call_deadline / _epoch.TICK))
@@ -470,10 +472,13 @@ class Engine:
             engine = wasmtime.Engine(config)
         _epoch.tick(engine)
         self._engine = engine
+        #: Whether the component was loaded compiled from the cache (see `compile_cache`).
+        self.from_cache = False
         if isinstance(component, Component):
             self._component = component
         else:
-            self._component = Component.from_file(self._engine, str(component or _default_component()))
+            directory = _compiled.cache_dir() if compile_cache is True else (Path(compile_cache) if compile_cache else None)
+            self._component, self.from_cache = _compiled.load(self._engine, Path(component or _default_component()), directory)
         self._instantiate()
 
     def _instantiate(self) -> None:

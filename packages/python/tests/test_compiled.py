@@ -1,0 +1,49 @@
+"""The compiled component is kept for the next process: a second process loads it from the cache
+and works; an artifact wasmtime refuses is compiled afresh and replaced; caching can be off."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from workmem import Engine, _compiled
+
+
+def _artifacts(directory: Path) -> list:
+    return sorted(p.name for p in directory.glob("engine-py-*.cwasm"))
+
+
+def test_a_second_process_loads_the_component_compiled(tmp_path: Path) -> None:
+    first = Engine(compile_cache=tmp_path)
+    assert not first.from_cache
+    assert len(_artifacts(tmp_path)) == 1
+    assert (tmp_path.stat().st_mode & 0o777) == 0o700, "an artifact is native code: the directory is private"
+    script = ("import sys, workmem; e = workmem.Engine(compile_cache=sys.argv[1]); m = e.new_memory(); "
+              "m.apply('KEY_LEARNINGS:\\n  ADD:\\n    - because it was cached: it loads\\n', workmem.now()); "
+              "print(e.from_cache, 'KL-1' in m.render())")
+    out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True, env=os.environ)
+    assert out.stdout.split() == ["True", "True"], out.stderr
+    assert len(_artifacts(tmp_path)) == 1, "the same component keeps one artifact"
+
+
+def test_an_artifact_wasmtime_refuses_is_compiled_again_and_replaced(tmp_path: Path) -> None:
+    Engine(compile_cache=tmp_path)
+    (artifact,) = tmp_path.glob("engine-py-*.cwasm")
+    artifact.write_bytes(b"not a compiled component")
+    again = Engine(compile_cache=tmp_path)
+    assert not again.from_cache
+    assert again.new_memory().render().startswith("#")
+    assert Engine(compile_cache=tmp_path).from_cache, "the refused artifact was replaced"
+    assert not list(tmp_path.glob(".tmp-*")), "no temporary file is left"
+
+
+def test_the_key_is_the_components_bytes() -> None:
+    assert _compiled._key(b"one component") != _compiled._key(b"another component")
+    assert _compiled._key(b"one component") == _compiled._key(b"one component")
+
+
+def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("WORKMEM_CACHE_DIR", str(tmp_path))
+    assert not Engine(compile_cache=False).from_cache
+    assert not list(tmp_path.iterdir())
+    assert _compiled.cache_dir() == tmp_path

@@ -1,0 +1,88 @@
+"""The engine component compiled once per machine, as the Rust host does: compiling it is most of
+a cold start (hundreds of milliseconds), and loading the compiled artifact takes a few.
+
+An artifact is kept under the cache directory (`$WORKMEM_CACHE_DIR`, else
+`$XDG_CACHE_HOME/workmem`, else `~/.cache/workmem`, as the Rust host has it; `Engine(...,
+compile_cache=False)` turns it off) named by the SHA-256 of the component's bytes, wasmtime-py's version and this
+package's, so another component or runtime never loads a stale one; wasmtime checks its own
+version and the engine's configuration again as it loads, and an artifact it refuses is compiled
+afresh and replaced. An artifact is native code: the directory is made private (0700), and each
+file is written whole under a temporary name and renamed, so a reader never sees half of one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Optional, Tuple
+
+import wasmtime
+from wasmtime.component import Component
+
+# Bumped when what an artifact holds changes in a way the key does not see.
+_FORMAT = "1"
+
+
+def cache_dir() -> Optional[Path]:
+    """Where artifacts are kept by default; None where there is no home to keep them in."""
+    env = os.environ.get("WORKMEM_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or (os.path.join(os.environ["HOME"], ".cache") if "HOME" in os.environ else None)
+    return Path(base) / "workmem" if base else None
+
+
+def _key(component: bytes) -> str:
+    h = hashlib.sha256()
+    for part in (_FORMAT, getattr(wasmtime, "__version__", "?"), _package_version()):
+        h.update(part.encode())
+        h.update(b"\0")
+    h.update(component)
+    return h.hexdigest()[:32]
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("workmem")
+    except Exception:  # an uninstalled checkout: the component's hash still keys it
+        return "dev"
+
+
+def load(engine: wasmtime.Engine, path: Path, directory: Optional[Path]) -> Tuple[Component, bool]:
+    """The component at `path` for `engine`, from the cache in `directory` where an artifact for
+    exactly these bytes is kept; else compiled, and kept there for the next process (None: no
+    cache). The bool says whether it came from the cache. A cache that cannot be read or written
+    only costs the compile."""
+    data = path.read_bytes()
+    if directory is None:
+        return Component(engine, data), False
+    artifact = directory / f"engine-py-{_key(data)}.cwasm"
+    if artifact.is_file():
+        try:
+            return Component.deserialize_file(engine, str(artifact)), True
+        except (wasmtime.WasmtimeError, OSError):
+            pass  # another wasmtime or engine configuration: compiled afresh and replaced below
+    component = Component(engine, data)
+    try:
+        _write(directory, artifact, bytes(component.serialize()))
+    except (wasmtime.WasmtimeError, OSError):
+        pass
+    return component, False
+
+
+def _write(directory: Path, artifact: Path, data: bytes) -> None:
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".cwasm")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, artifact)
+    except BaseException:
+        os.unlink(tmp)
+        raise
