@@ -47,3 +47,20 @@ def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch) -> None:
     assert not Engine(compile_cache=False).from_cache
     assert not list(tmp_path.iterdir())
     assert _compiled.cache_dir() == tmp_path
+
+
+def test_an_artifact_others_could_write_is_never_loaded(tmp_path: Path) -> None:
+    Engine(compile_cache=tmp_path)
+    (artifact,) = tmp_path.glob("engine-py-*.cwasm")
+    artifact.chmod(0o666)
+    assert not Engine(compile_cache=tmp_path).from_cache, "a world-writable artifact is compiled over"
+    assert Engine(compile_cache=tmp_path).from_cache, "and replaced by a private one"
+    elsewhere = tmp_path / "elsewhere.cwasm"
+    artifact.rename(elsewhere)
+    artifact.symlink_to(elsewhere)
+    assert not Engine(compile_cache=tmp_path).from_cache, "a symlink is never followed"
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)
+    assert not Engine(compile_cache=shared).from_cache
+    assert not list(shared.iterdir()), "nothing is kept in a directory others may write"

@@ -7,13 +7,15 @@ compile_cache=False)` turns it off) named by the SHA-256 of the component's byte
 package's, so another component or runtime never loads a stale one; wasmtime checks its own
 version and the engine's configuration again as it loads, and an artifact it refuses is compiled
 afresh and replaced. An artifact is native code: the directory is made private (0700), and each
-file is written whole under a temporary name and renamed, so a reader never sees half of one.
+file is written whole under a temporary name and renamed, so a reader never sees half of one;
+a directory or artifact another user could write, or a symlink, is never loaded.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Optional, Tuple
@@ -61,7 +63,9 @@ def load(engine: wasmtime.Engine, path: Path, directory: Optional[Path]) -> Tupl
     if directory is None:
         return Component(engine, data), False
     artifact = directory / f"engine-py-{_key(data)}.cwasm"
-    if artifact.is_file():
+    if not _trusted(directory):
+        return Component(engine, data), False
+    if _trusted(artifact):
         try:
             return Component.deserialize_file(engine, str(artifact)), True
         except (wasmtime.WasmtimeError, OSError):
@@ -72,6 +76,20 @@ def load(engine: wasmtime.Engine, path: Path, directory: Optional[Path]) -> Tupl
     except (wasmtime.WasmtimeError, OSError):
         pass
     return component, False
+
+
+def _trusted(path: Path) -> bool:
+    """Whether `path` is ours and no one else may write it: an artifact is run as native code, so
+    one another user could have placed (or a symlink to one) is never loaded. A directory not
+    there yet is made private by the first write."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path.suffix != ".cwasm"
+    except OSError:
+        return False
+    kind_ok = stat.S_ISDIR(st.st_mode) if path.suffix != ".cwasm" else stat.S_ISREG(st.st_mode)
+    return kind_ok and st.st_uid == os.getuid() and not st.st_mode & 0o022
 
 
 def _write(directory: Path, artifact: Path, data: bytes) -> None:
