@@ -121,10 +121,14 @@ $(GRAVITY):
 # The Go module's bindings and core module are committed, since `go get` fetches the
 # repository, not this build: `make go-bindings` regenerates them, and test-go checks that
 # what is committed is what this build makes (the guest build is path-independent).
+# Gravity's factory makes its wazero runtime with no configuration; the Go package passes one
+# (its compilation cache), so the factory is given a config parameter, and the build fails
+# loudly should Gravity's output change shape.
 define gravity
 	rm -rf $(1) && mkdir -p $(1)
 	$(GRAVITY) --world engine-go --output $(1)/engine.go $(GO_CORE)
 	gofmt -w $(1)/engine.go
+	perl -0pi -e 's/(func NewEngineGoFactory\(\n\tctx context\.Context,\n)\)/$$1\tconfig wazero.RuntimeConfig,\n)/ and s/wazero\.NewRuntime\(ctx\)/wazero.NewRuntimeWithConfig(ctx, config)/ or die "Gravity'"'"'s factory changed shape\n"' $(1)/engine.go
 endef
 
 go-bindings: component $(GRAVITY)
@@ -140,7 +144,10 @@ test-go: go-bindings-check
 
 # The artifacts a user installs: the npm tarball (the component inside), the Python wheel and
 # the crates (the runtime's with its components prebuilt); the Go module is packages/go as
-# committed.
+# committed. And the CLI for pip and npm (packages/cli/pack.py), from the release binary; the
+# package tests pack the debug binary the test build made, since a release build of the CLI
+# takes CI's two cores about 12 minutes, and what they test is the packing and the install.
+CLI_PROFILE ?= release
 CRATES := workmem-runtime workmem-store workmem-commit workmem-llm workmem-agent workmem-page workmem-listener workmem-server workmem-mcp workmem-proxy workmem
 dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	rm -rf target/dist && mkdir -p target/dist host/runtime/components
@@ -152,8 +159,11 @@ dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	cd packages/js && npm run build && npm pack --silent --pack-destination ../../target/dist > /dev/null
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	$(PYTHON) -m build --wheel --outdir target/dist packages/python > /dev/null
+	cargo build -q $(if $(filter release,$(CLI_PROFILE)),--release) -p workmem
+	$(PYTHON) packages/cli/pack.py target/$(CLI_PROFILE)/workmem $(VERSION) target/dist
 
 # Each artifact installed into a new project outside the repository, used as a user would.
+test-packages: CLI_PROFILE = debug
 test-packages: dist go-bindings-check
 	tests/packages/run.sh
 
@@ -193,11 +203,13 @@ bench-adapters: component packages/js/node_modules/.installed $(VENV)/.installed
 	cd packages/python && $(PYTHON) bench_adapters.py
 	cd packages/js && npm run build && node bench-adapters.js
 
-# Python's process start to first apply, with the compiled component cached and without
-# (packages/python/bench_start.py): one JSON line with both medians and their ratio.
-bench-start: component $(VENV)/.installed
+# Python's and Go's process start to first apply, with the compiled component cached and
+# without (packages/python/bench_start.py, packages/go/cmd/bench-start): one JSON line each
+# with both medians and their ratio.
+bench-start: component go-bindings-check $(VENV)/.installed
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/python && $(PYTHON) bench_start.py
+	cd packages/go && go build -o ../../target/go/bench-start ./cmd/bench-start && ../../target/go/bench-start
 
 bench-runtimes: component go-bindings-check packages/js/node_modules/.installed $(VENV)/.installed
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 
 	engine "github.com/workmem/workmem/packages/go/engine"
@@ -74,6 +75,11 @@ type Options struct {
 	// MaxMemoryBytes caps each instance's linear memory. Past it the guest's allocation
 	// fails inside the sandbox, which traps, reported as a MemoryLimitError.
 	MaxMemoryBytes uint64
+	// CompileCacheDir is where the compiled component is kept for the next process (wazero's
+	// compilation cache): compiling is most of a cold start. "" is CacheDir().
+	CompileCacheDir string
+	// NoCompileCache compiles the component in this process only and keeps nothing.
+	NoCompileCache bool
 }
 
 // limitedMemory backs an instance's linear memory and refuses to grow past its cap (wazero
@@ -109,14 +115,16 @@ type Wants struct{ Overview, State bool }
 // Engine is one instance of the engine component. Not safe for concurrent use.
 type Engine struct {
 	factory    *engine.EngineGoFactory
+	cache      wazero.CompilationCache
+	fromCache  bool
 	instance   *engine.EngineGoInstance
 	generation int
 	options    Options
 	refused    bool
 }
 
-// New compiles the component (the slow part, tens of milliseconds) and instantiates it, with
-// DefaultMaxMemoryBytes.
+// New compiles the component, or loads it from CacheDir() where an earlier process compiled
+// it, and instantiates it, with DefaultMaxMemoryBytes.
 func New(ctx context.Context) (*Engine, error) {
 	return NewWithOptions(ctx, Options{MaxMemoryBytes: DefaultMaxMemoryBytes})
 }
@@ -124,16 +132,24 @@ func New(ctx context.Context) (*Engine, error) {
 // NewWithOptions is New with the limits in o.
 func NewWithOptions(ctx context.Context, o Options) (*Engine, error) {
 	e := &Engine{options: o}
-	factory, err := engine.NewEngineGoFactory(ctx)
+	dir := o.CompileCacheDir
+	if dir == "" {
+		dir = CacheDir()
+	}
+	if o.NoCompileCache {
+		dir = ""
+	}
+	factory, cache, hit, err := compiled(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
+	e.factory, e.cache, e.fromCache = factory, cache, hit
 	instance, err := factory.Instantiate(e.sandboxed(ctx))
 	if err != nil {
-		factory.Close(ctx)
+		e.closeCompiled(ctx)
 		return nil, err
 	}
-	e.factory, e.instance = factory, instance
+	e.instance = instance
 	return e, nil
 }
 
@@ -144,10 +160,22 @@ func (e *Engine) sandboxed(ctx context.Context) context.Context {
 	}))
 }
 
+// FromCache says whether the compiled component was loaded from the compilation cache, not
+// compiled by this Engine.
+func (e *Engine) FromCache() bool { return e.fromCache }
+
 // Close releases the instance and the compiled component.
 func (e *Engine) Close(ctx context.Context) {
 	_ = e.instance.Close(ctx)
+	e.closeCompiled(ctx)
+}
+
+// closeCompiled releases the runtime and the cache's engine, which outlives its runtimes.
+func (e *Engine) closeCompiled(ctx context.Context) {
 	e.factory.Close(ctx)
+	if e.cache != nil {
+		_ = e.cache.Close(ctx)
+	}
 }
 
 // Now is the current time as the engine stores it: RFC 3339, UTC, whole seconds.
@@ -460,7 +488,9 @@ func (e *Engine) Fallback(ctx context.Context, view []HistoryEntry, r FallbackRe
 
 // ApplyReplacements is the view after replacements: how a log of messages and compactions reads back.
 func (e *Engine) ApplyReplacements(ctx context.Context, view []HistoryEntry, replacements []Replacement) ([]HistoryEntry, error) {
-	return call(ctx, e, func(i *engine.EngineGoInstance) []HistoryEntry { return i.HistoryApplyReplacements(ctx, view, replacements) })
+	return call(ctx, e, func(i *engine.EngineGoInstance) []HistoryEntry {
+		return i.HistoryApplyReplacements(ctx, view, replacements)
+	})
 }
 
 // ContextRequest is what one request to the model is assembled from (spec 001): the agent's

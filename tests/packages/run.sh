@@ -21,10 +21,10 @@ update() {
   echo "$WORK/$1.dsl"
 }
 
-echo "npm: $(basename "$DIST"/workmem-*.tgz)"
+echo "npm: $(basename "$DIST"/workmem-[0-9]*.tgz)"
 mkdir "$WORK/npm" && cd "$WORK/npm"
 npm init -y > /dev/null
-npm install --no-audit --no-fund --silent "$DIST"/workmem-*.tgz
+npm install --no-audit --no-fund --silent "$DIST"/workmem-[0-9]*.tgz
 cp "$HERE/main.mjs" .
 node main.mjs "$dir" "$(update js)" >> "$WORK/out.jsonl"
 # The docs' snippets as a TypeScript user compiles them, with each setting docs/packages.md
@@ -47,15 +47,15 @@ sys.exit(0 if all(docs_snippets.framework(p, t, project=Path(sys.argv[2])) for p
   "$ROOT/tests" "$WORK/npm"
 echo "npm adapters: workmem/ai-sdk, workmem/agents; both framework pages' snippets ran from the tarball"
 
-echo "PyPI: $(basename "$DIST"/workmem-*.whl)"
+echo "PyPI: $(basename "$DIST"/workmem-[0-9]*.whl)"
 python3 -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$DIST"/workmem-*.whl mypy==2.4.1
+"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$DIST"/workmem-[0-9]*.whl mypy==2.4.1
 cp "$HERE/main.py" "$WORK/"
 (cd "$WORK" && venv/bin/mypy --strict --no-incremental main.py > /dev/null) || { echo "mypy --strict failed on main.py" >&2; (cd "$WORK" && venv/bin/mypy --strict main.py) >&2; exit 1; }
 (cd / && "$WORK/venv/bin/python" "$WORK/main.py" "$dir" "$(update python)") >> "$WORK/out.jsonl"
 # The framework adapters from the wheel's extras, each page's snippet as a user runs it, outside
 # the repository (the same pins as the project's own environment).
-"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$(echo "$DIST"/workmem-*.whl)[langchain,agents]" \
+"$WORK/venv/bin/pip" install -q --disable-pip-version-check "$(echo "$DIST"/workmem-[0-9]*.whl)[langchain,agents]" \
   langchain==1.5.0 langchain-openai==1.7.4 openai-agents==0.24.0 tiktoken==0.14.0
 python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import docs_snippets
 sys.exit(0 if all(docs_snippets.framework(p, t, sys.argv[2]) for p, t in (("langchain.md", "langchain"), ("agents-sdk.md", "agents"))) else 1)' \
@@ -72,6 +72,37 @@ go mod edit -require github.com/workmem/workmem/packages/go@v0.2.0 -replace "git
 cp "$HERE/main.go" .
 go mod tidy 2> /dev/null || go mod tidy
 go run . "$dir" "$(update go)" >> "$WORK/out.jsonl"
+
+# The CLI as pip and npm install it (packages/cli/pack.py), run from a PATH that has no Rust
+# toolchain and no build of this repository: the wheel in a new environment with no index, the
+# two npm packages in a new project with no registry.
+cli_works() {
+  local where=$1 path=$2
+  shift 2
+  [[ $(PATH=$path "$@" --version) =~ ^workmem\ [0-9.]+$ ]] || { echo "$where: workmem --version" >&2; exit 1; }
+  [[ $(PATH=$path "$@" proxy --help) == *--upstream* ]] || { echo "$where: workmem proxy --help" >&2; exit 1; }
+  # In the current directory, where the demo makes its session (and npx finds the project's).
+  PATH=$path "$@" demo > "$WORK/demo-$where.txt" || { echo "$where: workmem demo failed" >&2; exit 1; }
+  grep -q "KL-1" "$WORK/demo-$where.txt" || { echo "$where: workmem demo printed no learning" >&2; exit 1; }
+}
+# Node's own commands beside the system's, and no cargo or rustc among them.
+mkdir "$WORK/node-bin"
+for tool in node npm npx; do ln -s "$(command -v "$tool")" "$WORK/node-bin/$tool"; done
+bare_path=$WORK/node-bin:/usr/bin:/bin
+for tool in cargo rustc; do
+  if PATH=$bare_path command -v "$tool" > /dev/null; then echo "$tool is on $bare_path" >&2; exit 1; fi
+done
+echo "PyPI CLI: $(basename "$DIST"/workmem_cli-*.whl)"
+python3 -m venv "$WORK/cli-venv"
+"$WORK/cli-venv/bin/pip" install -q --no-index --disable-pip-version-check "$DIST"/workmem_cli-*.whl
+mkdir "$WORK/pip-cli" && cd "$WORK/pip-cli"
+cli_works pip "$WORK/cli-venv/bin:$bare_path" workmem
+echo "npm CLI: $(cd "$DIST" && ls workmem-cli-*.tgz | tr '\n' ' ')"
+mkdir "$WORK/npm-cli" && cd "$WORK/npm-cli"
+npm init -y > /dev/null
+npm install --no-audit --no-fund --silent --offline "$DIST"/workmem-cli-*.tgz
+cli_works npm "$bare_path" npx --offline workmem
+echo "the CLI from the wheel and from npm: --version, proxy --help and demo ran with no toolchain on PATH"
 
 echo "crates: $(cd "$DIST" && ls -- *.crate | tr '\n' ' ')"
 mkdir -p "$WORK/rust/src" "$WORK/crates" && cd "$WORK/rust"

@@ -230,8 +230,9 @@ type DocumentSection struct {
 
 func NewEngineGoFactory(
 	ctx context.Context,
+	config wazero.RuntimeConfig,
 ) (*EngineGoFactory, error) {
-	runtime := wazero.NewRuntime(ctx)
+	runtime := wazero.NewRuntimeWithConfig(ctx, config)
 
 	// Compiling the module takes a LONG time, so we want to do it once and hold
 	// onto it with the Runtime
