@@ -144,10 +144,12 @@ test-go: go-bindings-check
 
 # The artifacts a user installs: the npm tarball (the component inside), the Python wheel and
 # the crates (the runtime's with its components prebuilt); the Go module is packages/go as
-# committed. And the CLI for pip and npm (packages/cli/pack.py), from the release binary; the
-# package tests pack the debug binary the test build made, since a release build of the CLI
-# takes CI's two cores about 12 minutes, and what they test is the packing and the install.
-CLI_PROFILE ?= release
+# committed. And the CLI for pip and npm (packages/cli/pack.py), built with the `distribution`
+# profile (Cargo.toml); the package tests pack the debug binary the test build made, since that
+# build of the CLI takes CI's two cores 15 minutes or more, and what they test is the packing
+# and the install.
+CLI_PROFILE ?= distribution
+CLI_BIN = target/$(if $(filter dev,$(CLI_PROFILE)),debug,$(CLI_PROFILE))/workmem
 CRATES := workmem-runtime workmem-store workmem-commit workmem-llm workmem-agent workmem-page workmem-listener workmem-server workmem-mcp workmem-proxy workmem
 dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	rm -rf target/dist && mkdir -p target/dist host/runtime/components
@@ -159,11 +161,11 @@ dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	cd packages/js && npm run build && npm pack --silent --pack-destination ../../target/dist > /dev/null
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	$(PYTHON) -m build --wheel --outdir target/dist packages/python > /dev/null
-	cargo build -q $(if $(filter release,$(CLI_PROFILE)),--release) -p workmem
-	$(PYTHON) packages/cli/pack.py target/$(CLI_PROFILE)/workmem $(VERSION) target/dist
+	cargo build -q --profile $(CLI_PROFILE) -p workmem
+	$(PYTHON) packages/cli/pack.py $(CLI_BIN) $(VERSION) target/dist
 
 # Each artifact installed into a new project outside the repository, used as a user would.
-test-packages: CLI_PROFILE = debug
+test-packages: CLI_PROFILE = dev
 test-packages: dist go-bindings-check
 	tests/packages/run.sh
 
