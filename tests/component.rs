@@ -7,6 +7,8 @@ use workmem_commit::apply;
 use workmem_runtime::{COMPONENT, Error, LearningAdd, LearningOps, Options, Runtime, Update, UpdateStep, VerbatimOps, Wants};
 use workmem_store::Sessions;
 
+use std::path::Path;
+
 /// Each component within its budget (tests/data/size-budget.json), so that none grows back
 /// silently: a change that needs more raises the budget, and says why.
 #[test]
@@ -19,6 +21,33 @@ fn each_component_is_within_its_size_budget() {
         .map(|(name, bytes)| format!("{name}: {bytes} bytes, over its budget of {}", budget[name]))
         .collect();
     assert!(over.is_empty(), "{over:?}: make it smaller, or raise its budget in tests/data/size-budget.json and say why");
+}
+
+/// The compile cache loads what it wrote, and compiles over an artifact another user could
+/// have written (it is native code), then loads the one it wrote in its place.
+#[test]
+fn the_compile_cache_loads_only_an_artifact_no_one_else_may_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("trusted-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    // The artifacts the other tests' cache holds, copied: one compile fewer (a debug build's
+    // takes half a minute).
+    let shared = common::options().cache_dir.unwrap();
+    Runtime::new(&common::options()).unwrap();
+    for artifact in std::fs::read_dir(&shared).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension() == Some("cwasm".as_ref())) {
+        std::fs::copy(&artifact, dir.join(artifact.file_name().unwrap())).unwrap();
+    }
+    let options = Options { cache_dir: Some(dir.clone()), ..Options::default() };
+    assert!(Runtime::new(&options).unwrap().from_cache(), "an artifact of this user's is loaded");
+    let artifacts: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    for artifact in &artifacts {
+        std::fs::set_permissions(artifact, std::fs::Permissions::from_mode(0o666)).unwrap();
+    }
+    assert!(!Runtime::new(&options).unwrap().from_cache(), "an artifact others may write is not loaded");
+    assert!(artifacts.iter().any(|a| std::fs::metadata(a).unwrap().permissions().mode() & 0o022 == 0), "and is compiled over");
+    assert!(Runtime::new(&options).unwrap().from_cache(), "the artifact written in its place is loaded");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
