@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One run, every runtime: the median latency of applying the same 4 KB update (the
-astropy-13579 one in host/cli/benches/data) to a memory kept inside the same engine, in the
+astropy-13579 one in host/bench/benches/data) to a memory kept inside the same engine, in the
 wasmtime host, Node (jco), Python (wasmtime-py) and Go (Gravity on wazero), plus cold load +
 first call.
 

@@ -7,7 +7,7 @@ const wm = await import('./index.js'); // compiles and instantiates the componen
 new wm.Memory().render();
 const cold = performance.now() - t0;
 
-const data = new URL('../../host/cli/benches/data/', import.meta.url);
+const data = new URL('../../host/bench/benches/data/', import.meta.url);
 const setup = readFileSync(new URL('setup.dsl', data), 'utf8');
 const update = readFileSync(new URL('update-4k.dsl', data), 'utf8');
 const noop = 'KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-999 because it does not exist\n';

@@ -12,7 +12,7 @@ engine = Engine()
 engine.new_memory().render()
 cold = time.perf_counter() - t0
 
-data = Path(__file__).resolve().parents[2] / "host" / "cli" / "benches" / "data"
+data = Path(__file__).resolve().parents[2] / "host" / "bench" / "benches" / "data"
 setup = (data / "setup.dsl").read_text()
 update = (data / "update-4k.dsl").read_text()
 noop = "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-999 because it does not exist\n"

@@ -59,7 +59,7 @@ func main() {
 	must(first.Render(ctx))
 	cold := float64(time.Since(start).Nanoseconds()) / 1e6
 
-	data := filepath.Join("..", "..", "host", "cli", "benches", "data")
+	data := filepath.Join("..", "..", "host", "bench", "benches", "data")
 	setup := string(must(os.ReadFile(filepath.Join(data, "setup.dsl"))))
 	update := string(must(os.ReadFile(filepath.Join(data, "update-4k.dsl"))))
 	noop := "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-999 because it does not exist\n"
