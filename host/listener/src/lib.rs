@@ -31,7 +31,8 @@ pub struct Limits {
     /// with [`BodyTimeout`] (`--body-timeout`).
     pub body_timeout: Duration,
     /// Connections open at once (`--max-connections`); past it, a new one makes those with no
-    /// request in flight close, and waits up to [`Limits::header_timeout`] for room. Never more
+    /// request in flight close, and waits up to [`Limits::header_timeout`] and half a second
+    /// more for room (by then each holder that never sent a whole head is closed). Never more
     /// than half the process's file descriptor limit ([`within_descriptors`]).
     pub max_connections: usize,
     /// After Ctrl-C or SIGTERM, the longest the connections in flight get to finish, streams
@@ -135,8 +136,11 @@ pub async fn serve_until(listener: TcpListener, router: Router, limits: Limits, 
             // keep-alive ones, and ones that never sent a whole head) make way for it, rather
             // than keep it out until their header timeout; one still full after that is let go.
             Err(_) => {
+                // A holder whose head never came is closed at its header timeout, counted from
+                // its accept, which may be as late as this one's: waiting MIN_IDLE past it means
+                // room made by such a close is not missed by a hair on a busy machine.
                 let room = tokio::select! {
-                    room = make_room(&open, &permits, limits.header_timeout) => room,
+                    room = make_room(&open, &permits, limits.header_timeout + MIN_IDLE) => room,
                     () = &mut stop => break,
                 };
                 match room {
