@@ -44,7 +44,7 @@ def main() -> None:
         sys.exit(__doc__.rsplit("\n\n", 1)[1].strip())
     binary, version, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     if not binary.is_file():
-        sys.exit(f"{binary}: no such binary (build it first: cargo build --release -p workmem)")
+        sys.exit(f"{binary}: no such binary (build it first: `make dist` builds it with `cargo build --profile distribution -p workmem`)")
     machine = platform.machine()
     if sys.platform != "linux" or machine not in NODE_CPU:
         sys.exit(f"packing the CLI is set up for Linux on x86_64 or aarch64, not {sys.platform} on {machine}")

@@ -38,22 +38,18 @@ func CacheDir() string {
 // bool says whether the module came from the cache: wazero writes an artifact on every miss, so
 // a compile that wrote none was a hit.
 func compiled(ctx context.Context, dir string) (*engine.EngineGoFactory, wazero.CompilationCache, bool, error) {
-	if dir == "" || !trusted(dir) {
+	// A cache that is not there, cannot be trusted or cannot be made only costs the compile.
+	uncached := func() (*engine.EngineGoFactory, wazero.CompilationCache, bool, error) {
 		factory, err := engine.NewEngineGoFactory(ctx, wazero.NewRuntimeConfig())
 		return factory, nil, false, err
 	}
+	if dir == "" || !trusted(dir) || !artifactsTrusted(dir) {
+		return uncached()
+	}
 	for attempt := 0; ; attempt++ {
 		cache, err := wazero.NewCompilationCacheWithDir(dir)
-		if err == nil && !artifactsTrusted(dir) {
-			err = os.ErrPermission
-		}
 		if err != nil {
-			// A cache that cannot be made or trusted only costs the compile.
-			if cache != nil {
-				_ = cache.Close(ctx)
-			}
-			factory, err := engine.NewEngineGoFactory(ctx, wazero.NewRuntimeConfig())
-			return factory, nil, false, err
+			return uncached()
 		}
 		before := kept(dir)
 		factory, err := engine.NewEngineGoFactory(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))

@@ -26,7 +26,7 @@ pub(crate) fn load(engine: &wasmtime::Engine, bytes: &[u8], dir: Option<&Path>) 
     if !trusted(dir, Kind::Dir) {
         return Ok((Component::new(engine, bytes).map_err(Error::Load)?, false));
     }
-    if path.exists() && trusted(&path, Kind::File) {
+    if trusted(&path, Kind::File) {
         // SAFETY: the file is this user's and no one else's to write, in a directory no one else
         // may write, named for this exact component and engine configuration; wasmtime checks
         // its version and configuration again.
