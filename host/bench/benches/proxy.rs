@@ -1,10 +1,11 @@
 //! Issue 26's figures for `workmem proxy`, each measured in one run against the same loopback
 //! upstream reached directly:
 //!
-//! 1. the latency the proxy adds to a request whose history holds 1,000 messages, in each
-//!    protocol it speaks (Chat Completions, Anthropic Messages as Claude Code sends it, the
-//!    Responses API as Codex CLI does): p50 and p99, each request extending the history by the
-//!    answer and a message, as a client's does, and the time to the first byte of a stream;
+//! 1. the latency the proxy adds to a request whose history holds 1,000 messages, and 10,000,
+//!    in each protocol it speaks (Chat Completions, Anthropic Messages as Claude Code sends it,
+//!    its cache mark on the last message, the Responses API as Codex CLI does): p50 and p99,
+//!    each request extending the history by the answer and a message, as a client's does, and
+//!    the time to the first byte of a stream;
 //! 2. 64 client sessions at once for `PROXY_BENCH_SECONDS` (default 60; 0 leaves this out):
 //!    requests per second, p99, errors, and whether every session's log holds every message
 //!    its client sent.
@@ -162,8 +163,16 @@ impl Protocol {
                 chat.extend_from_slice(history);
                 json!({"model": "gpt-4o", "messages": chat, "tools": [{"type": "function", "function": {"name": "read_file", "parameters": parameters}}], "stream": stream})
             }
-            Protocol::Messages => json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "messages": history,
-                                         "tools": [{"name": "read_file", "input_schema": parameters}], "stream": stream}),
+            Protocol::Messages => {
+                // Claude Code marks the end of its history for the provider's cache: the mark
+                // moves to the new last message with every request.
+                let mut messages = history.to_vec();
+                if let Some(Value::Array(blocks)) = messages.last_mut().map(|m| &mut m["content"]) {
+                    blocks.last_mut().unwrap()["cache_control"] = json!({"type": "ephemeral"});
+                }
+                json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "messages": messages,
+                                         "tools": [{"name": "read_file", "input_schema": parameters}], "stream": stream})
+            }
             Protocol::Responses => json!({"model": "gpt-5", "instructions": system, "input": history,
                                           "tools": [{"type": "function", "name": "read_file", "parameters": parameters}], "stream": stream}),
         };
@@ -363,27 +372,29 @@ fn main() {
     let upstream = upstream();
     let (mut child, url) = proxy(&root, &upstream);
 
-    println!("Added latency, 1,000-message history, 200 requests each (the upstream answers at once):");
-    for (protocol, stream) in Protocol::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
-        // Warm both paths first: the proxy's first request logs the whole history.
-        conversation(&upstream, protocol, "warm-direct", 1000, 2, stream);
-        let direct = conversation(&upstream, protocol, "direct", 1000, 200, stream);
-        let proxied = conversation(&url, protocol, &format!("proxied-{}-{stream}", protocol.name()), 1000, 200, stream);
-        let what = if stream { "time to first byte" } else { "whole answer" };
-        let pick = |v: Vec<(Duration, Duration)>| -> Vec<Duration> { v.into_iter().map(|(first, total)| if stream { first } else { total }).collect() };
-        let (mut d, mut p) = (pick(direct), pick(proxied.into_iter().skip(1).collect()));
-        let (d50, d99, p50, p99) = (percentile(&mut d, 0.5), percentile(&mut d, 0.99), percentile(&mut p, 0.5), percentile(&mut p, 0.99));
-        println!(
-            "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms",
-            protocol.name(),
-            if stream { "streamed" } else { "not streamed" },
-            ms(d50),
-            ms(d99),
-            ms(p50),
-            ms(p99),
-            ms(p50.saturating_sub(d50)),
-            ms(p99.saturating_sub(d99))
-        );
+    for (size, requests) in [(1000, 200), (10_000, 40)] {
+        println!("Added latency, {size}-message history, {requests} requests each (the upstream answers at once):");
+        for (protocol, stream) in Protocol::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
+            // Warm both paths first: the proxy's first request logs the whole history.
+            conversation(&upstream, protocol, "warm-direct", size, 2, stream);
+            let direct = conversation(&upstream, protocol, &format!("direct-{size}"), size, requests, stream);
+            let proxied = conversation(&url, protocol, &format!("proxied-{}-{stream}-{size}", protocol.name()), size, requests, stream);
+            let what = if stream { "time to first byte" } else { "whole answer" };
+            let pick = |v: Vec<(Duration, Duration)>| -> Vec<Duration> { v.into_iter().map(|(first, total)| if stream { first } else { total }).collect() };
+            let (mut d, mut p) = (pick(direct), pick(proxied.into_iter().skip(1).collect()));
+            let (d50, d99, p50, p99) = (percentile(&mut d, 0.5), percentile(&mut d, 0.99), percentile(&mut p, 0.5), percentile(&mut p, 0.99));
+            println!(
+                "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms",
+                protocol.name(),
+                if stream { "streamed" } else { "not streamed" },
+                ms(d50),
+                ms(d99),
+                ms(p50),
+                ms(p99),
+                ms(p50.saturating_sub(d50)),
+                ms(p99.saturating_sub(d99))
+            );
+        }
     }
 
     let seconds: u64 = std::env::var("PROXY_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);

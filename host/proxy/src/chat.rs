@@ -1,6 +1,6 @@
 //! OpenAI Chat Completions (`/v1/chat/completions`) as the proxy reads and writes it.
 
-use crate::history::{History, Recent};
+use crate::history::{History, Reader, Recent};
 use crate::own::own_tool;
 use crate::parts::{Layout, Unread};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, Upstream};
@@ -8,6 +8,7 @@ use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Error as _, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::fmt;
@@ -29,27 +30,11 @@ impl Protocol for Chat {
         "chat"
     }
 
-    /// The history read with each message converted on its own (a `Value` of a 1,000-message
-    /// history first took longer than all the rest of the proxy's work) unless a recent
-    /// request of the client's already held it ([`Recent`]); the rest of the request as JSON,
-    /// without `messages`. Content the session cannot carry (an image, audio) is refused.
+    /// The history read with each message converted on its own, from where a recent request
+    /// of the client's left off ([`Recent`]); the rest of the request as JSON, without
+    /// `messages`. Content the session cannot carry (an image, audio) is refused.
     fn parse(&self, body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), Unread> {
-        let (rest, history) = recent.chat(body, caller, |at, raw| {
-            let wire = serde_json::from_str::<Wire>(raw).map_err(|e| {
-                // serde's message ends with where it stopped: the kept-content rule reads before it.
-                let e = e.to_string();
-                match e.rsplit_once(" at line ") {
-                    Some((why, _)) if why.ends_with(UNKEPT) => {
-                        Unread::Unkept(format!("messages[{at}]: {}", why.trim_end_matches(UNKEPT).trim_end_matches(", ")))
-                    }
-                    _ => Unread::Invalid(format!("the request is not a chat request: messages[{at}]: {e}")),
-                }
-            })?;
-            if !ROLES.contains(&wire.role.as_str()) {
-                return Err(Unread::Invalid(format!("messages[{at}]: the role {:?} is not one of Chat Completions' ({})", wire.role, ROLES.join(", "))));
-            }
-            Ok(Message::from(wire))
-        })?;
+        let (rest, history) = recent.read::<ChatHistory>(body, caller)?;
         Ok((Value::Object(rest), history))
     }
 
@@ -279,6 +264,34 @@ impl Relay for ChatRelay {
     }
 }
 
+/// How Chat Completions reads its history: each message on its own.
+#[derive(Default)]
+struct ChatHistory;
+
+impl Reader for ChatHistory {
+    const FIELD: &'static str = "messages";
+
+    fn item(&mut self, at: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread> {
+        let wire = serde_json::from_str::<Wire>(raw).map_err(|e| {
+            // serde's message ends with where it stopped: the kept-content rule reads before it.
+            let e = e.to_string();
+            match e.rsplit_once(" at line ") {
+                Some((why, _)) if why.ends_with(UNKEPT) => Unread::Unkept(format!("messages[{at}]: {}", why.trim_end_matches(UNKEPT).trim_end_matches(", "))),
+                _ => Unread::Invalid(format!("the request is not a chat request: messages[{at}]: {e}")),
+            }
+        })?;
+        if !ROLES.contains(&wire.role.as_str()) {
+            return Err(Unread::Invalid(format!("messages[{at}]: the role {:?} is not one of Chat Completions' ({})", wire.role, ROLES.join(", "))));
+        }
+        out.push(Message::from(wire));
+        Ok(())
+    }
+
+    fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
+        Err("the request has no messages array".into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +332,6 @@ mod tests {
         assert!(parse(br#"{"messages": [{"content": "no role"}]}"#).unwrap_err().to_string().contains("messages[0]: missing field `role`"));
         let wizard = parse(br#"{"messages": [{"role": "wizard", "content": "hi"}]}"#).unwrap_err();
         assert!(wizard.to_string().starts_with("messages[0]: the role \"wizard\" is not one") && matches!(wizard, Unread::Invalid(_)), "{wizard}");
-        assert!(parse(b"[1]").unwrap_err().to_string().contains("not a chat request"));
+        assert!(parse(b"[1]").unwrap_err().to_string().contains("not a JSON object"));
     }
 }

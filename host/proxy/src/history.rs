@@ -1,13 +1,13 @@
 //! A request's history as the proxy reads it: its messages in the session's shape, each with its
-//! items ([`items`], what a session is found by). A client resends its whole history
-//! with every request, and reading and keying all of it again took a quarter of the time the
-//! proxy adds to a 1,000-message request; so a Chat Completions request whose bytes begin with
-//! those of a recent request of the same caller's, up to the end of its last message, takes that
-//! request's history and reads only what follows ([`Recent`]).
+//! items ([`items`], what a session is found by). A client resends its whole history with every
+//! request, and reading and keying all of it again took a quarter of the time the proxy adds to
+//! a 1,000-message Chat Completions request, and 70% of it in Messages and Responses; so a
+//! request, in any protocol, whose bytes begin with those of a recent request of the same
+//! caller's, up to the end of one of its items, takes that request's history up to there and
+//! reads only what follows ([`Recent`]). Each protocol says how it reads an item ([`Reader`]).
 
 use crate::locks::lock;
 use crate::parts::Unread;
-use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -89,136 +89,152 @@ pub(crate) struct History {
     pub messages: Vec<Message>,
     /// Each message's items, in order.
     pub keys: Vec<Vec<u64>>,
-    /// The request's bytes up to the end of its last message (Chat Completions only): what a
-    /// request that continues it begins with.
+    /// The request's bytes up to the end of its last settled item: what a request that
+    /// continues it begins with.
     prefix: Vec<u8>,
-    /// The request's fields before `messages`.
+    /// Each settled item ([`Reader::settled`]), in order: where a later request may be read on
+    /// from.
+    marks: Vec<Mark>,
+    /// The request's fields before its history.
     before: Map<String, Value>,
     /// Who sent it ([`caller`]).
     caller: u64,
+    /// The field that holds the history ([`Reader::FIELD`]): a request of another protocol
+    /// never continues this one.
+    field: &'static str,
+}
+
+/// A settled item of a history: where it ends in the request, how many items the history held
+/// up to it, and how many messages they were read as.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Mark {
+    end: usize,
+    items: usize,
+    messages: usize,
 }
 
 impl History {
     /// A history read as a whole: nothing to reuse.
+    #[cfg(test)]
     pub fn new(messages: Vec<Message>) -> Self {
-        History { keys: messages.iter().map(items).collect(), messages, prefix: Vec::new(), before: Map::new(), caller: 0 }
+        History { keys: messages.iter().map(items).collect(), messages, prefix: Vec::new(), marks: Vec::new(), before: Map::new(), caller: 0, field: "" }
     }
 
-    /// Whether `body`, from `caller`, begins with this history's request up to its last
-    /// message. The end is compared first: another client's request almost always differs there.
-    fn continued_by(&self, body: &[u8], caller: u64) -> bool {
-        let n = self.prefix.len();
-        let tail = n.saturating_sub(64);
-        caller == self.caller && n > 0 && n <= body.len() && self.prefix[tail..] == body[tail..n] && self.prefix[..tail] == body[..tail]
+    /// The last of this history's marks that `body`, from `caller`, begins with byte for byte:
+    /// where a request that repeats this one's history, or the start of it, may be read on from.
+    /// A request whose items differ from some item on (a client that moves its cache marks
+    /// forward, as Claude Code does, or edits an item) is read on from the item before.
+    fn continued_by(&self, body: &[u8], caller: u64, field: &str) -> Option<Mark> {
+        if caller != self.caller || field != self.field {
+            return None;
+        }
+        let same = common_prefix(&self.prefix, body);
+        self.marks.iter().rev().find(|m| m.end <= same).copied()
     }
 
-    fn push(&mut self, message: Message) {
-        self.keys.push(items(&message));
-        self.messages.push(message);
+    /// The messages read by `mark`, for the items after it to be read on from there.
+    fn truncate(&mut self, mark: Mark) {
+        self.messages.truncate(mark.messages);
+        self.keys.truncate(mark.messages);
+        self.prefix.truncate(mark.end);
+        self.marks.retain(|m| m.items <= mark.items);
+    }
+
+    /// Keys for the messages read since the last were keyed.
+    fn key_new(&mut self) {
+        let from = self.keys.len();
+        self.keys.extend(self.messages[from..].iter().map(items));
     }
 }
 
-/// A Chat Completions request read as far as its messages: the fields before and after them,
-/// and each message as the client wrote it.
+/// How many bytes `a` and `b` begin with alike: compared a block at a time, as `memcmp` does,
+/// then byte by byte in the block where they part.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    const BLOCK: usize = 4096;
+    let n = a.len().min(b.len());
+    let mut same = 0;
+    while same + BLOCK <= n && a[same..same + BLOCK] == b[same..same + BLOCK] {
+        same += BLOCK;
+    }
+    same + a[same..n].iter().zip(&b[same..n]).take_while(|(x, y)| x == y).count()
+}
+
+/// How a protocol reads a request's history: a fold over the items of one field as the client
+/// wrote them, each read on its own (a `Value` of a 1,000-message history first took longer
+/// than all the rest of the proxy's work).
+pub(crate) trait Reader: Default {
+    /// The request's field that holds the history (Chat Completions' and Anthropic's
+    /// `messages`, the Responses API's `input`).
+    const FIELD: &'static str;
+
+    /// Item `at` of the history, as the client wrote it, read onto `out`.
+    fn item(&mut self, at: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread>;
+
+    /// Whether no item that may follow can change `out` and nothing is pending: a later request
+    /// may be read on from here, with a new reader.
+    fn settled(&self, _out: &[Message]) -> bool {
+        true
+    }
+
+    /// The history's end: what is pending goes into `out`.
+    fn end(self, _out: &mut Vec<Message>) {}
+
+    /// The history where the field holds no list of items (or is missing).
+    fn not_a_list(raw: Option<&RawValue>) -> Result<Vec<Message>, Unread>;
+}
+
+/// A request read as far as its history: the fields before and after it, and the history as
+/// the client wrote it.
 struct Split<'a> {
     before: Map<String, Value>,
-    messages: Option<Vec<&'a RawValue>>,
+    history: Option<&'a RawValue>,
     after: Map<String, Value>,
-    /// `messages` came more than once (the last counts): such a request is not kept.
+    /// The history's field came more than once (the last counts): such a request is not kept.
     repeated: bool,
 }
 
-impl<'de> Deserialize<'de> for Split<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Fields;
-        impl<'de> Visitor<'de> for Fields {
+impl<'a> Split<'a> {
+    fn of(body: &'a [u8], field: &'static str) -> Result<Split<'a>, serde_json::Error> {
+        struct Seed(&'static str);
+        impl<'de> DeserializeSeed<'de> for Seed {
+            type Value = Split<'de>;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Split<'de>, D::Error> {
+                d.deserialize_map(self)
+            }
+        }
+        impl<'de> Visitor<'de> for Seed {
             type Value = Split<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Split<'de>, A::Error> {
-                let mut split = Split { before: Map::new(), messages: None, after: Map::new(), repeated: false };
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "messages" {
-                        split.repeated |= split.messages.is_some();
-                        split.messages = Some(map.next_value()?);
+                let mut split = Split { before: Map::new(), history: None, after: Map::new(), repeated: false };
+                while let Some(name) = map.next_key::<String>()? {
+                    if name == self.0 {
+                        split.repeated |= split.history.is_some();
+                        split.history = Some(map.next_value()?);
                     } else {
                         let value = map.next_value()?;
-                        match split.messages {
-                            None => split.before.insert(key, value),
-                            Some(_) => split.after.insert(key, value),
+                        match split.history {
+                            None => split.before.insert(name, value),
+                            Some(_) => split.after.insert(name, value),
                         };
                     }
                 }
                 Ok(split)
             }
         }
-        d.deserialize_map(Fields)
+        let mut d = serde_json::Deserializer::from_slice(body);
+        let split = Seed(field).deserialize(&mut d)?;
+        d.end()?;
+        Ok(split)
     }
-}
 
-/// A request's fields but its history, and its history as the client wrote it.
-pub(crate) type Fields<'a> = (Map<String, Value>, Option<&'a RawValue>);
-
-/// A request's fields but `key` (its history: Anthropic's `messages`, the Responses API's
-/// `input`), and that field as the client wrote it, for a protocol that reads each message on
-/// its own rather than through a `Value` of the whole history. Where `key` comes more than once
-/// the last counts, as it would in a `Value`.
-pub(crate) fn fields_and_raw<'a>(body: &'a [u8], key: &'static str) -> Result<Fields<'a>, serde_json::Error> {
-    struct Seed(&'static str);
-    impl<'de> DeserializeSeed<'de> for Seed {
-        type Value = Fields<'de>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fields<'de>, D::Error> {
-            d.deserialize_map(self)
-        }
+    /// The history's items as the client wrote them; None where it is not a list.
+    fn items(&self) -> Option<Result<Vec<&'a RawValue>, Unread>> {
+        let raw = self.history?.get();
+        raw.starts_with('[').then(|| serde_json::from_str(raw).map_err(|e| Unread::Invalid(e.to_string())))
     }
-    impl<'de> Visitor<'de> for Seed {
-        type Value = Fields<'de>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a JSON object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fields<'de>, A::Error> {
-            let (mut rest, mut history) = (Map::new(), None);
-            while let Some(name) = map.next_key::<String>()? {
-                if name == self.0 {
-                    history = Some(map.next_value()?);
-                } else {
-                    rest.insert(name, map.next_value()?);
-                }
-            }
-            Ok((rest, history))
-        }
-    }
-    let mut d = serde_json::Deserializer::from_slice(body);
-    let fields = Seed(key).deserialize(&mut d)?;
-    d.end()?;
-    Ok(fields)
-}
-
-/// A request whose history is the field `key`, each message read by `read` from what the client
-/// wrote: the rest of the request as JSON, and the history (Anthropic's `messages`, the
-/// Responses API's `input`).
-pub(crate) fn read_field(
-    body: &[u8],
-    key: &'static str,
-    read: impl FnOnce(Option<&RawValue>) -> Result<Vec<Message>, Unread>,
-) -> Result<(Value, Arc<History>), Unread> {
-    let (rest, raw) = fields_and_raw(body, key).map_err(|e| Unread::Invalid(format!("the request is not JSON: {e}")))?;
-    Ok((Value::Object(rest), Arc::new(History::new(read(raw)?))))
-}
-
-/// `history` of the field `key` holding `value`, read from a request as JSON writes it and
-/// from the same pretty-printed, as some clients send it: both must read alike.
-#[cfg(test)]
-pub(crate) fn read_both<T: PartialEq + fmt::Debug>(key: &'static str, value: Value, history: impl Fn(Option<&RawValue>) -> T) -> T {
-    let request = serde_json::json!({"model": "m", key: value});
-    let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
-        let (rest, raw) = fields_and_raw(body.as_bytes(), key).unwrap();
-        assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but {key}");
-        history(raw)
-    });
-    assert_eq!(compact, pretty);
-    compact
 }
 
 /// Where `inner`, a slice of `outer`, ends in it.
@@ -226,12 +242,18 @@ fn end_in(outer: &[u8], inner: &str) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize + inner.len()
 }
 
-/// What a continued request is read as: its messages array opened, a stand-in for the messages
-/// the recent request held, and the rest of the request from the end of those on.
-const CONTINUED: &[u8] = b"{\"messages\":[0";
+/// What a continued request is read as: its history field's list opened, a stand-in for the
+/// items the recent request held, and the rest of the request from the end of those on.
+fn continued(field: &str, rest: &[u8]) -> Vec<u8> {
+    let mut doc = Vec::with_capacity(field.len() + rest.len() + 8);
+    doc.extend_from_slice(b"{\"");
+    doc.extend_from_slice(field.as_bytes());
+    doc.extend_from_slice(b"\":[0");
+    doc.extend_from_slice(rest);
+    doc
+}
 
-/// A Chat Completions request as [`Recent::chat`] reads it: its fields but `messages`, and its
-/// history.
+/// A request as [`Recent::read`] reads it: its fields but its history, and its history.
 pub(crate) type Read = (Map<String, Value>, Arc<History>);
 
 /// The raw bytes the histories kept for reuse may hold in all (each history's messages take
@@ -239,9 +261,9 @@ pub(crate) type Read = (Map<String, Value>, Arc<History>);
 const RECENT_BYTES: usize = 64 << 20;
 const RECENT_HISTORIES: usize = 256;
 
-/// The histories of the last Chat Completions requests, the most recent first, for the
-/// requests that continue them. Finding the one a request continues compares at most the bytes
-/// kept ([`RECENT_BYTES`]), each history's last 64 first.
+/// The histories of the last requests, the most recent first, for the requests that continue
+/// them. Finding the one a request continues compares at most the bytes kept
+/// ([`RECENT_BYTES`]), and only those of its own caller's requests in its own protocol.
 pub(crate) struct Recent {
     histories: Mutex<VecDeque<Arc<History>>>,
     max_bytes: usize,
@@ -254,50 +276,60 @@ impl Default for Recent {
 }
 
 impl Recent {
-    /// A Chat Completions request from `caller`: its fields but `messages`, and its history,
-    /// each new message converted by `parse` (given its index), whose first error is the
-    /// answer. Where `body` continues a recent request of the same caller's (the longest it
-    /// does), that request's history is taken and only what follows it read; a request read
-    /// whole is refused as it was before, errors naming where. The history is kept for the next
-    /// request, in place of the one it continues.
-    pub fn chat(&self, body: &[u8], caller: u64, parse: impl Fn(usize, &str) -> Result<Message, Unread>) -> Result<Read, Unread> {
+    /// A request from `caller`: its fields but its history, and its history, read by `R`, whose
+    /// first error is the answer. Where `body` begins as a recent request of the same caller's
+    /// did, up to the end of a settled item (the furthest one of any), that request's history
+    /// up to there is taken and only what follows read; a request read whole is refused as it
+    /// was before, errors naming where. The history is kept for the next request, in place of
+    /// the one it continues.
+    pub fn read<R: Reader>(&self, body: &[u8], caller: u64) -> Result<Read, Unread> {
         // Compared outside the lock: another client's request need not wait on this one.
         let all: Vec<Arc<History>> = lock(&self.histories).iter().cloned().collect();
-        if let Some(base) = all.into_iter().filter(|h| h.continued_by(body, caller)).max_by_key(|h| h.prefix.len())
-            && let Some(read) = self.continue_from(base, body, &parse)
+        let base = all.into_iter().filter_map(|h| Some((h.continued_by(body, caller, R::FIELD)?, h))).max_by_key(|(mark, _)| mark.end);
+        if let Some((mark, base)) = base
+            && let Some(read) = self.continue_from::<R>(base, mark, body)
         {
-            return read;
+            return Ok(read);
         }
-        let split: Split = serde_json::from_slice(body).map_err(|e| Unread::Invalid(format!("the request is not a chat request: {e}")))?;
-        let raw = split.messages.ok_or("the request has no messages array")?;
+        let split = Split::of(body, R::FIELD).map_err(|e| Unread::Invalid(format!("the request is not a JSON object: {e}")))?;
         let mut history =
-            History { messages: Vec::with_capacity(raw.len()), keys: Vec::with_capacity(raw.len()), prefix: Vec::new(), before: Map::new(), caller };
-        for (at, message) in raw.iter().enumerate() {
-            history.push(parse(at, message.get())?);
+            History { messages: Vec::new(), keys: Vec::new(), prefix: Vec::new(), marks: Vec::new(), before: Map::new(), caller, field: R::FIELD };
+        match split.items() {
+            Some(items) => {
+                let items = items?;
+                history.messages.reserve(items.len());
+                let mut reader = R::default();
+                for (at, item) in items.iter().enumerate() {
+                    reader.item(at, item.get(), &mut history.messages)?;
+                    if reader.settled(&history.messages) {
+                        history.marks.push(Mark { end: end_in(body, item.get()), items: at + 1, messages: history.messages.len() });
+                    }
+                }
+                reader.end(&mut history.messages);
+                if let Some(last) = history.marks.last().filter(|_| !split.repeated) {
+                    history.prefix = body[..last.end].to_vec();
+                    history.before = split.before.clone();
+                } else {
+                    history.marks.clear();
+                }
+            }
+            None => history.messages = R::not_a_list(split.history)?,
         }
-        if let Some(last) = raw.last().filter(|_| !split.repeated) {
-            history.prefix = body[..end_in(body, last.get())].to_vec();
-            history.before = split.before.clone();
-        }
+        history.key_new();
         let mut rest = split.before;
         rest.extend(split.after);
         Ok((rest, self.keep(history)))
     }
 
-    /// `body` read on from the end of `base`'s messages. None where that fails, for the whole
-    /// request to be read again and its error told with its place in what the client sent.
-    fn continue_from(&self, base: Arc<History>, body: &[u8], parse: &impl Fn(usize, &str) -> Result<Message, Unread>) -> Option<Result<Read, Unread>> {
-        let from = base.prefix.len();
-        let doc = [CONTINUED, &body[from..]].concat();
-        let split: Split = serde_json::from_slice(&doc).ok()?;
-        let raw = split.messages.filter(|m| !split.repeated && m.first().is_some_and(|r| r.get() == "0"))?;
-        let mut new = Vec::with_capacity(raw.len() - 1);
-        for (at, message) in (base.messages.len()..).zip(&raw[1..]) {
-            match parse(at, message.get()) {
-                Ok(m) => new.push(m),
-                Err(_) => return None,
-            }
-        }
+    /// `body` read on from `base`'s `mark`. None where that fails, for the whole request to be
+    /// read again and its error told with its place in what the client sent.
+    fn continue_from<R: Reader>(&self, base: Arc<History>, mark: Mark, body: &[u8]) -> Option<Read> {
+        let rest = &body[mark.end..];
+        let doc = continued(R::FIELD, rest);
+        // Where the doc's bytes stand in the body: past the stand-in, at the mark.
+        let at_body = |item: &RawValue| end_in(&doc, item.get()) - (doc.len() - rest.len()) + mark.end;
+        let split = Split::of(&doc, R::FIELD).ok()?;
+        let items = split.items()?.ok().filter(|items| !split.repeated && items.first().is_some_and(|r| r.get() == "0"))?;
         let mut histories = lock(&self.histories);
         if let Some(at) = histories.iter().position(|h| Arc::ptr_eq(h, &base)) {
             histories.remove(at);
@@ -305,18 +337,29 @@ impl Recent {
         drop(histories);
         // Taken over where no other request holds it still, else copied.
         let mut history = Arc::try_unwrap(base).unwrap_or_else(|shared| History {
-            messages: shared.messages.clone(),
-            keys: shared.keys.clone(),
-            prefix: shared.prefix.clone(),
+            messages: shared.messages[..mark.messages].to_vec(),
+            keys: shared.keys[..mark.messages].to_vec(),
+            prefix: shared.prefix[..mark.end].to_vec(),
+            marks: shared.marks.clone(),
             before: shared.before.clone(),
             caller: shared.caller,
+            field: shared.field,
         });
-        let end = end_in(&doc, raw[raw.len() - 1].get()) - CONTINUED.len();
-        history.prefix.extend_from_slice(&body[from..from + end]);
-        new.into_iter().for_each(|m| history.push(m));
+        history.truncate(mark);
+        let mut reader = R::default();
+        for (at, item) in (mark.items..).zip(&items[1..]) {
+            reader.item(at, item.get(), &mut history.messages).ok()?;
+            if reader.settled(&history.messages) {
+                history.marks.push(Mark { end: at_body(item), items: at + 1, messages: history.messages.len() });
+            }
+        }
+        reader.end(&mut history.messages);
+        let end = history.marks.last().map_or(mark.end, |m| m.end);
+        history.prefix.extend_from_slice(&body[mark.end..end]);
+        history.key_new();
         let mut rest = history.before.clone();
         rest.extend(split.after);
-        Some(Ok((rest, self.keep(history))))
+        Some((rest, self.keep(history)))
     }
 
     /// Keeps `history` first among the recent ones, within the bounds.
@@ -336,38 +379,120 @@ impl Recent {
     }
 }
 
+/// `R`'s history of the field `R::FIELD` holding `value`, read whole from a request as JSON
+/// writes it and from the same pretty-printed, as some clients send it: both must read alike.
+#[cfg(test)]
+pub(crate) fn read_both<R: Reader>(value: Value) -> Result<Vec<Message>, String> {
+    let request = serde_json::json!({"model": "m", R::FIELD: value});
+    let [compact, pretty] = [request.to_string(), serde_json::to_string_pretty(&request).unwrap()].map(|body| {
+        let (rest, history) = Recent::default().read::<R>(body.as_bytes(), 0).map_err(|e| e.to_string())?;
+        assert_eq!(rest.keys().collect::<Vec<_>>(), ["model"], "the fields but {}", R::FIELD);
+        Ok(history.messages.clone())
+    });
+    assert_eq!(compact, pretty);
+    compact
+}
+
+/// `R`'s history of each of `bodies` read on through one [`Recent`], as a client's requests
+/// come: each the same history, and the same rest of the request, as a read from nothing gives.
+#[cfg(test)]
+pub(crate) fn read_on<R: Reader>(bodies: &[Vec<u8>]) -> Vec<Arc<History>> {
+    let recent = Recent::default();
+    bodies
+        .iter()
+        .map(|body| {
+            let (rest, history) = recent.read::<R>(body, 7).unwrap();
+            let (whole_rest, whole) = Recent::default().read::<R>(body, 7).unwrap();
+            let text = String::from_utf8_lossy(body);
+            assert_eq!((&rest, &history.messages, &history.keys), (&whole_rest, &whole.messages, &whole.keys), "{text}");
+            assert_eq!((&history.prefix, &history.marks), (&whole.prefix, &whole.marks), "{text}");
+            history
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::cell::Cell;
+
+    thread_local! {
+        /// How many items [`Users`] has read on this thread.
+        static READ: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Reads each item's `content` as a user message.
+    #[derive(Default)]
+    struct Users;
+
+    impl Reader for Users {
+        const FIELD: &'static str = "messages";
+        fn item(&mut self, at: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread> {
+            READ.set(READ.get() + 1);
+            let v: Value = serde_json::from_str(raw).map_err(|e| e.to_string())?;
+            out.push(v["content"].as_str().map(|t| Message::new("user", t)).ok_or(Unread::Invalid(format!("messages[{at}]: no content")))?);
+            Ok(())
+        }
+        fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
+            Err("the request has no messages array".into())
+        }
+    }
+
+    /// Reads as [`Users`] does, but holds each message back, for the ones after it that start
+    /// with `+` to join it; a `!` is never held, so that only after one is nothing pending.
+    #[derive(Default)]
+    struct Joined(Option<Message>);
+
+    impl Reader for Joined {
+        const FIELD: &'static str = "messages";
+        fn item(&mut self, at: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread> {
+            let mut one = Vec::new();
+            Users.item(at, raw, &mut one)?;
+            let m = one.pop().unwrap();
+            match (&mut self.0, m.content.strip_prefix('+')) {
+                (Some(held), Some(more)) => held.content.push_str(more),
+                (held, _) => {
+                    out.extend(held.take());
+                    if m.content == "!" { out.push(m) } else { *held = Some(m) }
+                }
+            }
+            Ok(())
+        }
+        fn settled(&self, _: &[Message]) -> bool {
+            self.0.is_none()
+        }
+        fn end(self, out: &mut Vec<Message>) {
+            out.extend(self.0);
+        }
+        fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
+            Users::not_a_list(None)
+        }
+    }
 
     fn body(messages: &[&str], after: &str) -> String {
         let messages: Vec<String> = messages.iter().map(|m| format!(r#"{{"role":"user","content":"{m}"}}"#)).collect();
         format!(r#"{{"model":"m","messages":[{}]{after}}}"#, messages.join(","))
     }
 
-    /// Reads `body` through `recent`: its fields, its history, and how many messages were parsed.
+    /// Reads `body` through `recent`: its fields, its history, and how many items were read.
     fn read(recent: &Recent, body: &str) -> Result<(Read, usize), Unread> {
         read_from(recent, body, 0)
     }
 
     fn read_from(recent: &Recent, body: &str, caller: u64) -> Result<(Read, usize), Unread> {
-        let parsed = Cell::new(0);
-        let (rest, h) = recent.chat(body.as_bytes(), caller, |at, m| {
-            parsed.set(parsed.get() + 1);
-            let v: Value = serde_json::from_str(m).map_err(|e| e.to_string())?;
-            v["content"].as_str().map(|t| Message::new("user", t)).ok_or(Unread::Invalid(format!("messages[{at}]: no content")))
-        })?;
-        Ok(((rest, h), parsed.get()))
+        READ.set(0);
+        let read = recent.read::<Users>(body.as_bytes(), caller)?;
+        Ok((read, READ.get()))
     }
 
     fn parsed(recent: &Recent, body: &str) -> usize {
         read(recent, body).unwrap().1
     }
 
-    /// A request that continues one parses only its new messages, and reads the same as from
-    /// nothing; one that differs anywhere before (a message edited, even in its spelling, a
-    /// field before the messages) parses all of them.
+    /// A request that continues one reads only its new items, and reads the same as from
+    /// nothing; one that differs from some item on (an item edited, even in its spelling)
+    /// reads from that item on, and one that differs before its history (a field before it)
+    /// reads all of it.
     #[test]
     fn only_what_follows_a_recent_request_is_parsed() {
         let recent = Recent::default();
@@ -378,24 +503,62 @@ mod tests {
         assert_eq!(n, 1);
         let ((whole_rest, whole), _) = read(&Recent::default(), &longer).unwrap();
         assert_eq!((rest, &history.messages, &history.keys), (whole_rest, &whole.messages, &whole.keys));
-        assert_eq!(history.prefix, whole.prefix);
+        assert_eq!((&history.prefix, &history.marks), (&whole.prefix, &whole.marks));
         assert_eq!(parsed(&recent, &body(&["a", "b", "c"], r#","stream":false"#)), 0, "the same messages again");
-        assert_eq!(parsed(&recent, &body(&["a", "B", "c", "d"], "")), 4);
-        assert_eq!(parsed(&recent, r#"{"model":"m","messages":[{"role":"user","content":"a"}, {"content":"b","role":"user"}]}"#), 2);
+        assert_eq!(parsed(&recent, &body(&["a", "B", "c", "d"], "")), 3);
+        assert_eq!(parsed(&recent, r#"{"model":"m","messages":[{"role":"user","content":"a"}, {"content":"b","role":"user"}]}"#), 1);
         assert_eq!(parsed(&recent, &body(&["a", "b", "c"], "").replace(r#""model":"m""#, r#""model":"n""#)), 3);
         // The first request's history was held while the second took it over: copied, not changed.
         assert_eq!(first.messages.len(), 2);
     }
 
-    /// A history field read raw is the one a `Value` of the request would hold: the last of a
+    /// A reader that holds an item back is read on from only where nothing was held, and what
+    /// it held at the end of the last request is read again with what follows it.
+    #[test]
+    fn a_history_is_read_on_only_from_a_settled_item() {
+        let bodies: Vec<Vec<u8>> = [&["a", "+b"][..], &["a", "+b", "+c", "!"], &["a", "+b", "+c", "!", "d"], &["a", "+b", "+c", "!", "d", "+e", "f"], &["x"]]
+            .iter()
+            .map(|m| body(m, "").into_bytes())
+            .collect();
+        let read = read_on::<Joined>(&bodies);
+        let contents: Vec<Vec<&str>> = read.iter().map(|h| h.messages.iter().map(|m| m.content.as_str()).collect()).collect();
+        assert_eq!(contents, [&["ab"][..], &["abc", "!"], &["abc", "!", "d"], &["abc", "!", "de", "f"], &["x"]]);
+        assert_eq!(read.iter().map(|h| h.marks.len()).collect::<Vec<_>>(), [0, 1, 1, 1, 0]);
+    }
+
+    /// A request is read on from only where its history's field is the one read before: the
+    /// same bytes read as another protocol's history are read whole.
+    #[test]
+    fn only_the_same_protocols_request_is_read_on_from() {
+        #[derive(Default)]
+        struct Input;
+        impl Reader for Input {
+            const FIELD: &'static str = "input";
+            fn item(&mut self, at: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread> {
+                Users.item(at, raw, out)
+            }
+            fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
+                Err("the request has no input".into())
+            }
+        }
+        let recent = Recent::default();
+        let both = r#"{"input":[{"content":"a"}],"messages":[{"content":"a"}]}"#;
+        recent.read::<Users>(both.as_bytes(), 0).unwrap();
+        READ.set(0);
+        let (rest, history) = recent.read::<Input>(both.as_bytes(), 0).unwrap();
+        assert_eq!((READ.get(), rest.keys().map(String::as_str).collect::<Vec<_>>(), history.messages.len()), (1, vec!["messages"], 1));
+    }
+
+    /// The history field is read as a `Value` of the request would read it: the last of a
     /// repeated one counts, and a request that is not one JSON object is refused.
     #[test]
     fn a_history_field_is_read_raw_as_a_value_reads_it() {
-        let (rest, raw) = fields_and_raw(br#"{"input":[1],"model":"m","input":[2, 3]}"#, "input").unwrap();
-        assert_eq!((raw.map(RawValue::get), Value::Object(rest)), (Some("[2, 3]"), serde_json::json!({"model": "m"})));
-        assert_eq!(fields_and_raw(br#"{"model":"m"}"#, "input").unwrap().1.map(RawValue::get), None);
+        let split = Split::of(br#"{"input":[1],"model":"m","input":[2, 3]}"#, "input").unwrap();
+        assert_eq!((split.history.map(RawValue::get), split.repeated), (Some("[2, 3]"), true));
+        assert_eq!(Value::Object(split.after), serde_json::json!({"model": "m"}));
+        assert_eq!(Split::of(br#"{"model":"m"}"#, "input").unwrap().history.map(RawValue::get), None);
         for bad in [&br#"{"input":[]} {}"#[..], br#"[{"input":[]}]"#, br#"{"input":[}"#] {
-            assert!(fields_and_raw(bad, "input").is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(Split::of(bad, "input").is_err(), "{}", String::from_utf8_lossy(bad));
         }
     }
 
@@ -413,13 +576,18 @@ mod tests {
         assert_eq!(read_from(&recent, &body(&["a", "b", "c", "d"], ""), alice).unwrap().1, 2, "the caller's own is read on from");
     }
 
-    /// Of the recent requests one continues, the longest is taken.
+    /// Of the recent requests one continues, the one it continues furthest is taken (two such
+    /// are kept where two requests read on from one at once); a request that continues one
+    /// short of its end (a client that moved its cache mark, or edited a message) replaces it.
     #[test]
     fn the_longest_request_continued_is_taken() {
         let recent = Recent::default();
-        parsed(&recent, &body(&["a", "b"], ""));
+        let ((_, longer), _) = read(&Recent::default(), &body(&["a", "b"], "")).unwrap();
         parsed(&recent, &body(&["a"], ""));
+        lock(&recent.histories).push_back(longer);
         assert_eq!(parsed(&recent, &body(&["a", "b", "c"], "")), 1);
+        assert_eq!(parsed(&recent, &body(&["a", "x"], "")), 1);
+        assert_eq!(lock(&recent.histories).len(), 2, "[a, x] replaced one of the two it continues as far");
     }
 
     /// What follows a recent request is held to the same rules: an error is the one a whole
@@ -437,7 +605,9 @@ mod tests {
         let twice = r#"{"model":"m","messages":[{"role":"user","content":"a"}],"messages":[{"role":"user","content":"z"}]}"#;
         let ((_, history), _) = read(&recent, twice).unwrap();
         assert_eq!(history.messages, vec![Message::new("user", "z")], "the last messages array counts, as in a whole read");
-        assert_eq!(lock(&recent.histories).len(), 1);
+        assert!(lock(&recent.histories).len() <= 1);
+        assert!(read(&recent, r#"{"messages":7}"#).err().unwrap().to_string().contains("no messages array"));
+        assert!(read(&recent, "[1]").err().unwrap().to_string().contains("not a JSON object"));
     }
 
     /// However many requests come, at most [`RECENT_HISTORIES`] histories are kept, and none

@@ -4,7 +4,7 @@
 //! asks, and `context_meta` last in the last user message, so that everything before it is a
 //! prefix the next request repeats (cache breakpoints go on the system and on the history's end).
 
-use crate::history::{History, Recent};
+use crate::history::{History, Reader, Recent};
 use crate::own::own_tool;
 use crate::parts::{Layout, Unread, fields_but, json, string, texts};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, Upstream, usage};
@@ -29,8 +29,9 @@ impl Protocol for Messages {
         "messages"
     }
 
-    fn parse(&self, body: &[u8], _: &Recent, _: u64) -> Result<(Value, Arc<History>), Unread> {
-        crate::history::read_field(body, "messages", history)
+    fn parse(&self, body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), Unread> {
+        let (rest, history) = recent.read::<MessagesHistory>(body, caller)?;
+        Ok((Value::Object(rest), history))
     }
 
     /// `metadata.user_id` is JSON with a `session_id` (Claude Code), or ends in
@@ -140,21 +141,21 @@ struct WireBlock {
     content: Value,
 }
 
-/// The client's history in the session's message shape (its `system` stays out: it goes
-/// upstream as it came); an assistant's thinking blocks are kept as they came, opaque.
-/// Images and documents are refused, and the request then goes upstream as it was. Each
-/// message and block is read on its own from what the client wrote: a `Value` of the whole
+/// How Anthropic Messages reads its history: in the session's message shape (the client's
+/// `system` stays out: it goes upstream as it came), each message on its own, its content
+/// block by block; an assistant's thinking blocks are kept as they came, opaque. Images and
+/// documents are refused, and the request then goes upstream as it was. A `Value` of the whole
 /// history first, and a copy of its blocks, took more than half of what the proxy added to a
 /// 1,000-message request.
-fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
-    let messages: Vec<&RawValue> = match messages.map(RawValue::get) {
-        Some(raw) if raw.starts_with('[') => serde_json::from_str(raw).map_err(|e| Unread::Invalid(e.to_string()))?,
-        _ => return Err("the request has no messages array".into()),
-    };
-    let mut out = Vec::new();
-    for (i, raw) in messages.iter().enumerate() {
+#[derive(Default)]
+struct MessagesHistory;
+
+impl Reader for MessagesHistory {
+    const FIELD: &'static str = "messages";
+
+    fn item(&mut self, i: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread> {
         let at = |why: String| Unread::Invalid(format!("messages[{i}]: {why}"));
-        let m: Wire = serde_json::from_str(raw.get()).map_err(|e| at(format!("not a message: {e}")))?;
+        let m: Wire = serde_json::from_str(raw).map_err(|e| at(format!("not a message: {e}")))?;
         let role = m.role.as_str().ok_or_else(|| at("no role".into()))?;
         // What the API itself refuses. Claude Code sends its reminders as system messages
         // amid the history, which the API takes beside the `system` field.
@@ -191,8 +192,12 @@ fn history(messages: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
         if role == "assistant" || !joined.is_empty() {
             out.push(Message { tool_calls: calls, opaque, ..Message::new(role, joined) });
         }
+        Ok(())
     }
-    Ok(out)
+
+    fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
+        Err("the request has no messages array".into())
+    }
 }
 
 fn breakpoints(v: &Value) -> usize {
@@ -530,7 +535,38 @@ mod tests {
     use super::*;
 
     fn read(messages: Value) -> Result<Vec<Message>, String> {
-        crate::history::read_both("messages", messages, |raw| history(raw).map_err(|e| e.to_string()))
+        crate::history::read_both::<MessagesHistory>(messages)
+    }
+
+    /// A conversation as Claude Code sends it, each request read on from the last: the same
+    /// history as a whole read gives, though each request moves its cache mark to its last
+    /// message (the message that held it before differs, and is read again).
+    #[test]
+    fn a_conversation_is_read_on_from_request_to_request() {
+        let mut history: Vec<Value> = Vec::new();
+        let mut bodies = Vec::new();
+        for i in 0..6 {
+            let user = if i % 2 == 0 {
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{i}"), "content": "out"}, {"type": "text", "text": format!("go {i}")}]})
+            } else {
+                json!({"role": "user", "content": format!("next {i}")})
+            };
+            history.push(user);
+            let mut sent = history.clone();
+            for m in &mut sent {
+                if let Some(blocks) = m["content"].as_array_mut() {
+                    blocks.iter_mut().for_each(|b| _ = b.as_object_mut().unwrap().remove("cache_control"));
+                }
+            }
+            if let Some(blocks) = sent.last_mut().unwrap()["content"].as_array_mut() {
+                blocks.last_mut().unwrap()["cache_control"] = json!({"type": "ephemeral"});
+            }
+            bodies.push(json!({"model": "claude", "messages": sent, "system": "s", "stream": true}).to_string().into_bytes());
+            history.push(json!({"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "x"}, {"type": "text", "text": "ok"},
+                                                                 {"type": "tool_use", "id": format!("t{}", i + 1), "name": "bash", "input": {"cmd": "ls"}}]}));
+        }
+        let read = crate::history::read_on::<MessagesHistory>(&bodies);
+        assert_eq!(read.last().unwrap().messages.len(), 6 + 5 + 3);
     }
 
     /// Each message read on its own gives what the protocol means: text joined, tool uses as

@@ -3,7 +3,7 @@
 //! streamed or not. Items the session cannot keep (images, custom tool calls) are refused, and
 //! the request then goes upstream as it was.
 
-use crate::history::{History, Recent};
+use crate::history::{History, Reader, Recent};
 use crate::own::own_tool;
 use crate::parts::{Layout, Unread, fields_but, json, string};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, Upstream, usage};
@@ -27,8 +27,9 @@ impl Protocol for Responses {
         "responses"
     }
 
-    fn parse(&self, body: &[u8], _: &Recent, _: u64) -> Result<(Value, Arc<History>), Unread> {
-        crate::history::read_field(body, "input", history)
+    fn parse(&self, body: &[u8], recent: &Recent, caller: u64) -> Result<(Value, Arc<History>), Unread> {
+        let (rest, history) = recent.read::<InputHistory>(body, caller)?;
+        Ok((Value::Object(rest), history))
     }
 
     /// A chain by `previous_response_id`, whose history the provider holds: not the client's
@@ -95,32 +96,31 @@ struct Item {
     output: Value,
 }
 
-/// The client's `input` in the session's message shape; an assistant's text and the function
-/// calls after it go into one assistant message, as the other protocols have them, with the
-/// reasoning items before them kept as they came, opaque. Each item is read on its own from
-/// what the client wrote, not through a `Value` of the whole history.
-fn history(input: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
-    let input = input.map_or("null", RawValue::get);
-    let items: Vec<&RawValue> = match input.as_bytes().first() {
-        Some(b'"') => return Ok(vec![Message::new("user", serde_json::from_str::<String>(input).map_err(|e| Unread::Invalid(e.to_string()))?)]),
-        Some(b'[') => serde_json::from_str(input).map_err(|e| Unread::Invalid(e.to_string()))?,
-        _ => return Err("the request has no input".into()),
-    };
-    let mut out: Vec<Message> = Vec::new();
-    // Reasoning goes with the assistant message it led to.
-    let mut reasoning: Vec<Value> = Vec::new();
-    for (i, raw) in items.iter().enumerate() {
+/// How the Responses API reads its `input`: in the session's message shape, an assistant's
+/// text and the function calls after it in one assistant message, as the other protocols have
+/// them, with the reasoning items before them kept as they came, opaque. Each item is read on
+/// its own from what the client wrote, not through a `Value` of the whole history; the
+/// reasoning read is held until the message it led to.
+#[derive(Default)]
+struct InputHistory {
+    reasoning: Vec<Value>,
+}
+
+impl Reader for InputHistory {
+    const FIELD: &'static str = "input";
+
+    fn item(&mut self, i: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread> {
         let at = |why: String| Unread::Invalid(format!("input[{i}]: {why}"));
         let within = |e: Unread| e.at(format_args!("input[{i}]"));
-        let item: Item = serde_json::from_str(raw.get()).map_err(|e| at(format!("not an item: {e}")))?;
+        let item: Item = serde_json::from_str(raw).map_err(|e| at(format!("not an item: {e}")))?;
         match item.kind.as_str().unwrap_or("message") {
-            "reasoning" => reasoning.push(serde_json::from_str(raw.get()).map_err(|e| at(e.to_string()))?),
+            "reasoning" => self.reasoning.push(serde_json::from_str(raw).map_err(|e| at(e.to_string()))?),
             "message" => {
                 let role = item.role.as_str().ok_or_else(|| at("no role".into()))?;
                 if !matches!(role, "user" | "assistant" | "system" | "developer") {
                     return Err(at(format!("the role {role:?} is not one of a message's (user, assistant, system, developer)")));
                 }
-                let opaque = if role == "assistant" { std::mem::take(&mut reasoning) } else { Vec::new() };
+                let opaque = if role == "assistant" { std::mem::take(&mut self.reasoning) } else { Vec::new() };
                 out.push(Message { opaque, ..Message::new(role, texts(&item.content).map_err(within)?) });
             }
             "function_call" => {
@@ -131,8 +131,8 @@ fn history(input: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
                 };
                 // A call goes with the assistant's text before it: one answer, as it was logged.
                 match out.last_mut() {
-                    Some(last) if last.role == "assistant" && reasoning.is_empty() => last.tool_calls.push(call),
-                    _ => out.push(Message { tool_calls: vec![call], opaque: std::mem::take(&mut reasoning), ..Message::new("assistant", "") }),
+                    Some(last) if last.role == "assistant" && self.reasoning.is_empty() => last.tool_calls.push(call),
+                    _ => out.push(Message { tool_calls: vec![call], opaque: std::mem::take(&mut self.reasoning), ..Message::new("assistant", "") }),
                 }
             }
             "function_call_output" => {
@@ -144,11 +144,30 @@ fn history(input: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
             }
             kind => return Err(Unread::Unkept(format!("input[{i}]: an item of type {kind:?}"))),
         }
+        Ok(())
     }
-    if !reasoning.is_empty() {
-        out.push(Message { opaque: reasoning, ..Message::new("assistant", "") });
+
+    /// Settled where no reasoning waits for its message and the last message is no assistant's,
+    /// whose function calls could follow.
+    fn settled(&self, out: &[Message]) -> bool {
+        self.reasoning.is_empty() && out.last().is_none_or(|m| m.role != "assistant")
     }
-    Ok(out)
+
+    fn end(self, out: &mut Vec<Message>) {
+        if !self.reasoning.is_empty() {
+            out.push(Message { opaque: self.reasoning, ..Message::new("assistant", "") });
+        }
+    }
+
+    /// `input` may be one text: the user's message.
+    fn not_a_list(input: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
+        match input.map(RawValue::get) {
+            Some(text) if text.starts_with('"') => {
+                Ok(vec![Message::new("user", serde_json::from_str::<String>(text).map_err(|e| Unread::Invalid(e.to_string()))?)])
+            }
+            _ => Err("the request has no input".into()),
+        }
+    }
 }
 
 /// A message item of one text part.
@@ -362,7 +381,37 @@ mod tests {
     use workmem_llm::Message as M;
 
     fn read(input: Value) -> Result<Vec<Message>, String> {
-        crate::history::read_both("input", input, |raw| history(raw).map_err(|e| e.to_string()))
+        crate::history::read_both::<InputHistory>(input)
+    }
+
+    /// A conversation as Codex CLI sends it, each request read on from the last: the same
+    /// history as a whole read gives, where a request ends on reasoning, on an assistant's text
+    /// that calls may follow, or on a call's output.
+    #[test]
+    fn a_conversation_is_read_on_from_request_to_request() {
+        let text = |role: &str, t: &str| json!({"type": "message", "role": role, "content": [{"type": if role == "user" { "input_text" } else { "output_text" }, "text": t}]});
+        let reasoning = |n: usize| json!({"type": "reasoning", "id": format!("rs_{n}"), "summary": [], "encrypted_content": "e"});
+        let call = |n: usize| json!({"type": "function_call", "call_id": format!("c{n}"), "name": "exec", "arguments": "{}"});
+        let output = |n: usize| json!({"type": "function_call_output", "call_id": format!("c{n}"), "output": "done"});
+        let steps = [
+            vec![text("user", "hi")],
+            vec![reasoning(1)],
+            vec![text("assistant", "I will"), call(1), output(1)],
+            vec![reasoning(2), call(2), call(3)],
+            vec![output(2), output(3), text("assistant", "both ran")],
+            vec![call(4), output(4), text("user", "thanks")],
+        ];
+        let mut input = Vec::new();
+        let bodies: Vec<Vec<u8>> = steps
+            .into_iter()
+            .map(|step| {
+                input.extend(step);
+                json!({"model": "gpt-5", "instructions": "s", "input": input, "stream": true}).to_string().into_bytes()
+            })
+            .collect();
+        let read = crate::history::read_on::<InputHistory>(&bodies);
+        let last = &read.last().unwrap().messages;
+        assert_eq!(last.iter().map(|m| m.tool_calls.len()).collect::<Vec<_>>(), [0, 1, 0, 2, 0, 0, 1, 0, 0]);
     }
 
     /// Each item read on its own gives what the protocol means: reasoning kept whole with the
@@ -386,7 +435,7 @@ mod tests {
         assert_eq!(read(json!("just text")).unwrap()[0].content, "just text");
         assert_eq!(read(json!([{"type": "image", "url": "x"}])).unwrap_err(), r#"input[0]: an item of type "image", which the session cannot keep"#);
         assert_eq!(read(json!(7)).unwrap_err(), "the request has no input");
-        assert_eq!(history(None).unwrap_err().to_string(), "the request has no input");
+        assert_eq!(InputHistory::not_a_list(None).unwrap_err().to_string(), "the request has no input");
     }
 
     /// The body upstream, written straight from the view, is the one a `Value` of it wrote
