@@ -140,6 +140,11 @@ impl History {
         self.marks.retain(|m| m.items <= mark.items);
     }
 
+    /// The bytes it keeps for the requests that continue it: the request's, and its marks.
+    fn kept_bytes(&self) -> usize {
+        self.prefix.len() + self.marks.len() * std::mem::size_of::<Mark>()
+    }
+
     /// Keys for the messages read since the last were keyed.
     fn key_new(&mut self) {
         let from = self.keys.len();
@@ -256,8 +261,9 @@ fn continued(field: &str, rest: &[u8]) -> Vec<u8> {
 /// A request as [`Recent::read`] reads it: its fields but its history, and its history.
 pub(crate) type Read = (Map<String, Value>, Arc<History>);
 
-/// The raw bytes the histories kept for reuse may hold in all (each history's messages take
-/// about as much again), and how many they may be: past either the least recently used go.
+/// The bytes the histories kept for reuse may hold in all, their requests' and their marks'
+/// (each history's messages take about as much again), and how many they may be: past either
+/// the least recently used go.
 const RECENT_BYTES: usize = 64 << 20;
 const RECENT_HISTORIES: usize = 256;
 
@@ -372,7 +378,7 @@ impl Recent {
         histories.push_front(history.clone());
         let (mut bytes, mut count) = (0, 0);
         histories.retain(|h| {
-            (bytes, count) = (bytes + h.prefix.len(), count + 1);
+            (bytes, count) = (bytes + h.kept_bytes(), count + 1);
             bytes <= self.max_bytes && count <= RECENT_HISTORIES
         });
         history
@@ -627,7 +633,7 @@ mod tests {
     #[test]
     fn the_bytes_kept_are_bounded() {
         let recent = Recent { max_bytes: 200, ..Recent::default() };
-        let kept = |r: &Recent| lock(&r.histories).iter().map(|h| h.prefix.len()).collect::<Vec<_>>();
+        let kept = |r: &Recent| lock(&r.histories).iter().map(|h| h.kept_bytes()).collect::<Vec<_>>();
         parsed(&recent, &body(&["a"], ""));
         parsed(&recent, &body(&["b"], ""));
         let each = kept(&recent)[0];
