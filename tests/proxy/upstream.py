@@ -15,6 +15,7 @@ paired, the size sent, and whether a `read_history` answer held a tool result's 
 that are not the main loop (a client's title or quota requests) get a short answer."""
 
 import hashlib
+import itertools
 import json
 import re
 import threading
@@ -204,6 +205,10 @@ def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any], str] |
     return (f"s-{step}", script.tool, script.arguments(f"file_{k}.txt"), f"Step {step}: the next file. " if step % 7 == 3 else "")
 
 
+# The Messages answers given, for each its own ID.
+ANSWERS = itertools.count(1)
+
+
 def tokens(raw: bytes) -> int:
     """The prompt tokens this model reports for a request (and that the proxy corrects its own
     count by): a byte count's quarter, as a provider's tokenizer would give for English."""
@@ -348,7 +353,9 @@ class Handler(BaseHTTPRequestHandler):
             blocks += ([{"type": "text", "text": said}] if said else []) + [{"type": "tool_use", "id": cid, "name": name, "input": args}]
             stop = "tool_use"
         usage = {"input_tokens": tokens(raw), "output_tokens": 10}
-        message = {"id": "msg_s", "type": "message", "role": "assistant", "model": body.get("model", "scripted"),
+        # Each answer has an ID of its own, as the API's do: Claude Code joins the assistant
+        # messages that share one into one message, which no real conversation has.
+        message = {"id": f"msg_{next(ANSWERS)}", "type": "message", "role": "assistant", "model": body.get("model", "scripted"),
                    "content": blocks, "stop_reason": stop, "stop_sequence": None, "usage": usage}
         if not body.get("stream"):
             return self.send_json(200, message)
