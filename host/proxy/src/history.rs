@@ -124,12 +124,14 @@ impl History {
     /// where a request that repeats this one's history, or the start of it, may be read on from.
     /// A request whose items differ from some item on (a client that moves its cache marks
     /// forward, as Claude Code does, or edits an item) is read on from the item before.
-    fn continued_by(&self, body: &[u8], caller: u64, field: &str) -> Option<Mark> {
+    /// Compares at most `budget` bytes, and says how many it compared: past them the request
+    /// is taken to part there.
+    fn continued_by(&self, body: &[u8], caller: u64, field: &str, budget: usize) -> (Option<Mark>, usize) {
         if caller != self.caller || field != self.field {
-            return None;
+            return (None, 0);
         }
-        let same = common_prefix(&self.prefix, body);
-        self.marks.iter().rev().find(|m| m.end <= same).copied()
+        let same = common_prefix(&self.prefix[..self.prefix.len().min(budget)], body);
+        (self.marks.iter().rev().find(|m| m.end <= same).copied(), same)
     }
 
     /// The messages read by `mark`, for the items after it to be read on from there.
@@ -268,8 +270,8 @@ const RECENT_BYTES: usize = 64 << 20;
 const RECENT_HISTORIES: usize = 256;
 
 /// The histories of the last requests, the most recent first, for the requests that continue
-/// them. Finding the one a request continues compares at most the bytes kept
-/// ([`RECENT_BYTES`]), and only those of its own caller's requests in its own protocol.
+/// them. Finding the one a request continues compares only its own caller's requests in its
+/// own protocol, and at most twice the request's bytes ([`Recent::continued`]).
 pub(crate) struct Recent {
     histories: Mutex<VecDeque<Arc<History>>>,
     max_bytes: usize,
@@ -289,10 +291,7 @@ impl Recent {
     /// was before, errors naming where. The history is kept for the next request, in place of
     /// the one it continues.
     pub fn read<R: Reader>(&self, body: &[u8], caller: u64) -> Result<Read, Unread> {
-        // Compared outside the lock: another client's request need not wait on this one.
-        let all: Vec<Arc<History>> = lock(&self.histories).iter().cloned().collect();
-        let base = all.into_iter().filter_map(|h| Some((h.continued_by(body, caller, R::FIELD)?, h))).max_by_key(|(mark, _)| mark.end);
-        if let Some((mark, base)) = base
+        if let Some((mark, base)) = self.continued::<R>(body, caller).0
             && let Some(read) = self.continue_from::<R>(base, mark, body)
         {
             return Ok(read);
@@ -325,6 +324,29 @@ impl Recent {
         let mut rest = split.before;
         rest.extend(split.after);
         Ok((rest, self.keep(history)))
+    }
+
+    /// The recent request `body` continues furthest, and where; and how many bytes finding it
+    /// compared. The most recent are compared first, and at most twice the body's bytes in all
+    /// (its own conversation's last request, and what the others take to part from it), so
+    /// that a caller's many requests that begin alike cannot make each of its requests compare
+    /// all that is kept: the cost grows with the request.
+    fn continued<R: Reader>(&self, body: &[u8], caller: u64) -> (Option<(Mark, Arc<History>)>, usize) {
+        // Compared outside the lock: another client's request need not wait on this one.
+        let all: Vec<Arc<History>> = lock(&self.histories).iter().cloned().collect();
+        let (mut best, mut compared): (Option<(Mark, Arc<History>)>, usize) = (None, 0);
+        for h in all {
+            let budget = (2 * body.len()).saturating_sub(compared);
+            if budget == 0 {
+                break;
+            }
+            let (mark, n) = h.continued_by(body, caller, R::FIELD, budget);
+            compared += n;
+            if let Some(mark) = mark.filter(|m| best.as_ref().is_none_or(|(b, _)| m.end > b.end)) {
+                best = Some((mark, h));
+            }
+        }
+        (best, compared)
     }
 
     /// `body` read on from `base`'s `mark`. None where that fails, for the whole request to be
@@ -614,6 +636,23 @@ mod tests {
         assert!(lock(&recent.histories).len() <= 1);
         assert!(read(&recent, r#"{"messages":7}"#).err().unwrap().to_string().contains("no messages array"));
         assert!(read(&recent, "[1]").err().unwrap().to_string().contains("not a JSON object"));
+    }
+
+    /// A caller's many requests that begin alike do not make each of its requests compare all
+    /// that is kept: at most twice its own bytes, and it still reads on from the one it
+    /// continues where that is the most recent.
+    #[test]
+    fn finding_the_request_continued_compares_what_the_request_brings() {
+        let recent = Recent::default();
+        let shared = "x".repeat(10_000);
+        for i in 0..100 {
+            parsed(&recent, &body(&[&shared, &i.to_string()], ""));
+        }
+        let next = body(&[&shared, "99", "more"], "");
+        let (found, compared) = recent.continued::<Users>(next.as_bytes(), 0);
+        assert!(compared <= 2 * next.len(), "{compared} bytes compared for a request of {}", next.len());
+        assert_eq!(found.map(|(mark, _)| mark.items), Some(2));
+        assert_eq!(parsed(&recent, &next), 1);
     }
 
     /// However many requests come, at most [`RECENT_HISTORIES`] histories are kept, and none
