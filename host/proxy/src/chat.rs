@@ -8,7 +8,6 @@ use crate::written::Written;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Error as _, SeqAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use std::fmt;
@@ -285,10 +284,6 @@ impl Reader for ChatHistory {
         }
         out.push(Message::from(wire));
         Ok(())
-    }
-
-    fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
-        Err("the request has no messages array".into())
     }
 }
 

@@ -186,8 +186,11 @@ pub(crate) trait Reader: Default {
     /// The history's end: what is pending goes into `out`.
     fn end(self, _out: &mut Vec<Message>) {}
 
-    /// The history where the field holds no list of items (or is missing).
-    fn not_a_list(raw: Option<&RawValue>) -> Result<Vec<Message>, Unread>;
+    /// The history where the field holds no list of items (or is missing): none, unless the
+    /// protocol takes another shape there.
+    fn not_a_list(_raw: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
+        Err(format!("the request has no {} array", Self::FIELD).into())
+    }
 }
 
 /// A request read as far as its history: the fields before and after it, and the history as
@@ -461,9 +464,6 @@ mod tests {
             out.push(v["content"].as_str().map(|t| Message::new("user", t)).ok_or(Unread::Invalid(format!("messages[{at}]: no content")))?);
             Ok(())
         }
-        fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
-            Err("the request has no messages array".into())
-        }
     }
 
     /// Reads as [`Users`] does, but holds each message back, for the ones after it that start
@@ -491,9 +491,6 @@ mod tests {
         }
         fn end(self, out: &mut Vec<Message>) {
             out.extend(self.0);
-        }
-        fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
-            Users::not_a_list(None)
         }
     }
 
@@ -564,9 +561,6 @@ mod tests {
             const FIELD: &'static str = "input";
             fn item(&mut self, at: usize, raw: &str, out: &mut Vec<Message>) -> Result<(), Unread> {
                 Users.item(at, raw, out)
-            }
-            fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
-                Err("the request has no input".into())
             }
         }
         let recent = Recent::default();

@@ -194,10 +194,6 @@ impl Reader for MessagesHistory {
         }
         Ok(())
     }
-
-    fn not_a_list(_: Option<&RawValue>) -> Result<Vec<Message>, Unread> {
-        Err("the request has no messages array".into())
-    }
 }
 
 fn breakpoints(v: &Value) -> usize {
