@@ -9,7 +9,6 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Error as _, SeqAccess, Visitor};
 use serde_json::{Value, json};
-use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use workmem_agent::context::Built;
@@ -53,7 +52,7 @@ impl Protocol for Chat {
         let opening = parts.history.iter().take_while(|(m, _)| m.role == "system").count();
         let order = crate::written::Order { leading: parts.leading.len(), opening };
         let retired = crate::written::chat_body(request, built.carry(), built.reused, order, tools, written);
-        (Cow::Borrowed(written.bytes()), Some(retired))
+        (written.bytes(), retired)
     }
 
     fn relay(&self) -> Box<dyn Relay> {

@@ -359,7 +359,7 @@ fn counted(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
     let warm = exchange.warm_bytes();
     drop(exchange);
     app.warm.keep(&found.tracked, warm);
-    let answer = send(app, &Method::POST, path(parts), &parts.headers, &upstream)?;
+    let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
     relay_raw(answer, sink);
     Ok(())
 }
@@ -428,7 +428,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         // The session's last body, dropped with this round's, once the client has its answer.
         let (upstream, _retired) = protocol.upstream_body(request, &mut built, &tools, &mut exchange.written);
         let sent = upstream.len();
-        let answer = send(app, &Method::POST, path(parts), &parts.headers, &upstream)?;
+        let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
         exchange.sent = sent;
         if answer.status() == 200 {
             app.sessions.accept(t);

@@ -9,7 +9,7 @@ use crate::own::own_tool;
 use crate::parts::{Layout, Unread, fields_but, json, string, texts};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, Upstream, usage};
 use crate::sse::{Event, Events};
-use crate::written::Written;
+use crate::written::{Units, Written};
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -48,9 +48,11 @@ impl Protocol for Messages {
         json!({"name": tool.name, "description": tool.description, "input_schema": tool.parameters()})
     }
 
-    /// Written whole (see [`upstream_body`]); the next request is still built on from this one.
+    /// Written on from `written`, the session's last body upstream (see [`upstream_body`]).
     fn upstream_body<'w>(&self, request: &Value, built: &mut Built, tools: &Value, written: &'w mut Written) -> Upstream<'w> {
-        crate::protocol::whole(upstream_body(request, &Layout::of(built), tools), built, written)
+        let body = upstream_body(request, &Layout::of(built), tools, written);
+        let retired = written.replace(body, built.carry());
+        (written.bytes(), retired)
     }
 
     fn relay(&self) -> Box<dyn Relay> {
@@ -298,9 +300,10 @@ fn blocks<'a>(m: &'a workmem_llm::Message, opaque: &'a [Value]) -> (&'static str
 
 /// The client's request with the session's view in place of its messages: workmem's
 /// instructions and memory after the client's `system`, the history, and `context_meta` in the
-/// last user message. Written straight from the view: a `Value` of a 1,000-message history,
-/// written out and dropped, took about half of what the proxy added to such a request.
-fn upstream_body(request: &Value, parts: &Layout, tools: &Value) -> Vec<u8> {
+/// last user message. Written straight from the view (a `Value` of a 1,000-message history,
+/// written out and dropped, took about half of what the proxy added to such a request), and on
+/// from `last`, the session's last body: only the messages past those it shares are rendered.
+fn upstream_body(request: &Value, parts: &Layout, tools: &Value, last: &Written) -> Written {
     let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
@@ -308,57 +311,65 @@ fn upstream_body(request: &Value, parts: &Layout, tools: &Value) -> Vec<u8> {
         _ => Vec::new(),
     };
     system.extend(head.iter().map(|m| text_block(&m.content)));
-    let mut rendered: Vec<Rendered> = Vec::new();
-    for (m, opaque) in history {
-        let (role, mut content) = blocks(m, opaque);
-        match rendered.last_mut() {
-            Some(prev) if prev.role == role && role != "system" => prev.blocks.append(&mut content),
-            _ => rendered.push(Rendered { role, blocks: content }),
-        }
-    }
-    // Tool results come first in a user message.
-    for m in rendered.iter_mut().filter(|m| m.role == "user") {
-        m.blocks.sort_by_key(|b| !matches!(b, Block::Result { .. }));
-    }
     let mut room = MAX_BREAKPOINTS.saturating_sub(system.iter().map(breakpoints).sum::<usize>() + breakpoints(&request["tools"]));
     if room > 0 && !head.is_empty() {
         system.last_mut().expect("workmem's system blocks").as_object_mut().expect("a block").insert("cache_control".into(), json!({"type": "ephemeral"}));
         room -= 1;
     }
-    // The breakpoint on the history's end: its last block, before `context_meta`.
-    let cached = (room > 0).then(|| rendered.len().checked_sub(1).map(|m| (m, rendered[m].blocks.len() - 1))).flatten();
-    if let Some(meta) = tail {
+    let mut prefix = Vec::with_capacity(4096);
+    prefix.push(b'{');
+    fields_but(&mut prefix, request, &["messages", "system", "tools"]);
+    prefix.extend_from_slice(br#""system":"#);
+    json(&mut prefix, &system);
+    prefix.extend_from_slice(br#","messages":["#);
+    let (mut units, from) = Units::on(prefix, parts, last);
+
+    // Each message rendered with the view message it begins at.
+    let mut rendered: Vec<(usize, Rendered)> = Vec::new();
+    for (i, (m, opaque)) in history.iter().enumerate().skip(from) {
+        let (role, mut content) = blocks(m, opaque);
         match rendered.last_mut() {
-            Some(last) if last.role == "user" => last.blocks.push(Block::Text(&meta.content)),
-            _ => rendered.push(Rendered { role: "user", blocks: vec![Block::Text(&meta.content)] }),
+            Some((_, prev)) if prev.role == role && role != "system" => prev.blocks.append(&mut content),
+            _ => rendered.push((i, Rendered { role, blocks: content })),
         }
     }
-
-    let mut out = Vec::with_capacity(history.iter().map(|(m, _)| m.content.len() + 64).sum::<usize>() + 4096);
-    out.push(b'{');
-    fields_but(&mut out, request, &["messages", "system", "tools"]);
-    out.extend_from_slice(br#""system":"#);
-    json(&mut out, &system);
-    out.extend_from_slice(br#","messages":["#);
-    for (i, m) in rendered.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
+    // Tool results come first in a user message.
+    for (_, m) in rendered.iter_mut().filter(|(_, m)| m.role == "user") {
+        m.blocks.sort_by_key(|b| !matches!(b, Block::Result { .. }));
+    }
+    // The breakpoint on the history's end: its last block, before `context_meta`.
+    let cached = (room > 0).then(|| rendered.len().checked_sub(1).map(|m| (m, rendered[m].1.blocks.len() - 1))).flatten();
+    let mut after = None;
+    if let Some(meta) = tail {
+        match rendered.last_mut() {
+            Some((_, last)) if last.role == "user" => last.blocks.push(Block::Text(&meta.content)),
+            _ => after = Some(Rendered { role: "user", blocks: vec![Block::Text(&meta.content)] }),
         }
+    }
+    for (i, (first, m)) in rendered.iter().enumerate() {
+        m.write(&mut units.out, cached.filter(|(at, _)| *at == i).map(|(_, block)| block));
+        units.end(*first);
+    }
+    if let Some(m) = after {
+        m.write(&mut units.out, None);
+    }
+    units.finish(parts, tools)
+}
+
+impl Rendered<'_> {
+    /// The message as JSON, and a comma after it; a cache breakpoint on block `cached`.
+    fn write(&self, out: &mut Vec<u8>, cached: Option<usize>) {
         out.extend_from_slice(br#"{"role":"#);
-        string(&mut out, m.role);
+        string(out, self.role);
         out.extend_from_slice(br#","content":["#);
-        for (j, b) in m.blocks.iter().enumerate() {
+        for (j, b) in self.blocks.iter().enumerate() {
             if j > 0 {
                 out.push(b',');
             }
-            b.write(&mut out, cached == Some((i, j)));
+            b.write(out, cached == Some(j));
         }
-        out.extend_from_slice(b"]}");
+        out.extend_from_slice(b"]},");
     }
-    out.extend_from_slice(br#"],"tools":"#);
-    json(&mut out, tools);
-    out.push(b'}');
-    out
 }
 
 /// Anthropic's usage: what was read from and written to its cache counts as input.
@@ -635,16 +646,21 @@ mod tests {
             (&orphan, &none[..]),
             (&hi, &none[..]),
         ];
-        let parts = crate::parts::Layout { leading: &guide, history: long, tail: Some(&meta) };
+        let parts = crate::parts::Layout::whole(&guide, long, Some(&meta));
         assert_eq!(
-            String::from_utf8(upstream_body(&request, &parts, &json!([]))).unwrap(),
+            String::from_utf8(upstream_body(&request, &parts, &json!([]), &Written::default()).bytes().to_vec()).unwrap(),
             r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"},{"type":"text","text":"[empty]"}]},{"role":"system","content":[{"type":"text","text":"a notice"}]},{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":null,"content":"orphan"},{"type":"text","text":"hi ü","cache_control":{"type":"ephemeral"}},{"type":"text","text":"<context_meta>{}</context_meta>"}]}],"tools":[]}"#
         );
         let short = vec![(&hi, &none[..]), (&reading, &thinking[..]), (&read, &none[..]), (&empty, &none[..]), (&thought, &thinking[..])];
-        let parts = crate::parts::Layout { leading: &guide, history: short, tail: None };
+        let parts = crate::parts::Layout::whole(&guide, short, None);
         assert_eq!(
-            String::from_utf8(upstream_body(&request, &parts, &json!([]))).unwrap(),
+            String::from_utf8(upstream_body(&request, &parts, &json!([]), &Written::default()).bytes().to_vec()).unwrap(),
             r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s","cache_control":{"type":"ephemeral"}}]}],"tools":[]}"#
         );
+    }
+
+    #[test]
+    fn a_body_written_on_from_the_last_is_the_whole_body() {
+        crate::written::a_body_written_on_is_the_whole_body(upstream_body);
     }
 }

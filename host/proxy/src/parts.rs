@@ -61,11 +61,15 @@ pub(crate) fn texts(content: &Value, kinds: &[&str], sep: &str, noun: &str) -> R
 
 /// A bounded request's layout (not axum's request `Parts`): the engine's messages before the history (its
 /// instructions and the memory), the history with each message's opaque parts, and the one
-/// after it (`context_meta`).
+/// after it (`context_meta`); and what a body written on from the last one needs (see
+/// `written::Units`): the history's messages by `seq`, and how many of them, from the first,
+/// are the last request's unchanged.
 pub(crate) struct Layout<'a> {
     pub leading: &'a [workmem_llm::Message],
     pub history: Vec<(&'a workmem_llm::Message, &'a [Value])>,
     pub tail: Option<&'a workmem_llm::Message>,
+    pub seqs: Vec<u64>,
+    pub reused: usize,
 }
 
 impl<'a> Layout<'a> {
@@ -75,7 +79,21 @@ impl<'a> Layout<'a> {
         let (leading, rest) = built.messages.split_at(leading);
         let (history, tail) = rest.split_at(n.min(rest.len()));
         let opaque = |i: usize| built.view.get(i).and_then(|e| built.opaque.get(&e.seq)).map_or(&[][..], Vec::as_slice);
-        Layout { leading, history: history.iter().enumerate().map(|(i, m)| (m, opaque(i))).collect(), tail: tail.first() }
+        Layout {
+            leading,
+            history: history.iter().enumerate().map(|(i, m)| (m, opaque(i))).collect(),
+            tail: tail.first(),
+            seqs: built.view[..history.len()].iter().map(|e| e.seq).collect(),
+            // `reused` counts the leading messages too: the history's are those past them, where
+            // they were all the same.
+            reused: built.reused.saturating_sub(leading.len()),
+        }
+    }
+
+    /// The parts of a body written whole, with nothing of the last request's.
+    #[cfg(test)]
+    pub fn whole(leading: &'a [workmem_llm::Message], history: Vec<(&'a workmem_llm::Message, &'a [Value])>, tail: Option<&'a workmem_llm::Message>) -> Self {
+        Layout { leading, history, tail, seqs: Vec::new(), reused: 0 }
     }
 }
 

@@ -11,7 +11,6 @@ use crate::parts::Unread;
 use crate::written::Written;
 use bytes::Bytes;
 use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use workmem_agent::context::Built;
@@ -51,16 +50,8 @@ pub(crate) fn usage(prompt: u64, completion: u64) -> workmem_llm::Usage {
     workmem_llm::Usage { prompt_tokens, completion_tokens, total_tokens: prompt_tokens.saturating_add(completion_tokens) }
 }
 
-/// A body for the upstream, and what `written` held before where the protocol writes on from
-/// it (see [`Protocol::upstream_body`]).
-pub(crate) type Upstream<'w> = (Cow<'w, [u8]>, Option<Written>);
-
-/// A body written whole (the protocols but Chat Completions write theirs so): sent as it is,
-/// with `written` keeping what the next request is built on from.
-pub(crate) fn whole<'w>(body: Vec<u8>, built: &mut Built, written: &'w mut Written) -> Upstream<'w> {
-    written.keep_carry(built.carry());
-    (Cow::Owned(body), None)
-}
+/// A body for the upstream, and what `written` held before (see [`Protocol::upstream_body`]).
+pub(crate) type Upstream<'w> = (&'w [u8], Written);
 
 /// What the model said in one round, and its opaque parts (see `workmem_store::Message::opaque`).
 pub(crate) type Said = (Completion, Vec<Value>);
@@ -118,9 +109,9 @@ pub(crate) trait Protocol: Sync {
     }
 
     /// The client's request with `built` (the session's view, bounded) in place of its
-    /// history, and what `written` held before where the protocol writes on from it (to be
-    /// dropped once the request is on its way); `written` keeps what the next request is built
-    /// on from.
+    /// history, written on from `written` (the session's last body upstream), which holds it
+    /// next, with what the next request is built on from; what it held before is given back, to
+    /// be dropped once the request is on its way.
     fn upstream_body<'w>(&self, request: &Value, built: &mut Built, tools: &Value, written: &'w mut Written) -> Upstream<'w>;
 
     /// A stream's relay to the client, for this request's rounds.

@@ -8,7 +8,7 @@ use crate::own::own_tool;
 use crate::parts::{Layout, Unread, fields_but, json, string};
 use crate::protocol::{Protocol, Relay, Renumbered, Said, Unreadable, Upstream, usage};
 use crate::sse::{Event, Events};
-use crate::written::Written;
+use crate::written::{Units, Written};
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -45,9 +45,11 @@ impl Protocol for Responses {
         json!({"type": "function", "name": tool.name, "description": tool.description, "parameters": tool.parameters()})
     }
 
-    /// Written whole (see [`upstream_body`]); the next request is still built on from this one.
+    /// Written on from `written`, the session's last body upstream (see [`upstream_body`]).
     fn upstream_body<'w>(&self, request: &Value, built: &mut Built, tools: &Value, written: &'w mut Written) -> Upstream<'w> {
-        crate::protocol::whole(upstream_body(request, &Layout::of(built), tools), built, written)
+        let body = upstream_body(request, &Layout::of(built), tools, written);
+        let retired = written.replace(body, built.carry());
+        (written.bytes(), retired)
     }
 
     fn relay(&self) -> Box<dyn Relay> {
@@ -184,66 +186,69 @@ fn message(out: &mut Vec<u8>, role: &str, text: &str) {
 
 /// The client's request with the session's view as its input: workmem's instructions, memory
 /// and context_meta as developer messages (first, and last), each assistant message's
-/// reasoning before it. Written straight from the view, not through a `Value` of it.
-fn upstream_body(request: &Value, parts: &Layout, tools: &Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(parts.history.iter().map(|(m, _)| m.content.len() + 96).sum::<usize>() + 4096);
-    out.push(b'{');
-    fields_but(&mut out, request, &["input", "tools"]);
-    out.extend_from_slice(br#""input":["#);
-    // Each item is followed by a comma, the last one's taken back below.
+/// reasoning before it. Written straight from the view, not through a `Value` of it, and on
+/// from `last`, the session's last body: only the messages past those it shares are written.
+fn upstream_body(request: &Value, parts: &Layout, tools: &Value, last: &Written) -> Written {
+    let mut prefix = Vec::with_capacity(4096);
+    prefix.push(b'{');
+    fields_but(&mut prefix, request, &["input", "tools"]);
+    prefix.extend_from_slice(br#""input":["#);
+    // Each item is followed by a comma, the last one's taken back at the end (`Units::finish`).
     for m in parts.leading {
-        message(&mut out, "developer", &m.content);
-        out.push(b',');
+        message(&mut prefix, "developer", &m.content);
+        prefix.push(b',');
     }
-    for (m, opaque) in &parts.history {
-        match m.role.as_str() {
-            "tool" => {
-                out.extend_from_slice(br#"{"type":"function_call_output","call_id":"#);
-                json(&mut out, &m.tool_call_id);
-                out.extend_from_slice(br#","output":"#);
-                string(&mut out, &m.content);
-                out.extend_from_slice(b"},");
-            }
-            "assistant" => {
-                for item in opaque.iter() {
-                    json(&mut out, item);
-                    out.push(b',');
-                }
-                if !m.content.is_empty() {
-                    message(&mut out, "assistant", &m.content);
-                    out.push(b',');
-                }
-                for c in &m.tool_calls {
-                    out.extend_from_slice(br#"{"type":"function_call","call_id":"#);
-                    string(&mut out, &c.id);
-                    out.extend_from_slice(br#","name":"#);
-                    string(&mut out, &c.function.name);
-                    out.extend_from_slice(br#","arguments":"#);
-                    string(&mut out, &c.function.arguments);
-                    out.extend_from_slice(b"},");
-                }
-            }
-            "system" => {
-                message(&mut out, "developer", &m.content);
-                out.push(b',');
-            }
-            role => {
-                message(&mut out, role, &m.content);
-                out.push(b',');
-            }
-        }
+    let (mut units, from) = Units::on(prefix, parts, last);
+    for (i, (m, opaque)) in parts.history.iter().enumerate().skip(from) {
+        items(&mut units.out, m, opaque);
+        units.end(i);
     }
     if let Some(m) = parts.tail {
-        message(&mut out, "developer", &m.content);
-        out.push(b',');
+        message(&mut units.out, "developer", &m.content);
+        units.out.push(b',');
     }
-    if out.last() == Some(&b',') {
-        out.pop();
+    units.finish(parts, tools)
+}
+
+/// The items of one view message, each followed by a comma: none for an assistant message of
+/// no text, calls or reasoning.
+fn items(out: &mut Vec<u8>, m: &workmem_llm::Message, opaque: &[Value]) {
+    match m.role.as_str() {
+        "tool" => {
+            out.extend_from_slice(br#"{"type":"function_call_output","call_id":"#);
+            json(out, &m.tool_call_id);
+            out.extend_from_slice(br#","output":"#);
+            string(out, &m.content);
+            out.extend_from_slice(b"},");
+        }
+        "assistant" => {
+            for item in opaque {
+                json(out, item);
+                out.push(b',');
+            }
+            if !m.content.is_empty() {
+                message(out, "assistant", &m.content);
+                out.push(b',');
+            }
+            for c in &m.tool_calls {
+                out.extend_from_slice(br#"{"type":"function_call","call_id":"#);
+                string(out, &c.id);
+                out.extend_from_slice(br#","name":"#);
+                string(out, &c.function.name);
+                out.extend_from_slice(br#","arguments":"#);
+                string(out, &c.function.arguments);
+                out.extend_from_slice(b"},");
+            }
+        }
+        "system" => {
+            message(out, "developer", &m.content);
+            out.push(b',');
+        }
+        role => {
+            message(out, role, &m.content);
+            out.push(b',');
+        }
     }
-    out.extend_from_slice(br#"],"tools":"#);
-    json(&mut out, tools);
-    out.push(b'}');
-    out
 }
 
 fn usage_of(u: &Value) -> Option<Usage> {
@@ -470,12 +475,20 @@ mod tests {
             (&thought, &none[..]),
         ];
         let request = json!({"model": "gpt-5", "input": "x", "instructions": "Be brief.", "stream": true, "tools": [{"type": "function", "name": "exec"}], "prompt_cache_key": "k"});
-        let parts = crate::parts::Layout { leading: &guide, history, tail: Some(&meta) };
+        let parts = crate::parts::Layout::whole(&guide, history, Some(&meta));
         assert_eq!(
-            String::from_utf8(upstream_body(&request, &parts, &json!([{"type": "function", "name": "exec"}]))).unwrap(),
+            String::from_utf8(upstream_body(&request, &parts, &json!([{"type": "function", "name": "exec"}]), &Written::default()).bytes().to_vec()).unwrap(),
             r#"{"model":"gpt-5","instructions":"Be brief.","stream":true,"prompt_cache_key":"k","input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"guide"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi ü"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Running"}]},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"out \"q\"\n"},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":null,"output":"orphan"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"notice"}]},{"type":"message","role":"developer","content":[{"type":"input_text","text":"dev"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"<context_meta>{}</context_meta>"}]}],"tools":[{"type":"function","name":"exec"}]}"#
         );
-        let parts = crate::parts::Layout { leading: &[], history: Vec::new(), tail: None };
-        assert_eq!(String::from_utf8(upstream_body(&json!([1]), &parts, &json!([]))).unwrap(), r#"{"input":[],"tools":[]}"#);
+        let parts = crate::parts::Layout::whole(&[], Vec::new(), None);
+        assert_eq!(
+            String::from_utf8(upstream_body(&json!([1]), &parts, &json!([]), &Written::default()).bytes().to_vec()).unwrap(),
+            r#"{"input":[],"tools":[]}"#
+        );
+    }
+
+    #[test]
+    fn a_body_written_on_from_the_last_is_the_whole_body() {
+        crate::written::a_body_written_on_is_the_whole_body(upstream_body);
     }
 }

@@ -1,5 +1,7 @@
-//! The Chat Completions body a session sends upstream, written on from the last one it sent.
+//! The body a session sends upstream, written on from the last one it sent: Chat Completions'
+//! message by message ([`chat_body`]), the other protocols' unit by unit ([`Units`]).
 
+use crate::parts::Layout;
 use serde_json::Value;
 use workmem_agent::context::Carry;
 
@@ -16,6 +18,10 @@ pub(crate) struct Written {
     ends: Vec<usize>,
     /// The order its messages were written in.
     order: Order,
+    /// Where a body is written in [`Units`]: the view message each unit begins with, and the
+    /// view's messages (by `seq`) that the history was written from.
+    firsts: Vec<usize>,
+    seqs: Vec<u64>,
 }
 
 /// The order a body's messages are written in: the first `leading` (workmem's instructions and
@@ -47,10 +53,67 @@ impl Written {
         std::mem::take(&mut self.carry)
     }
 
-    /// Keeps what the next request is built on from, for a body written whole (a protocol
-    /// that does not write on from the last body).
-    pub fn keep_carry(&mut self, carry: Carry) {
-        self.carry = carry;
+    /// `next` in place of this body, with what the next request is built on from; this body
+    /// given back, to be dropped once the request is on its way.
+    pub fn replace(&mut self, mut next: Written, carry: Carry) -> Written {
+        next.carry = carry;
+        std::mem::replace(self, next)
+    }
+}
+
+/// A body's history written unit by unit (an Anthropic message, of the view's messages of one
+/// role in a row; the Responses API's items of one view message), each unit followed by a
+/// comma, on from the last body: the last body's units that end before a view message both
+/// bodies begin with unchanged are copied, not written again. A unit begins at the same message
+/// in both bodies where that message and the one before it are the same in both, and is then
+/// the same bytes; the last unit, where the cache mark and `context_meta` go, is never copied,
+/// since no unit follows it.
+pub(crate) struct Units {
+    /// The body so far.
+    pub out: Vec<u8>,
+    head: usize,
+    ends: Vec<usize>,
+    firsts: Vec<usize>,
+}
+
+impl Units {
+    /// The body begun with `prefix` (all before its history's first unit) and the units of
+    /// `last` it shares with `parts`' view; the view message to write on from.
+    pub fn on(mut prefix: Vec<u8>, parts: &Layout, last: &Written) -> (Units, usize) {
+        let same = if last.order.leading == parts.leading.len() { parts.reused.min(parts.seqs.len()).min(last.seqs.len()) } else { 0 };
+        // The seqs say the opaque parts (kept by seq) are the same too.
+        let same = parts.seqs[..same].iter().zip(&last.seqs).take_while(|(a, b)| a == b).count();
+        let kept = last.firsts.partition_point(|&f| f < same).saturating_sub(1);
+        let (from, copied) = if kept > 0 { (last.firsts[kept], &last.bytes[last.head..last.ends[kept - 1]]) } else { (0, &[][..]) };
+        // Room for the history written anew too, escapes aside, so that the body is not moved as
+        // it grows.
+        let room = parts.history.get(from..).unwrap_or_default().iter().map(|(m, _)| m.content.len() + 96).sum::<usize>();
+        prefix.reserve(copied.len() + room + 4096);
+        let head = prefix.len();
+        prefix.extend_from_slice(copied);
+        let mut ends = Vec::with_capacity(parts.history.len() + 1);
+        ends.extend(last.ends[..kept].iter().map(|&e| e - last.head + head));
+        (Units { out: prefix, head, ends, firsts: last.firsts[..kept].to_vec() }, from)
+    }
+
+    /// Ends the unit written since the last one ended, of the view's messages from `first`.
+    pub fn end(&mut self, first: usize) {
+        self.ends.push(self.out.len());
+        self.firsts.push(first);
+    }
+
+    /// The body ended: its list closed (the comma after its last item taken back) and `tools`
+    /// after it; as the next body is written on from (see [`Written::replace`]).
+    pub fn finish(self, parts: &Layout, tools: &Value) -> Written {
+        let Units { mut out, head, ends, firsts } = self;
+        if out.last() == Some(&b',') {
+            out.pop();
+        }
+        out.extend_from_slice(br#"],"tools":"#);
+        crate::parts::json(&mut out, tools);
+        out.push(b'}');
+        let order = Order { leading: parts.leading.len(), opening: 0 };
+        Written { bytes: out, head, carry: Carry::default(), ends, order, firsts, seqs: parts.seqs.clone() }
     }
 }
 
@@ -96,7 +159,73 @@ pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, order: Ord
     out.extend_from_slice(b"],\"tools\":");
     serde_json::to_writer(&mut out, tools).expect(json);
     out.push(b'}');
-    std::mem::replace(last, Written { bytes: out, head, carry, ends, order })
+    std::mem::replace(last, Written { bytes: out, head, carry, ends, order, firsts: Vec::new(), seqs: Vec::new() })
+}
+
+/// For a protocol written in [`Units`]: its body written on from the last one is the body
+/// written whole, however the history moved since: grown, the same, a message of the same text
+/// from another entry of the view (its opaque parts another's), workmem's leading messages
+/// more, other client fields, compacted to a later start, emptied, `context_meta` left out.
+#[cfg(test)]
+pub(crate) fn a_body_written_on_is_the_whole_body(write: fn(&Value, &Layout, &Value, &Written) -> Written) {
+    use serde_json::json;
+    use workmem_llm::{FunctionCall, Message, ToolCall};
+    // The view's entry `seq` holds the message of `seq % 20`: two entries may hold the same.
+    let message = |seq: u64| {
+        let at = seq % 20;
+        let role = ["user", "assistant", "tool", "tool", "user", "assistant", "assistant", "tool", "system", "user"][at as usize % 10];
+        let mut m = Message::new(role, if at % 7 == 3 { String::new() } else { format!("text {at} \"quoted\"\n\u{1}") });
+        if role == "assistant" && at % 3 != 2 {
+            let call = |n: u64| ToolCall {
+                id: format!("c{at}.{n}"),
+                kind: "function".into(),
+                function: FunctionCall { name: "bash".into(), arguments: format!("{{\"n\": {n}}}") },
+            };
+            m.tool_calls = (0..1 + at % 2).map(call).collect();
+        }
+        if role == "tool" {
+            m.tool_call_id = Some(format!("c{at}"));
+        }
+        m
+    };
+    let opaque = |seq: u64| if seq % 2 == 1 { vec![json!({"type": "thinking", "thinking": format!("t{seq}"), "signature": "s"})] } else { Vec::new() };
+    let (one, two) = ([Message::new("system", "guide")], [Message::new("system", "guide"), Message::new("system", "memory")]);
+    let meta = Message::new("user", "<context_meta>{}</context_meta>");
+    let request = json!({"model": "m", "messages": [], "input": [], "system": "s", "stream": true, "tools": []});
+    let other = json!({"stream": false, "model": "m"});
+    let tools = json!([{"name": "bash"}]);
+    let range = |from: u64, to: u64| (from..to).collect::<Vec<u64>>();
+    let cases: Vec<(&Value, &[Message], Vec<u64>, bool)> = vec![
+        (&request, &one, range(0, 3), true),
+        (&request, &one, range(0, 5), true),
+        (&request, &one, range(0, 9), true),
+        (&request, &one, range(0, 9), true),
+        (&request, &one, range(0, 13), true),
+        (&request, &one, [range(0, 6), vec![26], range(7, 13)].concat(), true),
+        (&request, &one, range(0, 14), true),
+        (&request, &two, range(0, 15), true),
+        (&other, &two, range(0, 17), true),
+        (&request, &two, range(3, 11), true),
+        (&request, &two, vec![], true),
+        (&request, &two, range(0, 4), false),
+        (&request, &two, range(0, 19), true),
+        (&request, &two, range(0, 19), false),
+    ];
+    let mut last = Written::default();
+    let mut before: Vec<Message> = Vec::new();
+    for (request, leading, seqs, with_meta) in cases {
+        let messages: Vec<Message> = seqs.iter().map(|&s| message(s)).collect();
+        let opaques: Vec<Vec<Value>> = seqs.iter().map(|&s| opaque(s)).collect();
+        let history: Vec<_> = messages.iter().zip(&opaques).map(|(m, o)| (m, &o[..])).collect();
+        // As the build counts them: by the messages alone (their entries' seqs may differ).
+        let reused = messages.iter().zip(&before).take_while(|(a, b)| a == b).count();
+        let tail = with_meta.then_some(&meta);
+        let whole = write(request, &Layout::whole(leading, history.clone(), tail), &tools, &Written::default());
+        let on = write(request, &Layout { leading, history, tail, seqs: seqs.clone(), reused }, &tools, &last);
+        assert_eq!(String::from_utf8_lossy(on.bytes()), String::from_utf8_lossy(whole.bytes()), "the history of entries {seqs:?}");
+        last = on;
+        before = messages;
+    }
 }
 
 #[cfg(test)]
