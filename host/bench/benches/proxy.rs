@@ -5,7 +5,9 @@
 //!    in each protocol it speaks (Chat Completions, Anthropic Messages as Claude Code sends it,
 //!    its cache mark on the last message, the Responses API as Codex CLI does): p50 and p99,
 //!    each request extending the history by the answer and a message, as a client's does, and
-//!    the time to the first byte of a stream;
+//!    the time to the first byte of a stream, a direct and a proxied request in turn; and the
+//!    CPU time the proxy spends on a request, which wanders less than latency on a shared
+//!    machine;
 //! 2. 64 client sessions at once for `PROXY_BENCH_SECONDS` (default 60; 0 leaves this out):
 //!    requests per second, p99, errors, and whether every session's log holds every message
 //!    its client sent.
@@ -363,6 +365,49 @@ fn conversation(url: &str, protocol: Protocol, tag: &str, size: usize, requests:
     out
 }
 
+/// Two clients' loops in step, one straight to the upstream and one through the proxy, a
+/// request of each in turn, so that both meet whatever else the machine is doing at the same
+/// moments (run one after the other, on a shared machine, their medians wandered apart by more
+/// than the proxy adds). The times of each, and the CPU time the proxy (`pid`) spent on each of
+/// its requests but the first (which logs the whole history), where /proc tells it.
+fn in_step(
+    urls: [&str; 2],
+    pid: u32,
+    protocol: Protocol,
+    tags: [&str; 2],
+    size: usize,
+    requests: usize,
+    stream: bool,
+) -> ([Vec<(Duration, Duration)>; 2], Option<Duration>) {
+    let agents = [agent(), agent()];
+    let mut clients = tags.map(|tag| Conversation::new(protocol, tag, size));
+    let mut out = [Vec::new(), Vec::new()];
+    let mut cpu = None;
+    for i in 0..requests {
+        for k in 0..2 {
+            let (ttfb, total, status) = request(&agents[k], urls[k], protocol, clients[k].body(stream));
+            assert_eq!(status, 200, "{} through {}", protocol.name(), urls[k]);
+            out[k].push((ttfb, total));
+            clients[k].answered(i);
+        }
+        if i == 0 {
+            cpu = cpu_time(pid);
+        }
+    }
+    let per_request = cpu.zip(cpu_time(pid)).map(|(before, after)| (after - before) / (requests as u32 - 1).max(1));
+    (out, per_request)
+}
+
+/// The CPU time process `pid` has used, user and system, all its threads, in clock ticks
+/// (Linux's USER_HZ, 100 a second): fields 14 and 15 of /proc/PID/stat, counted past the
+/// command's name, which may hold spaces.
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 2..)?.split(' ').collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -377,14 +422,14 @@ fn main() {
         for (protocol, stream) in Protocol::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
             // Warm both paths first: the proxy's first request logs the whole history.
             conversation(&upstream, protocol, "warm-direct", size, 2, stream);
-            let direct = conversation(&upstream, protocol, &format!("direct-{size}"), size, requests, stream);
-            let proxied = conversation(&url, protocol, &format!("proxied-{}-{stream}-{size}", protocol.name()), size, requests, stream);
+            let tags = [format!("direct-{size}"), format!("proxied-{}-{stream}-{size}", protocol.name())];
+            let ([direct, proxied], cpu) = in_step([&upstream, &url], child.id(), protocol, [&tags[0], &tags[1]], size, requests, stream);
             let what = if stream { "time to first byte" } else { "whole answer" };
             let pick = |v: Vec<(Duration, Duration)>| -> Vec<Duration> { v.into_iter().map(|(first, total)| if stream { first } else { total }).collect() };
             let (mut d, mut p) = (pick(direct), pick(proxied.into_iter().skip(1).collect()));
             let (d50, d99, p50, p99) = (percentile(&mut d, 0.5), percentile(&mut d, 0.99), percentile(&mut p, 0.5), percentile(&mut p, 0.99));
             println!(
-                "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms",
+                "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms; the proxy's CPU {} per request",
                 protocol.name(),
                 if stream { "streamed" } else { "not streamed" },
                 ms(d50),
@@ -392,7 +437,8 @@ fn main() {
                 ms(p50),
                 ms(p99),
                 ms(p50.saturating_sub(d50)),
-                ms(p99.saturating_sub(d99))
+                ms(p99.saturating_sub(d99)),
+                cpu.map_or("unknown".into(), |c| format!("{:.2} ms", ms(c)))
             );
         }
     }
