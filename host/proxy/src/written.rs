@@ -201,7 +201,8 @@ pub(crate) fn a_body_written_on_is_the_whole_body(write: fn(&Value, &Layout, &Va
         (&request, &one, range(0, 9), true),
         (&request, &one, range(0, 9), true),
         (&request, &one, range(0, 13), true),
-        (&request, &one, [range(0, 6), vec![26], range(7, 13)].concat(), true),
+        // Entry 25 holds entry 5's message, an assistant's, with other thinking.
+        (&request, &one, [range(0, 5), vec![25], range(6, 13)].concat(), true),
         (&request, &one, range(0, 14), true),
         (&request, &two, range(0, 15), true),
         (&other, &two, range(0, 17), true),
