@@ -404,7 +404,7 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
     let mut result = Ok(());
     for round in 1..=app.config.max_rounds {
         let id = t.id.clone();
-        // Built on from the last request sent (Chat Completions keeps it, see written.rs).
+        // Built on from the last request sent, whose body the next is written on from (written.rs).
         let carry = exchange.written.take_carry();
         let built = turn::bounded(&exchange.session, &app.runtime, &mut engine, &tokenizer, &options, None, carry, &mut |c| {
             eprintln!("workmem proxy: session {id}: compacted {} messages, {} → {} tokens", c.messages, c.tokens_before, c.tokens_after);

@@ -63,8 +63,8 @@ pub(crate) struct Exchange {
     pub session: Session,
     /// Counts texts once per session: each request repeats most of the last.
     pub tokenizer: Option<(String, Tokenizer)>,
-    /// The last request sent upstream, which the next one is built on from (Chat Completions:
-    /// its body too, which the next one mostly repeats).
+    /// The last request sent upstream, which the next one is built on from, and its body, which
+    /// the next one mostly repeats and is written on from.
     pub written: crate::written::Written,
     /// The length of the last body sent upstream, in any protocol.
     pub sent: usize,
@@ -72,8 +72,8 @@ pub(crate) struct Exchange {
 
 impl Exchange {
     /// About what this session keeps in memory between requests, at most: the last body
-    /// upstream (Chat Completions), its messages, the store's view and the texts counted are
-    /// each about the size of that body.
+    /// upstream, its messages, the store's view and the texts counted are each about the size
+    /// of that body.
     pub fn warm_bytes(&self) -> usize {
         self.sent.saturating_mul(4)
     }
