@@ -252,7 +252,7 @@ fn component_command_writes_the_engine() {
     let env = Env::new("component");
     let out_path = env.root.join("engine.wasm");
     assert!(env.run(&["component", "--out", out_path.to_str().unwrap()]).status.success());
-    assert_eq!(std::fs::read(&out_path).unwrap(), workmem_runtime::COMPONENT);
+    assert_eq!(std::fs::read(&out_path).unwrap(), workmem_runtime::COMPONENT.bytes());
 }
 
 #[test]

@@ -14,7 +14,11 @@ use std::path::Path;
 #[test]
 fn each_component_is_within_its_size_budget() {
     let budget: serde_json::Value = serde_json::from_str(&common::read(&common::root().join("tests/data/size-budget.json"))).unwrap();
-    let built = [("engine", COMPONENT.len()), ("agent", workmem_runtime::AGENT_COMPONENT.len()), ("go-core", workmem_runtime::GO_CORE_MODULE.len())];
+    let built = [
+        ("engine", COMPONENT.bytes().len()),
+        ("agent", workmem_runtime::AGENT_COMPONENT.bytes().len()),
+        ("go-core", workmem_runtime::GO_CORE_MODULE.bytes().len()),
+    ];
     let over: Vec<String> = built
         .iter()
         .filter(|(name, bytes)| *bytes as u64 > budget[name].as_u64().expect("a budget for each component"))
@@ -53,7 +57,7 @@ fn the_compile_cache_loads_only_an_artifact_no_one_else_may_write() {
 #[test]
 fn component_imports_nothing() {
     let engine = wasmtime::Engine::default();
-    let component = wasmtime::component::Component::new(&engine, COMPONENT).unwrap();
+    let component = wasmtime::component::Component::new(&engine, COMPONENT.bytes()).unwrap();
     let ty = component.component_type();
     let mut exports: Vec<_> = ty.exports(&engine).map(|(name, _)| name.to_string()).collect();
     exports.sort();
@@ -271,7 +275,7 @@ fn snapshot(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 #[test]
 fn the_agent_component_imports_exactly_the_granted_capabilities() {
     let engine = wasmtime::Engine::default();
-    let component = wasmtime::component::Component::new(&engine, workmem_runtime::AGENT_COMPONENT).unwrap();
+    let component = wasmtime::component::Component::new(&engine, workmem_runtime::AGENT_COMPONENT.bytes()).unwrap();
     let mut instances: Vec<_> = component.component_type().imports(&engine).map(|(name, _)| name.to_string()).collect();
     instances.sort();
     assert_eq!(instances, ["workmem:memory/clock@0.2.0", "workmem:memory/llm@0.2.0", "workmem:memory/session-store@0.2.0"]);

@@ -64,6 +64,7 @@ fn tokens_used_is_the_tokenizer_count_of_the_request() {
     assert_eq!(Tokenizer::for_model("gpt-4").encoding, "cl100k_base");
     assert_eq!(Tokenizer::for_model("gpt-4o-mini").encoding, "o200k_base");
     assert_eq!(Tokenizer::for_model("some-local-model").encoding, "o200k_base");
+    assert_eq!(Tokenizer::for_model("text-davinci-003").encoding, "cl100k_base", "a retired GPT-3 model's vocabulary is not carried");
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn main() {
             println!("cargo:rerun-if-changed={}", prebuilt.display());
             let bytes = std::fs::read(&prebuilt)
                 .unwrap_or_else(|e| panic!("{}: {e} (neither the guest sources nor the prebuilt components are here)", prebuilt.display()));
-            write(&out.join(name), &bytes);
+            embed(&out.join(name), &bytes);
         }
         return;
     }
@@ -41,15 +41,15 @@ fn main() {
     // and the engine-go world (the engine, flat, for Gravity): one crate, three builds, each
     // in its own target dir so none invalidates another.
     let core = build_guest(&root, &targets.join("engine-guest"), &[]);
-    write(&out.join(worlds[0].0), &componentize(&core));
+    embed(&out.join(worlds[0].0), &componentize(&core));
     if worlds[1].1 {
         let agent = build_guest(&root, &targets.join("agent-guest"), &["--features", "agent"]);
-        write(&out.join(worlds[1].0), &componentize(&agent));
+        embed(&out.join(worlds[1].0), &componentize(&agent));
     }
     if worlds[2].1 {
         // Gravity (Go) reads a core module with its embedded WIT.
         let go = build_guest(&root, &targets.join("go-guest"), &["--features", "go"]);
-        write(&out.join(worlds[2].0), &go);
+        embed(&out.join(worlds[2].0), &go);
     }
 }
 
@@ -91,8 +91,13 @@ fn componentize(core: &[u8]) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("turning the guest into a component: {e:#}"))
 }
 
-fn write(path: &Path, bytes: &[u8]) {
-    std::fs::write(path, bytes).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+/// Writes `<path>.deflate`, what the crate embeds (`Embedded`): DEFLATE at its highest level
+/// makes a component a third of its size in the binary.
+fn embed(path: &Path, bytes: &[u8]) {
+    let deflated = miniz_oxide::deflate::compress_to_vec(bytes, 10);
+    let mut name = path.as_os_str().to_owned();
+    name.push(".deflate");
+    std::fs::write(&name, deflated).unwrap_or_else(|e| panic!("writing {}: {e}", Path::new(&name).display()));
 }
 
 /// Installs the wasm target through rustup when the toolchain lacks it.

@@ -265,7 +265,7 @@ fn main() {
     let compile = median(5, 1, || drop(Runtime::new(&Options { cache_dir: None, ..Options::default() }).unwrap()));
 
     let ratio = wasm.as_secs_f64() / native.as_secs_f64();
-    let size = COMPONENT.len();
+    let size = COMPONENT.bytes().len();
     let _ = std::fs::remove_dir_all(&cache);
     let _ = std::fs::remove_dir_all(session.dir().parent().unwrap().parent().unwrap());
     // For examples/bench_runtimes.py, which sets this table beside the other runtimes'.

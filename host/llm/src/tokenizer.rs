@@ -12,7 +12,9 @@ const CALL_FRAMING: u32 = 8;
 const PIECE: usize = 16 << 10;
 
 /// The model's own tokenizer: o200k_base for the GPT-4o, 4.1, 5 and o-series models,
-/// cl100k_base for GPT-4 and 3.5; o200k_base for a model tiktoken does not know.
+/// cl100k_base for GPT-4 and 3.5; o200k_base for a model tiktoken does not know. The models
+/// of p50k_base and r50k_base (GPT-3's, retired in 2024) count with cl100k_base: their
+/// vocabularies were 1.7 MB of the binary, and only what a function here names is linked.
 pub struct Tokenizer {
     bpe: &'static tiktoken_rs::CoreBPE,
     pub encoding: &'static str,
@@ -25,13 +27,12 @@ pub struct Tokenizer {
 impl Tokenizer {
     pub fn for_model(model: &str) -> Self {
         let encoding = get_tokenizer(model).unwrap_or(Encoding::O200kBase);
-        let name = match encoding {
-            Encoding::O200kBase | Encoding::O200kHarmony => "o200k_base",
-            Encoding::Cl100kBase => "cl100k_base",
-            Encoding::P50kBase | Encoding::P50kEdit => "p50k_base",
-            Encoding::R50kBase | Encoding::Gpt2 => "r50k_base",
+        let (bpe, name) = match encoding {
+            Encoding::O200kBase | Encoding::O200kHarmony => (tiktoken_rs::o200k_base_singleton(), "o200k_base"),
+            Encoding::Cl100kBase | Encoding::P50kBase | Encoding::P50kEdit | Encoding::R50kBase | Encoding::Gpt2 => {
+                (tiktoken_rs::cl100k_base_singleton(), "cl100k_base")
+            }
         };
-        let bpe = tiktoken_rs::bpe_for_tokenizer(encoding).expect("tiktoken's built-in encodings load");
         Tokenizer { bpe, encoding: name, seen: Default::default() }
     }
 

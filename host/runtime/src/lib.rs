@@ -27,6 +27,7 @@ mod cache;
 #[cfg(feature = "agent")]
 mod capabilities;
 pub mod document;
+mod embedded;
 mod error;
 mod instance;
 mod memory;
@@ -49,6 +50,7 @@ pub use bindings::exports::workmem::memory::memory::{
 pub use bindings::exports::workmem::memory::workflows::{CompactFailure, InvalidAnswers, UpdateError, UpdateReport};
 #[cfg(feature = "agent")]
 pub use capabilities::{Capabilities, clock, llm, session_store};
+pub use embedded::Embedded;
 pub use error::{Error, Result, error_chain};
 pub use instance::Instance;
 pub use memory::{Memory, UpdateRun};
@@ -58,13 +60,13 @@ pub use options::{DEADLINE_ENV, MAX_MEMORY_ENV, Options, default_cache_dir};
 pub use runtime::Runtime;
 
 /// The engine component this runtime was built with.
-pub const COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm"));
+pub static COMPONENT: Embedded = Embedded::new(include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.wasm.deflate")));
 /// The agent world's component: the engine plus the `llm`, `store` and `clock` imports.
 #[cfg(feature = "agent")]
-pub const AGENT_COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.wasm"));
+pub static AGENT_COMPONENT: Embedded = Embedded::new(include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.wasm.deflate")));
 /// The `engine-go` world's core module, with the WIT in a custom section (what Gravity reads).
 #[cfg(feature = "go-core")]
-pub const GO_CORE_MODULE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-go-core.wasm"));
+pub static GO_CORE_MODULE: Embedded = Embedded::new(include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-go-core.wasm.deflate")));
 
 /// The current time as RFC 3339 UTC, second precision: what the engine stores as timestamps.
 pub fn now() -> String {

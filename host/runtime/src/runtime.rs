@@ -1,5 +1,6 @@
 //! The loaded engine, what an embedder starts from.
 
+use crate::embedded::Source;
 use crate::error::{Error, Result};
 use crate::instance::{EnginePre, Instance, Loaded};
 use crate::memory::Memory;
@@ -32,11 +33,15 @@ struct Inner {
 impl Runtime {
     /// Loads [`COMPONENT`].
     pub fn new(options: &Options) -> Result<Self> {
-        Self::from_bytes(crate::COMPONENT, options)
+        Self::load(Source::Embedded(&crate::COMPONENT), options)
     }
 
     /// Loads an engine-world component from its bytes.
     pub fn from_bytes(bytes: &[u8], options: &Options) -> Result<Self> {
+        Self::load(Source::Bytes(bytes), options)
+    }
+
+    fn load(source: Source<'_>, options: &Options) -> Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
@@ -46,7 +51,7 @@ impl Runtime {
         }
         let engine = wasmtime::Engine::new(&config).map_err(Error::Load)?;
         sandbox::start_ticker(&engine);
-        let (component, from_cache) = cache::load(&engine, bytes, options.cache_dir.as_deref())?;
+        let (component, from_cache) = cache::load(&engine, source, options.cache_dir.as_deref())?;
         // The engine world imports nothing, so an empty linker is the whole sandbox.
         let linker = Linker::<sandbox::Ctx>::new(&engine);
         let engine_pre = EnginePre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
@@ -122,7 +127,7 @@ impl Runtime {
             Some(pre) => pre,
             None => {
                 let loaded = &self.inner.loaded;
-                let (component, _) = cache::load(&loaded.engine, crate::AGENT_COMPONENT, loaded.options.cache_dir.as_deref())?;
+                let (component, _) = cache::load(&loaded.engine, Source::Embedded(&crate::AGENT_COMPONENT), loaded.options.cache_dir.as_deref())?;
                 let mut linker = Linker::<sandbox::Ctx>::new(&loaded.engine);
                 bindings::Agent::add_to_linker::<sandbox::Ctx, HasSelf<sandbox::Ctx>>(&mut linker, |c| c).map_err(Error::Load)?;
                 let pre = bindings::AgentPre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;

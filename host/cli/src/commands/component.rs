@@ -21,10 +21,11 @@ pub struct ComponentArgs {
 pub fn run(args: ComponentArgs, json: bool) -> Result<ExitCode> {
     let ComponentArgs { out, go, agent } = args;
     let bytes = match (go, agent) {
-        (true, _) => workmem_runtime::GO_CORE_MODULE,
-        (_, true) => workmem_runtime::AGENT_COMPONENT,
-        _ => workmem_runtime::COMPONENT,
-    };
+        (true, _) => &workmem_runtime::GO_CORE_MODULE,
+        (_, true) => &workmem_runtime::AGENT_COMPONENT,
+        _ => &workmem_runtime::COMPONENT,
+    }
+    .bytes();
     workmem_store::fsio::write_atomic(&out, bytes).with_context(|| format!("writing {}", out.display()))?;
     if json {
         report::print_json(&serde_json::json!({"ok": true, "out": out, "bytes": bytes.len()}));
