@@ -37,9 +37,14 @@ def test_an_artifact_wasmtime_refuses_is_compiled_again_and_replaced(tmp_path: P
     assert not list(tmp_path.glob(".tmp-*")), "no temporary file is left"
 
 
-def test_the_key_is_the_components_bytes() -> None:
+def test_the_key_is_the_components_bytes_and_wasmtimes_library(tmp_path: Path, monkeypatch) -> None:
     assert _compiled._key(b"one component") != _compiled._key(b"another component")
     assert _compiled._key(b"one component") == _compiled._key(b"one component")
+    before = _compiled._key(b"one component")
+    other = tmp_path / "_libwasmtime.so"
+    other.write_bytes(b"another wasmtime")
+    monkeypatch.setattr(_compiled.ffi, "filename", other)
+    assert _compiled._key(b"one component") != before, "another wasmtime library compiles it afresh"
 
 
 def test_no_cache_writes_nothing(tmp_path: Path, monkeypatch) -> None:
