@@ -6,6 +6,7 @@ mod config;
 mod error;
 mod stream;
 mod tokenizer;
+mod vocabulary;
 mod wire;
 
 pub use client::*;

@@ -13,8 +13,8 @@ const PIECE: usize = 16 << 10;
 
 /// The model's own tokenizer: o200k_base for the GPT-4o, 4.1, 5 and o-series models,
 /// cl100k_base for GPT-4 and 3.5; o200k_base for a model tiktoken does not know. The models
-/// of p50k_base and r50k_base (GPT-3's, retired in 2024) count with cl100k_base: their
-/// vocabularies were 1.7 MB of the binary, and only what a function here names is linked.
+/// of p50k_base and r50k_base (GPT-3's, retired in 2024) count with cl100k_base: only the two
+/// vocabularies this crate embeds (crate::vocabulary) are in the binary.
 pub struct Tokenizer {
     bpe: &'static tiktoken_rs::CoreBPE,
     pub encoding: &'static str,
@@ -28,9 +28,9 @@ impl Tokenizer {
     pub fn for_model(model: &str) -> Self {
         let encoding = get_tokenizer(model).unwrap_or(Encoding::O200kBase);
         let (bpe, name) = match encoding {
-            Encoding::O200kBase | Encoding::O200kHarmony => (tiktoken_rs::o200k_base_singleton(), "o200k_base"),
+            Encoding::O200kBase | Encoding::O200kHarmony => (crate::vocabulary::o200k_base(), "o200k_base"),
             Encoding::Cl100kBase | Encoding::P50kBase | Encoding::P50kEdit | Encoding::R50kBase | Encoding::Gpt2 => {
-                (tiktoken_rs::cl100k_base_singleton(), "cl100k_base")
+                (crate::vocabulary::cl100k_base(), "cl100k_base")
             }
         };
         Tokenizer { bpe, encoding: name, seen: Default::default() }
