@@ -932,7 +932,7 @@ if typing.TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     # The session module (files, locks, the log) loads on first use: a process that only applies
-    # updates starts 7 ms sooner, of about 90 ms from the interpreter's start to its first apply.
+    # updates starts 7 ms sooner, of about 80 ms from the interpreter's start to its first apply.
     if name in ("Session", "SessionError", "View"):
         from . import session
 
