@@ -8,6 +8,7 @@ mod context;
 pub mod document;
 mod exports;
 pub mod history;
+mod json;
 mod limits;
 mod lines;
 mod memory;

@@ -2,7 +2,7 @@
 //! the one serialized form every runtime shares (`state.json`). An applied update also
 //! yields its update-log record, so every host writes the same log.
 
-use crate::{Diagnostic, MemoryState, ParseOutcome, Update};
+use crate::{Diagnostic, MemoryState, ParseOutcome, Update, json};
 use serde::{Deserialize, Serialize};
 
 /// The format marker `state.json` starts with.
@@ -74,7 +74,7 @@ fn check_ids<'a>(prefix: &str, ids: impl Iterator<Item = &'a str>, next: u32, fi
 }
 
 /// One line of the update log.
-#[derive(Serialize)]
+#[cfg_attr(test, derive(Serialize))]
 struct LogEntry<'a> {
     seq: u32,
     at: &'a str,
@@ -83,10 +83,41 @@ struct LogEntry<'a> {
     ignored: &'a [String],
     diff: &'a str,
     /// The DSL exactly as applied; absent for updates built by hand (`merge`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
     input: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
     updates: Option<&'a [Update]>,
+}
+
+impl LogEntry<'_> {
+    /// The record as `serde_json::to_string` writes it (a test holds it to that), with its
+    /// text written sixteen bytes at a time ([`json`]).
+    fn to_json(&self) -> String {
+        let mut out = String::with_capacity(128 + self.diff.len() + self.input.map_or(0, str::len));
+        out.push_str("{\"seq\":");
+        out.push_str(&self.seq.to_string());
+        for (name, items) in [("at", None), ("added", Some(self.added)), ("archived", Some(self.archived)), ("ignored", Some(self.ignored))] {
+            out.push_str(",\"");
+            out.push_str(name);
+            out.push_str("\":");
+            match items {
+                Some(items) => json::strings(&mut out, items),
+                None => json::string(&mut out, self.at),
+            }
+        }
+        out.push_str(",\"diff\":");
+        json::string(&mut out, self.diff);
+        if let Some(input) = self.input {
+            out.push_str(",\"input\":");
+            json::string(&mut out, input);
+        }
+        if let Some(updates) = self.updates {
+            out.push_str(",\"updates\":");
+            out.push_str(&serde_json::to_string(updates).expect("updates serialize"));
+        }
+        out.push('}');
+        out
+    }
 }
 
 impl Memory {
@@ -167,7 +198,7 @@ impl Memory {
         self.updates += 1;
         let seq = self.updates;
         let entry = LogEntry { seq, at, added: &added, archived: &archived, ignored: &ignored, diff: &diff, input, updates };
-        let log_entry = serde_json::to_string(&entry).expect("a log entry serializes");
+        let log_entry = entry.to_json();
         Applied {
             seq,
             log_entry,
@@ -178,6 +209,27 @@ impl Memory {
             archived,
             ignored,
             warnings,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LogEntry;
+    use crate::{LearningAdd, Update};
+
+    #[test]
+    fn the_log_record_is_what_serde_json_writes() {
+        let mut update = Update::default();
+        update.learnings.add.push(LearningAdd { reason: "it \"matters\"\n".into(), text: "tab\there".into() });
+        let ids = ["KL-1".to_string(), "KL-\u{1}2".to_string()];
+        let ignored = ["! VC-9 is not there\\".to_string()];
+        for (input, updates) in [(Some("CURRENT_PROGRESS:\n  - \u{7f}é\r\n"), None), (None, Some(std::slice::from_ref(&update))), (None, None)] {
+            for (added, archived) in [(&ids[..], &[][..]), (&[][..], &ids[..])] {
+                let entry =
+                    LogEntry { seq: 42, at: "2026-12-02T20:00:00Z", added, archived, ignored: &ignored, diff: "Key Learnings\n+ KL-1 \"x\"\n", input, updates };
+                assert_eq!(entry.to_json(), serde_json::to_string(&entry).unwrap());
+            }
         }
     }
 }
