@@ -18,6 +18,7 @@ mod parse;
 mod prompt;
 mod render;
 mod run;
+mod scan;
 mod syntax;
 
 #[cfg(all(target_arch = "wasm32", not(feature = "go")))]

@@ -1,9 +1,9 @@
 //! Spec 000 §3 steps 4-6 and §6: validation against the stored state, the merge in the
 //! spec's order, and the human-readable diff that goes into the update log.
 
-use crate::limits;
 use crate::parse::{self, Parsed};
 use crate::{ApplyOutcome, ArchiveOp, ERROR, Learning, MemoryState, MergeOutcome, Progress, Update, VerbatimEntry, WARNING};
+use crate::{limits, scan};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What learnings and verbatim entries have in common, so archiving is written once.
@@ -98,12 +98,6 @@ fn archive_warnings<E: Entry>(entries: &[E], ops: &[ArchiveOp], at: &[(u32, u32)
 }
 
 /// The invariants `parse` guarantees, checked again for updates built by hand.
-/// `memchr` scans a vector at a time (wasm SIMD in the component), where `str::contains` on a
-/// char goes a word at a time.
-fn has_newline(text: &str) -> bool {
-    memchr::memchr(b'\n', text.as_bytes()).is_some()
-}
-
 fn check(update: &Update) -> Vec<String> {
     let mut problems = Vec::new();
     let p = &update.progress;
@@ -111,7 +105,7 @@ fn check(update: &Update) -> Vec<String> {
         problems.push("Current Progress needs at least one In Progress item".to_string());
     }
     for item in p.completed.iter().chain(&p.in_progress).chain(&p.remaining) {
-        if item.trim().is_empty() || has_newline(item) {
+        if item.trim().is_empty() || scan::has_newline(item) {
             problems.push(format!("progress item {item:?} must be one non-empty line"));
         }
     }
@@ -121,12 +115,12 @@ fn check(update: &Update) -> Vec<String> {
         problems.push("every ADD and ARCHIVE needs a non-empty reason".to_string());
     }
     for a in &update.learnings.add {
-        if a.text.trim().is_empty() || has_newline(&a.text) {
+        if a.text.trim().is_empty() || scan::has_newline(&a.text) {
             problems.push(format!("key learning {:?} must be one non-empty line", a.text));
         }
     }
     for a in &update.verbatim.add {
-        if a.label.trim().is_empty() || has_newline(&a.label) {
+        if a.label.trim().is_empty() || scan::has_newline(&a.label) {
             problems.push(format!("verbatim label {:?} must be one non-empty line", a.label));
         }
         if a.snippet.trim().is_empty() {
@@ -205,7 +199,7 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
     for add in update.verbatim.add {
         let id = format!("VC-{}", next.next_verbatim);
         next.next_verbatim += 1;
-        let lines = add.snippet.lines().count();
+        let lines = scan::line_count(&add.snippet);
         let plural = if lines == 1 { "" } else { "s" };
         diff.line(VerbatimEntry::HEADING, format_args!("+ {id} {}  ({lines} line{plural}, because {})", add.label, add.reason));
         out.added.push(id.clone());
@@ -295,7 +289,7 @@ impl Diff {
         let mut changed = false;
         for (name, (o, n)) in ["Completed", "In Progress", "Remaining"].into_iter().zip(old.iter().zip(&new)) {
             // Most updates rewrite their progress as it was: equal lists need no sets.
-            if o == n {
+            if scan::equal_lists(o, n) {
                 continue;
             }
             // Sets, so a diff of long lists stays linear (up to a logarithm).
