@@ -13,8 +13,9 @@ pub struct Line<'a> {
 
 impl<'a> Line<'a> {
     /// Indentation width with a tab counted as two spaces (the DSL's unit of indentation).
+    /// The lead is ASCII, so its bytes are its characters.
     pub fn indent(&self) -> usize {
-        self.lead.chars().map(|c| if c == '\t' { 2 } else { 1 }).sum()
+        self.lead.len() + self.lead.bytes().filter(|&b| b == b'\t').count()
     }
 
     pub fn is_blank(&self) -> bool {
@@ -26,7 +27,7 @@ impl<'a> Line<'a> {
         let offset = (part.as_ptr() as usize).saturating_sub(self.body.as_ptr() as usize);
         let offset = offset.min(self.body.len());
         let before = self.body.get(..offset).map_or(0, |s| s.chars().count());
-        to_u32(self.lead.chars().count() + before + 1)
+        to_u32(self.lead.len() + before + 1)
     }
 
     /// The 1-based column of the first non-blank character.
