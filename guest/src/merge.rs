@@ -165,7 +165,10 @@ fn try_merge(state: MemoryState, updates: Vec<Update>, now: &str) -> Result<Merg
         merge_one(&mut out, &mut diff, update, now);
     }
     for id in limits::prune(&mut out.state) {
-        diff.line("Dropped", format_args!("- {id}  (archived; past {} bytes of archived entries, only the update log keeps it)", limits::MAX_ARCHIVED));
+        diff.line(
+            "Dropped",
+            &["- ", &id, "  (archived; past ", &limits::MAX_ARCHIVED.to_string(), " bytes of archived entries, only the update log keeps it)"],
+        );
     }
     out.diff = diff.finish();
     Ok(out)
@@ -183,7 +186,7 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
     for add in update.learnings.add {
         let id = format!("KL-{}", next.next_learning);
         next.next_learning += 1;
-        diff.line(Learning::HEADING, format_args!("+ {id} {}  (because {})", add.text, add.reason));
+        diff.line(Learning::HEADING, &["+ ", &id, " ", &add.text, "  (because ", &add.reason, ")"]);
         out.added.push(id.clone());
         next.learnings.push(Learning {
             id,
@@ -201,7 +204,7 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
         next.next_verbatim += 1;
         let lines = scan::line_count(&add.snippet);
         let plural = if lines == 1 { "" } else { "s" };
-        diff.line(VerbatimEntry::HEADING, format_args!("+ {id} {}  ({lines} line{plural}, because {})", add.label, add.reason));
+        diff.line(VerbatimEntry::HEADING, &["+ ", &id, " ", &add.label, "  (", &lines.to_string(), " line", plural, ", because ", &add.reason, ")"]);
         out.added.push(id.clone());
         next.verbatim.push(VerbatimEntry {
             id,
@@ -214,7 +217,7 @@ fn merge_one(out: &mut MergeOutcome, diff: &mut Diff, update: Update, now: &str)
         });
     }
     for ignored in &out.ignored[ignored_before..] {
-        diff.line("Ignored", format_args!("! {ignored}"));
+        diff.line("Ignored", &["! ", ignored]);
     }
 }
 
@@ -233,7 +236,7 @@ fn archive<E: Entry>(entries: &mut [E], ops: &[ArchiveOp], now: &str, diff: &mut
     for (i, op) in chosen {
         let e = &mut entries[i];
         e.archive(&op.reason, now);
-        diff.line(E::HEADING, format_args!("- {} {}  (archived because {})", op.id, e.title(), op.reason));
+        diff.line(E::HEADING, &["- ", &op.id, " ", e.title(), "  (archived because ", &op.reason, ")"]);
         archived.push(op.id.clone());
     }
 }
@@ -274,14 +277,20 @@ struct Diff {
 }
 
 impl Diff {
-    fn line(&mut self, heading: &'static str, line: std::fmt::Arguments) {
-        use std::fmt::Write;
-        if self.heading != heading {
+    /// A line of `parts` under `heading`. Parts, not `format_args!`: formatting goes through
+    /// `dyn Write` a piece at a time, several times the instructions in a component.
+    fn line(&mut self, heading: &'static str, parts: &[&str]) {
+        // The same constant is most often the same pointer: then no bytes are compared.
+        if !std::ptr::eq(self.heading, heading) && self.heading != heading {
             self.heading = heading;
             self.out.push_str(heading);
             self.out.push('\n');
         }
-        let _ = writeln!(self.out, "  {line}");
+        self.out.push_str("  ");
+        for part in parts {
+            self.out.push_str(part);
+        }
+        self.out.push('\n');
     }
 
     fn progress(&mut self, old: &Progress, new: &Progress) {
@@ -300,16 +309,16 @@ impl Diff {
                 continue;
             }
             changed = true;
-            self.line("Current Progress", format_args!("~ {name}"));
+            self.line("Current Progress", &["~ ", name]);
             for r in removed {
-                self.line("Current Progress", format_args!("    - {r}"));
+                self.line("Current Progress", &["    - ", r]);
             }
             for a in added {
-                self.line("Current Progress", format_args!("    + {a}"));
+                self.line("Current Progress", &["    + ", a]);
             }
         }
         if !changed {
-            self.line("Current Progress", format_args!("= rewritten, unchanged"));
+            self.line("Current Progress", &["= rewritten, unchanged"]);
         }
     }
 
