@@ -207,14 +207,15 @@ impl<'a> Machine<'a> {
                 }
                 return true;
             }
-            let empty_so_far = sn.first.is_empty() && sn.lines.iter().all(|l| l.is_blank());
             match kind {
                 Kind::Blank if !sn.fence_closed => {
                     sn.lines.push(line);
                     return true;
                 }
                 Kind::Blank => return true,
-                Kind::Fence(c, n) if empty_so_far && sn.fence.is_none() => {
+                // Whether the snippet is empty so far is asked only of a fence: asked of every
+                // line, it made a snippet's cost grow with the square of its lines.
+                Kind::Fence(c, n) if sn.fence.is_none() && sn.first.is_empty() && sn.lines.iter().all(|l| l.is_blank()) => {
                     sn.lines.clear();
                     sn.fence = Some((c, n));
                     return true;
@@ -439,7 +440,8 @@ impl<'a> Machine<'a> {
         if !sn.first.is_empty() {
             prefix = prefix.min(sn.content_offset);
         }
-        let mut snippet = String::from(sn.first);
+        let mut snippet = String::with_capacity(sn.first.len() + body.iter().map(|l| l.lead.len() + l.body.len() + 1).sum::<usize>());
+        snippet.push_str(sn.first);
         for l in &body {
             if snippet.is_empty() && l.is_blank() {
                 continue;

@@ -2,7 +2,7 @@
 //! runs the state machine that gives the lines their meaning.
 
 use nom::branch::alt;
-use nom::bytes::complete::{tag, take_till, take_while};
+use nom::bytes::complete::{tag, take_while};
 use nom::character::complete::{char, digit1, space0, space1};
 use nom::combinator::{opt, recognize, rest};
 use nom::sequence::{pair, terminated};
@@ -125,6 +125,10 @@ pub fn control_at(text: &str) -> Option<usize> {
 
 /// `(none)` or `none`, as LLMs write an empty list.
 pub fn is_nothing(text: &str) -> bool {
+    // Asked of every bullet: most begin with neither, and are answered at their first byte.
+    if !matches!(text.trim_ascii_start().as_bytes().first(), Some(b'(' | b'n' | b'N')) {
+        return false;
+    }
     let t = text.trim_ascii().trim_end_matches('.');
     t.eq_ignore_ascii_case("(none)") || t.eq_ignore_ascii_case("none")
 }
@@ -233,11 +237,12 @@ pub fn because_colon<'a>(item: &'a str, what: &str) -> Result<(&'a str, &'a str)
     };
     // `because: <reason>: <rest>`, as models also write it: the first colon is not the end of
     // an empty reason when another follows.
+    let colon = |text: &str| memchr::memchr(b':', text.as_bytes());
     let after_kw = match after_kw.strip_prefix(':') {
-        Some(after) if after.contains(':') => after.trim_start_matches([' ', '\t']),
+        Some(after) if colon(after).is_some() => after.trim_start_matches([' ', '\t']),
         _ => after_kw,
     };
-    let (after_reason, reason) = take_till::<_, _, nom::error::Error<&str>>(|c| c == ':').parse(after_kw).expect("take_till never fails");
+    let (reason, after_reason) = after_kw.split_at(colon(after_kw).unwrap_or(after_kw.len()));
     if after_reason.is_empty() {
         return fail(after_kw, format!("{what} needs a `:` after the reason"));
     }
