@@ -2,8 +2,8 @@
 //! runs the state machine that gives the lines their meaning.
 
 use nom::branch::alt;
-use nom::bytes::complete::{tag, take_while};
-use nom::character::complete::{char, digit1, space0, space1};
+use nom::bytes::complete::tag;
+use nom::character::complete::char;
 use nom::combinator::{opt, recognize, rest};
 use nom::sequence::{pair, terminated};
 use nom::{IResult, Parser};
@@ -166,8 +166,7 @@ fn emphasis(input: &str) -> IResult<&str, Option<&str>> {
 /// spaces between words, and usually a colon. Without a colon only a markdown header, a
 /// bold one, or the canonical upper-case spelling counts, so prose is not mistaken for one.
 fn header(body: &str) -> Option<Kind<'_>> {
-    let parsed: IResult<&str, _> =
-        (terminated(take_while(|c| c == '#'), space0), emphasis, header_words, emphasis, opt(char(':')), emphasis, space0, rest).parse(body);
+    let parsed: IResult<&str, _> = (terminated(hashes, space0), emphasis, header_words, emphasis, opt(char(':')), emphasis, space0, rest).parse(body);
     let (_, (hashes, bold, name, bold_close, colon, _, _, after)) = parsed.ok()?;
     let name = name.trim_ascii();
     let canonical = canonical_name(name)?;
@@ -188,12 +187,41 @@ fn header(body: &str) -> Option<Kind<'_>> {
     (marked || exact || matches!(kind, Kind::BareList(_))).then_some(kind)
 }
 
-/// A header's words: ASCII letters, `_`, `-` and spaces, at least one. Only ASCII counts,
-/// so the bytes are read, not characters decoded.
+/// A header's words: ASCII letters, `_`, `-` and spaces, at least one.
 fn header_words(input: &str) -> IResult<&str, &str> {
-    match input.bytes().take_while(|&b| b.is_ascii_alphabetic() || b == b'_' || b == b'-' || b == b' ').count() {
-        0 => Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::TakeWhile1))),
-        n => Ok((&input[n..], &input[..n])),
+    at_least_one(input, |b| b.is_ascii_alphabetic() || b == b'_' || b == b'-' || b == b' ', nom::error::ErrorKind::TakeWhile1)
+}
+
+fn hashes(input: &str) -> IResult<&str, &str> {
+    Ok(bytes_while(input, |b| b == b'#'))
+}
+
+// nom's `space0`, `space1` and `digit1` on `&str` decode a character at a time, a loop turn
+// and more per byte in a component. What the DSL's runs hold is ASCII, so these read bytes;
+// they match what nom's match.
+
+fn space0(input: &str) -> IResult<&str, &str> {
+    Ok(bytes_while(input, |b| b == b' ' || b == b'\t'))
+}
+
+fn space1(input: &str) -> IResult<&str, &str> {
+    at_least_one(input, |b| b == b' ' || b == b'\t', nom::error::ErrorKind::Space)
+}
+
+fn digit1(input: &str) -> IResult<&str, &str> {
+    at_least_one(input, |b| b.is_ascii_digit(), nom::error::ErrorKind::Digit)
+}
+
+/// The ASCII bytes `test` takes from the start of `input`, and the rest.
+fn bytes_while(input: &str, test: impl Fn(u8) -> bool) -> (&str, &str) {
+    let n = input.bytes().take_while(|&b| b.is_ascii() && test(b)).count();
+    (&input[n..], &input[..n])
+}
+
+fn at_least_one(input: &str, test: impl Fn(u8) -> bool, kind: nom::error::ErrorKind) -> IResult<&str, &str> {
+    match bytes_while(input, test) {
+        (_, "") => Err(nom::Err::Error(nom::error::Error::new(input, kind))),
+        taken => Ok(taken),
     }
 }
 
@@ -299,6 +327,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn byte_runs_take_what_noms_take(text in "[ \t0-9a#é\u{3000}\u{663}]{0,12}") {
+            use nom::character::complete as nom_char;
+            type R<'a> = nom::IResult<&'a str, &'a str>;
+            prop_assert_eq!(super::space0(&text), nom_char::space0::<_, nom::error::Error<&str>>(text.as_str()) as R);
+            prop_assert_eq!(super::space1(&text), nom_char::space1::<_, nom::error::Error<&str>>(text.as_str()) as R);
+            prop_assert_eq!(super::digit1(&text), nom_char::digit1::<_, nom::error::Error<&str>>(text.as_str()) as R);
+        }
+
         #[test]
         fn control_at_finds_what_a_plain_scan_finds(text in "(\\PC|[\\x00-\\x1f\\x7f\\u{80}-\\u{9f}\\u{a0}é¢]){0,40}") {
             prop_assert_eq!(super::control_at(&text), naive(&text));
