@@ -21,7 +21,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-board bench-documents bench-proxy bench-adapters bench-start
+.PHONY: test test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-functions bench-board bench-documents bench-proxy bench-adapters bench-start
 
 test: test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs fuzz
 
@@ -195,6 +195,12 @@ bench:
 bench-instructions:
 	cargo bench -q -p workmem-bench --bench engine --no-run
 	python3 host/bench/benches/instructions.py
+
+# The same, and where the component's instructions go: its costliest functions per apply,
+# named (the guest built with its names kept, so the next plain build builds it again).
+bench-functions:
+	WORKMEM_GUEST_NAMES=1 cargo bench -q -p workmem-bench --bench engine --no-run
+	python3 host/bench/benches/instructions.py --functions 30
 
 # The same 4 KB update in every runtime, one table.
 # What the Python framework adapters add to each model call, at 100 and 1,000 messages

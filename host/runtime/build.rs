@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const TARGET: &str = "wasm32-unknown-unknown";
+/// Set (to anything), the guest keeps its functions' names, so that wasmtime's perf map
+/// (`WORKMEM_PERFMAP=1`) names them: for profiling (`make bench-functions`), never a release.
+const NAMES: &str = "WORKMEM_GUEST_NAMES";
 
 fn main() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
@@ -32,6 +35,7 @@ fn main() {
     for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
+    println!("cargo:rerun-if-env-changed={NAMES}");
     // <target>/<profile>/build/<pkg>/out: guest target dirs beside the outer one, shared by
     // every host profile, and apart from it so the nested cargo does not wait on its lock.
     let targets = out.ancestors().nth(4).unwrap_or(&out).to_path_buf();
@@ -62,6 +66,7 @@ fn build_guest(root: &Path, target_dir: &Path, extra: &[&str]) -> Vec<u8> {
         .env("CARGO_TARGET_DIR", target_dir)
         // The outer build's flags are for the host target, not for wasm.
         .env("CARGO_ENCODED_RUSTFLAGS", guest_rustflags(root))
+        .env("CARGO_PROFILE_GUEST_STRIP", if std::env::var_os(NAMES).is_some() { "false" } else { "true" })
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_BUILD_TARGET")
         .status()
