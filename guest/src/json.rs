@@ -3,22 +3,17 @@
 //! a byte at a time, a loop turn per byte, each of which pays wasmtime's epoch check in a
 //! component. The bytes are serde_json's own (a test holds them to `serde_json::to_string`).
 
+use crate::scan::{CHUNK, any};
 use std::fmt::Write;
-
-/// Bytes looked at in one turn of the scan.
-const CHUNK: usize = 16;
 
 /// Whether JSON escapes `b`: a control character, `"` or `\`.
 fn escapes(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Whether `chunk` holds a byte JSON escapes. One fold per test, each over every byte, is the
-/// shape LLVM makes a few vector instructions of (wasm SIMD in the component, SSE2 natively);
-/// one fold of the three tests, or `escapes` itself, is not.
+/// Whether `chunk` holds a byte JSON escapes: [`escapes`], a condition at a time ([`any`]).
 fn needs_escape(chunk: &[u8; CHUNK]) -> bool {
-    let any = |test: fn(u8) -> bool| chunk.iter().fold(false, |found, &b| found | test(b));
-    any(|b| b < 0x20) | any(|b| b == b'"') | any(|b| b == b'\\')
+    any(chunk, |b| b < 0x20) | any(chunk, |b| b == b'"') | any(chunk, |b| b == b'\\')
 }
 
 /// Appends `s` as a JSON string.

@@ -96,14 +96,13 @@ impl LogEntry<'_> {
         let mut out = String::with_capacity(128 + self.diff.len() + self.input.map_or(0, str::len));
         out.push_str("{\"seq\":");
         out.push_str(&self.seq.to_string());
-        for (name, items) in [("at", None), ("added", Some(self.added)), ("archived", Some(self.archived)), ("ignored", Some(self.ignored))] {
+        out.push_str(",\"at\":");
+        json::string(&mut out, self.at);
+        for (name, items) in [("added", self.added), ("archived", self.archived), ("ignored", self.ignored)] {
             out.push_str(",\"");
             out.push_str(name);
             out.push_str("\":");
-            match items {
-                Some(items) => json::strings(&mut out, items),
-                None => json::string(&mut out, self.at),
-            }
+            json::strings(&mut out, items);
         }
         out.push_str(",\"diff\":");
         json::string(&mut out, self.diff);

@@ -8,6 +8,8 @@ use nom::combinator::{opt, recognize, rest};
 use nom::sequence::{pair, terminated};
 use nom::{IResult, Parser};
 
+use crate::scan::{CHUNK, any};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
     Progress,
@@ -90,20 +92,15 @@ pub fn classify(body: &str) -> Kind<'_> {
 }
 
 /// Where the first control character other than tab is in `text` (a line, without its
-/// break): C0, DEL, or C1 (which UTF-8 writes as 0xC2 and 0x80-0x9F). Sixteen bytes a turn,
-/// since every line of every update passes here and almost none has one: one fold per test,
-/// each over every byte, which LLVM makes vector instructions of (wasm SIMD in the component).
+/// break): C0, DEL, or C1 (which UTF-8 writes as 0xC2 and 0x80-0x9F). Sixteen bytes a turn
+/// ([`crate::scan`]), since every line of every update passes here and almost none has one.
 pub fn control_at(text: &str) -> Option<usize> {
-    const CHUNK: usize = 16;
     let bytes = text.as_bytes();
     let exact = |i: usize| {
         let b = bytes[i];
         (b < 0x20 && b != b'\t') || b == 0x7f || (b == 0xc2 && bytes.get(i + 1).is_some_and(|n| (0x80..=0x9f).contains(n)))
     };
-    let suspect = |chunk: &[u8; CHUNK]| {
-        let any = |test: fn(u8) -> bool| chunk.iter().fold(false, |found, &b| found | test(b));
-        any(|b| b < 0x20 && b != b'\t') | any(|b| b == 0x7f) | any(|b| b == 0xc2)
-    };
+    let suspect = |chunk| any(chunk, |b| b < 0x20 && b != b'\t') | any(chunk, |b| b == 0x7f) | any(chunk, |b| b == 0xc2);
     let n = bytes.len();
     if n < CHUNK {
         return (0..n).find(|&i| exact(i));
