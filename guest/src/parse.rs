@@ -83,8 +83,7 @@ pub fn parse(text: &str) -> Parsed {
     let kinds: Vec<Kind> = lines.iter().map(|l| syntax::classify(l.body)).collect();
     let mut m = Machine::new();
     for line in &lines {
-        // A lead is ASCII whitespace, so form feed is the only control character it can hold.
-        let lead = line.lead.bytes().any(|b| b == 0x0c).then_some(line.lead);
+        let lead = line.form_feed.then_some(line.lead);
         for part in lead.into_iter().chain([line.body]) {
             if let Some(i) = syntax::control_at(part) {
                 let c = part[i..].chars().next().map_or(0, u32::from);
@@ -221,7 +220,7 @@ impl<'a> Machine<'a> {
                     return true;
                 }
                 _ if sn.fence_closed => self.close_snippet(),
-                _ if line.indent() > sn.bullet_indent => {
+                _ if line.indent > sn.bullet_indent => {
                     sn.lines.push(line);
                     return true;
                 }
@@ -256,7 +255,7 @@ impl<'a> Machine<'a> {
     }
 
     fn note_indent(&mut self, line: &Line) {
-        self.indented_body.get_or_insert(line.indent() > 0);
+        self.indented_body.get_or_insert(line.indent > 0);
     }
 
     fn section(&mut self, line: &Line, s: Section, rest: &str) {
@@ -331,7 +330,7 @@ impl<'a> Machine<'a> {
                     self.error(&line, content, e);
                 }
                 self.progress_list(list).push(content.to_string());
-                self.last = Last::Progress(list, line.indent());
+                self.last = Last::Progress(list, line.indent);
             }
             (Section::Learnings, List::Add) => match syntax::because_colon(content, "a Key Learnings ADD bullet") {
                 Ok((_, "")) => self.error(&line, content, "the insight after the reason is empty"),
@@ -341,7 +340,7 @@ impl<'a> Machine<'a> {
                     }
                     let update = &mut self.parsed.update;
                     update.learnings.add.push(LearningAdd { reason: reason.to_string(), text: text.to_string() });
-                    self.last = Last::Learning(line.indent());
+                    self.last = Last::Learning(line.indent);
                 }
                 Err(e) => self.item_error(&line, e),
             },
@@ -353,7 +352,7 @@ impl<'a> Machine<'a> {
                             label: label.to_string(),
                             first,
                             lines: Vec::new(),
-                            bullet_indent: line.indent(),
+                            bullet_indent: line.indent,
                             content_offset: line.lead.len() + (content.as_ptr() as usize - line.body.as_ptr() as usize),
                             fence: None,
                             fence_closed: false,
@@ -391,13 +390,13 @@ impl<'a> Machine<'a> {
     /// A line that is neither header nor bullet. Returns false when it starts trailing
     /// chatter, which ends the update.
     fn text(&mut self, line: &Line, structured_after: bool, prev_blank: bool) -> bool {
-        let trailing = !structured_after && (prev_blank || (line.indent() == 0 && self.indented_body == Some(true)));
+        let trailing = !structured_after && (prev_blank || (line.indent == 0 && self.indented_body == Some(true)));
         if trailing {
             self.warn(line, line.body, "text after the last section is ignored");
             return false;
         }
         match self.last {
-            Last::Progress(list, indent) if line.indent() > indent => {
+            Last::Progress(list, indent) if line.indent > indent => {
                 let Some(last) = self.progress_list(list).last_mut() else { return true };
                 let was = last.len();
                 last.push(' ');
@@ -409,7 +408,7 @@ impl<'a> Machine<'a> {
                     self.error(line, line.body, e);
                 }
             }
-            Last::Learning(indent) if line.indent() > indent => {
+            Last::Learning(indent) if line.indent > indent => {
                 self.error(line, line.body, "a key learning must fit on one line; this line continues the insight above")
             }
             _ => self.error(line, line.body, "unexpected text: expected a `- ` bullet, a list header such as `ADD:`, or a section header"),
@@ -480,7 +479,11 @@ impl<'a> Machine<'a> {
 
 /// Byte length of the leading whitespace that every non-blank line shares.
 fn common_lead(lines: &[Line]) -> usize {
-    let mut leads = lines.iter().filter(|l| !l.is_blank()).map(|l| l.lead);
-    let Some(first) = leads.next() else { return 0 };
-    leads.fold(first.len(), |n, lead| first.bytes().zip(lead.bytes()).take(n).take_while(|(a, b)| a == b).count())
+    let mut shown = lines.iter().filter(|l| !l.is_blank());
+    // Leads of spaces alone, as code is mostly indented, share the shortest of them.
+    if shown.clone().all(Line::spaces_only) {
+        return shown.map(|l| l.lead.len()).min().unwrap_or(0);
+    }
+    let Some(first) = shown.next().map(|l| l.lead) else { return 0 };
+    shown.fold(first.len(), |n, l| first.bytes().zip(l.lead.bytes()).take(n).take_while(|(a, b)| a == b).count())
 }

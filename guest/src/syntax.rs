@@ -163,10 +163,9 @@ fn emphasis(input: &str) -> IResult<&str, Option<&str>> {
 /// spaces between words, and usually a colon. Without a colon only a markdown header, a
 /// bold one, or the canonical upper-case spelling counts, so prose is not mistaken for one.
 fn header(body: &str) -> Option<Kind<'_>> {
-    let parsed: IResult<&str, _> = (terminated(hashes, space0), emphasis, header_words, emphasis, opt(char(':')), emphasis, space0, rest).parse(body);
-    let (_, (hashes, bold, name, bold_close, colon, _, _, after)) = parsed.ok()?;
+    let parsed: IResult<&str, _> = (terminated(hashes, space0), emphasis, header_name, emphasis, opt(char(':')), emphasis, space0, rest).parse(body);
+    let (_, (hashes, bold, (name, canonical), bold_close, colon, _, _, after)) = parsed.ok()?;
     let name = name.trim_ascii();
-    let canonical = canonical_name(name)?;
     let marked = colon.is_some() || !hashes.is_empty() || bold.is_some() || bold_close.is_some();
     let exact = name.as_bytes() == canonical;
     let list = |l: List| if marked || exact || !after.is_empty() { Kind::List(l, after) } else { Kind::BareList(l) };
@@ -184,9 +183,77 @@ fn header(body: &str) -> Option<Kind<'_>> {
     (marked || exact || matches!(kind, Kind::BareList(_))).then_some(kind)
 }
 
-/// A header's words: ASCII letters, `_`, `-` and spaces, at least one.
-fn header_words(input: &str) -> IResult<&str, &str> {
-    at_least_one(input, |b| b.is_ascii_alphabetic() || b == b'_' || b == b'-' || b == b' ', nom::error::ErrorKind::TakeWhile1)
+/// The names a header may have: its words upper-cased and joined by `_`.
+const KNOWN: [&[u8]; 9] =
+    [b"CURRENT_PROGRESS", b"KEY_LEARNINGS", b"VERBATIM_CONTEXT", b"COMPLETED", b"IN_PROGRESS", b"INPROGRESS", b"REMAINING", b"ADD", b"ARCHIVE"];
+const LONGEST: usize = 16;
+
+/// `SPELLS[i][s]`: the names (a bit each, by their place in [`KNOWN`]) whose `i`th byte is
+/// the symbol `s` ([`symbol`]).
+const SPELLS: [[u16; 27]; LONGEST] = {
+    let mut table = [[0; 27]; LONGEST];
+    let mut k = 0;
+    while k < KNOWN.len() {
+        let mut i = 0;
+        while i < KNOWN[k].len() {
+            table[i][symbol(KNOWN[k][i])] |= 1 << k;
+            i += 1;
+        }
+        k += 1;
+    }
+    table
+};
+
+/// The names whose `i`th byte is `upper`.
+fn spells(i: usize, upper: u8) -> u16 {
+    SPELLS.get(i).map_or(0, |at| at[symbol(upper)])
+}
+
+/// `A`-`Z` as 0-25, `_` as 26.
+const fn symbol(upper: u8) -> usize {
+    if upper == b'_' { 26 } else { (upper - b'A') as usize }
+}
+
+/// A header's words (ASCII letters, `_`, `-` and spaces, at least one) and the known name
+/// they spell, upper-cased and joined by `_` (`in-progress` → `IN_PROGRESS`). It fails at
+/// the first letter that no known name has there: this runs on every line that is not a
+/// bullet, snippet code included, which would otherwise be read to the end of its first run
+/// of letters (and each byte be a loop turn, an epoch check in a component).
+fn header_name(input: &str) -> IResult<&str, (&str, &'static [u8])> {
+    let fail = || Err(nom::Err::Error(nom::error::Error::new(input, nom::error::ErrorKind::TakeWhile1)));
+    let mut names: u16 = (1 << KNOWN.len()) - 1;
+    // Bytes of the name spelled so far, and whether the last byte read was a letter.
+    let (mut spelled, mut in_word) = (0, false);
+    let mut n = 0;
+    for &b in input.as_bytes() {
+        let letter = b.is_ascii_alphabetic();
+        if !(letter || b == b'_' || b == b'-' || b == b' ') {
+            break;
+        }
+        n += 1;
+        if !letter {
+            in_word = false;
+            continue;
+        }
+        if !in_word && spelled > 0 {
+            names &= spells(spelled, b'_');
+            spelled += 1;
+        }
+        names &= spells(spelled, b.to_ascii_uppercase());
+        spelled += 1;
+        in_word = true;
+        if names == 0 {
+            return fail();
+        }
+    }
+    if n == 0 {
+        return fail();
+    }
+    // Of the names spelled this far, the one that ends here.
+    match KNOWN.iter().enumerate().find(|&(k, name)| names & (1 << k) != 0 && name.len() == spelled) {
+        Some((_, name)) => Ok((&input[n..], (&input[..n], name))),
+        None => fail(),
+    }
 }
 
 fn hashes(input: &str) -> IResult<&str, &str> {
@@ -220,27 +287,6 @@ fn at_least_one(input: &str, test: impl Fn(u8) -> bool, kind: nom::error::ErrorK
         (_, "") => Err(nom::Err::Error(nom::error::Error::new(input, kind))),
         taken => Ok(taken),
     }
-}
-
-/// The header words upper-cased and joined by `_` (`in-progress` → `IN_PROGRESS`), in a
-/// buffer of its own: no header name is longer, so anything longer is not a header and
-/// costs no allocation (this runs on every line, snippet code included).
-fn canonical_name(name: &str) -> Option<&'static [u8]> {
-    const KNOWN: [&[u8]; 9] =
-        [b"CURRENT_PROGRESS", b"KEY_LEARNINGS", b"VERBATIM_CONTEXT", b"COMPLETED", b"IN_PROGRESS", b"INPROGRESS", b"REMAINING", b"ADD", b"ARCHIVE"];
-    let mut buf = [0u8; 16];
-    let mut len = 0;
-    for word in name.split(['_', '-', ' ']).filter(|w| !w.is_empty()) {
-        if len > 0 {
-            *buf.get_mut(len)? = b'_';
-            len += 1;
-        }
-        for b in word.bytes() {
-            *buf.get_mut(len)? = b.to_ascii_uppercase();
-            len += 1;
-        }
-    }
-    KNOWN.into_iter().find(|k| **k == buf[..len])
 }
 
 /// What went wrong inside an item, and where (a slice of the item text).
@@ -331,6 +377,17 @@ mod tests {
             prop_assert_eq!(super::space0(&text), nom_char::space0::<_, nom::error::Error<&str>>(text.as_str()) as R);
             prop_assert_eq!(super::space1(&text), nom_char::space1::<_, nom::error::Error<&str>>(text.as_str()) as R);
             prop_assert_eq!(super::digit1(&text), nom_char::digit1::<_, nom::error::Error<&str>>(text.as_str()) as R);
+        }
+
+        #[test]
+        fn a_header_name_is_its_words_joined_and_known(
+            input in "((?i:current|progress|in|key|learnings|add|archive|verbatim|context|completed|remaining|rem|a|x)[ _-]{0,2}){1,3}[:(x]{0,2}"
+        ) {
+            let spelled = |name: &str| name.split(['_', '-', ' ']).filter(|w| !w.is_empty()).collect::<Vec<_>>().join("_").to_ascii_uppercase();
+            let n = input.bytes().take_while(|&b| b.is_ascii_alphabetic() || b"_- ".contains(&b)).count();
+            let plain = (n > 0 && super::KNOWN.contains(&spelled(&input[..n]).as_bytes())).then(|| (&input[n..], &input[..n], spelled(&input[..n])));
+            let found = super::header_name(&input).ok().map(|(rest, (name, known))| (rest, name, String::from_utf8(known.to_vec()).unwrap()));
+            prop_assert_eq!(found, plain);
         }
 
         #[test]
