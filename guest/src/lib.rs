@@ -8,6 +8,7 @@ mod context;
 pub mod document;
 mod exports;
 pub mod history;
+mod ids;
 mod json;
 mod limits;
 mod lines;

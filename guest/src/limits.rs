@@ -4,8 +4,8 @@
 //! `validate` and `apply` agree, and a memory already past one can always be brought back
 //! under: an update that does not make it show more is taken.
 
+use crate::ids::Ids;
 use crate::{Learning, MemoryState, Progress, Update, VerbatimEntry};
-use std::collections::BTreeSet;
 
 /// Bytes of one line of the memory: a key learning, a verbatim label, a reason, a progress item.
 pub const MAX_LINE: usize = 2 * 1024;
@@ -66,7 +66,7 @@ pub fn shown(state: &MemoryState) -> usize {
 pub fn too_large(state: &MemoryState, updates: &[Update]) -> Option<String> {
     let before = shown(state);
     let mut after = before as i128;
-    let mut archived = BTreeSet::new();
+    let mut archived = Ids::new();
     let mut progress = progress_bytes(&state.progress);
     for u in updates {
         if !u.progress.in_progress.is_empty() {
@@ -76,7 +76,9 @@ pub fn too_large(state: &MemoryState, updates: &[Update]) -> Option<String> {
         }
         after += u.learnings.add.iter().map(|a| a.text.len() + a.reason.len()).sum::<usize>() as i128;
         after += u.verbatim.add.iter().map(|a| a.label.len() + a.snippet.len() + a.reason.len()).sum::<usize>() as i128;
-        archived.extend(u.learnings.archive.iter().chain(&u.verbatim.archive).map(|a| a.id.as_str()));
+        for a in u.learnings.archive.iter().chain(&u.verbatim.archive) {
+            archived.insert(&a.id);
+        }
     }
     let freed = state.learnings.iter().filter(|l| l.archived_at.is_empty() && archived.contains(l.id.as_str())).map(learning_bytes).sum::<usize>()
         + state.verbatim.iter().filter(|v| v.archived_at.is_empty() && archived.contains(v.id.as_str())).map(verbatim_bytes).sum::<usize>();

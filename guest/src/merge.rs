@@ -1,6 +1,7 @@
 //! Spec 000 §3 steps 4-6 and §6: validation against the stored state, the merge in the
 //! spec's order, and the human-readable diff that goes into the update log.
 
+use crate::ids::Ids;
 use crate::parse::{self, Parsed};
 use crate::{ApplyOutcome, ArchiveOp, ERROR, Learning, MemoryState, MergeOutcome, Progress, Update, VerbatimEntry, WARNING};
 use crate::{limits, scan};
@@ -45,13 +46,13 @@ struct Archives<'a> {
     /// Entry index by ID, for updates with many ARCHIVEs (a few are found faster by a scan).
     index: Option<BTreeMap<&'a str, usize>>,
     /// IDs this update archived before.
-    earlier: BTreeSet<&'a str>,
+    earlier: Ids<'a>,
 }
 
 impl<'a> Archives<'a> {
     fn new<E: Entry>(entries: &'a [E], ops: &[ArchiveOp]) -> Self {
         let index = (ops.len() > 16).then(|| entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect());
-        Archives { index, earlier: BTreeSet::new() }
+        Archives { index, earlier: Ids::new() }
     }
 
     /// The entry an ARCHIVE of `id` archives, or why it is ignored: the ID is unknown,
@@ -62,7 +63,7 @@ impl<'a> Archives<'a> {
         }
         let found = match &self.index {
             Some(index) => index.get(id).copied(),
-            None => entries.iter().position(|e| e.id() == id),
+            None => entries.iter().position(|e| scan::equal(e.id(), id)),
         };
         match found {
             None => Err(format!("{id} does not exist; its ARCHIVE is ignored")),

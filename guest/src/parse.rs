@@ -82,7 +82,10 @@ pub fn parse(text: &str) -> Parsed {
     let lines = lines::split(text);
     let kinds: Vec<Kind> = lines.iter().map(|l| syntax::classify(l.body)).collect();
     let mut m = Machine::new();
-    for line in &lines {
+    // The whole text is read for control characters first: almost no update has one, and
+    // reading a line at a time costs each line its tail. Where it has one, each line is read.
+    let suspect = if syntax::control_at(text).is_some() { &lines[..] } else { &[] };
+    for line in suspect {
         let lead = line.form_feed.then_some(line.lead);
         for part in lead.into_iter().chain([line.body]) {
             if let Some(i) = syntax::control_at(part) {

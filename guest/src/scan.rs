@@ -5,27 +5,50 @@
 /// Bytes looked at in one turn.
 pub const CHUNK: usize = 16;
 
-/// Whether `test` holds for a byte of `chunk`. Every byte is tested, none skipped, which is the
-/// shape LLVM makes a few vector instructions of; a `test` of one condition each (an `any` per
-/// condition, joined by `|`), since one of several joined by `||` is not.
+/// Whether `test` holds for a byte of `chunk` (a chunk, or several read in one turn). Every byte
+/// is tested, none skipped, which is the shape LLVM makes a few vector instructions of; a `test`
+/// of one condition each (an `any` per condition, joined by `|`), since one of several joined by
+/// `||` is not.
 // Inlined into each caller, where `test` is known: called, it is a call per byte.
 #[inline(always)]
-pub fn any(chunk: &[u8; CHUNK], test: impl Fn(u8) -> bool) -> bool {
+pub fn any<const N: usize>(chunk: &[u8; N], test: impl Fn(u8) -> bool) -> bool {
     chunk.iter().fold(false, |found, &b| found | test(b))
 }
 
 /// Whether `a` and `b` are the same text.
 pub fn equal(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
+    let n = a.len();
+    if n != b.len() {
         return false;
     }
-    let (mut x, mut y) = (a.chunks_exact(CHUNK), b.chunks_exact(CHUNK));
-    let differ = |x: &[u8], y: &[u8]| {
-        let (x, y): (&[u8; CHUNK], &[u8; CHUNK]) = (x.try_into().expect("a whole chunk"), y.try_into().expect("a whole chunk"));
+    if n < CHUNK {
+        return equal_short(a, b);
+    }
+    let differ = |at: usize| {
+        let (x, y): (&[u8; CHUNK], &[u8; CHUNK]) = (a[at..at + CHUNK].try_into().expect("a whole chunk"), b[at..at + CHUNK].try_into().expect("a whole chunk"));
         x.iter().zip(y).fold(false, |differ, (p, q)| differ | (p != q))
     };
-    !x.by_ref().zip(y.by_ref()).any(|(x, y)| differ(x, y)) && x.remainder() == y.remainder()
+    // The last chunk ends at the end, overlapping the one before, so no tail is left over.
+    !(0..n).step_by(CHUNK).any(|at| differ(at.min(n - CHUNK)))
+}
+
+/// [`equal`] for two texts of the same length below [`CHUNK`], without a loop: a word from
+/// each end, overlapping in the middle, covers every byte (IDs such as `KL-12` are compared
+/// here, often, and `==` would call `memcmp`, a loop turn per byte in a component).
+fn equal_short(a: &[u8], b: &[u8]) -> bool {
+    // Arrays compare as integers of their size; slices would call `memcmp`.
+    fn ends<const N: usize>(a: &[u8], b: &[u8]) -> bool {
+        let word = |x: &[u8], at: usize| -> [u8; N] { x[at..at + N].try_into().expect("N bytes") };
+        let last = a.len() - N;
+        word(a, 0) == word(b, 0) && word(a, last) == word(b, last)
+    }
+    match a.len() {
+        8.. => ends::<8>(a, b),
+        4.. => ends::<4>(a, b),
+        2.. => ends::<2>(a, b),
+        _ => a.first() == b.first(),
+    }
 }
 
 /// Whether two lists hold the same texts in the same order.
@@ -59,11 +82,14 @@ mod tests {
 
     #[test]
     fn a_difference_anywhere_is_found() {
-        let a = "x".repeat(40);
-        for at in 0..40 {
-            let mut b = a.clone().into_bytes();
-            b[at] = b'y';
-            assert!(!super::equal(&a, std::str::from_utf8(&b).unwrap()), "at {at}");
+        for len in 0..40 {
+            let a = "x".repeat(len);
+            assert!(super::equal(&a, &a.clone()), "length {len}");
+            for at in 0..len {
+                let mut b = a.clone().into_bytes();
+                b[at] = b'y';
+                assert!(!super::equal(&a, std::str::from_utf8(&b).unwrap()), "length {len}, at {at}");
+            }
         }
     }
 }

@@ -1,0 +1,65 @@
+//! A set of IDs (`KL-3`, `VC-12`) for the checks of one update: a list while it is short, a
+//! tree past that. Most updates archive a few entries, and a tree compares through `Ord`, a
+//! `memcmp` call per step (and a loop turn per byte in a component), where a scan of a few
+//! short IDs compares them whole ([`scan::equal`]). An update of a million ARCHIVEs still
+//! costs a logarithm per lookup.
+
+use crate::scan;
+use std::collections::BTreeSet;
+
+/// Past this many IDs, the tree.
+const FEW: usize = 16;
+
+pub enum Ids<'a> {
+    Few(Vec<&'a str>),
+    Many(BTreeSet<&'a str>),
+}
+
+impl<'a> Ids<'a> {
+    pub fn new() -> Self {
+        Ids::Few(Vec::new())
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        match self {
+            Ids::Few(ids) => ids.iter().any(|i| scan::equal(i, id)),
+            Ids::Many(ids) => ids.contains(id),
+        }
+    }
+
+    /// Adds `id`; false if it was there already.
+    pub fn insert(&mut self, id: &'a str) -> bool {
+        match self {
+            Ids::Many(ids) => ids.insert(id),
+            Ids::Few(ids) if ids.iter().any(|i| scan::equal(i, id)) => false,
+            Ids::Few(ids) if ids.len() < FEW => {
+                ids.push(id);
+                true
+            }
+            Ids::Few(ids) => {
+                *self = Ids::Many(ids.iter().copied().chain([id]).collect());
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    proptest! {
+        #[test]
+        fn ids_are_a_set(ops in prop::collection::vec(("(KL|VC)-[0-9]{1,2}", any::<bool>()), 0..60)) {
+            let (mut ids, mut set) = (super::Ids::new(), BTreeSet::new());
+            for (id, insert) in &ops {
+                if *insert {
+                    prop_assert_eq!(ids.insert(id), set.insert(id.as_str()));
+                } else {
+                    prop_assert_eq!(ids.contains(id), set.contains(id.as_str()));
+                }
+            }
+        }
+    }
+}
