@@ -1,5 +1,5 @@
-//! A set of IDs (`KL-3`, `VC-12`) for the checks of one update: a list while it is short, a
-//! tree past that. Most updates archive a few entries, and a tree compares through `Ord`, a
+//! Entries' IDs (`KL-3`, `VC-12`): written, and gathered in a set for the checks of one update,
+//! a list while it is short, a tree past that. Most updates archive a few entries, and a tree compares through `Ord`, a
 //! `memcmp` call per step (and a loop turn per byte in a component), where a scan of a few
 //! short IDs compares them whole ([`scan::equal`]). An update of a million ARCHIVEs still
 //! costs a logarithm per lookup.
@@ -44,12 +44,47 @@ impl<'a> Ids<'a> {
     }
 }
 
+/// An entry's ID: `KL-7`, `VC-12`.
+pub fn id(prefix: &str, n: u32) -> String {
+    let mut id = String::with_capacity(prefix.len() + 11);
+    id.push_str(prefix);
+    id.push('-');
+    push_number(&mut id, n.into());
+    id
+}
+
+/// Appends `n` in decimal. `format!` and `to_string` go through `fmt::write`, about a thousand
+/// instructions a number in a component, and an apply writes one per ID it hands out.
+pub fn push_number(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 
     proptest! {
+        #[test]
+        fn numbers_are_written_as_to_string_writes_them(n in any::<u64>(), small in 0u64..1000, id in any::<u32>()) {
+            for n in [n, small, u64::MAX] {
+                let mut out = "x".to_string();
+                super::push_number(&mut out, n);
+                prop_assert_eq!(out, format!("x{n}"));
+            }
+            prop_assert_eq!(super::id("KL", id), format!("KL-{id}"));
+        }
+
         #[test]
         fn ids_are_a_set(ops in prop::collection::vec(("(KL|VC)-[0-9]{1,2}", any::<bool>()), 0..60)) {
             let (mut ids, mut set) = (super::Ids::new(), BTreeSet::new());

@@ -95,7 +95,7 @@ impl LogEntry<'_> {
     fn to_json(&self) -> String {
         let mut out = String::with_capacity(128 + self.diff.len() + self.input.map_or(0, str::len));
         out.push_str("{\"seq\":");
-        out.push_str(&self.seq.to_string());
+        crate::ids::push_number(&mut out, self.seq.into());
         out.push_str(",\"at\":");
         json::string(&mut out, self.at);
         for (name, items) in [("added", self.added), ("archived", self.archived), ("ignored", self.ignored)] {

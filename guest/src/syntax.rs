@@ -139,11 +139,14 @@ pub fn control_at(text: &str) -> Option<usize> {
 }
 
 /// `(none)` or `none`, as LLMs write an empty list.
+// Asked of every bullet: most begin with neither, and are answered at their first byte,
+// inlined, without a call.
+#[inline(always)]
 pub fn is_nothing(text: &str) -> bool {
-    // Asked of every bullet: most begin with neither, and are answered at their first byte.
-    if !matches!(text.trim_ascii_start().as_bytes().first(), Some(b'(' | b'n' | b'N')) {
-        return false;
-    }
+    matches!(text.trim_ascii_start().as_bytes().first(), Some(b'(' | b'n' | b'N')) && spells_nothing(text)
+}
+
+fn spells_nothing(text: &str) -> bool {
     let t = text.trim_ascii().trim_end_matches('.');
     t.eq_ignore_ascii_case("(none)") || t.eq_ignore_ascii_case("none")
 }
@@ -363,7 +366,7 @@ pub fn archive_item<'a>(item: &'a str, prefix: &str) -> Result<(String, &'a str)
     if reason.is_empty() {
         return fail(after_id, "the reason after `because` is empty");
     }
-    Ok((format!("{prefix}-{n}"), reason))
+    Ok((crate::ids::id(prefix, n), reason))
 }
 
 /// `<label> => <snippet start>`. Returns the trimmed label and what follows `=>`.
