@@ -70,8 +70,8 @@ pub fn split(text: &str) -> Vec<Line<'_>> {
     out
 }
 
-/// The length of the ASCII whitespace `line` begins with, the tabs in it, and whether a form
-/// feed is. Read once per line, where every use of the lead used to read it again; spaces
+/// The length of the ASCII whitespace `line` begins with, the tabs in it, and whether it holds
+/// a form feed. Read once per line, where every use of the lead used to read it again; spaces
 /// eight at a time, since code in a snippet is indented by runs of them and each byte would be
 /// a loop turn (and an epoch check, in a component).
 fn lead(line: &[u8]) -> (usize, usize, bool) {

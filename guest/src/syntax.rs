@@ -92,8 +92,9 @@ pub fn classify(body: &str) -> Kind<'_> {
 }
 
 /// Where the first control character other than tab and the line breaks is in `text` (a line,
-/// or a whole input): C0, DEL, or C1 (which UTF-8 writes as 0xC2 and 0x80-0x9F). Sixteen bytes
-/// a turn ([`crate::scan`]), since every update passes here and almost none has one.
+/// or a whole input): C0, DEL, or C1 (which UTF-8 writes as 0xC2 and 0x80-0x9F). Sixty-four
+/// bytes a turn, then sixteen ([`crate::scan`]), since every update passes here and almost none
+/// has one.
 pub fn control_at(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let exact = |i: usize| {
@@ -146,6 +147,7 @@ pub fn is_nothing(text: &str) -> bool {
     matches!(text.trim_ascii_start().as_bytes().first(), Some(b'(' | b'n' | b'N')) && spells_nothing(text)
 }
 
+/// [`is_nothing`] past its first byte.
 fn spells_nothing(text: &str) -> bool {
     let t = text.trim_ascii().trim_end_matches('.');
     t.eq_ignore_ascii_case("(none)") || t.eq_ignore_ascii_case("none")
