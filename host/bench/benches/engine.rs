@@ -142,9 +142,11 @@ fn real_text(len: usize) -> String {
 }
 
 /// `--instructions MODE N`: N iterations of one path and nothing else, for callgrind to count
-/// (host/bench/benches/instructions.py). MODE is `native` or `wasm`, each with `-setup` for the
-/// same iterations without the apply, whose count is subtracted.
+/// (host/bench/benches/instructions.py). MODE is `native` or `wasm`, each with `-noop` for the
+/// no-op update instead (the fixed cost of an apply) and `-setup` for the same iterations
+/// without the apply, whose count is subtracted.
 fn instructions(mode: &str, n: usize) {
+    let text = if mode.ends_with("-noop") { NOOP } else { UPDATE };
     let nothing = Wants { overview: false, state: false };
     let mut native_setup = workmem_guest::Memory::new();
     native_setup.apply(SETUP, NOW, workmem_guest::Wants::default()).unwrap();
@@ -152,18 +154,18 @@ fn instructions(mode: &str, n: usize) {
     let state = native_setup.save();
     for _ in 0..n {
         match mode {
-            "native" | "native-setup" => {
+            "native" | "native-noop" | "native-setup" => {
                 let mut m = native_setup.clone();
                 m.apply(UPDATE, NOW, workmem_guest::Wants::default()).unwrap();
-                if mode == "native" {
-                    assert!(m.apply(UPDATE, NOW, workmem_guest::Wants::default()).is_ok());
+                if mode != "native-setup" {
+                    assert!(m.apply(text, NOW, workmem_guest::Wants::default()).is_ok());
                 }
             }
             _ => {
                 let mut m = runtime.load_memory(&state).unwrap().unwrap();
                 m.apply(UPDATE, NOW, nothing).unwrap().unwrap();
-                if mode == "wasm" {
-                    assert!(m.apply(UPDATE, NOW, nothing).unwrap().is_ok());
+                if mode != "wasm-setup" {
+                    assert!(m.apply(text, NOW, nothing).unwrap().is_ok());
                 }
             }
         }
