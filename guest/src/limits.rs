@@ -64,25 +64,30 @@ pub fn shown(state: &MemoryState) -> usize {
 /// [`MAX_SHOWN`], and more than it shows now. Entries an update both adds and archives are
 /// counted as shown, so the estimate errs on the side of refusing.
 pub fn too_large(state: &MemoryState, updates: &[Update]) -> Option<String> {
-    let before = shown(state);
-    let mut after = before as i128;
-    let mut archived = Ids::new();
+    let mut grown = 0i128;
     let mut progress = progress_bytes(&state.progress);
     for u in updates {
         if !u.progress.in_progress.is_empty() {
             let next = progress_bytes(&u.progress);
-            after += next as i128 - progress as i128;
+            grown += next as i128 - progress as i128;
             progress = next;
         }
-        after += u.learnings.add.iter().map(|a| a.text.len() + a.reason.len()).sum::<usize>() as i128;
-        after += u.verbatim.add.iter().map(|a| a.label.len() + a.snippet.len() + a.reason.len()).sum::<usize>() as i128;
-        for a in u.learnings.archive.iter().chain(&u.verbatim.archive) {
-            archived.insert(&a.id);
-        }
+        grown += u.learnings.add.iter().map(|a| a.text.len() + a.reason.len()).sum::<usize>() as i128;
+        grown += u.verbatim.add.iter().map(|a| a.label.len() + a.snippet.len() + a.reason.len()).sum::<usize>() as i128;
     }
+    // Updates that add nothing (that only archive, say) can only make the memory show less:
+    // the state, which every apply would otherwise read whole, need not be read.
+    if grown <= 0 {
+        return None;
+    }
+    let mut archived = Ids::new();
+    for a in updates.iter().flat_map(|u| u.learnings.archive.iter().chain(&u.verbatim.archive)) {
+        archived.insert(&a.id);
+    }
+    let before = shown(state);
     let freed = state.learnings.iter().filter(|l| l.archived_at.is_empty() && archived.contains(l.id.as_str())).map(learning_bytes).sum::<usize>()
         + state.verbatim.iter().filter(|v| v.archived_at.is_empty() && archived.contains(v.id.as_str())).map(verbatim_bytes).sum::<usize>();
-    let after = usize::try_from(after).unwrap_or(0).saturating_sub(freed);
+    let after = usize::try_from(before as i128 + grown).unwrap_or(0).saturating_sub(freed);
     (after > MAX_SHOWN && after > before).then(|| {
         format!(
             "after this update the memory would show {after} bytes (progress and entries not archived), more than the {MAX_SHOWN} it may; \
