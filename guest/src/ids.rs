@@ -1,8 +1,8 @@
-//! Entries' IDs (`KL-3`, `VC-12`): written, and gathered in a set for the checks of one update,
-//! a list while it is short, a tree past that. Most updates archive a few entries, and a tree compares through `Ord`, a
-//! `memcmp` call per step (and a loop turn per byte in a component), where a scan of a few
-//! short IDs compares them whole ([`scan::equal`]). An update of a million ARCHIVEs still
-//! costs a logarithm per lookup.
+//! Entries' IDs (`KL-3`, `VC-12`): written, and gathered in a set for the checks of one
+//! update, a list while it is short, a tree past that. Most updates archive a few entries, and
+//! a tree compares through `Ord`, a `memcmp` call per step (and a loop turn per byte in a
+//! component), where a scan of a few short IDs compares them whole ([`scan::equal`]). An update
+//! of a million ARCHIVEs still costs a logarithm per lookup.
 
 use crate::scan;
 use std::collections::BTreeSet;

@@ -115,7 +115,6 @@ pub fn control_at(text: &str) -> Option<usize> {
     if n < CHUNK {
         return (0..n).find(|&i| exact(i));
     }
-    let chunk = |at: usize| -> &[u8; CHUNK] { bytes[at..at + CHUNK].try_into().expect("a whole chunk") };
     // Four chunks a turn while four fit (a whole input is read here): a turn's own cost, its
     // bounds and its epoch check in a component, was as much as a chunk's test. Four with a
     // suspect byte are read again below, a chunk at a time.
@@ -127,6 +126,7 @@ pub fn control_at(text: &str) -> Option<usize> {
     }
     // The last chunk ends at the end (overlapping the one before), so that no line pays for
     // its tail a byte at a time. A chunk with a suspect byte goes to the exact check.
+    let chunk = |at: usize| -> &[u8; CHUNK] { bytes[at..at + CHUNK].try_into().expect("a whole chunk") };
     while i < n {
         let start = i.min(n - CHUNK);
         if suspect(chunk(start))

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Instructions per apply of the 4 KB update, native against the component in wasmtime, counted
 by callgrind (timings on this machine wander; instruction counts hold still), and of a no-op
-update, the fixed cost of an apply. Each path runs
-N times with and without the apply; the difference over N is one apply. Run it as
-`make bench-instructions` (after `cargo bench --no-run`, which builds the bench binary).
+update, the fixed cost of an apply. Each path runs N times with and without the apply; the
+difference over N is one apply. Run it as `make bench-instructions` (after `cargo bench
+--no-run`, which builds the bench binary).
 
 `--functions K` (`make bench-functions`) also prints the component's K costliest functions per
 apply, each without what it calls. Callgrind knows the compiled guest only by address; wasmtime's
