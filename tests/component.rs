@@ -160,6 +160,29 @@ fn a_trap_is_an_error_and_the_next_call_gets_a_fresh_instance() {
     assert!(matches!(memory.render(), Err(Error::Lost)));
 }
 
+/// What a call allocates is there for the next: a long-lived memory stays within a small
+/// budget through calls of every size, though together they allocate many times it. The
+/// guest's allocator keeps freed blocks by size (guest/src/heap.rs), so this is what would
+/// fail if a size's blocks were not reused, or large ones not given back.
+#[test]
+fn a_memory_reuses_what_its_calls_freed() {
+    let runtime = small_memory_runtime();
+    let mut memory = runtime.new_memory().unwrap();
+    let mut allocated = 0;
+    for i in 0..800 {
+        let mut text = String::from("KEY_LEARNINGS:\n  ADD:\n");
+        for k in 0..(i * 7) % 150 {
+            let line = format!("    - because call {i} needs it: learning {k} {}\n", "x".repeat((i * 13 + k * 31) % 400));
+            text.push_str(&line);
+        }
+        allocated += text.len();
+        let outcome = memory.validate(&text).unwrap();
+        assert!(outcome.diagnostics.iter().all(|d| d.severity != workmem_runtime::Severity::Error), "call {i}");
+    }
+    // The texts alone, copied in once each, are four times the budget.
+    assert!(allocated > 4 * (2 << 20), "{allocated}");
+}
+
 /// A call made inside `cancellable` stops soon after its flag is set (a server sets it when
 /// its client goes away), as `Error::Cancelled`; outside it, and on a new call, nothing is
 /// stopped.

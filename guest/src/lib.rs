@@ -7,6 +7,8 @@ pub mod call;
 mod context;
 pub mod document;
 mod exports;
+#[cfg(any(target_arch = "wasm32", test))]
+mod heap;
 pub mod history;
 mod ids;
 mod json;
@@ -26,6 +28,12 @@ mod syntax;
 mod component;
 #[cfg(all(target_arch = "wasm32", feature = "go"))]
 mod go;
+
+// Every component allocates through the size lists (see `heap`); the native library leaves
+// the choice to the program that links it.
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static HEAP: heap::Global = heap::Global;
 
 pub use exports::*;
 pub use memory::{Applied, FORMAT, Memory, Wants};
