@@ -194,12 +194,14 @@ bench:
 # timings wander.
 bench-instructions:
 	cargo bench -q -p workmem-bench --bench engine --no-run
+	cargo build -q -p workmem-guest --profile guest --example apply
 	python3 host/bench/benches/instructions.py
 
 # The same, and where the component's instructions go: its costliest functions per apply,
 # named (the guest built with its names kept, so the next plain build builds it again).
 bench-functions:
 	WORKMEM_GUEST_NAMES=1 cargo bench -q -p workmem-bench --bench engine --no-run
+	cargo build -q -p workmem-guest --profile guest --example apply
 	python3 host/bench/benches/instructions.py --functions 30
 
 # The same 4 KB update in every runtime, one table.

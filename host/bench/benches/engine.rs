@@ -11,7 +11,7 @@ const NOW: &str = "2026-11-22T12:00:00Z";
 
 /// A no-op update (archiving an ID that does not exist): the fixed cost of an apply,
 /// carrying a short text in and a short outcome out.
-const NOOP: &str = "KEY_LEARNINGS:\n  ARCHIVE:\n    - KL-999 because it does not exist\n";
+const NOOP: &str = include_str!("data/noop.dsl");
 
 /// Median of `samples` timings of `f`, each on a fresh value from `setup` (not timed).
 fn median_each<T>(samples: usize, mut setup: impl FnMut() -> T, mut f: impl FnMut(T)) -> Duration {

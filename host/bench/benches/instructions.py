@@ -3,7 +3,12 @@
 by callgrind (timings on this machine wander; instruction counts hold still), and of a no-op
 update, the fixed cost of an apply. Each path runs N times with and without the apply; the
 difference over N is one apply. Run it as `make bench-instructions` (after `cargo bench
---no-run`, which builds the bench binary).
+--no-run`, which builds the bench binary, and the guest's `apply` example built with the
+`guest` profile).
+
+Two native builds: the bench binary's (the release profile, in a process that also holds
+wasmtime, as an embedder's would) and the `apply` example (the components' profile, fat LTO and
+one codegen unit, in a process of its own). The component is held to both.
 
 `--functions K` (`make bench-functions`) also prints the component's K costliest functions per
 apply, each without what it calls. Callgrind knows the compiled guest only by address; wasmtime's
@@ -29,11 +34,25 @@ def bench_binary():
     return max(found, key=os.path.getmtime)
 
 
+DATA = "host/bench/benches/data"
+# The `apply` example of the guest crate, built with the `guest` profile.
+NATIVE_ALONE = "target/guest/examples/apply"
+
+
+def command(binary, mode, n):
+    """The bench binary's `--instructions` path; `alone`, `alone-noop` and `alone-setup` are
+    the same three paths natively through the `apply` example."""
+    if mode.startswith("alone"):
+        text = {"alone": "update-4k.dsl", "alone-noop": "noop.dsl", "alone-setup": None}[mode]
+        return [NATIVE_ALONE, f"{DATA}/setup.dsl", f"{DATA}/update-4k.dsl", f"{DATA}/{text}" if text else "-", str(n)]
+    return [binary, "--instructions", mode, str(n)]
+
+
 def callgrind(binary, mode, n, tmp, env=None):
-    """Runs the bench binary's `--instructions` path under callgrind; returns valgrind's report
-    and the path of callgrind's output."""
+    """Runs one path under callgrind; returns valgrind's report and the path of callgrind's
+    output."""
     out = os.path.join(tmp, "callgrind.out")
-    run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--instructions", mode, str(n)],
+    run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command(binary, mode, n)],
                          capture_output=True, text=True, env=env)
     if run.returncode != 0:
         sys.exit(run.stderr[-2000:])
@@ -99,15 +118,17 @@ def main():
     # The first run after a build compiles the component into the cache: not an apply's cost.
     count(binary, "wasm-setup", 1)
     per = {}
-    for path in ("native", "wasm"):
+    for path in ("native", "alone", "wasm"):
         setup = count(binary, f"{path}-setup", N)
         for update in ("", "-noop"):
             per[path + update] = (count(binary, path + update, N) - setup) / N
     print("| path | instructions per apply | of them, an apply's fixed cost (a no-op update) |")
     print("|---|---|---|")
-    print(f"| native | {per['native']:,.0f} | {per['native-noop']:,.0f} |")
+    print(f"| native (release, in the bench's process) | {per['native']:,.0f} | {per['native-noop']:,.0f} |")
+    print(f"| native (the components' profile, alone) | {per['alone']:,.0f} | {per['alone-noop']:,.0f} |")
     print(f"| component (wasmtime) | {per['wasm']:,.0f} | {per['wasm-noop']:,.0f} |")
-    print(f"| ratio component / native | {per['wasm'] / per['native']:.2f}x (target ≤ 1.5x) | {per['wasm-noop'] / per['native-noop']:.2f}x |")
+    for path, label in (("native", "release"), ("alone", "the components' profile")):
+        print(f"| ratio component / native ({label}) | {per['wasm'] / per[path]:.2f}x (target ≤ 1.5x) | {per['wasm-noop'] / per[path + '-noop']:.2f}x |")
     if "--functions" in sys.argv:
         print_functions(binary, int(sys.argv[sys.argv.index("--functions") + 1]))
 
