@@ -66,7 +66,11 @@ pub fn push_number(out: &mut String, mut n: u64) {
             break;
         }
     }
-    out.push_str(std::str::from_utf8(&digits[at..]).expect("ASCII digits"));
+    // A char at a time: `str::from_utf8` would check the digits again, a call and a loop.
+    out.reserve(digits.len() - at);
+    for &d in &digits[at..] {
+        out.push(d as char);
+    }
 }
 
 #[cfg(test)]
