@@ -26,7 +26,7 @@ const SMALLEST_SHIFT: u32 = 4;
 /// instance against 46; up to 256 bytes, the same as dlmalloc, for 6k more instructions than
 /// at 4 KiB.
 const LARGEST_SHIFT: u32 = 8;
-pub const LARGEST: usize = 1 << LARGEST_SHIFT;
+const LARGEST: usize = 1 << LARGEST_SHIFT;
 const SIZES: usize = (LARGEST_SHIFT - SMALLEST_SHIFT + 1) as usize;
 /// What a list that is empty carves its blocks from, taken from the standard allocator whole:
 /// small, so that an instance's first blocks are on few pages.
@@ -152,6 +152,9 @@ impl Default for Lists {
 #[cfg(target_arch = "wasm32")]
 pub struct Global;
 
+#[cfg(all(target_arch = "wasm32", target_feature = "atomics"))]
+compile_error!("the components' allocator shares its lists unguarded: a build with threads needs another");
+
 #[cfg(target_arch = "wasm32")]
 mod global {
     use super::{Global, Lists};
@@ -160,7 +163,8 @@ mod global {
 
     struct Shared(UnsafeCell<Lists>);
 
-    // A component is one thread: wasm32-unknown-unknown is built without atomics.
+    // A component is one thread: wasm32-unknown-unknown is built without atomics (a build with
+    // them stops below).
     unsafe impl Sync for Shared {}
 
     static LISTS: Shared = Shared(UnsafeCell::new(Lists::new()));
