@@ -1,7 +1,8 @@
 //! The `engine` and `agent` worlds: the engine's types mapped to the WIT's, and the memory
 //! and update runs kept as resources inside the instance.
 
-// The generated glue is the canonical ABI's unsafe code; the engine itself has none.
+// The generated glue is the canonical ABI's unsafe code; the engine's own is its allocator's
+// (`heap`).
 #![allow(unsafe_code)]
 
 #[cfg(not(feature = "agent"))]

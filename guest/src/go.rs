@@ -1,7 +1,8 @@
 //! The `engine-go` world: the same engine, flat, for Gravity. Memories and update runs live
 //! in the instance in tables, named by handles; a handle that names nothing traps (a host bug).
 
-// The generated glue is the canonical ABI's unsafe code; the engine itself has none.
+// The generated glue is the canonical ABI's unsafe code; the engine's own is its allocator's
+// (`heap`).
 #![allow(unsafe_code)]
 // The flat world passes a handle and its options as parameters, as Gravity needs.
 #![allow(clippy::too_many_arguments)]

@@ -33,7 +33,7 @@ const SIZES: usize = (LARGEST_SHIFT - SMALLEST_SHIFT + 1) as usize;
 const CHUNK: usize = 16 << 10;
 
 /// The allocator's state: one per component, or one per test.
-pub struct Lists {
+struct Lists {
     /// Each size's free blocks, each holding the address of the next.
     free: [*mut u8; SIZES],
     /// The current chunk's unused part.
@@ -59,14 +59,14 @@ fn block(list: usize) -> usize {
 }
 
 impl Lists {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         Lists { free: [ptr::null_mut(); SIZES], next: 0, end: 0 }
     }
 
     /// # Safety
     /// As [`GlobalAlloc::alloc`].
     #[inline(always)]
-    pub unsafe fn alloc(&mut self, layout: Layout) -> *mut u8 {
+    unsafe fn alloc(&mut self, layout: Layout) -> *mut u8 {
         let Some(list) = list(layout.size(), layout.align()) else {
             return unsafe { System.alloc(layout) };
         };
@@ -102,7 +102,7 @@ impl Lists {
     /// # Safety
     /// As [`GlobalAlloc::dealloc`].
     #[inline(always)]
-    pub unsafe fn dealloc(&mut self, ptr: *mut u8, layout: Layout) {
+    unsafe fn dealloc(&mut self, ptr: *mut u8, layout: Layout) {
         match list(layout.size(), layout.align()) {
             Some(list) => {
                 // SAFETY: a block of any list has room and alignment for a pointer.
@@ -116,7 +116,7 @@ impl Lists {
     /// # Safety
     /// As [`GlobalAlloc::realloc`].
     #[inline(always)]
-    pub unsafe fn realloc(&mut self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+    unsafe fn realloc(&mut self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let old = list(layout.size(), layout.align());
         let new = list(new_size, layout.align());
         match (old, new) {
@@ -135,12 +135,6 @@ impl Lists {
                 to
             }
         }
-    }
-}
-
-impl Default for Lists {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
