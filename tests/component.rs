@@ -27,30 +27,45 @@ fn each_component_is_within_its_size_budget() {
     assert!(over.is_empty(), "{over:?}: make it smaller, or raise its budget in tests/data/size-budget.json and say why");
 }
 
-/// The compile cache loads what it wrote, and compiles over an artifact another user could
-/// have written (it is native code), then loads the one it wrote in its place.
+/// The `workmem` binary carries its components compiled (the runtime's build script compiles
+/// them), so no crate of it may turn on the runtime's `compiler` feature, which would link
+/// Cranelift back in: about 7 MB of the binary (docs/performance.md, "The binary's size").
+#[test]
+fn the_workmem_binary_links_no_compiler() {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(common::root())
+        .args(["tree", "--quiet", "--offline", "--package", "workmem", "--edges", "normal", "--prefix", "none", "--format", "{p} {f}"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo tree: {}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8(out.stdout).unwrap();
+    let features = |name: &str| -> Vec<&str> {
+        tree.lines().filter(|l| l.starts_with(&format!("{name} v"))).flat_map(|l| l.rsplit(' ').next().unwrap().split(',')).collect()
+    };
+    assert!(!features("wasmtime").is_empty() && !features("workmem-runtime").is_empty(), "the binary's tree names wasmtime and the runtime:\n{tree}");
+    assert!(!features("wasmtime").contains(&"cranelift"), "wasmtime with its compiler in the binary: {:?}", features("wasmtime"));
+    assert!(!features("workmem-runtime").contains(&"compiler"), "the runtime's compiler in the binary: {:?}", features("workmem-runtime"));
+}
+
+/// The compile cache (`Runtime::from_bytes`) loads what it wrote, and compiles over an artifact
+/// another user could have written (it is native code), then loads the one it wrote in its place.
 #[test]
 fn the_compile_cache_loads_only_an_artifact_no_one_else_may_write() {
     use std::os::unix::fs::PermissionsExt;
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("trusted-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir(&dir).unwrap();
-    // The artifacts the other tests' cache holds, copied: one compile fewer (a debug build's
-    // takes half a minute).
-    let shared = common::options().cache_dir.unwrap();
-    Runtime::new(&common::options()).unwrap();
-    for artifact in std::fs::read_dir(&shared).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension() == Some("cwasm".as_ref())) {
-        std::fs::copy(&artifact, dir.join(artifact.file_name().unwrap())).unwrap();
-    }
     let options = Options { cache_dir: Some(dir.clone()), ..Options::default() };
-    assert!(Runtime::new(&options).unwrap().from_cache(), "an artifact of this user's is loaded");
+    let load = || Runtime::from_bytes(COMPONENT.bytes(), &options).unwrap();
+    assert!(!load().from_cache(), "nothing cached yet: compiled");
+    assert!(load().from_cache(), "an artifact of this user's is loaded");
     let artifacts: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
     for artifact in &artifacts {
         std::fs::set_permissions(artifact, std::fs::Permissions::from_mode(0o666)).unwrap();
     }
-    assert!(!Runtime::new(&options).unwrap().from_cache(), "an artifact others may write is not loaded");
+    assert!(!load().from_cache(), "an artifact others may write is not loaded");
     assert!(artifacts.iter().any(|a| std::fs::metadata(a).unwrap().permissions().mode() & 0o022 == 0), "and is compiled over");
-    assert!(Runtime::new(&options).unwrap().from_cache(), "the artifact written in its place is loaded");
+    assert!(load().from_cache(), "the artifact written in its place is loaded");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

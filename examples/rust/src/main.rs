@@ -1,7 +1,7 @@
 use workmem_runtime::{Options, Runtime, Wants};
 
 fn main() -> Result<(), workmem_runtime::Error> {
-    let runtime = Runtime::new(&Options::default())?; // compiled once, cached on disk
+    let runtime = Runtime::new(&Options::default())?; // compiled when the crate was built
     let mut memory = runtime.new_memory()?; // lives in its own instance (microseconds)
     let update = "KEY_LEARNINGS:\n  ADD:\n    - because it matters: one engine, every runtime\n";
     match memory.apply(update, &workmem_runtime::now(), Wants { overview: true, state: false })? {

@@ -177,8 +177,7 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "--instructions") {
         return instructions(&args[i + 1], args[i + 2].parse().unwrap());
     }
-    let cache = std::env::temp_dir().join(format!("workmem-bench-{}", std::process::id()));
-    let options = Options { cache_dir: Some(cache.clone()), ..Options::default() };
+    let options = Options::default();
 
     let nothing = Wants { overview: false, state: false };
     // Native baseline: the same engine, the same memory, the same update.
@@ -256,24 +255,22 @@ fn main() {
     // Instantiation from the InstancePre.
     let instantiate = median(201, 20, || drop(runtime.instance().unwrap()));
 
-    // Cold start: a new engine loads the cached precompiled component, links,
-    // instantiates and answers a first call, as a CLI invocation does.
+    // Cold start: a new engine loads the component the build compiled, links, instantiates and
+    // answers a first call, as a CLI invocation does.
     let cold = median(51, 1, || {
         let rt = Runtime::new(&options).unwrap();
-        assert!(rt.from_cache());
         rt.new_memory().unwrap().render().unwrap();
     });
-    // And without the cache, for scale.
-    let compile = median(5, 1, || drop(Runtime::new(&Options { cache_dir: None, ..Options::default() }).unwrap()));
+    // And compiling it, for scale (what a component of an embedder's own costs uncached).
+    let compile = median(5, 1, || drop(Runtime::from_bytes(COMPONENT.bytes(), &Options { cache_dir: None, ..Options::default() }).unwrap()));
 
     let ratio = wasm.as_secs_f64() / native.as_secs_f64();
     let size = COMPONENT.bytes().len();
-    let _ = std::fs::remove_dir_all(&cache);
     let _ = std::fs::remove_dir_all(session.dir().parent().unwrap().parent().unwrap());
     // For examples/bench_runtimes.py, which sets this table beside the other runtimes'.
     if std::env::args().any(|a| a == "--json") {
         println!(
-            "{{\"runtime\": \"wasmtime (Rust host)\", \"apply_us\": {:.2}, \"fresh_apply_us\": {:.2}, \"noop_us\": {:.2}, \"call_us\": {:.2}, \"cold_ms\": {:.3}, \"cold_uncached_ms\": {:.2}, \"native_apply_us\": {:.2}}}",
+            "{{\"runtime\": \"wasmtime (Rust host)\", \"apply_us\": {:.2}, \"fresh_apply_us\": {:.2}, \"noop_us\": {:.2}, \"call_us\": {:.2}, \"cold_ms\": {:.3}, \"compile_ms\": {:.2}, \"native_apply_us\": {:.2}}}",
             us(wasm),
             us(cold_apply),
             us(noop_wasm),
@@ -307,7 +304,7 @@ fn main() {
     row("token counting, host (o200k_base)", format!("{:.1} MB/s", mbps(ours)), "", true);
     row("token counting, tiktoken-rs", format!("{:.1} MB/s", mbps(theirs)), "", true);
     row("instantiate from InstancePre", format!("{:.1} µs", us(instantiate)), "< 100 µs", us(instantiate) < 100.0);
-    row("cold start (load precompiled + instantiate)", format!("{:.2} ms", us(cold) / 1e3), "< 5 ms", us(cold) < 5000.0);
-    row("first start without cache (compile)", format!("{:.1} ms", us(compile) / 1e3), "", true);
+    row("cold start (load the build's compiled component + instantiate)", format!("{:.2} ms", us(cold) / 1e3), "< 5 ms", us(cold) < 5000.0);
+    row("compiling the component instead (from_bytes, no cache)", format!("{:.1} ms", us(compile) / 1e3), "", true);
     row("component size", format!("{size} B"), "<= 400 KB", size <= 400 * 1024);
 }

@@ -1,10 +1,8 @@
-//! Precompiled components on disk, keyed by the component's bytes (compressed, for one this
-//! binary carries) and wasmtime's compatibility hash, so another component or wasmtime build
-//! never loads a stale one. An artifact is run as native code, so one another user could have
+//! What `Runtime::from_bytes` compiled, on disk, keyed by the component's bytes and wasmtime's
+//! compatibility hash, so another component or wasmtime build never loads a stale one. An artifact is run as native code, so one another user could have
 //! placed is never loaded: the directory and the artifact must be this user's, writable by no
 //! one else, and not symlinks (the rule the Python and Go packages keep too).
 
-use crate::embedded::Source;
 use crate::error::{Error, Result};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -12,21 +10,18 @@ use std::io::Write;
 use std::path::Path;
 use wasmtime::component::Component;
 
-/// Compiles `source`, or loads the artifact cached for exactly this component and engine
+/// Compiles `bytes`, or loads the artifact cached for exactly this component and engine
 /// configuration. A cache entry that fails to load is replaced. The bool says whether it
 /// came from the cache.
-pub(crate) fn load(engine: &wasmtime::Engine, source: Source<'_>, dir: Option<&Path>) -> Result<(Component, bool)> {
-    let compile = || Component::new(engine, source.bytes()).map_err(Error::Load);
+pub(crate) fn load(engine: &wasmtime::Engine, bytes: &[u8], dir: Option<&Path>) -> Result<(Component, bool)> {
+    let compile = || Component::new(engine, bytes).map_err(Error::Load);
     let Some(dir) = dir else {
         return Ok((compile()?, false));
     };
     let mut h = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut h);
     env!("CARGO_PKG_VERSION").hash(&mut h);
-    match source {
-        Source::Bytes(bytes) => bytes.hash(&mut h),
-        Source::Embedded(embedded) => ("deflated", embedded.deflated()).hash(&mut h),
-    }
+    bytes.hash(&mut h);
     let path = dir.join(format!("engine-{:016x}.cwasm", h.finish()));
     if !trusted(dir, Kind::Dir) {
         return Ok((compile()?, false));
@@ -92,24 +87,8 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 #[cfg(all(test, unix))]
 mod tests {
-    use super::{Kind, create_private, load, trusted};
-    use crate::embedded::{Embedded, Source};
+    use super::{Kind, create_private, trusted};
     use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn a_component_this_binary_carries_is_not_inflated_to_load_it_from_the_cache() {
-        let dir = std::env::temp_dir().join(format!("workmem-cache-embedded-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let engine = wasmtime::Engine::default();
-        // Apart from `crate::COMPONENT`, which other tests may have inflated.
-        let carried = || -> &'static Embedded { Box::leak(Box::new(Embedded::new(crate::COMPONENT.deflated()))) };
-        let first = carried();
-        assert!(!load(&engine, Source::Embedded(first), Some(&dir)).unwrap().1, "compiled");
-        let again = carried();
-        assert!(load(&engine, Source::Embedded(again), Some(&dir)).unwrap().1, "from the cache");
-        assert!(!again.is_inflated(), "the cache is keyed by the compressed bytes");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn only_what_no_one_else_may_write_is_trusted() {

@@ -1,6 +1,7 @@
-//! The components a binary carries, compressed: DEFLATE makes the three a third of their
-//! size (2.69 MB to 0.86 MB of the CLI). A process that finds its world compiled in the
-//! cache never inflates it: the cache is keyed by the compressed bytes.
+//! The components a binary carries, compressed, for those who write them out (`workmem
+//! component`, the benches): DEFLATE makes the three a third of their size (2.69 MB to
+//! 0.86 MB of the CLI). The runtime never inflates them: it runs what the build script
+//! compiled from them (`precompiled`).
 
 use std::sync::OnceLock;
 
@@ -22,32 +23,6 @@ impl Embedded {
             miniz_oxide::inflate::decompress_to_vec(self.deflated).expect("a component the build script deflated inflates")
         })
     }
-
-    /// The compressed bytes: what names the component in the compile cache.
-    pub(crate) fn deflated(&self) -> &'static [u8] {
-        self.deflated
-    }
-
-    #[cfg(test)]
-    pub(crate) fn is_inflated(&self) -> bool {
-        self.inflated.get().is_some()
-    }
-}
-
-/// What a runtime compiles: a caller's bytes, or a component of this binary.
-#[derive(Clone, Copy)]
-pub(crate) enum Source<'a> {
-    Bytes(&'a [u8]),
-    Embedded(&'static Embedded),
-}
-
-impl Source<'_> {
-    pub(crate) fn bytes(&self) -> &[u8] {
-        match self {
-            Source::Bytes(bytes) => bytes,
-            Source::Embedded(embedded) => embedded.bytes(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -56,6 +31,6 @@ mod tests {
     fn each_embedded_component_inflates_to_a_component() {
         let bytes = crate::COMPONENT.bytes();
         assert_eq!(&bytes[..8], b"\0asm\x0d\0\x01\0", "a component's preamble (version 0xd, layer 1)");
-        assert!(crate::COMPONENT.deflated().len() < bytes.len() / 2, "DEFLATE halves a component at least");
+        assert!(crate::COMPONENT.deflated.len() < bytes.len() / 2, "DEFLATE halves a component at least");
     }
 }

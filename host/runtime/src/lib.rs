@@ -1,7 +1,7 @@
 //! The workmem engine component in wasmtime: what an embedder depends on, and nothing else.
 //!
-//! One [`Runtime`] per process: it compiles each world once (or loads it precompiled from the
-//! on-disk cache), is cheap to clone and can be shared across threads. An [`Instance`] is one
+//! One [`Runtime`] per process: it loads each world once, compiled when this crate was built
+//! (no compiler runs in the process), is cheap to clone and can be shared across threads. An [`Instance`] is one
 //! live engine, made in microseconds from an `InstancePre`. Every call into the guest runs
 //! under a memory limit and a CPU deadline; a guest that traps or runs past its deadline is
 //! reported as an [`Error`], and the next call starts from a fresh instance.
@@ -23,16 +23,19 @@
 mod agent;
 mod bindings;
 pub mod board;
+#[cfg(feature = "compiler")]
 mod cache;
 #[cfg(feature = "agent")]
 mod capabilities;
 pub mod document;
 mod embedded;
+mod engine_config;
 mod error;
 mod instance;
 mod memory;
 pub mod names;
 mod options;
+mod precompiled;
 mod runtime;
 mod sandbox;
 
@@ -64,6 +67,10 @@ pub static COMPONENT: Embedded = Embedded::new(include_bytes!(concat!(env!("OUT_
 /// The agent world's component: the engine plus the `llm`, `store` and `clock` imports.
 #[cfg(feature = "agent")]
 pub static AGENT_COMPONENT: Embedded = Embedded::new(include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.wasm.deflate")));
+/// The two worlds wasmtime runs here, compiled by the build script (`precompiled`).
+static ENGINE_ARTIFACT: precompiled::Precompiled = precompiled::Precompiled::new(include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine.cwasm.lz4")));
+#[cfg(feature = "agent")]
+static AGENT_ARTIFACT: precompiled::Precompiled = precompiled::Precompiled::new(include_bytes!(concat!(env!("OUT_DIR"), "/workmem-agent.cwasm.lz4")));
 /// The `engine-go` world's core module, with the WIT in a custom section (what Gravity reads).
 #[cfg(feature = "go-core")]
 pub static GO_CORE_MODULE: Embedded = Embedded::new(include_bytes!(concat!(env!("OUT_DIR"), "/workmem-engine-go-core.wasm.deflate")));

@@ -1,4 +1,4 @@
-//! How a runtime is set up: its cache and the limits of every call.
+//! How a runtime is set up: the limits of every call, and where it keeps what it compiles.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -6,7 +6,9 @@ use std::time::Duration;
 /// How the runtime is set up.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Where precompiled components are kept; `None` compiles on every start.
+    /// Where [`Runtime::from_bytes`](crate::Runtime) keeps what it compiled (feature
+    /// `compiler`); `None` compiles on every load. The components this crate carries come
+    /// compiled and never use it.
     pub cache_dir: Option<PathBuf>,
     /// The most linear memory one instance may use. Past it, the guest's allocation fails,
     /// which is a trap, reported as [`Error::MemoryLimit`].

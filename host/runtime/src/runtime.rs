@@ -1,23 +1,21 @@
 //! The loaded engine, what an embedder starts from.
 
-use crate::embedded::Source;
 use crate::error::{Error, Result};
 use crate::instance::{EnginePre, Instance, Loaded};
 use crate::memory::Memory;
 use crate::options::Options;
 #[cfg(feature = "agent")]
 use crate::{agent::AgentInstance, bindings, capabilities::Capabilities};
-use crate::{board, cache, sandbox};
+use crate::{board, engine_config, sandbox};
 use std::sync::Arc;
 #[cfg(feature = "agent")]
 use std::sync::OnceLock;
-use wasmtime::Config;
 #[cfg(feature = "agent")]
 use wasmtime::component::HasSelf;
-use wasmtime::component::Linker;
+use wasmtime::component::{Component, Linker};
 
 /// The loaded engine: one wasmtime engine and configuration for every world, each world
-/// compiled on first use. Clone it freely; clones share everything.
+/// loaded on first use. Clone it freely; clones share everything.
 #[derive(Clone)]
 pub struct Runtime {
     inner: Arc<Inner>,
@@ -27,44 +25,44 @@ struct Inner {
     loaded: Arc<Loaded>,
     #[cfg(feature = "agent")]
     agent_pre: OnceLock<bindings::AgentPre<sandbox::Ctx>>,
+    #[cfg(feature = "compiler")]
     from_cache: bool,
 }
 
 impl Runtime {
-    /// Loads [`COMPONENT`].
+    /// Loads [`COMPONENT`](crate::COMPONENT), compiled when this crate was built.
     pub fn new(options: &Options) -> Result<Self> {
-        Self::load(Source::Embedded(&crate::COMPONENT), options)
+        let engine = engine()?;
+        let component = crate::ENGINE_ARTIFACT.load(&engine)?;
+        Ok(Runtime { inner: Arc::new(Self::link(engine, component, options)?) })
     }
 
-    /// Loads an engine-world component from its bytes.
+    /// Loads an engine-world component from its bytes: compiled, or loaded from the compile
+    /// cache ([`Options::cache_dir`]).
+    #[cfg(feature = "compiler")]
     pub fn from_bytes(bytes: &[u8], options: &Options) -> Result<Self> {
-        Self::load(Source::Bytes(bytes), options)
-    }
-
-    fn load(source: Source<'_>, options: &Options) -> Result<Self> {
-        let mut config = Config::new();
-        config.wasm_component_model(true);
-        config.epoch_interruption(true);
-        // `perf` can then name the guest's functions (see docs/performance.md, "Profiling the engine").
-        if std::env::var_os("WORKMEM_PERFMAP").is_some() {
-            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
-        }
-        let engine = wasmtime::Engine::new(&config).map_err(Error::Load)?;
-        sandbox::start_ticker(&engine);
-        let (component, from_cache) = cache::load(&engine, source, options.cache_dir.as_deref())?;
-        // The engine world imports nothing, so an empty linker is the whole sandbox.
-        let linker = Linker::<sandbox::Ctx>::new(&engine);
-        let engine_pre = EnginePre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
-        let inner = Inner {
-            loaded: Arc::new(Loaded { engine, options: options.clone(), engine_pre }),
-            #[cfg(feature = "agent")]
-            agent_pre: OnceLock::new(),
-            from_cache,
-        };
+        let engine = engine()?;
+        let (component, from_cache) = crate::cache::load(&engine, bytes, options.cache_dir.as_deref())?;
+        let inner = Inner { from_cache, ..Self::link(engine, component, options)? };
         Ok(Runtime { inner: Arc::new(inner) })
     }
 
-    /// Whether the engine component came from the on-disk cache rather than a fresh compile.
+    fn link(engine: wasmtime::Engine, component: Component, options: &Options) -> Result<Inner> {
+        sandbox::start_ticker(&engine);
+        // The engine world imports nothing, so an empty linker is the whole sandbox.
+        let linker = Linker::<sandbox::Ctx>::new(&engine);
+        let engine_pre = EnginePre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
+        Ok(Inner {
+            loaded: Arc::new(Loaded { engine, options: options.clone(), engine_pre }),
+            #[cfg(feature = "agent")]
+            agent_pre: OnceLock::new(),
+            #[cfg(feature = "compiler")]
+            from_cache: false,
+        })
+    }
+
+    /// Whether [`Runtime::from_bytes`] found its component compiled in the cache.
+    #[cfg(feature = "compiler")]
     pub fn from_cache(&self) -> bool {
         self.inner.from_cache
     }
@@ -127,7 +125,7 @@ impl Runtime {
             Some(pre) => pre,
             None => {
                 let loaded = &self.inner.loaded;
-                let (component, _) = cache::load(&loaded.engine, Source::Embedded(&crate::AGENT_COMPONENT), loaded.options.cache_dir.as_deref())?;
+                let component = crate::AGENT_ARTIFACT.load(&loaded.engine)?;
                 let mut linker = Linker::<sandbox::Ctx>::new(&loaded.engine);
                 bindings::Agent::add_to_linker::<sandbox::Ctx, HasSelf<sandbox::Ctx>>(&mut linker, |c| c).map_err(Error::Load)?;
                 let pre = bindings::AgentPre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
@@ -136,4 +134,15 @@ impl Runtime {
         };
         AgentInstance::new(&self.inner.loaded, pre, capabilities)
     }
+}
+
+/// An engine with this crate's settings, ticking for the CPU deadline.
+fn engine() -> Result<wasmtime::Engine> {
+    let mut config = wasmtime::Config::new();
+    engine_config::configure(&mut config);
+    // `perf` can then name the guest's functions (see docs/performance.md, "Profiling the engine").
+    if std::env::var_os("WORKMEM_PERFMAP").is_some() {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
+    wasmtime::Engine::new(&config).map_err(Error::Load)
 }
