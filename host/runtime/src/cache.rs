@@ -1,7 +1,8 @@
 //! What `Runtime::from_bytes` compiled, on disk, keyed by the component's bytes and wasmtime's
-//! compatibility hash, so another component or wasmtime build never loads a stale one. An artifact is run as native code, so one another user could have
-//! placed is never loaded: the directory and the artifact must be this user's, writable by no
-//! one else, and not symlinks (the rule the Python and Go packages keep too).
+//! compatibility hash, so another component or wasmtime build never loads a stale one. An
+//! artifact is run as native code, so one another user could have placed is never loaded: the
+//! directory and the artifact must be this user's, writable by no one else, and not symlinks
+//! (the rule the Python and Go packages keep too).
 
 use crate::error::{Error, Result};
 use std::collections::hash_map::DefaultHasher;

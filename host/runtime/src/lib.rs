@@ -1,10 +1,10 @@
 //! The workmem engine component in wasmtime: what an embedder depends on, and nothing else.
 //!
 //! One [`Runtime`] per process: it loads each world once, compiled when this crate was built
-//! (no compiler runs in the process), is cheap to clone and can be shared across threads. An [`Instance`] is one
-//! live engine, made in microseconds from an `InstancePre`. Every call into the guest runs
-//! under a memory limit and a CPU deadline; a guest that traps or runs past its deadline is
-//! reported as an [`Error`], and the next call starts from a fresh instance.
+//! (no compiler runs in the process), is cheap to clone and can be shared across threads. An
+//! [`Instance`] is one live engine, made in microseconds from an `InstancePre`. Every call into
+//! the guest runs under a memory limit and a CPU deadline; a guest that traps or runs past its
+//! deadline is reported as an [`Error`], and the next call starts from a fresh instance.
 //!
 //! A [`Memory`] lives inside its own instance: it is loaded once, and an update carries the
 //! DSL in and the outcome out, never the whole memory both ways.
