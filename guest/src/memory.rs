@@ -45,12 +45,18 @@ struct SavedRef<'a> {
     state: &'a MemoryState,
 }
 
+/// What `state.json` is read into: [`MemoryState`]'s fields beside `format` and `updates`,
+/// not flattened into it, since `#[serde(flatten)]` reads the whole text into serde's
+/// buffered `Content` first, and compiles every visitor of the state a second time for it.
 #[derive(Deserialize)]
 struct Saved {
     format: String,
     updates: u32,
-    #[serde(flatten)]
-    state: MemoryState,
+    progress: crate::Progress,
+    learnings: Vec<crate::Learning>,
+    verbatim: Vec<crate::VerbatimEntry>,
+    next_learning: u32,
+    next_verbatim: u32,
 }
 
 /// A loaded memory's IDs: each `<prefix>-<n>` once, and `next` (what the next ADD gets)
@@ -129,12 +135,13 @@ impl Memory {
         if saved.format != FORMAT {
             return Err(format!("the memory's format is {:?}; this engine reads {FORMAT:?}", saved.format));
         }
-        check_ids("KL", saved.state.learnings.iter().map(|l| l.id.as_str()), saved.state.next_learning, "next_learning")?;
-        check_ids("VC", saved.state.verbatim.iter().map(|v| v.id.as_str()), saved.state.next_verbatim, "next_verbatim")?;
+        check_ids("KL", saved.learnings.iter().map(|l| l.id.as_str()), saved.next_learning, "next_learning")?;
+        check_ids("VC", saved.verbatim.iter().map(|v| v.id.as_str()), saved.next_verbatim, "next_verbatim")?;
         if saved.updates == u32::MAX {
             return Err(format!("`updates` is {}: no further update could be numbered", u32::MAX));
         }
-        Ok(Memory { state: saved.state, updates: saved.updates })
+        let Saved { progress, learnings, verbatim, next_learning, next_verbatim, updates, .. } = saved;
+        Ok(Memory { state: MemoryState { progress, learnings, verbatim, next_learning, next_verbatim }, updates })
     }
 
     pub fn save(&self) -> String {

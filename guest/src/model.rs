@@ -91,7 +91,7 @@ pub struct VerbatimEntry {
     pub archive_reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MemoryState {
     pub progress: Progress,
     pub learnings: Vec<Learning>,
