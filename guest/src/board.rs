@@ -9,6 +9,7 @@
 mod events;
 mod graph;
 pub mod limits;
+mod op_reader;
 mod ops;
 mod render;
 mod views;
@@ -252,8 +253,9 @@ struct Counters {
     bytes: u64,
 }
 
-/// Everything that changes a board. `actor` and `now` come with it to [`Board::apply`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Everything that changes a board. `actor` and `now` come with it to [`Board::apply`]. Read
+/// by hand (`op_reader.rs`), written as serde derives it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     AddTask {
