@@ -3,7 +3,7 @@
 //! a byte at a time, a loop turn per byte, each of which pays wasmtime's epoch check in a
 //! component. The bytes are serde_json's own (a test holds them to `serde_json::to_string`).
 
-use crate::scan::{CHUNK, any};
+use crate::scan::CHUNK;
 use std::fmt::Write;
 
 /// Whether JSON escapes `b`: a control character, `"` or `\`.
@@ -11,29 +11,42 @@ fn escapes(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Whether `chunk` holds a byte JSON escapes: [`escapes`], a condition at a time ([`any`]).
-fn needs_escape(chunk: &[u8; CHUNK]) -> bool {
-    any(chunk, |b| b < 0x20) | any(chunk, |b| b == b'"') | any(chunk, |b| b == b'\\')
+/// The bytes of `chunk` that JSON escapes ([`escapes`]), bit `k` for byte `k`: three vector
+/// compares and a mask, so that a chunk is read once and its escapes are found from the mask
+/// (LLVM makes no mask of the portable form below, and reading the chunk again to find them
+/// was a loop turn per byte or word, with an epoch check each in a component).
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[allow(unsafe_code)]
+fn escape_marks(chunk: &[u8; CHUNK]) -> u32 {
+    use std::arch::wasm32::*;
+    // SAFETY: `chunk` is sixteen bytes to read, and `v128_load` needs no alignment.
+    let v = unsafe { v128_load(chunk.as_ptr().cast()) };
+    let hits = v128_or(v128_or(u8x16_lt(v, u8x16_splat(0x20)), u8x16_eq(v, u8x16_splat(b'"'))), u8x16_eq(v, u8x16_splat(b'\\')));
+    u32::from(u8x16_bitmask(hits))
 }
 
-/// Where the first byte JSON escapes is in `bytes` from `i` on: eight bytes a turn, as a word
-/// whose bytes are tested at once (a chunk that holds one would otherwise be read a byte a turn
-/// up to it, an epoch check each in a component).
-fn next_escape(bytes: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each byte of `w` below `n`. A borrow can mark a byte above one that is
-    // truly below, never one beneath it, so the lowest mark is exact.
-    let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH;
-    while let Some(word) = bytes.get(i..i + 8) {
-        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        let marks = below(w, 0x20) | below(w ^ (ONES * u64::from(b'"')), 1) | below(w ^ (ONES * u64::from(b'\\')), 1);
-        if marks != 0 {
-            return Some(i + marks.trailing_zeros() as usize / 8);
-        }
-        i += 8;
+/// [`escape_marks`] in SSE2, which every x86-64 has: the native build the component is measured
+/// against does the same work the same way.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+fn escape_marks(chunk: &[u8; CHUNK]) -> u32 {
+    use std::arch::x86_64::*;
+    // SAFETY: `chunk` is sixteen bytes to read, and `_mm_loadu_si128` needs no alignment; the
+    // rest is SSE2, part of every x86-64.
+    unsafe {
+        let v = _mm_loadu_si128(chunk.as_ptr().cast());
+        // Unsigned `v <= 0x1f`: SSE2 compares bytes as signed only.
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control, quote), backslash)) as u32
     }
-    bytes[i..].iter().position(|&b| escapes(b)).map(|k| i + k)
+}
+
+/// [`escape_marks`] a byte at a time, elsewhere.
+#[cfg(not(any(all(target_arch = "wasm32", target_feature = "simd128"), target_arch = "x86_64")))]
+fn escape_marks(chunk: &[u8; CHUNK]) -> u32 {
+    chunk.iter().enumerate().fold(0, |marks, (k, &b)| marks | (u32::from(escapes(b)) << k))
 }
 
 /// Appends `s` as a JSON string.
@@ -43,18 +56,7 @@ pub fn string(out: &mut String, s: &str) {
     out.push('"');
     // Where the bytes not written yet begin: runs without escapes are copied whole.
     let mut run = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + CHUNK)
-            && !needs_escape(chunk.try_into().expect("a whole chunk"))
-        {
-            i += CHUNK;
-            continue;
-        }
-        // A byte to escape is in this chunk (or in the tail past the last whole one).
-        let Some(at) = next_escape(bytes, i) else {
-            break;
-        };
+    let mut escape = |out: &mut String, at: usize| {
         out.push_str(&s[run..at]);
         match bytes[at] {
             b'"' => out.push_str("\\\""),
@@ -67,7 +69,21 @@ pub fn string(out: &mut String, s: &str) {
             b => write!(out, "\\u{b:04x}").expect("writing to a String"),
         }
         run = at + 1;
-        i = at + 1;
+    };
+    let chunks = bytes.chunks_exact(CHUNK);
+    let tail = chunks.remainder();
+    for (n, chunk) in chunks.enumerate() {
+        let mut marks = escape_marks(chunk.try_into().expect("a whole chunk"));
+        while marks != 0 {
+            escape(out, n * CHUNK + marks.trailing_zeros() as usize);
+            marks &= marks - 1;
+        }
+    }
+    let tail_at = bytes.len() - tail.len();
+    for (k, &b) in tail.iter().enumerate() {
+        if escapes(b) {
+            escape(out, tail_at + k);
+        }
     }
     out.push_str(&s[run..]);
     out.push('"');
