@@ -5,7 +5,7 @@ use crate::ids::{self, Ids};
 use crate::parse::{self, Parsed};
 use crate::{ApplyOutcome, ArchiveOp, ERROR, Learning, MemoryState, MergeOutcome, Progress, Update, VerbatimEntry, WARNING};
 use crate::{limits, scan};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// What learnings and verbatim entries have in common, so archiving is written once.
 trait Entry {
@@ -51,7 +51,15 @@ struct Archives<'a> {
 
 impl<'a> Archives<'a> {
     fn new<E: Entry>(entries: &'a [E], ops: &[ArchiveOp]) -> Self {
-        let index = (ops.len() > 16).then(|| entries.iter().enumerate().map(|(i, e)| (e.id(), i)).collect());
+        // Inserted one by one: collected, the map sorts its pairs first, and that sort was a
+        // copy of the standard library's of its own in the component.
+        let index = (ops.len() > 16).then(|| {
+            let mut index = BTreeMap::new();
+            for (i, e) in entries.iter().enumerate() {
+                index.insert(e.id(), i);
+            }
+            index
+        });
         Archives { index, earlier: Ids::new() }
     }
 
@@ -310,10 +318,11 @@ impl Diff {
             if scan::equal_lists(o, n) {
                 continue;
             }
-            // Sets, so a diff of long lists stays linear (up to a logarithm).
-            let (o_set, n_set): (BTreeSet<&String>, BTreeSet<&String>) = (o.iter().collect(), n.iter().collect());
-            let removed = o.iter().filter(|x| !n_set.contains(x));
-            let added = n.iter().filter(|x| !o_set.contains(x));
+            // Sets, so a diff of long lists stays linear (hashed: the history's code has the
+            // same set, where ordered ones sorted their items with a sort of their own).
+            let (o_set, n_set): (HashSet<&str>, HashSet<&str>) = (o.iter().map(String::as_str).collect(), n.iter().map(String::as_str).collect());
+            let removed = o.iter().filter(|x| !n_set.contains(x.as_str()));
+            let added = n.iter().filter(|x| !o_set.contains(x.as_str()));
             if removed.clone().next().is_none() && added.clone().next().is_none() {
                 continue;
             }
