@@ -64,7 +64,9 @@ struct Slots {
     decision: Option<String>,
 }
 
-/// Fills `slot` from the map's next value, refusing a field given twice.
+/// Fills `slot` from the map's next value, refusing a field given twice. Not inlined: one copy
+/// per type of field, where inlined it was one per field (half the reader's code).
+#[inline(never)]
 fn fill<'de, T: Deserialize<'de>, M: MapAccess<'de>>(map: &mut M, slot: &mut Option<T>, name: &'static str) -> Result<(), M::Error> {
     if slot.is_some() {
         return Err(de::Error::duplicate_field(name));

@@ -98,7 +98,7 @@ impl Board {
             .filter(|(t, causes)| !t.status.is_terminal() && t.status != TaskStatus::Failed && !causes.is_empty())
             .map(|(t, causes)| {
                 let mut causes: Vec<String> = causes.into_iter().map(|i| self.tasks[i].id.clone()).collect();
-                causes.sort();
+                causes.sort_unstable();
                 (t, causes)
             })
             .collect()

@@ -178,7 +178,7 @@ pub fn fallback(view: &[Entry], f: &Fallback) -> Option<Compaction> {
                     excess = excess.saturating_sub(current[run[0]].tokens);
                     keep
                 });
-                picked.sort();
+                picked.sort_unstable();
                 (!picked.is_empty()).then(|| {
                     let mut step = build(&current, &r, &picked, &names, None);
                     keep_ends(&mut step, &current, outside, f.goal);
