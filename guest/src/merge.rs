@@ -5,7 +5,7 @@ use crate::ids::{self, Ids};
 use crate::parse::{self, Parsed};
 use crate::{ApplyOutcome, ArchiveOp, ERROR, Learning, MemoryState, MergeOutcome, Progress, Update, VerbatimEntry, WARNING};
 use crate::{limits, scan};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What learnings and verbatim entries have in common, so archiving is written once.
 trait Entry {
@@ -311,6 +311,16 @@ impl Diff {
     }
 
     fn progress(&mut self, old: &Progress, new: &Progress) {
+        /// The items as a set, inserted one by one as `Ids` fills its tree: collected, a set
+        /// sorts its items first, with a sort of its own in the component.
+        fn set(items: &[String]) -> BTreeSet<&str> {
+            let mut set = BTreeSet::new();
+            for item in items {
+                set.insert(item.as_str());
+            }
+            set
+        }
+
         let (old, new) = (lists(old), lists(new));
         let mut changed = false;
         for (name, (o, n)) in ["Completed", "In Progress", "Remaining"].into_iter().zip(old.iter().zip(&new)) {
@@ -318,9 +328,8 @@ impl Diff {
             if scan::equal_lists(o, n) {
                 continue;
             }
-            // Sets, so a diff of long lists stays linear (hashed: the history's code has the
-            // same set, where ordered ones sorted their items with a sort of their own).
-            let (o_set, n_set): (HashSet<&str>, HashSet<&str>) = (o.iter().map(String::as_str).collect(), n.iter().map(String::as_str).collect());
+            // Sets, so a diff of long lists stays linear (up to a logarithm).
+            let (o_set, n_set) = (set(o), set(n));
             let removed = o.iter().filter(|x| !n_set.contains(x.as_str()));
             let added = n.iter().filter(|x| !o_set.contains(x.as_str()));
             if removed.clone().next().is_none() && added.clone().next().is_none() {
