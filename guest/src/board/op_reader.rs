@@ -3,8 +3,11 @@
 //! and compiles every variant's visitor a second time to read from that buffer: about 60 KB of
 //! the component's code for 15 ops. This reader takes the fields as they come, in any order,
 //! into one set of slots, and builds the variant the tag names. It accepts and refuses what the
-//! derived reader did, with serde's own messages (the tests hold it to one derived there), but
-//! for an op written as a JSON array, which the derived reader also took and nothing writes.
+//! derived reader did, with serde's own messages (the tests hold it to one derived there), with
+//! two exceptions, neither of which the engine writes: an op as a JSON array, which the derived
+//! reader also took; and a field of another op given a type that op would not take (a `status`
+//! of 3 on `archive`), which the derived reader ignored, as it ignores fields no op has, and
+//! which this one refuses, since a field's type is known by its name before the tag is.
 
 use super::{ArtifactType, BoardStatus, DiscoveryType, NudgeTarget, Op, Priority, ReviewStatus, TaskStatus};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, IntoDeserializer, MapAccess, Visitor};
@@ -322,6 +325,13 @@ mod tests {
         // are declared; nothing writes one, and the order is not part of any documented form.
         let (ours, derived) = both(r#"["heartbeat","T-1"]"#);
         assert!(ours.unwrap_err().starts_with("invalid type: sequence, expected a board op"));
+        assert!(derived.is_ok());
+    }
+
+    #[test]
+    fn another_ops_field_of_the_wrong_type_is_refused() {
+        let (ours, derived) = both(r#"{"op":"heartbeat","task":"T-1","needs_review":"yes"}"#);
+        assert!(ours.unwrap_err().starts_with("invalid type: string \"yes\", expected a boolean"));
         assert!(derived.is_ok());
     }
 
