@@ -234,10 +234,13 @@ fn relay_raw(answer: Answer, sink: &mut Sink) {
 }
 
 /// Every tool call answered, and every answer's call made, in the message before it: what a
-/// provider refuses a request over.
-fn paired(messages: &[workmem_llm::Message]) -> Result<(), String> {
+/// provider refuses a request over. The first `checked` messages are the last request's, which
+/// passed: the check goes on from the last of them that is not a tool result, before which
+/// nothing was open, not from the first (a pass over a 10,000-message request on every request).
+fn paired(messages: &[workmem_llm::Message], checked: usize) -> Result<(), String> {
+    let from = messages[..checked.min(messages.len())].iter().rposition(|m| m.role != "tool").unwrap_or(0);
     let mut open: Vec<&str> = Vec::new();
-    for (i, m) in messages.iter().enumerate() {
+    for (i, m) in messages.iter().enumerate().skip(from) {
         if m.role == "tool" {
             let id = m.tool_call_id.as_deref().unwrap_or_default();
             let Some(at) = open.iter().position(|c| *c == id) else {
@@ -318,7 +321,7 @@ fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
             }
             return result;
         }
-        let warm = exchange.warm_bytes();
+        let warm = found.tracked.warm_bytes(&exchange);
         drop(exchange);
         app.warm.keep(&found.tracked, warm);
         return result;
@@ -352,11 +355,11 @@ fn counted(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
     exchange.tokenizer = Some((model, tokenizer));
     app.give_back(engine);
     let mut built = built?;
-    paired(&built.messages).map_err(|why| Failure::Refused(Refusal::Unpaired(format!("the count would break tool-call pairing: {why}"))))?;
+    paired(&built.messages, 0).map_err(|why| Failure::Refused(Refusal::Unpaired(format!("the count would break tool-call pairing: {why}"))))?;
     let mut written = crate::written::Written::default();
     let (upstream, _) = protocol.upstream_body(&request, &mut built, &tools, &mut written);
     // The count read the session's view and counted its texts: kept warm as a request would.
-    let warm = exchange.warm_bytes();
+    let warm = found.tracked.warm_bytes(&exchange);
     drop(exchange);
     app.warm.keep(&found.tracked, warm);
     let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
@@ -420,7 +423,8 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
                 break;
             }
         };
-        if let Err(why) = paired(&built.messages) {
+        // Where it was built on from the last request sent, that one's messages passed.
+        if let Err(why) = paired(&built.messages, built.reused) {
             let why = Refusal::Unpaired(format!("the request would break tool-call pairing, so it was not sent: {why}"));
             result = Err(if round == 1 { Failure::Refused(why) } else { after(why) });
             break;
@@ -560,4 +564,52 @@ fn relay_stream(app: &App, answer: Answer, relay: &mut dyn Relay, sink: &mut Sin
         return Err(UpstreamFailure::Unended.into());
     }
     Ok(relay.completion()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::paired;
+    use workmem_llm::{FunctionCall, Message, ToolCall};
+
+    fn calls(ids: &[&str]) -> Message {
+        let call = |id: &&str| ToolCall { id: id.to_string(), kind: "function".into(), function: FunctionCall { name: "bash".into(), arguments: "{}".into() } };
+        Message { tool_calls: ids.iter().map(call).collect(), ..Message::new("assistant", "") }
+    }
+
+    fn result(id: &str) -> Message {
+        Message { tool_call_id: Some(id.into()), ..Message::new("tool", "out") }
+    }
+
+    /// Checked on from any number of a request's first messages that passed before (the last
+    /// request's), a request is refused or passed, with the same reason, as checked whole:
+    /// whatever follows them (an answer missing, made twice, for a call never made).
+    #[test]
+    fn pairing_checked_on_from_the_last_request_is_pairing_checked_whole() {
+        let passed = [
+            Message::new("system", "guide"),
+            Message::new("user", "go"),
+            calls(&["a", "b"]),
+            result("b"),
+            result("a"),
+            Message::new("assistant", "ok"),
+            calls(&["c"]),
+            result("c"),
+        ];
+        let tails: [&[Message]; 6] = [
+            &[],
+            &[Message::new("user", "more")],
+            &[calls(&["d"]), Message::new("user", "more")],
+            &[result("c")],
+            &[calls(&["e"]), result("x")],
+            &[calls(&["f", "g"]), result("g")],
+        ];
+        for tail in tails {
+            let request = [&passed[..], tail].concat();
+            let whole = paired(&request, 0);
+            for checked in 0..=passed.len() {
+                assert_eq!(paired(&request, checked), whole, "{} messages checked before, then {tail:?}", checked);
+            }
+        }
+        assert!(paired(&[&passed[..], &[result("c")]].concat(), passed.len()).is_err(), "an answer made twice");
+    }
 }

@@ -89,6 +89,11 @@ pub(crate) struct History {
     pub messages: Vec<Message>,
     /// Each message's items, in order.
     pub keys: Vec<Vec<u64>>,
+    /// This request's own number in this process, and, where it was read on from an earlier
+    /// request's history, that one's number and how many of its messages it kept: a session
+    /// matched against that request matches this one from there on (`seen::Matching`).
+    pub id: u64,
+    pub base: Option<(u64, usize)>,
     /// The request's bytes up to the end of its last settled item: what a request that
     /// continues it begins with.
     prefix: Vec<u8>,
@@ -117,7 +122,23 @@ impl History {
     /// A history read as a whole: nothing to reuse.
     #[cfg(test)]
     pub fn new(messages: Vec<Message>) -> Self {
-        History { keys: messages.iter().map(items).collect(), messages, prefix: Vec::new(), marks: Vec::new(), before: Map::new(), caller: 0, field: "" }
+        History {
+            keys: messages.iter().map(items).collect(),
+            messages,
+            id: next_id(),
+            base: None,
+            prefix: Vec::new(),
+            marks: Vec::new(),
+            before: Map::new(),
+            caller: 0,
+            field: "",
+        }
+    }
+
+    /// The same messages read on from `base` ([`History::base`]), as a continued request is.
+    #[cfg(test)]
+    pub fn on(base: &History, kept: usize, messages: Vec<Message>) -> Self {
+        History { base: Some((base.id, kept)), ..History::new(messages) }
     }
 
     /// The last of this history's marks that `body`, from `caller`, begins with byte for byte:
@@ -139,7 +160,9 @@ impl History {
         self.messages.truncate(mark.messages);
         self.keys.truncate(mark.messages);
         self.prefix.truncate(mark.end);
-        self.marks.retain(|m| m.items <= mark.items);
+        // Marks are in the order of their items: those past `mark` are the last ones.
+        let kept = self.marks.partition_point(|m| m.items <= mark.items);
+        self.marks.truncate(kept);
     }
 
     /// The bytes it keeps for the requests that continue it: the request's, and its marks.
@@ -247,6 +270,12 @@ impl<'a> Split<'a> {
     }
 }
 
+/// A number no other history of this process has ([`History::id`]).
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Where `inner`, a slice of `outer`, ends in it.
 fn end_in(outer: &[u8], inner: &str) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize + inner.len()
@@ -300,8 +329,17 @@ impl Recent {
             return Ok(read);
         }
         let split = Split::of(body, R::FIELD).map_err(|e| Unread::Invalid(format!("the request is not a JSON object: {e}")))?;
-        let mut history =
-            History { messages: Vec::new(), keys: Vec::new(), prefix: Vec::new(), marks: Vec::new(), before: Map::new(), caller, field: R::FIELD };
+        let mut history = History {
+            messages: Vec::new(),
+            keys: Vec::new(),
+            id: next_id(),
+            base: None,
+            prefix: Vec::new(),
+            marks: Vec::new(),
+            before: Map::new(),
+            caller,
+            field: R::FIELD,
+        };
         match split.items() {
             Some(items) => {
                 let items = items?;
@@ -370,6 +408,8 @@ impl Recent {
         let mut history = Arc::try_unwrap(base).unwrap_or_else(|shared| History {
             messages: shared.messages[..mark.messages].to_vec(),
             keys: shared.keys[..mark.messages].to_vec(),
+            id: shared.id,
+            base: None,
             prefix: shared.prefix[..mark.end].to_vec(),
             marks: shared.marks.clone(),
             before: shared.before.clone(),
@@ -377,6 +417,8 @@ impl Recent {
             field: shared.field,
         });
         history.truncate(mark);
+        history.base = Some((history.id, mark.messages));
+        history.id = next_id();
         let mut reader = R::default();
         for (at, item) in (mark.items..).zip(&items[1..]) {
             reader.item(at, item.get(), &mut history.messages).ok()?;

@@ -3,7 +3,7 @@
 
 use crate::history::{History, ItemMap, ItemSet, items};
 use crate::own::own_tool;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use workmem_store::Message;
 
 /// The client's view of a session's log, as counts of its items.
@@ -43,6 +43,120 @@ pub(crate) struct Seen {
     pub(crate) filed: Vec<(u64, u64)>,
     /// Counts the messages folded in: a view whose count has not moved is the same view.
     pub(crate) generation: u64,
+    /// The last request this view was matched against, kept matched as the view changes.
+    matching: Option<Matching>,
+}
+
+/// A request matched item by item against a view ([`Seen::new_in`]), kept so that the next
+/// request, read on from it (`history::Recent`), is matched from where the two part rather than
+/// from its first item: matched whole, a 10,000-message request took an eighth of the proxy's
+/// work on it. An item is held by the view where fewer of its key came before it in the request
+/// than the view holds, so a request's match is its items' counts, which grow and shrink at its
+/// end, against the view's, which grow as it does ([`Seen::add`] keeps it up to date).
+struct Matching {
+    /// The request ([`History::id`]) and how many of its messages are matched.
+    history: u64,
+    messages: usize,
+    /// Its items in order.
+    items: Vec<Item>,
+    /// How many times each key comes in it.
+    counts: ItemMap<u32>,
+    /// Each key's items the view does not hold (those past the view's count of it), by their
+    /// place in `items`.
+    fresh: ItemMap<VecDeque<u32>>,
+    /// How many items of messages other than system ones the view holds.
+    matched: usize,
+    /// The tool calls and results with an item the view holds, by message, with how many.
+    calls: BTreeMap<u32, u32>,
+}
+
+/// An item of a matched request: its message, its place there, its key, and whether the
+/// message is a tool call or a tool result.
+#[derive(Clone, Copy)]
+struct Item {
+    at: u32,
+    i: u32,
+    key: u64,
+    call: bool,
+}
+
+impl Matching {
+    fn new(history: u64) -> Self {
+        Matching { history, messages: 0, items: Vec::new(), counts: ItemMap::default(), fresh: ItemMap::default(), matched: 0, calls: BTreeMap::new() }
+    }
+
+    /// The bytes it keeps, about.
+    fn bytes(&self) -> usize {
+        self.items.len() * (std::mem::size_of::<Item>() + 32)
+    }
+
+    /// `history`'s messages from the `messages` matched on, against `seen`'s items.
+    fn extend(&mut self, history: &History, seen: &Seen) {
+        for (at, (m, keys)) in history.messages.iter().zip(&history.keys).enumerate().skip(self.messages) {
+            let call = m.role == "tool" || !m.tool_calls.is_empty();
+            for (i, &key) in keys.iter().enumerate() {
+                let item = Item { at: at as u32, i: i as u32, key, call };
+                let count = self.counts.entry(key).or_default();
+                let before = *count;
+                *count += 1;
+                if (before as usize) < seen.items.get(&key).copied().unwrap_or(0) {
+                    self.held(item, seen);
+                } else {
+                    self.fresh.entry(key).or_default().push_back(self.items.len() as u32);
+                }
+                self.items.push(item);
+            }
+        }
+        self.messages = history.messages.len();
+    }
+
+    /// `item` is held by the view.
+    fn held(&mut self, item: Item, seen: &Seen) {
+        self.matched += usize::from(!seen.system.contains(&item.key));
+        if item.call {
+            *self.calls.entry(item.at).or_default() += 1;
+        }
+    }
+
+    /// Its messages from `messages` on taken back, last first: each item taken is its key's
+    /// last, so it is fresh if any of its key is.
+    fn truncate(&mut self, messages: usize, seen: &Seen) {
+        while let Some(&item) = self.items.last().filter(|item| item.at as usize >= messages) {
+            let at = self.items.len() as u32 - 1;
+            self.items.pop();
+            match self.fresh.get_mut(&item.key) {
+                Some(fresh) => {
+                    debug_assert_eq!(fresh.back(), Some(&at));
+                    fresh.pop_back();
+                    if fresh.is_empty() {
+                        self.fresh.remove(&item.key);
+                    }
+                }
+                None => self.matched -= usize::from(!seen.system.contains(&item.key)),
+            }
+            match self.counts.get_mut(&item.key) {
+                Some(1) => drop(self.counts.remove(&item.key)),
+                Some(n) => *n -= 1,
+                None => unreachable!("a matched item's key is counted"),
+            }
+        }
+        self.calls.split_off(&(messages as u32));
+        self.messages = self.messages.min(messages);
+    }
+
+    /// The view now holds `held` of `key`, one more: the first of its fresh items, if any,
+    /// is held.
+    fn gained(&mut self, key: u64, held: usize, seen: &Seen) {
+        if self.counts.get(&key).is_some_and(|&n| n as usize >= held)
+            && let Some(fresh) = self.fresh.get_mut(&key)
+            && let Some(at) = fresh.pop_front()
+        {
+            if fresh.is_empty() {
+                self.fresh.remove(&key);
+            }
+            self.held(self.items[at as usize], seen);
+        }
+    }
 }
 
 /// How many of its last items a session is filed by.
@@ -68,12 +182,21 @@ impl Seen {
                 self.client_len += 1;
                 file_last(&mut self.last_items, k);
             }
-            *self.items.entry(k).or_default() += 1;
+            let held = self.items.entry(k).or_default();
+            *held += 1;
+            let held = *held;
             self.len += 1;
+            if let Some(mut matching) = self.matching.take() {
+                matching.gained(k, held, self);
+                self.matching = Some(matching);
+            }
         }
     }
 
     pub(crate) fn remove(&mut self, m: &Message) {
+        // A request matched item by item is matched again whole: which of its items the view
+        // then still holds would take a pass over them.
+        self.matching = None;
         for k in items(m) {
             if let Some(n) = self.items.get_mut(&k) {
                 *n -= 1;
@@ -165,40 +288,50 @@ impl Seen {
     ///
     /// Its cost is the request's, whatever the view's size: a view with more items than the
     /// request cannot be held, and the view is read item by item only as the request names them.
-    pub fn new_in(&self, history: &History) -> Option<(usize, Vec<Message>)> {
+    /// A request read on from the last one matched here costs what it adds to that one
+    /// ([`Matching`]).
+    pub fn new_in(&mut self, history: &History) -> Option<(usize, Vec<Message>)> {
         if self.len == 0 || self.client_len > history.keys.iter().map(Vec::len).sum() {
             return None;
         }
-        // How many of each logged item the request has matched so far.
-        let mut used: ItemMap<usize> = ItemMap::default();
-        let mut matched = 0;
-        // Each new item as (message, item), in order: one list, since a request of another
-        // session's client has nothing but new items.
-        let mut fresh: Vec<(usize, usize)> = Vec::new();
-        let mut last_logged_call = None;
-        for (at, (m, keys)) in history.messages.iter().zip(&history.keys).enumerate() {
-            for (i, &k) in keys.iter().enumerate() {
-                let logged = self.items.get(&k).copied().unwrap_or(0);
-                let n = if logged == 0 { None } else { Some(used.entry(k).or_default()) };
-                match n {
-                    Some(n) if *n < logged => {
-                        *n += 1;
-                        matched += usize::from(!self.system.contains(&k));
-                        if m.role == "tool" || !m.tool_calls.is_empty() {
-                            last_logged_call = Some(at);
-                        }
-                    }
-                    _ => fresh.push((at, i)),
-                }
+        let kept = self.matching.take();
+        let (matching, kept) = match kept {
+            Some(m) if m.history == history.id => (m, None),
+            Some(mut m) if history.base.is_some_and(|(base, from)| base == m.history && from <= m.messages) => {
+                m.truncate(history.base.map_or(0, |(_, from)| from), self);
+                m.history = history.id;
+                m.extend(history, self);
+                (m, None)
             }
-        }
+            kept => {
+                let mut m = Matching::new(history.id);
+                m.extend(history, self);
+                (m, kept)
+            }
+        };
+        let new = self.new_by(&matching, history);
+        // A request matched whole replaces the one kept only where it continues this view:
+        // another client's request tried here does not undo what this client's next one uses.
+        self.matching = match kept {
+            Some(kept) if new.is_none() => Some(kept),
+            _ => Some(matching),
+        };
+        Some((self.len, new?))
+    }
+
+    /// What of `history`, matched as `matching`, is new to this view; none where it does not
+    /// hold the view.
+    fn new_by(&self, matching: &Matching, history: &History) -> Option<Vec<Message>> {
         // Every item of the client's is held; system ones it may leave out.
-        if matched != self.client_len {
+        if matching.matched != self.client_len {
             return None;
         }
+        let last_logged_call = matching.calls.last_key_value().map(|(&at, _)| at as usize);
+        let mut fresh: Vec<u32> = matching.fresh.values().flatten().copied().collect();
+        fresh.sort_unstable();
         let mut new = Vec::new();
-        for run in fresh.chunk_by(|a, b| a.0 == b.0) {
-            let at = run[0].0;
+        for run in fresh.chunk_by(|&a, &b| matching.items[a as usize].at == matching.items[b as usize].at) {
+            let at = matching.items[run[0] as usize].at as usize;
             let m = &history.messages[at];
             if last_logged_call.is_some_and(|last| at < last) {
                 match (m.role.as_str(), m.tool_calls.is_empty()) {
@@ -208,12 +341,162 @@ impl Seen {
                 }
             }
             if m.role == "assistant" && !m.tool_calls.is_empty() && run.len() < m.tool_calls.len() {
-                let calls = run.iter().map(|&(_, i)| m.tool_calls[i].clone()).collect();
+                let calls = run.iter().map(|&f| m.tool_calls[matching.items[f as usize].i as usize].clone()).collect();
                 new.push(Message { tool_calls: calls, content: String::new(), ..m.clone() });
             } else {
                 new.push(m.clone());
             }
         }
-        Some((self.len, new))
+        Some(new)
+    }
+
+    /// The bytes kept for the next request's match, about.
+    pub fn matching_bytes(&self) -> usize {
+        self.matching.as_ref().map_or(0, Matching::bytes)
+    }
+
+    /// Lets go of what is kept for the next request's match: that one is matched whole.
+    pub fn forget_matching(&mut self) {
+        self.matching = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use workmem_store::ToolCall;
+
+    /// A small generator (xorshift), so that the conversations are the same on every run.
+    struct Dice(u64);
+
+    impl Dice {
+        fn roll(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    fn calls(text: &str, ids: &[String], name: &str) -> Message {
+        Message {
+            tool_calls: ids.iter().map(|id| ToolCall { id: id.clone(), name: name.into(), arguments: "{}".into() }).collect(),
+            ..Message::new("assistant", text)
+        }
+    }
+
+    fn result(id: &str, text: &str) -> Message {
+        Message { tool_call_id: Some(id.into()), ..Message::new("tool", text) }
+    }
+
+    /// What a client adds to its history: texts from a few (so that many repeat), system
+    /// reminders, tool calls and their results.
+    fn added(dice: &mut Dice, n: &mut usize) -> Vec<Message> {
+        let text = |dice: &mut Dice| ["ok", "go on", "look again", "done?"][dice.roll(4)].to_string();
+        match dice.roll(5) {
+            0 => vec![Message::new("user", text(dice))],
+            1 => (0..1 + dice.roll(3)).map(|_| Message::new("system", format!("<reminder {}>", dice.roll(3)))).collect(),
+            2 => {
+                *n += 1;
+                let ids: Vec<String> = (0..1 + dice.roll(2)).map(|k| format!("c{n}.{k}")).collect();
+                let mut out = vec![calls(&text(dice), &ids, "bash")];
+                out.extend(ids.iter().map(|id| result(id, &text(dice))));
+                out
+            }
+            3 => vec![Message::new("assistant", text(dice))],
+            _ => vec![Message::new("user", format!("task {}", dice.roll(50)))],
+        }
+    }
+
+    /// The model's answer as the proxy logs it: a text, a call of the client's tools, or a
+    /// call of workmem's own (answered in the log, then answered again: the client sees one
+    /// answer), which takes the view's last message back out ([`Seen::remove`]).
+    /// Returns what is logged, then what the client sees.
+    fn answer(dice: &mut Dice, n: &mut usize) -> (Vec<Message>, Message) {
+        *n += 1;
+        match dice.roll(4) {
+            0 => {
+                let own = calls("", &[format!("own{n}")], workmem_agent::tools::OWN[0]);
+                (vec![own, result(&format!("own{n}"), "kept"), Message::new("assistant", "ok")], Message::new("assistant", "ok"))
+            }
+            1 => {
+                let call = calls("reading", &[format!("a{n}")], "bash");
+                (vec![call.clone()], call)
+            }
+            _ => {
+                let text = Message::new("assistant", ["ok", "done"][dice.roll(2)]);
+                (vec![text.clone()], text)
+            }
+        }
+    }
+
+    /// Requests read on from the last one (dropping or rewording its end, regrouping,
+    /// resending, adding) are matched against a view that keeps its last match, and against
+    /// one matched whole each time: the two agree on every request.
+    #[test]
+    fn a_request_matched_on_from_the_last_is_matched_as_a_whole_one() {
+        for seed in 1..=40u64 {
+            let mut dice = Dice(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let (mut kept, mut whole) = (Seen::default(), Seen::default());
+            let mut n = 0;
+            // What the client sends on from, and the last request (which the next is read on
+            // from where they part).
+            let mut sent: Vec<Message> = vec![Message::new("system", "guide"), Message::new("user", "the task")];
+            let mut last = History::new(sent.clone());
+            let mut agreed_on = 0;
+            for step in 0..60 {
+                // Now and then less up to two of its last messages (retried, edited).
+                let dropped = if dice.roll(6) == 0 { dice.roll(3) } else { 0 };
+                let mut history = sent[..sent.len().saturating_sub(dropped)].to_vec();
+                // Now and then without the system messages among its last few, which a
+                // client may leave out (what follows them moves up).
+                if dice.roll(4) == 0 {
+                    let tail = history.len().saturating_sub(6);
+                    let mut at = 0;
+                    history.retain(|m| {
+                        at += 1;
+                        at <= tail || m.role != "system"
+                    });
+                }
+                for _ in 0..1 + dice.roll(3) {
+                    history.extend(added(&mut dice, &mut n));
+                }
+                let from = last.messages.iter().zip(&history).take_while(|(a, b)| a == b).count();
+                let on = if dice.roll(8) == 0 { History::new(history.clone()) } else { History::on(&last, from, history.clone()) };
+                if kept.len == 0 {
+                    // A new session: all of its first request is logged.
+                    history.iter().for_each(|m| {
+                        kept.push(m);
+                        whole.push(m);
+                    });
+                }
+                whole.forget_matching();
+                let (a, b) = (kept.new_in(&on), whole.new_in(&History::new(history.clone())));
+                assert_eq!(a, b, "seed {seed}, step {step}");
+                // Matched again with the view unchanged (the proxy does, once it holds the
+                // session), it is the same.
+                assert_eq!(kept.new_in(&on), b, "seed {seed}, step {step}, again");
+                last = on;
+                // Refused: the client goes on from what it sent before.
+                let Some((_, new)) = a else { continue };
+                agreed_on += 1;
+                for m in &new {
+                    kept.push(m);
+                    whole.push(m);
+                }
+                sent = history;
+                // Most requests the upstream answers, and the client adds the answer; the
+                // answers to some are lost on the way.
+                if dice.roll(8) != 0 {
+                    let (logged, seen_by_client) = answer(&mut dice, &mut n);
+                    for m in &logged {
+                        kept.push(m);
+                        whole.push(m);
+                    }
+                    sent.push(seen_by_client);
+                }
+            }
+            assert!(agreed_on > 5, "seed {seed}: only {agreed_on} requests continued the view");
+        }
     }
 }

@@ -88,6 +88,7 @@ impl Exchange {
 
 impl crate::warm::Cools for Tracked {
     fn cool(&self) {
+        lock(&self.seen).forget_matching();
         match self.exchange.try_lock() {
             Ok(mut held) => held.cool(),
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().cool(),
@@ -120,6 +121,12 @@ impl Tracked {
     /// See [`Seen::new_in`].
     pub fn new_in(&self, history: &History) -> Option<(usize, Vec<Message>)> {
         lock(&self.seen).new_in(history)
+    }
+
+    /// About what it keeps in memory between requests, held by `exchange` (see
+    /// [`Exchange::warm_bytes`]), its view's last match included.
+    pub fn warm_bytes(&self, exchange: &Exchange) -> usize {
+        exchange.warm_bytes().saturating_add(lock(&self.seen).matching_bytes())
     }
 
     /// Whether the view is still the one `found` was found in: then what is new in the request
@@ -403,7 +410,7 @@ impl Index {
             if p.protocol != protocol || p.caller.as_deref() != Some(owner) || p.client.as_deref() != client || !candidate.accepted() {
                 continue;
             }
-            let seen = lock(&candidate.seen);
+            let mut seen = lock(&candidate.seen);
             if let Some((n, new)) = seen.new_in(history)
                 && best.as_ref().is_none_or(|(b, _)| n > *b)
             {
@@ -442,7 +449,7 @@ mod tests {
         seen
     }
 
-    fn new_in(seen: &Seen, history: &[Message]) -> Option<Vec<Message>> {
+    fn new_in(seen: &mut Seen, history: &[Message]) -> Option<Vec<Message>> {
         seen.new_in(&History::new(history.to_vec())).map(|(_, new)| new)
     }
 
@@ -610,7 +617,7 @@ mod tests {
     fn a_regrouped_history_continues() {
         let log = [said("user", "go"), calls("", &["a"]), result("a"), calls("next", &["b"])];
         let history = [said("user", "go"), calls("next", &["a", "b"]), result("a"), result("b"), said("user", "<reminder>")];
-        assert_eq!(new_in(&seen(&log), &history), Some(vec![result("b"), said("user", "<reminder>")]));
+        assert_eq!(new_in(&mut seen(&log), &history), Some(vec![result("b"), said("user", "<reminder>")]));
     }
 
     /// A round that called only workmem's tools is one answer for the client; Codex keeps its
@@ -621,9 +628,9 @@ mod tests {
         own.tool_calls.push(call("w", "read_history"));
         let log = [said("user", "go"), own, result("w"), calls("Step 2. ", &["b"])];
         let joined = [said("user", "go"), calls("Reading back. Step 2. ", &["b"]), result("b")];
-        assert_eq!(new_in(&seen(&log), &joined), Some(vec![result("b")]));
+        assert_eq!(new_in(&mut seen(&log), &joined), Some(vec![result("b")]));
         let split = [said("user", "go"), said("assistant", "Reading back. "), calls("Step 2. ", &["b"]), result("b")];
-        assert_eq!(new_in(&seen(&log), &split), Some(vec![result("b")]));
+        assert_eq!(new_in(&mut seen(&log), &split), Some(vec![result("b")]));
     }
 
     /// A reworded reminder amid the history is left out; an edited result, or a logged message
@@ -632,11 +639,11 @@ mod tests {
     fn edits_start_a_branch() {
         let log = [said("user", "go"), said("system", "reminder 1"), calls("", &["a"]), result("a")];
         let reworded = [said("user", "go"), said("system", "reminder 2"), calls("", &["a"]), result("a"), said("user", "more")];
-        assert_eq!(new_in(&seen(&log), &reworded), Some(vec![said("user", "more")]));
+        assert_eq!(new_in(&mut seen(&log), &reworded), Some(vec![said("user", "more")]));
         let edited = [said("user", "go"), calls("", &["a"]), Message { content: "changed".into(), ..result("a") }, said("user", "more")];
-        assert_eq!(new_in(&seen(&log), &edited), None);
+        assert_eq!(new_in(&mut seen(&log), &edited), None);
         let dropped = [said("user", "go"), said("user", "more")];
-        assert_eq!(new_in(&seen(&log), &dropped), None);
+        assert_eq!(new_in(&mut seen(&log), &dropped), None);
     }
 
     /// A call resent with its arguments written another way (the Vercel AI SDK's
@@ -649,7 +656,7 @@ mod tests {
         let mut compact = spaced;
         compact.tool_calls[0].arguments = "{\"cmd\":\"ls\"}".into();
         let history = [said("user", "go"), compact, result("a"), said("user", "next")];
-        assert_eq!(new_in(&seen(&log), &history), Some(vec![said("user", "next")]));
+        assert_eq!(new_in(&mut seen(&log), &history), Some(vec![said("user", "next")]));
     }
 
     /// A request resent after its answer was lost holds what the client had sent and nothing
@@ -674,7 +681,7 @@ mod tests {
     #[test]
     fn repeated_messages_count() {
         let log = [said("user", "again"), said("assistant", "ok"), said("user", "again"), said("assistant", "ok")];
-        assert_eq!(new_in(&seen(&log), &log[..2]), None);
-        assert_eq!(new_in(&seen(&log[..2]), &log), Some(log[2..].to_vec()));
+        assert_eq!(new_in(&mut seen(&log), &log[..2]), None);
+        assert_eq!(new_in(&mut seen(&log[..2]), &log), Some(log[2..].to_vec()));
     }
 }
