@@ -94,6 +94,12 @@ pub(crate) struct History {
     /// matched against that request matches this one from there on (`seen::Matching`).
     pub id: u64,
     pub base: Option<(u64, usize)>,
+    /// Where each key comes among the items of `keys`, counted from the first, in order: the
+    /// sessions filed under a request's items are found from the keys filed, where those are
+    /// fewer than its items ([`crate::lookup::Lookup::candidates`]).
+    at: ItemMap<Vec<u32>>,
+    /// How many items `keys` holds.
+    items: usize,
     /// The request's bytes up to the end of its last settled item: what a request that
     /// continues it begins with.
     prefix: Vec<u8>,
@@ -119,20 +125,29 @@ struct Mark {
 }
 
 impl History {
-    /// A history read as a whole: nothing to reuse.
-    #[cfg(test)]
-    pub fn new(messages: Vec<Message>) -> Self {
+    /// A history of nothing yet, from `caller`, of the field `field`.
+    fn empty(caller: u64, field: &'static str) -> Self {
         History {
-            keys: messages.iter().map(items).collect(),
-            messages,
+            messages: Vec::new(),
+            keys: Vec::new(),
             id: next_id(),
             base: None,
+            at: ItemMap::default(),
+            items: 0,
             prefix: Vec::new(),
             marks: Vec::new(),
             before: Map::new(),
-            caller: 0,
-            field: "",
+            caller,
+            field,
         }
+    }
+
+    /// A history read as a whole: nothing to reuse.
+    #[cfg(test)]
+    pub fn new(messages: Vec<Message>) -> Self {
+        let mut history = History { messages, ..History::empty(0, "") };
+        history.key_new();
+        history
     }
 
     /// The same messages read on from `base` ([`History::base`]), as a continued request is.
@@ -158,22 +173,50 @@ impl History {
     /// The messages read by `mark`, for the items after it to be read on from there.
     fn truncate(&mut self, mark: Mark) {
         self.messages.truncate(mark.messages);
-        self.keys.truncate(mark.messages);
+        for keys in self.keys.drain(mark.messages.min(self.keys.len())..).rev() {
+            for k in keys.into_iter().rev() {
+                self.items -= 1;
+                if let Some(at) = self.at.get_mut(&k) {
+                    at.pop();
+                    if at.is_empty() {
+                        self.at.remove(&k);
+                    }
+                }
+            }
+        }
         self.prefix.truncate(mark.end);
         // Marks are in the order of their items: those past `mark` are the last ones.
         let kept = self.marks.partition_point(|m| m.items <= mark.items);
         self.marks.truncate(kept);
     }
 
-    /// The bytes it keeps for the requests that continue it: the request's, and its marks.
+    /// The bytes it keeps for the requests that continue it: the request's, its marks and its
+    /// items' places.
     fn kept_bytes(&self) -> usize {
-        self.prefix.len() + self.marks.len() * std::mem::size_of::<Mark>()
+        // Each item's place, in a map of keys: about 32 bytes.
+        self.prefix.len() + self.marks.len() * std::mem::size_of::<Mark>() + self.items * 32
     }
 
     /// Keys for the messages read since the last were keyed.
     fn key_new(&mut self) {
-        let from = self.keys.len();
-        self.keys.extend(self.messages[from..].iter().map(items));
+        for m in &self.messages[self.keys.len()..] {
+            let keys = items(m);
+            for &k in &keys {
+                self.at.entry(k).or_default().push(self.items as u32);
+                self.items += 1;
+            }
+            self.keys.push(keys);
+        }
+    }
+
+    /// How many items its messages hold.
+    pub fn items(&self) -> usize {
+        self.items
+    }
+
+    /// Where `key` last comes among its items, counted from the last.
+    pub fn last_from_end(&self, key: u64) -> Option<usize> {
+        self.at.get(&key).and_then(|at| at.last()).map(|&at| self.items - 1 - at as usize)
     }
 }
 
@@ -329,17 +372,7 @@ impl Recent {
             return Ok(read);
         }
         let split = Split::of(body, R::FIELD).map_err(|e| Unread::Invalid(format!("the request is not a JSON object: {e}")))?;
-        let mut history = History {
-            messages: Vec::new(),
-            keys: Vec::new(),
-            id: next_id(),
-            base: None,
-            prefix: Vec::new(),
-            marks: Vec::new(),
-            before: Map::new(),
-            caller,
-            field: R::FIELD,
-        };
+        let mut history = History::empty(caller, R::FIELD);
         match split.items() {
             Some(items) => {
                 let items = items?;
@@ -405,16 +438,17 @@ impl Recent {
         }
         drop(histories);
         // Taken over where no other request holds it still, else copied.
-        let mut history = Arc::try_unwrap(base).unwrap_or_else(|shared| History {
-            messages: shared.messages[..mark.messages].to_vec(),
-            keys: shared.keys[..mark.messages].to_vec(),
-            id: shared.id,
-            base: None,
-            prefix: shared.prefix[..mark.end].to_vec(),
-            marks: shared.marks.clone(),
-            before: shared.before.clone(),
-            caller: shared.caller,
-            field: shared.field,
+        let mut history = Arc::try_unwrap(base).unwrap_or_else(|shared| {
+            let mut copy = History {
+                messages: shared.messages[..mark.messages].to_vec(),
+                id: shared.id,
+                prefix: shared.prefix[..mark.end].to_vec(),
+                marks: shared.marks.clone(),
+                before: shared.before.clone(),
+                ..History::empty(shared.caller, shared.field)
+            };
+            copy.key_new();
+            copy
         });
         history.truncate(mark);
         history.base = Some((history.id, mark.messages));
@@ -479,6 +513,7 @@ pub(crate) fn read_on<R: Reader>(bodies: &[Vec<u8>]) -> Vec<Arc<History>> {
             let text = String::from_utf8_lossy(body);
             assert_eq!((&rest, &history.messages, &history.keys), (&whole_rest, &whole.messages, &whole.keys), "{text}");
             assert_eq!((&history.prefix, &history.marks), (&whole.prefix, &whole.marks), "{text}");
+            assert_eq!((&history.at, history.items), (&whole.at, whole.items), "{text}");
             history
         })
         .collect()
@@ -707,7 +742,7 @@ mod tests {
     /// larger than all of them is not kept at all.
     #[test]
     fn the_bytes_kept_are_bounded() {
-        let recent = Recent { max_bytes: 200, ..Recent::default() };
+        let recent = Recent { max_bytes: 250, ..Recent::default() };
         let kept = |r: &Recent| lock(&r.histories).iter().map(|h| h.kept_bytes()).collect::<Vec<_>>();
         parsed(&recent, &body(&["a"], ""));
         parsed(&recent, &body(&["b"], ""));
@@ -715,8 +750,8 @@ mod tests {
         assert_eq!(kept(&recent), [each, each]);
         parsed(&recent, &body(&["c"], ""));
         parsed(&recent, &body(&["d"], ""));
-        assert_eq!(kept(&recent).len(), 200 / each);
-        assert!(kept(&recent).iter().sum::<usize>() <= 200);
+        assert_eq!(kept(&recent).len(), 250 / each);
+        assert!(kept(&recent).iter().sum::<usize>() <= 250);
         assert_eq!(parsed(&recent, &body(&["d"], "")), 0, "the most recent is kept");
         parsed(&recent, &body(&[&"x".repeat(300)], ""));
         assert!(kept(&recent).iter().all(|&n| n < 300), "a request over the bound is not kept");

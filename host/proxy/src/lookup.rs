@@ -24,6 +24,23 @@ pub(crate) struct Scope {
     pub(crate) last_made: Option<String>,
 }
 
+/// A filed key a request holds: how many sessions are filed under it, where it comes in the
+/// request counted from the last item, and the key.
+type Shelf = (usize, usize, u64);
+
+impl Scope {
+    /// The shelves of `history`'s items, from the keys filed.
+    fn by_filed(&self, history: &History) -> Vec<Shelf> {
+        self.filed.iter().filter_map(|(&k, set)| history.last_from_end(k).map(|from_end| (set.len(), from_end, k))).collect()
+    }
+
+    /// The same from its items, last first: an item it repeats is a shelf each time it comes.
+    fn by_items(&self, history: &History) -> Vec<Shelf> {
+        let keys = history.keys.iter().rev().flat_map(|k| k.iter().rev());
+        keys.enumerate().filter_map(|(from_end, &k)| self.filed.get(&k).map(|set| (set.len(), from_end, k))).collect()
+    }
+}
+
 impl Lookup {
     /// Files the session at `slot` of `scope` under `keys`, out of where it was (`was`): where
     /// it now is.
@@ -51,9 +68,10 @@ impl Lookup {
     /// in the scope.
     pub(crate) fn candidates(&self, scope: u64, history: &History) -> (Vec<usize>, Option<String>) {
         let Some(scope) = self.scopes.get(&scope) else { return (Vec::new(), None) };
-        let keys = history.keys.iter().rev().flat_map(|k| k.iter().rev());
-        let mut shelves: Vec<(usize, usize, u64)> =
-            keys.enumerate().filter_map(|(from_end, &k)| scope.filed.get(&k).map(|set| (set.len(), from_end, k))).collect();
+        // Each filed key the request holds, where it comes last: found from the fewer of the
+        // keys filed and the request's items (a client's 10,000-message history and its few
+        // sessions, or a stranger's short request and the many sessions of its scope).
+        let mut shelves = if scope.filed.len() < history.items() { scope.by_filed(history) } else { scope.by_items(history) };
         shelves.sort_unstable();
         // An item the request repeats is tried once, where it comes last.
         let mut tried = ItemSet::default();
@@ -70,5 +88,41 @@ impl Lookup {
             }
         }
         (slots, scope.last_made.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use workmem_store::Message;
+
+    /// Found from the keys filed or from the request's items, a request's shelves are the
+    /// same once sorted and each key taken where it comes last, whichever are fewer: keys
+    /// filed that it holds, holds twice or does not hold.
+    #[test]
+    fn shelves_from_the_keys_filed_are_those_from_the_items() {
+        let texts = ["a", "b", "c", "a", "d", "b", "a"];
+        let history = History::new(texts.iter().map(|t| Message::new("user", *t)).collect());
+        let filed_as = |texts: &[&str]| {
+            let mut lookup = Lookup::default();
+            for (slot, t) in texts.iter().enumerate() {
+                let key = crate::history::items(&Message::new("user", *t))[0];
+                lookup.file(1, slot, &[], &[key]);
+                lookup.file(1, slot + 100, &[], &[key]);
+            }
+            lookup
+        };
+        for filed in [&["a"][..], &["b", "z"], &["a", "b", "c", "d", "y", "z"], &["y"]] {
+            let lookup = filed_as(filed);
+            let scope = &lookup.scopes[&1];
+            let last = |mut shelves: Vec<Shelf>| {
+                shelves.sort_unstable();
+                let mut tried = ItemSet::default();
+                shelves.retain(|s| tried.insert(s.2));
+                shelves
+            };
+            assert_eq!(last(scope.by_filed(&history)), last(scope.by_items(&history)), "filed under {filed:?}");
+            assert_eq!(scope.by_filed(&history).len(), filed.iter().filter(|t| texts.contains(t)).count());
+        }
     }
 }
