@@ -48,9 +48,11 @@ impl Protocol for Chat {
     /// instructions and memory after the client's system prompt (docs/proxy.md); `built`'s
     /// messages are kept there for the next request, and sent from there.
     fn upstream_body<'w>(&self, request: &Value, built: &mut Built, tools: &Value, written: &'w mut Written) -> Upstream<'w> {
-        let parts = Layout::of(built);
-        let opening = parts.history.iter().take_while(|(m, _)| m.role == "system").count();
-        let order = crate::written::Order { leading: parts.leading.len(), opening };
+        // The body is written from the carried messages: only where the history begins, and
+        // how many system messages open it, are read here (a whole layout is a pass over it).
+        let (leading, history, _) = Layout::split(built);
+        let opening = history.iter().take_while(|m| m.role == "system").count();
+        let order = crate::written::Order { leading: leading.len(), opening };
         let retired = crate::written::chat_body(request, built.carry(), built.reused, order, tools, written);
         (written.bytes(), retired)
     }

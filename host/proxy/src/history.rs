@@ -214,6 +214,11 @@ impl History {
         self.items
     }
 
+    /// Whether `key` comes among its items.
+    pub fn holds(&self, key: u64) -> bool {
+        self.at.contains_key(&key)
+    }
+
     /// Where `key` last comes among its items, counted from the last.
     pub fn last_from_end(&self, key: u64) -> Option<usize> {
         self.at.get(&key).and_then(|at| at.last()).map(|&at| self.items - 1 - at as usize)

@@ -73,16 +73,22 @@ pub(crate) struct Layout<'a> {
 }
 
 impl<'a> Layout<'a> {
-    pub fn of(built: &'a workmem_agent::context::Built) -> Self {
+    /// A bounded request's messages before its history, its history, and the one after it.
+    pub fn split(built: &'a workmem_agent::context::Built) -> (&'a [workmem_llm::Message], &'a [workmem_llm::Message], Option<&'a workmem_llm::Message>) {
         let n = built.view.len().min(built.messages.len());
         let leading = built.messages.len().saturating_sub(n + 1);
         let (leading, rest) = built.messages.split_at(leading);
         let (history, tail) = rest.split_at(n.min(rest.len()));
+        (leading, history, tail.first())
+    }
+
+    pub fn of(built: &'a workmem_agent::context::Built) -> Self {
+        let (leading, history, tail) = Self::split(built);
         let opaque = |i: usize| built.view.get(i).and_then(|e| built.opaque.get(&e.seq)).map_or(&[][..], Vec::as_slice);
         Layout {
             leading,
             history: history.iter().enumerate().map(|(i, m)| (m, opaque(i))).collect(),
-            tail: tail.first(),
+            tail,
             seqs: built.view[..history.len()].iter().map(|e| e.seq).collect(),
             // `reused` counts the leading messages too: the history's are those past them, where
             // they were all the same.
