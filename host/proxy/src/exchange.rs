@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, Method};
 use bytes::Bytes;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
-use workmem_agent::tools::{Tool, ToolContext};
+use workmem_agent::tools::ToolContext;
 use workmem_agent::{context, turn};
 use workmem_runtime::{HistoryMode, error_chain};
 use workmem_store::Message;
@@ -345,7 +345,7 @@ fn counted(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
         drop(exchange);
         return passthrough(app, parts, body.clone(), sink, None);
     };
-    let tools = protocol.tools(&request, &own_tools(app));
+    let tools = protocol.tools(&request, &app.own_offered(protocol));
     let options = options(app, &model, &tools, &found.tracked);
     let mut engine = app.engine().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| *m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(&model), |(_, tok)| tok);
@@ -365,10 +365,6 @@ fn counted(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
     let answer = send(app, &Method::POST, path(parts), &parts.headers, upstream)?;
     relay_raw(answer, sink);
     Ok(())
-}
-
-fn own_tools(app: &App) -> Vec<&'static Tool> {
-    workmem_agent::tools::own(app.config.auto_compact).collect()
 }
 
 /// How a session's requests are built behind the proxy: the client's own system prompt and
@@ -397,7 +393,7 @@ struct Request<'a> {
 /// rounds as the model calls only those.
 fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: &mut Sink) -> Result<(), Failure> {
     let (protocol, parts, request, model, streamed) = (r.protocol, r.parts, r.body, r.model, r.streamed);
-    let tools = protocol.tools(request, &own_tools(app));
+    let tools = protocol.tools(request, &app.own_offered(protocol));
     let options = options(app, model, &tools, t);
     let mut engine = app.engine().map_err(before)?;
     let tokenizer = exchange.tokenizer.take().filter(|(m, _)| m == model).map_or_else(|| workmem_llm::Tokenizer::for_model(model), |(_, tok)| tok);

@@ -95,10 +95,11 @@ pub(crate) trait Protocol: Sync {
         request["tools"].as_array().into_iter().flatten().filter_map(|t| self.tool_name(t).map(str::to_string)).collect()
     }
 
-    /// The client's tools and workmem's, as the upstream request offers them.
-    fn tools(&self, request: &Value, own: &[&Tool]) -> Value {
+    /// The client's tools and workmem's (`own`, as [`Protocol::offer`] offers them), as the
+    /// upstream request offers them.
+    fn tools(&self, request: &Value, own: &[Value]) -> Value {
         let mut all: Vec<Value> = request["tools"].as_array().cloned().unwrap_or_default();
-        all.extend(own.iter().map(|t| self.offer(t)));
+        all.extend(own.iter().cloned());
         Value::Array(all)
     }
 
