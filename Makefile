@@ -21,7 +21,7 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-functions bench-board bench-documents bench-proxy bench-adapters bench-start
+.PHONY: test test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-functions bench-board bench-documents bench-proxy bench-proxy-instructions bench-adapters bench-start
 
 test: test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs fuzz
 
@@ -240,6 +240,13 @@ bench-documents:
 bench-proxy:
 	cargo build -q --release -p workmem
 	cargo bench -q -p workmem-bench --bench proxy
+
+# The same under valgrind's callgrind, the load left out: the instructions the proxy runs per
+# request, which do not wander with the machine as its latency and CPU time do (user space
+# only: the kernel's copies and the disk's syncs are not counted). WORKMEM_BIN compares builds.
+bench-proxy-instructions:
+	cargo build -q --release -p workmem
+	PROXY_BENCH_SECONDS=0 PROXY_BENCH_INSTRUCTIONS=1 cargo bench -q -p workmem-bench --bench proxy
 
 # Issue 24's benchmark: the 40 trajectories and 16 generated histories of each adversarial
 # shape replayed under nine context policies, the last workmem through `workmem proxy` (a table

@@ -7,7 +7,8 @@
 //!    each request extending the history by the answer and a message, as a client's does, and
 //!    the time to the first byte of a stream, a direct and a proxied request in turn; and the
 //!    CPU time the proxy spends on a request, which wanders less than latency on a shared
-//!    machine;
+//!    machine (or, with `PROXY_BENCH_INSTRUCTIONS=1`, `make bench-proxy-instructions`, the
+//!    instructions it runs, counted by callgrind, which do not wander at all);
 //! 2. 64 client sessions at once for `PROXY_BENCH_SECONDS` (default 60; 0 leaves this out):
 //!    requests per second, p99, errors, and whether every session's log holds every message
 //!    its client sent.
@@ -268,9 +269,17 @@ fn workmem_bin() -> std::path::PathBuf {
     bin
 }
 
-fn proxy(root: &Path, upstream: &str) -> (std::process::Child, String) {
+fn proxy(root: &Path, upstream: &str, meter: Meter) -> (std::process::Child, String) {
     let bin = workmem_bin();
-    let mut child = Command::new(bin)
+    let mut command = match meter {
+        Meter::Cpu => Command::new(bin),
+        Meter::Instructions => {
+            let mut c = Command::new("valgrind");
+            c.args(["--tool=callgrind", "--callgrind-out-file=callgrind.out"]).arg(bin);
+            c
+        }
+    };
+    let mut child = command
         .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json", "--window", "1000000"])
         .current_dir(root)
         .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
@@ -282,6 +291,64 @@ fn proxy(root: &Path, upstream: &str) -> (std::process::Child, String) {
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = serde_json::from_str::<Value>(&line).unwrap()["listening"].as_str().unwrap().to_string();
     (child, url)
+}
+
+/// What the bench counts of the proxy's own work on a request: its CPU time (user and system,
+/// in ticks of 10 ms), or, with `PROXY_BENCH_INSTRUCTIONS=1`, the instructions it runs under
+/// callgrind. Those are the user-space work alone (the kernel's copying and the disk's syncs
+/// are not in them) and the same on every run, where CPU time on a shared machine is not.
+#[derive(Clone, Copy, PartialEq)]
+enum Meter {
+    Cpu,
+    Instructions,
+}
+
+impl Meter {
+    fn chosen() -> Meter {
+        match std::env::var("PROXY_BENCH_INSTRUCTIONS") {
+            Ok(v) if !v.is_empty() && v != "0" => Meter::Instructions,
+            _ => Meter::Cpu,
+        }
+    }
+
+    /// Counting starts for the proxy (`pid`, its files in `root`): the CPU time so far, or
+    /// callgrind's counts zeroed.
+    fn start(self, pid: u32) -> Option<Duration> {
+        match self {
+            Meter::Cpu => cpu_time(pid),
+            Meter::Instructions => {
+                callgrind_control("-z", pid);
+                None
+            }
+        }
+    }
+
+    /// What `requests` requests since [`Meter::start`] cost each.
+    fn per_request(self, pid: u32, root: &Path, started: Option<Duration>, requests: usize) -> String {
+        let n = requests.max(1);
+        match self {
+            Meter::Cpu => started.zip(cpu_time(pid)).map_or("CPU unknown".into(), |(before, after)| format!("CPU {:.2} ms", ms((after - before) / n as u32))),
+            Meter::Instructions => {
+                // Each dump is a file of its own (callgrind.out.1, .2, …): the last dump's is the
+                // only one left once the others are removed first.
+                let dumps = || std::fs::read_dir(root).unwrap().flatten().map(|e| e.path()).filter(|p| p.to_string_lossy().contains("callgrind.out."));
+                dumps().for_each(|p| std::fs::remove_file(p).unwrap());
+                callgrind_control("-d", pid);
+                let summary = dumps().find_map(|p| {
+                    std::fs::read_to_string(p).ok()?.lines().find_map(|l| l.strip_prefix("summary: ").and_then(|n| n.trim().parse::<u64>().ok()))
+                });
+                summary.map_or("instructions unknown".into(), |i| format!("{:.2} M instructions", i as f64 / n as f64 / 1e6))
+            }
+        }
+    }
+}
+
+/// Tells callgrind in process `pid` to zero its counts (`-z`) or dump them (`-d`); it answers
+/// once done.
+fn callgrind_control(what: &str, pid: u32) {
+    let status =
+        Command::new("callgrind_control").args([what, &pid.to_string()]).stdout(Stdio::null()).stderr(Stdio::null()).status().expect("callgrind_control runs");
+    assert!(status.success(), "callgrind_control {what} {pid}");
 }
 
 /// A client's conversation: its system prompt, then `n` messages less the system prompt (user,
@@ -368,21 +435,21 @@ fn conversation(url: &str, protocol: Protocol, tag: &str, size: usize, requests:
 /// Two clients' loops in step, one straight to the upstream and one through the proxy, a
 /// request of each in turn, so that both meet whatever else the machine is doing at the same
 /// moments (run one after the other, on a shared machine, their medians wandered apart by more
-/// than the proxy adds). The times of each, and the CPU time the proxy (`pid`) spent on each of
-/// its requests but the first (which logs the whole history), where /proc tells it.
+/// than the proxy adds). The times of each, and what the proxy (`pid`, its files in `root`) spent
+/// on each of its requests but the first (which logs the whole history), as `meter` counts it.
 fn in_step(
     urls: [&str; 2],
-    pid: u32,
+    (pid, root, meter): (u32, &Path, Meter),
     protocol: Protocol,
     tags: [&str; 2],
     size: usize,
     requests: usize,
     stream: bool,
-) -> ([Vec<(Duration, Duration)>; 2], Option<Duration>) {
+) -> ([Vec<(Duration, Duration)>; 2], String) {
     let agents = [agent(), agent()];
     let mut clients = tags.map(|tag| Conversation::new(protocol, tag, size));
     let mut out = [Vec::new(), Vec::new()];
-    let mut cpu = None;
+    let mut started = None;
     for i in 0..requests {
         for k in 0..2 {
             let (ttfb, total, status) = request(&agents[k], urls[k], protocol, clients[k].body(stream));
@@ -391,11 +458,10 @@ fn in_step(
             clients[k].answered(i);
         }
         if i == 0 {
-            cpu = cpu_time(pid);
+            started = meter.start(pid);
         }
     }
-    let per_request = cpu.zip(cpu_time(pid)).map(|(before, after)| (after - before) / (requests as u32 - 1).max(1));
-    (out, per_request)
+    (out, meter.per_request(pid, root, started, requests - 1))
 }
 
 /// The CPU time process `pid` has used, user and system, all its threads, in clock ticks
@@ -415,7 +481,8 @@ fn main() {
     let root = std::env::temp_dir().join(format!("workmem-bench-proxy-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
     let upstream = upstream();
-    let (mut child, url) = proxy(&root, &upstream);
+    let meter = Meter::chosen();
+    let (mut child, url) = proxy(&root, &upstream, meter);
 
     for (size, requests) in [(1000, 200), (10_000, 40)] {
         println!("Added latency, {size}-message history, {requests} requests each (the upstream answers at once):");
@@ -423,13 +490,13 @@ fn main() {
             // Warm both paths first: the proxy's first request logs the whole history.
             conversation(&upstream, protocol, "warm-direct", size, 2, stream);
             let tags = [format!("direct-{size}"), format!("proxied-{}-{stream}-{size}", protocol.name())];
-            let ([direct, proxied], cpu) = in_step([&upstream, &url], child.id(), protocol, [&tags[0], &tags[1]], size, requests, stream);
+            let ([direct, proxied], cost) = in_step([&upstream, &url], (child.id(), &root, meter), protocol, [&tags[0], &tags[1]], size, requests, stream);
             let what = if stream { "time to first byte" } else { "whole answer" };
             let pick = |v: Vec<(Duration, Duration)>| -> Vec<Duration> { v.into_iter().map(|(first, total)| if stream { first } else { total }).collect() };
             let (mut d, mut p) = (pick(direct), pick(proxied.into_iter().skip(1).collect()));
             let (d50, d99, p50, p99) = (percentile(&mut d, 0.5), percentile(&mut d, 0.99), percentile(&mut p, 0.5), percentile(&mut p, 0.99));
             println!(
-                "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms; the proxy's CPU {} per request",
+                "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms; the proxy's {cost} per request",
                 protocol.name(),
                 if stream { "streamed" } else { "not streamed" },
                 ms(d50),
@@ -438,7 +505,6 @@ fn main() {
                 ms(p99),
                 ms(p50.saturating_sub(d50)),
                 ms(p99.saturating_sub(d99)),
-                cpu.map_or("unknown".into(), |c| format!("{:.2} ms", ms(c)))
             );
         }
     }
