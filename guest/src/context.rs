@@ -37,7 +37,7 @@ reads it back as it was. After a compaction, bring the memory up to date with wh
 
 pub fn assemble(r: ContextRequest) -> Vec<ChatMessage> {
     let ContextRequest { system_prompt, agents_md, overview, history, active_turn, history_mode, last_n, overview_path, detail_path } = r;
-    let tool_results = history.iter().map(|m| m.role == "tool").collect();
+    let tool_results = history.iter().map(|m| u8::from(m.role == "tool")).collect();
     let f = frame(FrameRequest { system_prompt, agents_md, overview, tool_results, active_turn, history_mode, last_n, overview_path, detail_path });
     let mut out = f.leading;
     out.extend(history.into_iter().skip(f.start as usize));
@@ -62,7 +62,7 @@ pub fn frame(r: FrameRequest) -> Frame {
     };
     // A tool result needs the assistant message that called it in the same request. (`start`
     // may be the history's length: an active turn with nothing in it yet.)
-    while start > 0 && r.tool_results.get(start).copied().unwrap_or(false) {
+    while start > 0 && r.tool_results.get(start).is_some_and(|&t| t != 0) {
         start -= 1;
     }
     let system = |content: String| ChatMessage { role: "system".into(), content, tool_call_id: String::new(), tool_calls: Vec::new() };

@@ -167,7 +167,8 @@ pub struct FrameRequest {
     pub system_prompt: String,
     pub agents_md: String,
     pub overview: String,
-    pub tool_results: Vec<bool>,
+    /// 1 where the history message is a tool result, else 0 (as the WIT's `frame-request`).
+    pub tool_results: Vec<u8>,
     pub active_turn: u32,
     pub history_mode: HistoryMode,
     pub last_n: u32,

@@ -155,9 +155,9 @@ struct Source {
     /// The log record the view ended at.
     seq: u64,
     view: Vec<Viewed>,
-    /// Per entry, whether it is a tool result; and the last user message's place (what the
-    /// engine's frame is drawn from).
-    tool_results: Vec<bool>,
+    /// Per entry, 1 where it is a tool result, else 0; and the last user message's place (what
+    /// the engine's frame is drawn from).
+    tool_results: Vec<u8>,
     active_turn: usize,
     /// The view's size as the history window counts it (see [`crate::window`]).
     bytes: usize,
@@ -305,7 +305,7 @@ pub fn build_with(session: &Session, engine: &mut Instance, tokenizer: &Tokenize
     let source = Source {
         seq,
         view: Vec::new(),
-        tool_results: entries.iter().map(|(_, m)| m.role == "tool").collect(),
+        tool_results: entries.iter().map(|(_, m)| u8::from(m.role == "tool")).collect(),
         active_turn: entries.iter().rposition(|(_, m)| m.role == "user").unwrap_or(0),
         bytes: entries.iter().map(|(_, m)| crate::window::size(m)).sum(),
         start: 0,
@@ -350,7 +350,7 @@ pub fn build_on(session: &Session, engine: &mut Instance, tokenizer: &Tokenizer,
         if !m.opaque.is_empty() {
             opaque.insert(seq, std::mem::take(&mut m.opaque));
         }
-        source.tool_results.push(m.role == "tool");
+        source.tool_results.push(u8::from(m.role == "tool"));
         if m.role == "user" {
             source.active_turn = view.len();
         }
