@@ -404,6 +404,7 @@ impl Index {
     fn best(&self, all: &Slots, protocol: &str, owner: &str, client: Option<&str>, history: &History) -> (Option<Found>, Option<String>) {
         let (slots, last_of_name) = lock(&self.lookup).candidates(history::scope(protocol, owner, client), history);
         let mut best: Option<(usize, Found)> = None;
+        let mut held = Vec::new();
         for candidate in slots.into_iter().filter_map(|slot| all.by_slot.get(&slot)) {
             // Scopes are told apart by a hash: the names are compared too.
             let p = &candidate.proxied;
@@ -411,11 +412,17 @@ impl Index {
                 continue;
             }
             let mut seen = lock(&candidate.seen);
-            if let Some((n, new)) = seen.new_in(history)
-                && best.as_ref().is_none_or(|(b, _)| n > *b)
-            {
-                best = Some((n, Found { tracked: candidate.clone(), new, generation: seen.generation }));
+            if let Some((n, new)) = seen.new_in(history) {
+                held.push(candidate);
+                if best.as_ref().is_none_or(|(b, _)| n > *b) {
+                    best = Some((n, Found { tracked: candidate.clone(), new, generation: seen.generation }));
+                }
             }
+        }
+        // The others whose view the request holds keep no match of it: what a session keeps
+        // between requests is counted only for the one a request goes on (`warm`).
+        for other in held.into_iter().filter(|t| best.as_ref().is_none_or(|(_, b)| !Arc::ptr_eq(t, &b.tracked))) {
+            lock(&other.seen).forget_matching();
         }
         (best.map(|(_, found)| found), last_of_name)
     }
@@ -504,6 +511,24 @@ mod tests {
             made.push(found.tracked.id.clone());
         }
         (index, dir, made)
+    }
+
+    /// A request that holds the views of two sessions goes on one: only that one keeps its
+    /// match for the next request (the other's would be memory no bound counts).
+    #[test]
+    fn only_the_session_found_keeps_the_match() {
+        let (index, dir, made) = index_of("kept-match", &[vec![said("user", "first")], vec![said("user", "second")]]);
+        let both = History::new(vec![said("user", "first"), said("user", "second"), said("user", "more")]);
+        let (found, created) = index.find("chat", ALICE, None, &both, "# Memory\n").unwrap();
+        assert!(!created);
+        let all = lock(&index.tracked);
+        let kept: Vec<(&String, usize)> = all.by_slot.values().map(|t| (&t.id, lock(&t.seen).matching_bytes())).collect();
+        assert_eq!(kept.len(), 2);
+        for (id, bytes) in kept {
+            assert_eq!(bytes > 0, *id == found.tracked.id, "session {id} of {made:?}");
+        }
+        drop(all);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// However many sessions a client's scope holds, a request is tried against at most
