@@ -322,12 +322,10 @@ impl Seen {
             }
         };
         let new = self.new_by(&matching, history);
-        // A request matched whole replaces the one kept only where it continues this view:
-        // another client's request tried here does not undo what this client's next one uses.
-        self.matching = match kept {
-            Some(kept) if new.is_none() => Some(kept),
-            _ => Some(matching),
-        };
+        // Kept only where the request holds this view, so that only a session a request goes
+        // on keeps its match, which `warm` then counts (threat model rule 3); another request
+        // tried here does not undo what this client's next one uses.
+        self.matching = if new.is_some() { Some(matching) } else { kept };
         Some((self.len, new?))
     }
 
@@ -490,6 +488,10 @@ mod tests {
                 // Matched again with the view unchanged (the proxy does, once it holds the
                 // session), it is the same.
                 assert_eq!(kept.new_in(&on), b, "seed {seed}, step {step}, again");
+                // A request that does not hold the view leaves no match of itself behind.
+                if b.is_none() {
+                    assert!(kept.matching.as_ref().is_none_or(|m| m.history != on.id), "seed {seed}, step {step}: a refused request's match kept");
+                }
                 last = on;
                 // Refused: the client goes on from what it sent before.
                 let Some((_, new)) = a else { continue };
