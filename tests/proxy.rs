@@ -737,3 +737,31 @@ fn a_request_over_the_window_is_refused_as_the_provider_would() {
     assert!(error["error"]["message"].as_str().unwrap().contains("2048-token window"), "{error}");
     assert!(server.requests().is_empty());
 }
+
+/// An answer's record is synced once its client has the answer, not before (a sync before
+/// added its time to every request). A machine that crashes in between leaves the log without
+/// it (cut off here, as the crash would); the client's next request, which holds the answer,
+/// goes on in the same session and logs the answer as the client resends it.
+#[test]
+fn an_answer_a_crash_lost_is_logged_from_the_next_request() {
+    let server = Server::start(vec![Reply::answer("the files are read"), Reply::answer("done")]);
+    let proxy = Proxy::start("crashed", &server.url, &[]);
+    let mut messages = vec![json!({"role": "system", "content": "Be brief."}), json!({"role": "user", "content": "Read the files."})];
+    assert_eq!(proxy.post("/v1/chat/completions", &json!({"model": "gpt-4o", "messages": messages})).0, 200);
+    let root = proxy.stop();
+    let dir = std::fs::read_dir(root.join("sessions")).unwrap().flatten().find(|e| e.path().is_dir()).unwrap().path();
+    let session = std::fs::read_dir(dir).unwrap().flatten().find(|e| e.path().is_dir()).unwrap().path();
+    let text = std::fs::read_to_string(session.join("messages.jsonl")).unwrap();
+    let cut = text.trim_end().rfind('\n').unwrap() + 1;
+    assert!(text[cut..].contains("the files are read"), "the answer is the log's last record: {text}");
+    std::fs::write(session.join("messages.jsonl"), &text[..cut]).unwrap();
+
+    let proxy = Proxy::at(root, &server.url, &[]);
+    messages.extend([json!({"role": "assistant", "content": "the files are read"}), json!({"role": "user", "content": "Go on."})]);
+    let (status, _, body) = proxy.post("/v1/chat/completions", &json!({"model": "gpt-4o", "messages": messages}));
+    assert_eq!(status, 200, "{body}");
+    let sessions = proxy.sessions();
+    assert_eq!(sessions.len(), 1, "the same session went on: {sessions:?}");
+    let said: Vec<&str> = sessions[0].iter().filter_map(|r| r["content"].as_str()).collect();
+    assert_eq!(said, ["Be brief.", "Read the files.", "the files are read", "Go on.", "done"]);
+}

@@ -96,6 +96,11 @@ impl SessionLog for InMemory {
         }
         Ok(added)
     }
+
+    /// Held in memory: as durable as it gets at once.
+    fn sync_log(&self) -> workmem_store::Result<()> {
+        Ok(())
+    }
 }
 
 impl MemoryCommit for InMemory {
@@ -299,6 +304,7 @@ fn converse(sessions: &Sessions) -> Ended {
         s.append_reply(
             Message { tool_call_id: Some(format!("c{k}")), ..Message::new("tool", output) },
             Usage { sent: 100 * k, prompt_tokens: None, completion_tokens: None },
+            workmem_store::Durability::Synced,
         )
         .unwrap();
     }

@@ -14,7 +14,7 @@ use workmem_agent::context::{self, Options};
 use workmem_agent::tools::{self, ToolContext};
 use workmem_llm::Tokenizer;
 use workmem_runtime::{HistoryMode, Runtime};
-use workmem_store::{Message, Sessions, ToolCall, Usage};
+use workmem_store::{Durability, Message, Sessions, ToolCall, Usage};
 
 /// Replays `messages` under `policy` with a window of `window` tokens; with `requests`,
 /// every request is written there as it would be sent (one JSON body a line).
@@ -122,7 +122,7 @@ pub fn replay<'a>(
         let id = format!("call_workmem_update_{}", meter.run.memory_updates + 1);
         let mut answered_with = answer.clone();
         answered_with.tool_calls.push(ToolCall { id: id.clone(), name: workmem_agent::tools::UPDATE_MEMORY.into(), arguments: arguments.clone() });
-        session.append_reply(answered_with.clone(), Usage { sent: sent.tokens, prompt_tokens: None, completion_tokens: None })?;
+        session.append_reply(answered_with.clone(), Usage { sent: sent.tokens, prompt_tokens: None, completion_tokens: None }, Durability::Synced)?;
         let mut cx = ToolContext { session: &session, runtime, tokenizer, llm: None, board: None, documents: None };
         let out = tools::call(&mut cx, tools::UPDATE_MEMORY, &arguments)?;
         meter.run.memory_updates += 1;

@@ -19,7 +19,7 @@ use std::io::{BufRead, BufReader, Read};
 use workmem_agent::tools::ToolContext;
 use workmem_agent::{context, turn};
 use workmem_runtime::{HistoryMode, error_chain};
-use workmem_store::Message;
+use workmem_store::{Durability, Message};
 
 /// An error of workmem's own, kept with its sources for the proxy's log.
 type Source = Box<dyn std::error::Error + Send + Sync>;
@@ -452,7 +452,8 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
         };
         // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
         // logged, and the client gets what the model said. Logged before the client has it, so
-        // that a proxy killed in between leaves a log the client's next request continues.
+        // that a proxy killed in between leaves a log the client's next request continues;
+        // synced after, as the client's own messages are (see `Session::append_messages`).
         let usage = completion.0.usage;
         let recorded = record(app, t, exchange, &tokenizer, &built, completion)
             .map_err(|f| eprintln!("workmem proxy: session {}: the answer went to the client, but: {f}", t.id))
@@ -483,8 +484,15 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
                 sink.finish();
             }
         }
-        // Counted once the client has its answer: the round's count is the session's own
-        // bookkeeping, and writing it costs a file replaced and synced.
+        // Once the client has its answer: the answer's record synced, which the client holds
+        // meanwhile (a crash of the machine before the sync loses only what the client resends
+        // with its next request), and the round counted, the session's own bookkeeping, a file
+        // replaced and synced. Each sync before the answer added its time to every request.
+        if recorded.is_some()
+            && let Err(e) = exchange.session.sync_log()
+        {
+            eprintln!("workmem proxy: session {}: the answer went to the client, but syncing its log failed: {e}", t.id);
+        }
         if recorded.is_some_and(|r| !r.counted)
             && let Err(e) = turn::count_round(&exchange.session, &built, usage)
         {
@@ -515,10 +523,12 @@ fn record(
     built: &context::Built,
     (completion, opaque): Said,
 ) -> Result<Recorded, Failure> {
-    let calls = turn::record_reply(&exchange.session, built, &completion, opaque).map_err(after)?;
+    let calls = turn::record_reply(&exchange.session, built, &completion, opaque, Durability::Deferred).map_err(after)?;
     t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
     let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
     if !mine.is_empty() {
+        // Calls the client never sees, so never resends: durable before they change anything.
+        exchange.session.sync_log().map_err(after)?;
         turn::count_round(&exchange.session, built, completion.usage).map_err(after)?;
     }
     for call in &mine {

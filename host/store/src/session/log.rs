@@ -83,6 +83,15 @@ impl SessionLog for SessionDir {
         .map_err(Error::io(&path))?;
         Ok(records)
     }
+
+    fn sync_log(&self) -> Result<()> {
+        // A sync through any handle on the file makes every write to it durable.
+        let file = match self.files().open(MESSAGES, Access::Read) {
+            Err(e) if e.is_not_found() => return Ok(()),
+            other => other.map_err(self.err())?,
+        };
+        file.sync_data().map_err(Error::io(self.path(MESSAGES)))
+    }
 }
 
 impl SessionDir {

@@ -136,9 +136,13 @@ impl Session {
         self.with_lock(|locked| self.append_one(locked, Entry::Message(message), None))
     }
 
-    /// Appends a model's reply with what its request cost (see [`Usage`]).
-    pub fn append_reply(&self, message: Message, usage: Usage) -> Result<LogRecord> {
-        self.with_lock(|locked| self.append_one(locked, Entry::Message(message), Some(usage)))
+    /// Appends a model's reply with what its request cost (see [`Usage`]), synced or not
+    /// (see [`Session::append_messages`] for when a caller may defer it).
+    pub fn append_reply(&self, message: Message, usage: Usage, durability: Durability) -> Result<LogRecord> {
+        self.with_lock(|locked| {
+            let mut records = self.append_all(locked, vec![(Entry::Message(message), Some(usage))], durability)?;
+            Ok(records.pop().expect("one record was appended"))
+        })
     }
 
     /// Appends an entry under a lock the caller holds (a compaction is planned and logged
@@ -149,9 +153,11 @@ impl Session {
 
     /// Appends `messages` in one write under one lock, numbered in order, and does not wait
     /// for the disk: what a proxy's client sends before the model answers, which the client
-    /// holds and sends again with its next request. The answer's append syncs the log, these
-    /// records with it, before the client is answered; a sync of their own would add its
-    /// time to every request before it went upstream.
+    /// holds and sends again with its next request, and so may defer. A crash of the process
+    /// loses none of it (the kernel holds the write); a crash of the machine before the
+    /// proxy's [`SessionLog::sync_log`] loses only what the client still holds and resends,
+    /// which is then logged again as new. A sync of their own would add its time to every
+    /// request before it went upstream.
     pub fn append_messages(&self, messages: Vec<Message>) -> Result<Vec<LogRecord>> {
         self.with_lock(|locked| self.append_all(locked, messages.into_iter().map(|m| (Entry::Message(m), None)).collect(), Durability::Deferred))
     }

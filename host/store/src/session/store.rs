@@ -9,7 +9,7 @@
 //! What every store keeps, whatever it keeps it in:
 //! - the message log is append-only, numbered from 1 without gaps, and a record once
 //!   acknowledged is durable (or, for [`Durability::Deferred`], made durable by the next
-//!   synced append, before any answer that depends on it);
+//!   synced append or [`SessionLog::sync_log`]);
 //! - a [`Commit`] is wholly visible or not at all, and a crash at any moment leaves a session
 //!   that opens with memory, update log and meta agreeing;
 //! - [`StoredSession::lock`] excludes every other writer of the session, in this process or
@@ -32,7 +32,7 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Durability {
     Synced,
-    /// A later synced append to the same log makes it durable.
+    /// A later synced append to the same log, or [`SessionLog::sync_log`], makes it durable.
     Deferred,
 }
 
@@ -62,6 +62,9 @@ pub trait SessionLog {
     /// Appends `entries` in one write under `locked`, numbered in order from
     /// [`SessionLog::next_seq`], each with what its request cost where it is a reply.
     fn append_all(&self, locked: &Locked, entries: Vec<(Entry, Option<Usage>)>, durability: Durability) -> Result<Vec<LogRecord>>;
+
+    /// Makes every append made so far durable, the [`Durability::Deferred`] ones included.
+    fn sync_log(&self) -> Result<()>;
 }
 
 /// A session's working memory: its one commit path and the update log.
