@@ -11,7 +11,7 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::OsStr;
 use std::fs::File;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -99,17 +99,14 @@ impl Confined {
 
     /// A handle on the root itself. The root is the caller's, so it may be reached through
     /// a symlink when it is first opened; nothing beneath it may, and it is not opened again.
-    fn root_handle(&self, name: &str) -> Result<OwnedFd, PathError> {
-        let fd = match self.handle.get() {
-            Some(fd) => fd,
-            None => {
-                let fd = rustix::fs::open(&self.root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).map_err(|e| io(name, e.into()))?;
-                // Another thread may have opened it first: either handle is the root.
-                let _ = self.handle.set(fd);
-                self.handle.get().expect("set just now")
-            }
-        };
-        rustix::io::fcntl_dupfd_cloexec(fd, 0).map_err(|e| io(name, e.into()))
+    fn root_handle(&self, name: &str) -> Result<BorrowedFd<'_>, PathError> {
+        if let Some(fd) = self.handle.get() {
+            return Ok(fd.as_fd());
+        }
+        let fd = rustix::fs::open(&self.root, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).map_err(|e| io(name, e.into()))?;
+        // Another thread may have opened it first: either handle is the root.
+        let _ = self.handle.set(fd);
+        Ok(self.handle.get().expect("set just now").as_fd())
     }
 
     /// The folder `name` beneath the root, as a confined directory of its own (opened now,
@@ -120,12 +117,12 @@ impl Confined {
 
     /// The folder holding `name`'s last component (opened, created when `create`), and
     /// that component.
-    fn parent<'a>(&self, name: &'a str, create: bool) -> Result<(OwnedFd, &'a OsStr), PathError> {
+    fn parent<'a>(&self, name: &'a str, create: bool) -> Result<(Dir<'_>, &'a OsStr), PathError> {
         let parts = components(name)?;
         let (last, folders) = parts.split_last().expect("components are never empty");
-        let mut dir = self.root_handle(name)?;
+        let mut dir = Dir::Root(self.root_handle(name)?);
         for part in folders {
-            dir = open_folder(&dir, part, create).map_err(|e| classify(&dir, part, name, e))?;
+            dir = Dir::Below(open_folder(dir.as_fd(), part, create).map_err(|e| classify(dir.as_fd(), part, name, e))?);
         }
         Ok((dir, last))
     }
@@ -133,12 +130,17 @@ impl Confined {
     /// The folder `name` itself.
     fn folder(&self, name: &str) -> Result<OwnedFd, PathError> {
         let (dir, last) = self.parent(name, false)?;
-        open_folder(&dir, last, false).map_err(|e| classify(&dir, last, name, e))
+        open_folder(dir.as_fd(), last, false).map_err(|e| classify(dir.as_fd(), last, name, e))
     }
 
     /// Opens the regular file `name`; a symlink, a folder, a FIFO or a device is refused
     /// (a FIFO would block the reader forever).
     pub fn open(&self, name: &str, access: Access) -> Result<File, PathError> {
+        Ok(self.open_sized(name, access)?.0)
+    }
+
+    /// [`Confined::open`], and the file's size when it was opened.
+    fn open_sized(&self, name: &str, access: Access) -> Result<(File, u64), PathError> {
         let (dir, last) = self.parent(name, !matches!(access, Access::Read))?;
         let flags = OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
         let flags = match access {
@@ -146,7 +148,7 @@ impl Confined {
             Access::Append => flags | OFlags::RDWR | OFlags::APPEND | OFlags::CREATE,
             Access::CreateNew => flags | OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL,
         };
-        let fd = rustix::fs::openat(&dir, last, flags, Mode::from_raw_mode(0o644)).map_err(|e| classify(&dir, last, name, e))?;
+        let fd = rustix::fs::openat(dir.as_fd(), last, flags, Mode::from_raw_mode(0o644)).map_err(|e| classify(dir.as_fd(), last, name, e))?;
         let stat = rustix::fs::fstat(&fd).map_err(|e| io(name, e.into()))?;
         if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
             return Err(PathError::NotAFile(name.to_string()));
@@ -154,16 +156,20 @@ impl Confined {
         if self.untrusted && stat.st_nlink > 1 {
             return Err(PathError::HardLink(name.to_string()));
         }
-        // Regular files ignore O_NONBLOCK; clear it anyway so the handle behaves as usual.
-        rustix::fs::fcntl_setfl(&fd, rustix::fs::fcntl_getfl(&fd).map_err(|e| io(name, e.into()))? - OFlags::NONBLOCK).map_err(|e| io(name, e.into()))?;
-        Ok(File::from(fd))
+        // Regular files ignore O_NONBLOCK; clear it anyway so the handle behaves as usual
+        // (F_SETFL takes the status flags it was opened with, less that one).
+        rustix::fs::fcntl_setfl(&fd, flags - OFlags::NONBLOCK).map_err(|e| io(name, e.into()))?;
+        Ok((File::from(fd), u64::try_from(stat.st_size).unwrap_or(0)))
     }
 
     fn read_bytes(&self, name: &str, limit: u64) -> Result<Vec<u8>, PathError> {
         use std::io::Read;
-        let mut out = Vec::new();
-        // One byte past the limit tells a file at it from one over it, whatever its size says.
-        self.open(name, Access::Read)?.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(|e| io(name, e))?;
+        let (file, size) = self.open_sized(name, Access::Read)?;
+        // Room for what its size says, so that a small file is one read, not a read per
+        // doubling of the buffer; one byte past the limit tells a file at it from one over
+        // it, whatever its size says.
+        let mut out = Vec::with_capacity(usize::try_from(size.min(limit).saturating_add(1)).unwrap_or(0));
+        file.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(|e| io(name, e))?;
         if out.len() as u64 > limit {
             return Err(PathError::TooLarge { name: name.to_string(), limit });
         }
@@ -199,10 +205,10 @@ impl Confined {
 
     fn write_mode(&self, name: &str, content: &[u8], mode: u32) -> Result<(), PathError> {
         let (dir, last) = self.parent(name, true)?;
-        if rustix::fs::statat(&dir, last, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink) {
+        if rustix::fs::statat(dir.as_fd(), last, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink) {
             return Err(PathError::Symlink(name.to_string()));
         }
-        fsio::write_atomic_mode_at(&dir, last, content, mode).map_err(|e| io(name, e))
+        fsio::write_atomic_mode_at(dir.as_fd(), last, content, mode).map_err(|e| io(name, e))
     }
 
     /// Removes the file `name`; one that is not there is not an error.
@@ -211,9 +217,9 @@ impl Confined {
             Err(e) if e.is_not_found() => return Ok(()),
             other => other?,
         };
-        match rustix::fs::unlinkat(&dir, last, AtFlags::empty()) {
-            Ok(()) | Err(Errno::NOENT) => rustix::fs::fsync(&dir).map_err(|e| io(name, e.into())),
-            Err(e) => Err(classify(&dir, last, name, e)),
+        match rustix::fs::unlinkat(dir.as_fd(), last, AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => rustix::fs::fsync(dir.as_fd()).map_err(|e| io(name, e.into())),
+            Err(e) => Err(classify(dir.as_fd(), last, name, e)),
         }
     }
 
@@ -221,26 +227,26 @@ impl Confined {
     /// survive a crash.
     pub fn remove_unsynced(&self, name: &str) -> Result<(), PathError> {
         let (dir, last) = self.parent(name, false)?;
-        match rustix::fs::unlinkat(&dir, last, AtFlags::empty()) {
+        match rustix::fs::unlinkat(dir.as_fd(), last, AtFlags::empty()) {
             Ok(()) | Err(Errno::NOENT) => Ok(()),
-            Err(e) => Err(classify(&dir, last, name, e)),
+            Err(e) => Err(classify(dir.as_fd(), last, name, e)),
         }
     }
 
     /// Makes the folder `name` (and those above it).
     pub fn create_dir_all(&self, name: &str) -> Result<(), PathError> {
         let (dir, last) = self.parent(name, true)?;
-        open_folder(&dir, last, true).map(drop).map_err(|e| classify(&dir, last, name, e))
+        open_folder(dir.as_fd(), last, true).map(drop).map_err(|e| classify(dir.as_fd(), last, name, e))
     }
 
     /// Removes the temporary files a dead writer left in folder `name` (`.` for the root),
     /// reached like any other; a folder that is not there has none.
     pub fn sweep_temps(&self, name: &str) -> Result<(), PathError> {
-        let dir = match if name == "." { self.root_handle(name) } else { self.folder(name) } {
+        let dir = match if name == "." { self.root_handle(name).map(Dir::Root) } else { self.folder(name).map(Dir::Below) } {
             Err(e) if e.is_not_found() => return Ok(()),
             other => other?,
         };
-        fsio::sweep_temps(&dir).map_err(|e| io(name, e))
+        fsio::sweep_temps(dir.as_fd()).map_err(|e| io(name, e))
     }
 
     /// The regular files under folder `name`, as names that `read` accepts, sorted. Symlinks
@@ -268,7 +274,7 @@ impl Confined {
                     continue;
                 }
                 let rel = format!("{at}/{}", file.to_string_lossy());
-                let stat = match rustix::fs::statat(&dir, file, AtFlags::SYMLINK_NOFOLLOW) {
+                let stat = match rustix::fs::statat(dir.as_fd(), file, AtFlags::SYMLINK_NOFOLLOW) {
                     Ok(stat) => stat,
                     Err(Errno::NOENT) => continue, // removed while we looked
                     Err(e) => return Err(io(&rel, e.into())),
@@ -282,6 +288,22 @@ impl Confined {
         }
         out.sort();
         Ok(out)
+    }
+}
+
+/// A folder a name is opened in: the root, through the handle the [`Confined`] keeps (not
+/// duplicated for each open), or one opened beneath it.
+enum Dir<'r> {
+    Root(BorrowedFd<'r>),
+    Below(OwnedFd),
+}
+
+impl AsFd for Dir<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Dir::Root(fd) => *fd,
+            Dir::Below(fd) => fd.as_fd(),
+        }
     }
 }
 
@@ -312,7 +334,7 @@ fn components(name: &str) -> Result<Vec<&OsStr>, PathError> {
 
 /// Opens the folder `part` beneath `dir` without following a symlink, making it first
 /// when `create`.
-fn open_folder(dir: &OwnedFd, part: &OsStr, create: bool) -> Result<OwnedFd, Errno> {
+fn open_folder(dir: BorrowedFd<'_>, part: &OsStr, create: bool) -> Result<OwnedFd, Errno> {
     let open = || rustix::fs::openat(dir, part, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty());
     match open() {
         Err(Errno::NOENT) if create => match rustix::fs::mkdirat(dir, part, Mode::from_raw_mode(0o755)) {
@@ -325,7 +347,7 @@ fn open_folder(dir: &OwnedFd, part: &OsStr, create: bool) -> Result<OwnedFd, Err
 
 /// A failed open, named: a symlink where one was met (`O_NOFOLLOW` answers `ELOOP`, or
 /// `ENOTDIR` when a folder was asked for), else the I/O error.
-fn classify(dir: &OwnedFd, part: &OsStr, name: &str, e: Errno) -> PathError {
+fn classify(dir: BorrowedFd<'_>, part: &OsStr, name: &str, e: Errno) -> PathError {
     if matches!(e, Errno::LOOP | Errno::NOTDIR)
         && rustix::fs::statat(dir, part, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|s| FileType::from_raw_mode(s.st_mode) == FileType::Symlink)
     {

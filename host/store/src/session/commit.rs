@@ -149,11 +149,11 @@ impl SessionDir {
 
     /// The sequence number of the update log's last record (0 when it has none).
     pub(super) fn last_update_seq(&self) -> Result<u32> {
-        let mut file = match self.files().open(LOG, Access::Read) {
+        let file = match self.files().open(LOG, Access::Read) {
             Err(e) if e.is_not_found() => return Ok(0),
             other => other.map_err(self.err())?,
         };
-        Ok(self.last_record::<SeqOnly>(LOG, &mut file)?.map_or(0, |r| r.seq))
+        Ok(self.last_record::<SeqOnly>(LOG, &file)?.map_or(0, |r| r.seq))
     }
 
     pub(super) fn finish_pending(&self) -> Result<()> {
@@ -167,16 +167,18 @@ impl SessionDir {
     pub(super) fn finish(&self, commit: &Commit) -> Result<()> {
         let log = self.path(LOG);
         let mut file = self.files().open(LOG, Access::Append).map_err(self.err())?;
+        let tail = fsio::tail(&file).map_err(Error::io(&log))?;
         // A record cut short by a crash mid-append was never committed: drop it.
-        fsio::truncate_partial_line(&mut file).map_err(Error::io(&log))?;
-        if self.last_record::<SeqOnly>(LOG, &mut file)?.map_or(0, |r| r.seq) < commit.seq {
+        fsio::drop_torn(&file, &tail).map_err(Error::io(&log))?;
+        if self.parse_last::<SeqOnly>(LOG, tail.last)?.map_or(0, |r| r.seq) < commit.seq {
             fsio::append(&mut file, format!("{}\n", commit.log_entry).as_bytes()).map_err(Error::io(&log))?;
         }
         if let Some((key, digest)) = &commit.request {
             let path = self.path(REQUESTS);
             let mut file = self.files().open(REQUESTS, Access::Append).map_err(self.err())?;
-            fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
-            if self.last_record::<SeqOnly>(REQUESTS, &mut file)?.map_or(0, |r| r.seq) < commit.seq {
+            let tail = fsio::tail(&file).map_err(Error::io(&path))?;
+            fsio::drop_torn(&file, &tail).map_err(Error::io(&path))?;
+            if self.parse_last::<SeqOnly>(REQUESTS, tail.last)?.map_or(0, |r| r.seq) < commit.seq {
                 let line =
                     serde_json::to_string(&KeyedUpdate { key: key.clone(), digest: digest.clone(), seq: commit.seq }).expect("a keyed update serializes");
                 fsio::append(&mut file, format!("{line}\n").as_bytes()).map_err(Error::io(&path))?;

@@ -136,20 +136,21 @@ impl SessionDir {
     }
 
     /// The last whole record of log `name`, read through a handle the caller already holds.
-    pub(super) fn last_record<T: serde::de::DeserializeOwned>(&self, name: &str, file: &mut std::fs::File) -> Result<Option<T>> {
-        let path = self.path(name);
-        match fsio::last_line(file).map_err(Error::io(&path))? {
-            Some(line) => Ok(Some(serde_json::from_slice(&line).map_err(|source| Error::Corrupt { path, source })?)),
-            None => Ok(None),
-        }
+    pub(super) fn last_record<T: serde::de::DeserializeOwned>(&self, name: &str, file: &std::fs::File) -> Result<Option<T>> {
+        self.parse_last(name, fsio::last_line(file).map_err(Error::io(self.path(name)))?)
+    }
+
+    /// The record `line` of log `name` holds, the log's last ([`fsio::Tail::last`]).
+    pub(super) fn parse_last<T: serde::de::DeserializeOwned>(&self, name: &str, line: Option<Vec<u8>>) -> Result<Option<T>> {
+        line.map(|line| serde_json::from_slice(&line).map_err(|source| Error::Corrupt { path: self.path(name), source })).transpose()
     }
 
     /// The records of an append-only log; a torn last line (no newline yet) is not one.
     pub(super) fn read_jsonl<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
         let p = self.path(name);
-        let mut file = self.files.open(name, Access::Read).map_err(self.err())?;
-        let len = fsio::complete_len(&mut file).map_err(Error::io(&p))?;
-        let bytes = fsio::read_range(&mut file, 0, len).map_err(Error::io(&p))?;
+        let file = self.files.open(name, Access::Read).map_err(self.err())?;
+        let len = fsio::complete_len(&file).map_err(Error::io(&p))?;
+        let bytes = fsio::read_range(&file, 0, len).map_err(Error::io(&p))?;
         bytes
             .split(|&b| b == b'\n')
             .filter(|l| !l.iter().all(u8::is_ascii_whitespace))

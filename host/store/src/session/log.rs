@@ -52,8 +52,8 @@ impl SessionLog for SessionDir {
     }
 
     fn next_seq(&self) -> Result<u64> {
-        let mut file = self.files().open(MESSAGES, Access::Read).map_err(self.err())?;
-        self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))
+        let file = self.files().open(MESSAGES, Access::Read).map_err(self.err())?;
+        self.last_record::<LogRecord>(MESSAGES, &file)?.map_or(Ok(1), |r| self.after(r.seq))
     }
 
     fn append_all(&self, _: &Locked, entries: Vec<(Entry, Option<Usage>)>, durability: Durability) -> Result<Vec<LogRecord>> {
@@ -62,9 +62,10 @@ impl SessionLog for SessionDir {
         }
         let path = self.path(MESSAGES);
         let mut file = self.files().open(MESSAGES, Access::Append).map_err(self.err())?;
+        let tail = fsio::tail(&file).map_err(Error::io(&path))?;
         // A record a crash cut short was never written: the next starts a line of its own.
-        fsio::truncate_partial_line(&mut file).map_err(Error::io(&path))?;
-        let mut seq = self.last_record::<LogRecord>(MESSAGES, &mut file)?.map_or(Ok(1), |r| self.after(r.seq))?;
+        fsio::drop_torn(&file, &tail).map_err(Error::io(&path))?;
+        let mut seq = self.parse_last::<LogRecord>(MESSAGES, tail.last)?.map_or(Ok(1), |r| self.after(r.seq))?;
         let at = crate::now();
         let (mut records, mut lines) = (Vec::with_capacity(entries.len()), Vec::new());
         for (entry, usage) in entries {
@@ -110,17 +111,13 @@ impl SessionDir {
         // A view not held since is not known to have only gained ([`SessionLog::view_after`]).
         let unheld = held.is_none();
         let kept: Option<Checkpoint> = held.or_else(|| self.read_json(VIEW).ok());
-        let mut file = self.files().open(MESSAGES, Access::Read).map_err(self.err())?;
-        let len = fsio::complete_len(&mut file).map_err(Error::io(&log))?;
+        let file = self.files().open(MESSAGES, Access::Read).map_err(self.err())?;
+        let lines_from = |offset| fsio::lines_from(&file, offset).map_err(Error::io(&log));
         // A kept view ends where a record ends, within the log.
-        let mut ends_a_record = |offset: u64| -> Result<bool> {
-            Ok(offset == 0 || (offset <= len && fsio::read_range(&mut file, offset - 1, 1).map_err(Error::io(&log))? == b"\n"))
+        let (mut kept, tail) = match kept.map(|k| Ok::<_, Error>((lines_from(k.offset)?, k))).transpose()? {
+            Some((Some(tail), k)) => (k, tail),
+            _ => (Checkpoint::default(), lines_from(0)?.unwrap_or_default()),
         };
-        let mut kept = match kept {
-            Some(k) if ends_a_record(k.offset)? => k,
-            _ => Checkpoint::default(),
-        };
-        let tail = fsio::read_range(&mut file, kept.offset, len - kept.offset).map_err(Error::io(&log))?;
         let (mut folded, mut compacted, mut expanded) = (0, false, false);
         // The whole log, read only when a read kept by reference is folded in.
         let mut all: Option<Vec<LogRecord>> = None;
