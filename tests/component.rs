@@ -228,6 +228,22 @@ fn an_unwanted_call_stops() {
     assert!(engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - next\n").unwrap().update.is_some(), "the flag ends with its scope");
 }
 
+/// A call that runs past its CPU deadline stops with `Error::Deadline` (checked on the epoch's
+/// ticks, which run only while guest code does), and the next call runs on a fresh instance.
+#[test]
+fn a_call_past_its_deadline_stops() {
+    let slow = "KEY_LEARNINGS: x\n".repeat(4 << 20 >> 4);
+    let mut engine = common::runtime().instance().unwrap();
+    let started = std::time::Instant::now();
+    engine.parse(&slow).unwrap();
+    let whole = started.elapsed();
+    let runtime = Runtime::new(&Options { call_deadline: whole / 4, ..common::options() }).unwrap();
+    let mut engine = runtime.instance().unwrap();
+    let stopped = engine.parse(&slow);
+    assert!(matches!(stopped, Err(Error::Deadline { .. })), "{:?} for a call of {whole:?}", stopped.map(|o| o.diagnostics.len()));
+    assert!(engine.parse("CURRENT_PROGRESS:\n  In Progress:\n    - next\n").unwrap().update.is_some(), "the next call runs");
+}
+
 #[test]
 fn a_trap_during_apply_leaves_the_session_files_untouched() {
     let runtime = small_memory_runtime();

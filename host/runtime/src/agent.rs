@@ -37,7 +37,7 @@ pub struct AgentInstance {
 impl AgentInstance {
     pub(crate) fn new(loaded: &Loaded, pre: &bindings::AgentPre<Ctx>, capabilities: Box<dyn Capabilities>) -> Result<Self> {
         let mut store = loaded.store(Some(capabilities));
-        let bindings = pre.instantiate(&mut store).map_err(crate::Error::Load)?;
+        let bindings = crate::sandbox::ticking(&mut store, |s| pre.instantiate(s)).map_err(crate::Error::Load)?;
         Ok(AgentInstance { store, bindings })
     }
 

@@ -88,6 +88,7 @@ pub struct Instance {
 /// instances: the wasmtime engine, the limits of each call, the component pre-instantiated.
 pub(crate) struct Loaded {
     pub engine: wasmtime::Engine,
+    pub ticker: Arc<sandbox::Ticker>,
     pub options: Options,
     pub engine_pre: EnginePre,
 }
@@ -95,7 +96,7 @@ pub(crate) struct Loaded {
 impl Loaded {
     /// A store for one instance, under the limits, with `capabilities` its only way out.
     pub fn store(&self, capabilities: sandbox::Capabilities) -> Store<Ctx> {
-        sandbox::store(&self.engine, &self.options, capabilities)
+        sandbox::store(&self.engine, &self.ticker, &self.options, capabilities)
     }
 }
 
@@ -175,7 +176,7 @@ impl Instance {
 
 fn instantiate(loaded: &Loaded) -> Result<(Store<Ctx>, Engine)> {
     let mut store = loaded.store(None);
-    let bindings = loaded.engine_pre.instantiate(&mut store).map_err(Error::Load)?;
+    let bindings = sandbox::ticking(&mut store, |s| loaded.engine_pre.instantiate(s)).map_err(Error::Load)?;
     Ok((store, bindings))
 }
 

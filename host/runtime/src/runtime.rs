@@ -48,12 +48,12 @@ impl Runtime {
     }
 
     fn link(engine: wasmtime::Engine, component: Component, options: &Options) -> Result<Inner> {
-        sandbox::start_ticker(&engine);
+        let ticker = sandbox::Ticker::start(&engine);
         // The engine world imports nothing, so an empty linker is the whole sandbox.
         let linker = Linker::<sandbox::Ctx>::new(&engine);
         let engine_pre = EnginePre::new(linker.instantiate_pre(&component).map_err(Error::Load)?).map_err(Error::Load)?;
         Ok(Inner {
-            loaded: Arc::new(Loaded { engine, options: options.clone(), engine_pre }),
+            loaded: Arc::new(Loaded { engine, ticker, options: options.clone(), engine_pre }),
             #[cfg(feature = "agent")]
             agent_pre: OnceLock::new(),
             #[cfg(feature = "compiler")]

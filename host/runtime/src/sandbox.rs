@@ -4,6 +4,8 @@
 
 use crate::error::Error;
 use crate::{Options, Result};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use wasmtime::{Engine, ResourceLimiter, Store, UpdateDeadline};
 
@@ -88,6 +90,8 @@ pub(crate) struct Ctx {
     deadline: Duration,
     started: Instant,
     in_imports: Duration,
+    /// Its engine's ticker, kept ticking while this store runs guest code.
+    ticker: Arc<Ticker>,
     // Always `None` without the agent world.
     #[cfg_attr(not(feature = "agent"), allow(dead_code))]
     pub(crate) capabilities: Capabilities,
@@ -105,9 +109,9 @@ impl Ctx {
     }
 }
 
-pub(crate) fn store(engine: &Engine, options: &Options, capabilities: Capabilities) -> Store<Ctx> {
+pub(crate) fn store(engine: &Engine, ticker: &Arc<Ticker>, options: &Options, capabilities: Capabilities) -> Store<Ctx> {
     let limits = Limits { max_memory_bytes: options.max_memory_bytes, refused: false, failed: None };
-    let ctx = Ctx { limits, deadline: options.call_deadline, started: Instant::now(), in_imports: Duration::ZERO, capabilities };
+    let ctx = Ctx { limits, deadline: options.call_deadline, started: Instant::now(), in_imports: Duration::ZERO, ticker: ticker.clone(), capabilities };
     let mut store = Store::new(engine, ctx);
     store.limiter(|c| &mut c.limits);
     store.epoch_deadline_callback(|cx| {
@@ -132,7 +136,7 @@ pub(crate) fn call<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) ->
     data.limits.failed = None;
     let limit = data.deadline;
     store.set_epoch_deadline(1);
-    f(store).map_err(|e| match e.downcast_ref::<Stopped>() {
+    ticking(store, f).map_err(|e| match e.downcast_ref::<Stopped>() {
         Some(Stopped::Deadline) => Error::Deadline { limit },
         Some(Stopped::Unwanted) => Error::Cancelled,
         None if store.data().limits.refused => Error::MemoryLimit { limit: store.data().limits.max_memory_bytes, source: e },
@@ -143,24 +147,117 @@ pub(crate) fn call<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) ->
     })
 }
 
-/// Advances the engine's epoch every [`TICK`] for as long as the engine lives.
-pub(crate) fn start_ticker(engine: &Engine) {
-    let weak = engine.weak();
-    std::thread::Builder::new()
-        .name("workmem-epoch".into())
-        .spawn(move || {
-            while let Some(engine) = weak.upgrade() {
-                engine.increment_epoch();
-                drop(engine);
-                std::thread::sleep(TICK);
-            }
-        })
-        .expect("spawning the epoch thread");
+/// Runs guest code in `store` (a call, an instantiation) with its engine's epoch ticking.
+pub(crate) fn ticking<T>(store: &mut Store<Ctx>, f: impl FnOnce(&mut Store<Ctx>) -> T) -> T {
+    let _ticking = Ticking::new(store.data().ticker.clone());
+    f(store)
+}
+
+/// Advances an engine's epoch every [`TICK`] while guest code of that engine runs, on a thread
+/// of its own that sleeps otherwise: a proxy or a server waiting for its next request does not
+/// wake 200 times a second, and a call shorter than a tick meets no epoch check's callback.
+pub(crate) struct Ticker {
+    /// How many stores run guest code now; shared with the thread, which ends once it is gone.
+    running: Arc<AtomicUsize>,
+    thread: std::thread::Thread,
+}
+
+impl Ticker {
+    /// A ticker for `engine`, whose thread ends with the ticker or the engine.
+    pub(crate) fn start(engine: &Engine) -> Arc<Ticker> {
+        let weak = engine.weak();
+        Ticker::advancing(move || weak.upgrade().map(|engine| engine.increment_epoch()).is_some())
+    }
+
+    /// A ticker that calls `advance` on each tick until it answers false.
+    fn advancing(advance: impl Fn() -> bool + Send + 'static) -> Arc<Ticker> {
+        let running = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::downgrade(&running);
+        let thread = std::thread::Builder::new()
+            .name("workmem-epoch".into())
+            .spawn(move || {
+                while let Some(running) = seen.upgrade() {
+                    let idle = running.load(Ordering::Acquire) == 0;
+                    drop(running);
+                    if idle {
+                        // Woken by the next `Ticking` (a wake that came first is not lost:
+                        // `park` returns at once), or by the ticker's drop.
+                        std::thread::park();
+                        continue;
+                    }
+                    std::thread::sleep(TICK);
+                    if !advance() {
+                        return;
+                    }
+                }
+            })
+            .expect("spawning the epoch thread");
+        Arc::new(Ticker { running, thread: thread.thread().clone() })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        // The count let go of first, then the thread woken: it finds the count gone and ends.
+        drop(std::mem::replace(&mut self.running, Arc::new(AtomicUsize::new(0))));
+        self.thread.unpark();
+    }
+}
+
+/// Guest code running: the ticker ticks until the last one ends.
+struct Ticking(Arc<Ticker>);
+
+impl Ticking {
+    fn new(ticker: Arc<Ticker>) -> Self {
+        if ticker.running.fetch_add(1, Ordering::AcqRel) == 0 {
+            ticker.thread.unpark();
+        }
+        Ticking(ticker)
+    }
+}
+
+impl Drop for Ticking {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{Ticker, Ticking};
     use crate::Error;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// The epoch advances while guest code runs, and not between calls (a proxy waiting for its
+    /// next request slept through 200 ticks a second before); the thread ends with its ticker.
+    #[test]
+    fn the_epoch_ticks_only_while_guest_code_runs() {
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let (alive, ended) = std::sync::mpsc::channel::<()>();
+        let counted = ticks.clone();
+        let ticker = Ticker::advancing(move || {
+            let _ = &alive;
+            counted.fetch_add(1, Ordering::Relaxed);
+            true
+        });
+        let ticks_over = |ms| {
+            let before = ticks.load(Ordering::Relaxed);
+            std::thread::sleep(Duration::from_millis(ms));
+            ticks.load(Ordering::Relaxed) - before
+        };
+        assert_eq!(ticks_over(60), 0, "no guest code: no tick");
+        let running = Ticking::new(ticker.clone());
+        assert!(ticks_over(60) >= 1, "guest code running: ticks");
+        drop(running);
+        // The tick under way when the call ended may still come.
+        std::thread::sleep(super::TICK * 4);
+        assert_eq!(ticks_over(60), 0, "the call ended: no tick");
+        drop(ticker);
+        let end = ended.recv_timeout(Duration::from_secs(10));
+        assert_eq!(end, Err(std::sync::mpsc::RecvTimeoutError::Disconnected), "the thread ends with its ticker");
+    }
 
     /// A memory that cannot grow though the limit allows it (past its type's maximum, as a
     /// 32-bit memory is at 4 GiB under a limit of gigabytes) is reported as that, not as a bug
@@ -181,7 +278,7 @@ mod tests {
         let mut config = wasmtime::Config::new();
         config.epoch_interruption(true);
         let engine = wasmtime::Engine::new(&config).unwrap();
-        let mut store = super::store(&engine, &crate::Options::default(), None);
+        let mut store = super::store(&engine, &super::Ticker::start(&engine), &crate::Options::default(), None);
         let module = wasmtime::Module::new(&engine, MODULE).unwrap();
         let instance = wasmtime::Instance::new(&mut store, &module, &[]).unwrap();
         let grow = instance.get_typed_func::<(), ()>(&mut store, "f").unwrap();
