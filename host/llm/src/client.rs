@@ -22,7 +22,7 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: Config) -> Self {
-        let agent = ureq::Agent::config_builder().timeout_global(Some(config.timeout)).http_status_as_error(false).build().into();
+        let agent = crate::http_agent(ureq::Agent::config_builder().timeout_global(Some(config.timeout)).http_status_as_error(false).build());
         Client { agent, config }
     }
 

@@ -4,6 +4,7 @@
 mod client;
 mod config;
 mod error;
+mod http;
 mod stream;
 mod tokenizer;
 mod vocabulary;
@@ -12,6 +13,7 @@ mod wire;
 pub use client::*;
 pub use config::*;
 pub use error::*;
+pub use http::http_agent;
 pub use stream::*;
 pub use tokenizer::Tokenizer;
 pub use wire::*;

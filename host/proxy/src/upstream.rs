@@ -50,7 +50,7 @@ pub fn shown(url: &str) -> String {
 
 impl Upstream {
     pub fn new(base: &str, timeout: Duration) -> Self {
-        let agent = ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false).max_redirects(0).build().into();
+        let agent = workmem_llm::http_agent(ureq::Agent::config_builder().timeout_global(Some(timeout)).http_status_as_error(false).max_redirects(0).build());
         Upstream { agent, base: base.trim_end_matches('/').to_string() }
     }
 
