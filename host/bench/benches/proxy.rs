@@ -15,13 +15,15 @@
 //!
 //! `make bench-proxy` (a release build). The upstream answers at once, so what is measured is
 //! the proxy's own work: finding the session, logging what is new, building and bounding the
-//! request, relaying the answer. `WORKMEM_BIN` runs another build's `workmem` instead (an
-//! earlier commit's, to compare two builds in one sitting).
+//! request, relaying the answer. `WORKMEM_BIN` runs another build's `workmem` instead, and
+//! `WORKMEM_BIN_B` a second build's proxy beside the first, in step with it and the direct
+//! client (an earlier commit's: two builds compared in one sitting, where runs one after the
+//! other on a shared machine wandered apart by more than a change saves).
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -269,8 +271,41 @@ fn workmem_bin() -> std::path::PathBuf {
     bin
 }
 
-fn proxy(root: &Path, upstream: &str, meter: Meter) -> (std::process::Child, String) {
-    let bin = workmem_bin();
+/// A proxy measured: its build's name in the table, the process, where it listens, its files.
+struct Proxied {
+    name: &'static str,
+    child: std::process::Child,
+    url: String,
+    root: PathBuf,
+}
+
+impl Proxied {
+    /// Stopped as Ctrl-C stops it: its exchanges in flight end first, each answer logged.
+    fn stop(&mut self) {
+        let stopped = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().is_ok_and(|s| s.success());
+        if !stopped {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// This build's proxy, and `WORKMEM_BIN_B`'s where it is set, each with its own sessions.
+fn proxies(root: &Path, upstream: &str, meter: Meter) -> Vec<Proxied> {
+    let b = std::env::var_os("WORKMEM_BIN_B").map(PathBuf::from);
+    [Some(("", workmem_bin())), b.map(|b| ("B", b))]
+        .into_iter()
+        .flatten()
+        .map(|(name, bin)| {
+            let root = root.join(if name.is_empty() { "a" } else { "b" });
+            std::fs::create_dir_all(&root).unwrap();
+            let (child, url) = proxy(&root, upstream, meter, bin);
+            Proxied { name, child, url, root }
+        })
+        .collect()
+}
+
+fn proxy(root: &Path, upstream: &str, meter: Meter, bin: PathBuf) -> (std::process::Child, String) {
     let mut command = match meter {
         Meter::Cpu => Command::new(bin),
         Meter::Instructions => {
@@ -432,36 +467,49 @@ fn conversation(url: &str, protocol: Protocol, tag: &str, size: usize, requests:
     out
 }
 
-/// Two clients' loops in step, one straight to the upstream and one through the proxy, a
-/// request of each in turn, so that both meet whatever else the machine is doing at the same
-/// moments (run one after the other, on a shared machine, their medians wandered apart by more
-/// than the proxy adds). The times of each, and what the proxy (`pid`, its files in `root`) spent
-/// on each of its requests but the first (which logs the whole history), as `meter` counts it.
+/// Clients' loops in step, one straight to the upstream and one through each proxy, a request
+/// of each in turn, so that all meet whatever else the machine is doing at the same moments
+/// (run one after the other, on a shared machine, their medians wandered apart by more than the
+/// proxy adds). The times of each, and what each proxy spent on each of its requests but the
+/// first (which logs the whole history), as `meter` counts it.
 fn in_step(
-    urls: [&str; 2],
-    (pid, root, meter): (u32, &Path, Meter),
+    upstream: &str,
+    proxies: &[Proxied],
+    meter: Meter,
     protocol: Protocol,
-    tags: [&str; 2],
     size: usize,
     requests: usize,
     stream: bool,
-) -> ([Vec<(Duration, Duration)>; 2], String) {
-    let agents = [agent(), agent()];
-    let mut clients = tags.map(|tag| Conversation::new(protocol, tag, size));
-    let mut out = [Vec::new(), Vec::new()];
-    let mut started = None;
+) -> (Vec<Vec<(Duration, Duration)>>, Vec<String>) {
+    let mut urls = vec![upstream];
+    urls.extend(proxies.iter().map(|p| p.url.as_str()));
+    let mut tags = vec![format!("direct-{size}")];
+    tags.extend(proxies.iter().map(|p| format!("proxied{}-{}-{stream}-{size}", p.name, protocol.name())));
+    let agents: Vec<_> = urls.iter().map(|_| agent()).collect();
+    let mut clients: Vec<_> = tags.iter().map(|tag| Conversation::new(protocol, tag, size)).collect();
+    let mut out = vec![Vec::new(); urls.len()];
+    let mut started = Vec::new();
     for i in 0..requests {
-        for k in 0..2 {
+        for k in 0..urls.len() {
             let (ttfb, total, status) = request(&agents[k], urls[k], protocol, clients[k].body(stream));
             assert_eq!(status, 200, "{} through {}", protocol.name(), urls[k]);
             out[k].push((ttfb, total));
             clients[k].answered(i);
         }
         if i == 0 {
-            started = meter.start(pid);
+            started = proxies.iter().map(|p| meter.start(p.child.id())).collect();
         }
     }
-    (out, meter.per_request(pid, root, started, requests - 1))
+    let costs = proxies.iter().zip(started).map(|(p, started)| meter.per_request(p.child.id(), &p.root, started, requests - 1)).collect();
+    (out, costs)
+}
+
+/// The `p` percentile of what `proxied` took over `direct`, request by request (each pair sent
+/// in step), in milliseconds: a difference per pair, so its p99 is a p99 of what was added.
+fn added(direct: &[Duration], proxied: &[Duration], p: f64) -> f64 {
+    let mut diffs: Vec<f64> = direct.iter().zip(proxied).map(|(d, p)| ms(*p) - ms(*d)).collect();
+    diffs.sort_by(f64::total_cmp);
+    diffs[((diffs.len() as f64 - 1.0) * p).round() as usize]
 }
 
 /// The CPU time process `pid` has used, user and system, all its threads, in clock ticks
@@ -482,40 +530,48 @@ fn main() {
     std::fs::create_dir_all(&root).unwrap();
     let upstream = upstream();
     let meter = Meter::chosen();
-    let (mut child, url) = proxy(&root, &upstream, meter);
+    let mut proxies = proxies(&root, &upstream, meter);
 
     for (size, requests) in [(1000, 200), (10_000, 40)] {
         println!("Added latency, {size}-message history, {requests} requests each (the upstream answers at once):");
         for (protocol, stream) in Protocol::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
             // Warm both paths first: the proxy's first request logs the whole history.
             conversation(&upstream, protocol, "warm-direct", size, 2, stream);
-            let tags = [format!("direct-{size}"), format!("proxied-{}-{stream}-{size}", protocol.name())];
-            let ([direct, proxied], cost) = in_step([&upstream, &url], (child.id(), &root, meter), protocol, [&tags[0], &tags[1]], size, requests, stream);
+            let (times, costs) = in_step(&upstream, &proxies, meter, protocol, size, requests, stream);
             let what = if stream { "time to first byte" } else { "whole answer" };
-            let pick = |v: Vec<(Duration, Duration)>| -> Vec<Duration> { v.into_iter().map(|(first, total)| if stream { first } else { total }).collect() };
-            let (mut d, mut p) = (pick(direct), pick(proxied.into_iter().skip(1).collect()));
-            let (d50, d99, p50, p99) = (percentile(&mut d, 0.5), percentile(&mut d, 0.99), percentile(&mut p, 0.5), percentile(&mut p, 0.99));
-            println!(
-                "  {}, {}, {what}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms; the proxy's {cost} per request",
-                protocol.name(),
-                if stream { "streamed" } else { "not streamed" },
-                ms(d50),
-                ms(d99),
-                ms(p50),
-                ms(p99),
-                ms(p50.saturating_sub(d50)),
-                ms(p99.saturating_sub(d99)),
-            );
+            // Each client's first request but the direct one's is left out: the proxy logs the
+            // whole history on it.
+            let pick = |v: &[(Duration, Duration)]| -> Vec<Duration> { v.iter().skip(1).map(|&(first, total)| if stream { first } else { total }).collect() };
+            let d = pick(&times[0]);
+            let (d50, d99) = (percentile(&mut d.clone(), 0.5), percentile(&mut d.clone(), 0.99));
+            for (k, p) in proxies.iter().enumerate() {
+                let t = pick(&times[k + 1]);
+                let (p50, p99) = (percentile(&mut t.clone(), 0.5), percentile(&mut t.clone(), 0.99));
+                println!(
+                    "  {}, {}, {what}{}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms; the proxy's {} per request",
+                    protocol.name(),
+                    if stream { "streamed" } else { "not streamed" },
+                    if p.name.is_empty() { String::new() } else { format!(" (build {})", p.name) },
+                    ms(d50),
+                    ms(d99),
+                    ms(p50),
+                    ms(p99),
+                    added(&d, &t, 0.5),
+                    added(&d, &t, 0.99),
+                    costs[k],
+                );
+            }
         }
     }
 
     let seconds: u64 = std::env::var("PROXY_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     if seconds == 0 {
-        let _ = child.kill();
-        let _ = child.wait();
+        proxies.iter_mut().for_each(Proxied::stop);
         let _ = std::fs::remove_dir_all(&root);
         return;
     }
+    // The load is this build's alone.
+    let (url, logs) = (proxies[0].url.clone(), proxies[0].root.clone());
     let clients = 64;
     println!("{clients} client sessions at once for {seconds} s (histories from 30 messages, growing):");
     let deadline = Instant::now() + Duration::from_secs(seconds);
@@ -546,13 +602,12 @@ fn main() {
     let errors: usize = results.iter().map(|r| r.2).sum();
     let total = all.len();
     let p99 = percentile(&mut all, 0.99);
-    let _ = child.kill();
-    let _ = child.wait();
+    proxies.iter_mut().for_each(Proxied::stop);
     // Every message each client sent is in its session's log: the history it last sent, less
     // the answer and message appended after the last request, plus that request's answer.
     let mut lost = 0;
     for (tag, _, _, len) in &results {
-        let log = find_log(&root, tag);
+        let log = find_log(&logs, tag);
         let logged = log.lines().filter(|l| l.contains("\"kind\":\"message\"")).count();
         if logged != len - 1 {
             lost += 1;
