@@ -543,8 +543,8 @@ fn main() {
             conversation(&upstream, protocol, "warm-direct", size, 2, stream);
             let (times, costs) = in_step(&upstream, &proxies, meter, protocol, size, requests, stream);
             let what = if stream { "time to first byte" } else { "whole answer" };
-            // Each client's first request but the direct one's is left out: the proxy logs the
-            // whole history on it.
+            // Each client's first request is left out: a proxy logs the whole history on it, and
+            // the direct client's goes too, so that the pairs stay those sent in step.
             let pick = |v: &[(Duration, Duration)]| -> Vec<Duration> { v.iter().skip(1).map(|&(first, total)| if stream { first } else { total }).collect() };
             let d = pick(&times[0]);
             let (d50, d99) = (percentile(&mut d.clone(), 0.5), percentile(&mut d.clone(), 0.99));

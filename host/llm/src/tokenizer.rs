@@ -88,8 +88,7 @@ impl Tokenizer {
     /// numbers alone: counted once, not tokenized cold on every request.
     fn count_remembered(&self, text: &str) -> u32 {
         if text.len() <= SHAPED && text.bytes().any(|b| b.is_ascii_digit()) {
-            let shape: String = text.chars().map(|c| if c.is_ascii_digit() { '0' } else { c }).collect();
-            return self.count_seen(&shape);
+            return self.count_seen(&shape(text));
         }
         self.count_seen(text)
     }
@@ -131,6 +130,11 @@ impl Tokenizer {
             _ => 0,
         }
     }
+}
+
+/// `text` with each ASCII digit as `0` (see [`Tokenizer::count_remembered`]).
+fn shape(text: &str) -> String {
+    text.chars().map(|c| if c.is_ascii_digit() { '0' } else { c }).collect()
 }
 
 #[cfg(test)]
@@ -182,8 +186,7 @@ mod tests {
                 (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect::<String>()
             });
             for text in texts.into_iter().chain(drawn) {
-                let shape: String = text.chars().map(|c| if c.is_ascii_digit() { '0' } else { c }).collect();
-                assert_eq!(t.count(&text), t.count(&shape), "{model}: {text:?}");
+                assert_eq!(t.count(&text), t.count(&shape(&text)), "{model}: {text:?}");
                 assert_eq!(t.count_remembered(&text), t.count(&text), "{model}: {text:?}");
             }
         }
