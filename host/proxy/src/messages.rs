@@ -303,7 +303,7 @@ fn blocks<'a>(m: &'a workmem_llm::Message, opaque: &'a [Value]) -> (&'static str
 /// last user message. Written straight from the view (a `Value` of a 1,000-message history,
 /// written out and dropped, took about half of what the proxy added to such a request), and on
 /// from `last`, the session's last body: only the messages past those it shares are rendered.
-fn upstream_body(request: &Value, parts: &Layout, tools: &Value, last: &Written) -> Written {
+fn upstream_body(request: &Value, parts: &Layout, tools: &Value, last: &mut Written) -> Written {
     let (head, history, tail) = (parts.leading, &parts.history, parts.tail);
     let mut system: Vec<Value> = match &request["system"] {
         Value::String(s) if !s.is_empty() => vec![json!({"type": "text", "text": s})],
@@ -648,13 +648,13 @@ mod tests {
         ];
         let parts = crate::parts::Layout::whole(&guide, long, Some(&meta));
         assert_eq!(
-            String::from_utf8(upstream_body(&request, &parts, &json!([]), &Written::default()).bytes().to_vec()).unwrap(),
+            String::from_utf8(upstream_body(&request, &parts, &json!([]), &mut Written::default()).bytes().to_vec()).unwrap(),
             r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"},{"type":"text","text":"[empty]"}]},{"role":"system","content":[{"type":"text","text":"a notice"}]},{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":null,"content":"orphan"},{"type":"text","text":"hi ü","cache_control":{"type":"ephemeral"}},{"type":"text","text":"<context_meta>{}</context_meta>"}]}],"tools":[]}"#
         );
         let short = vec![(&hi, &none[..]), (&reading, &thinking[..]), (&read, &none[..]), (&empty, &none[..]), (&thought, &thinking[..])];
         let parts = crate::parts::Layout::whole(&guide, short, None);
         assert_eq!(
-            String::from_utf8(upstream_body(&request, &parts, &json!([]), &Written::default()).bytes().to_vec()).unwrap(),
+            String::from_utf8(upstream_body(&request, &parts, &json!([]), &mut Written::default()).bytes().to_vec()).unwrap(),
             r#"{"model":"m","max_tokens":5,"stream":true,"metadata":{"user_id":"u"},"system":[{"type":"text","text":"Be brief."},{"type":"text","text":"guide","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi ü"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":"Reading"},{"type":"tool_use","id":"t1","name":"read_file","input":{"path":"a"}},{"type":"tool_use","id":"t2","name":"read_file","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"file a \"quoted\" \n line"},{"type":"tool_result","tool_use_id":"t2","content":"[empty]"}]},{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s","cache_control":{"type":"ephemeral"}}]}],"tools":[]}"#
         );
     }

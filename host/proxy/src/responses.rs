@@ -188,7 +188,7 @@ fn message(out: &mut Vec<u8>, role: &str, text: &str) {
 /// and context_meta as developer messages (first, and last), each assistant message's
 /// reasoning before it. Written straight from the view, not through a `Value` of it, and on
 /// from `last`, the session's last body: only the messages past those it shares are written.
-fn upstream_body(request: &Value, parts: &Layout, tools: &Value, last: &Written) -> Written {
+fn upstream_body(request: &Value, parts: &Layout, tools: &Value, last: &mut Written) -> Written {
     let mut prefix = Vec::with_capacity(4096);
     prefix.push(b'{');
     fields_but(&mut prefix, request, &["input", "tools"]);
@@ -477,12 +477,13 @@ mod tests {
         let request = json!({"model": "gpt-5", "input": "x", "instructions": "Be brief.", "stream": true, "tools": [{"type": "function", "name": "exec"}], "prompt_cache_key": "k"});
         let parts = crate::parts::Layout::whole(&guide, history, Some(&meta));
         assert_eq!(
-            String::from_utf8(upstream_body(&request, &parts, &json!([{"type": "function", "name": "exec"}]), &Written::default()).bytes().to_vec()).unwrap(),
+            String::from_utf8(upstream_body(&request, &parts, &json!([{"type": "function", "name": "exec"}]), &mut Written::default()).bytes().to_vec())
+                .unwrap(),
             r#"{"model":"gpt-5","instructions":"Be brief.","stream":true,"prompt_cache_key":"k","input":[{"type":"message","role":"developer","content":[{"type":"input_text","text":"guide"}]},{"type":"message","role":"user","content":[{"type":"input_text","text":"hi ü"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Running"}]},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":"c1","output":"out \"q\"\n"},{"type":"function_call","call_id":"c1","name":"exec","arguments":"{\"cmd\": \"ls\"}"},{"type":"function_call_output","call_id":null,"output":"orphan"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"notice"}]},{"type":"message","role":"developer","content":[{"type":"input_text","text":"dev"}]},{"type":"reasoning","id":"rs","encrypted_content":"e"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"<context_meta>{}</context_meta>"}]}],"tools":[{"type":"function","name":"exec"}]}"#
         );
         let parts = crate::parts::Layout::whole(&[], Vec::new(), None);
         assert_eq!(
-            String::from_utf8(upstream_body(&json!([1]), &parts, &json!([]), &Written::default()).bytes().to_vec()).unwrap(),
+            String::from_utf8(upstream_body(&json!([1]), &parts, &json!([]), &mut Written::default()).bytes().to_vec()).unwrap(),
             r#"{"input":[],"tools":[]}"#
         );
     }

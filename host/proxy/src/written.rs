@@ -64,10 +64,11 @@ impl Written {
 /// A body's history written unit by unit (an Anthropic message, of the view's messages of one
 /// role in a row; the Responses API's items of one view message), each unit followed by a
 /// comma, on from the last body: the last body's units that end before a view message both
-/// bodies begin with unchanged are copied, not written again. A unit begins at the same message
-/// in both bodies where that message and the one before it are the same in both, and is then
-/// the same bytes; the last unit, where the cache mark and `context_meta` go, is never copied,
-/// since no unit follows it.
+/// bodies begin with unchanged are kept, not written again (in place, where the bodies begin
+/// with the same bytes: copying them was most of writing a 1,000-message body). A unit begins
+/// at the same message in both bodies where that message and the one before it are the same in
+/// both, and is then the same bytes; the last unit, where the cache mark and `context_meta` go,
+/// is never kept, since no unit follows it.
 pub(crate) struct Units {
     /// The body so far.
     pub out: Vec<u8>,
@@ -78,22 +79,36 @@ pub(crate) struct Units {
 
 impl Units {
     /// The body begun with `prefix` (all before its history's first unit) and the units of
-    /// `last` it shares with `parts`' view; the view message to write on from.
-    pub fn on(mut prefix: Vec<u8>, parts: &Layout, last: &Written) -> (Units, usize) {
+    /// `last` it shares with `parts`' view; the view message to write on from. `last`'s bytes
+    /// are taken where they begin with `prefix`, the sent body being given back after this one
+    /// is written.
+    pub fn on(mut prefix: Vec<u8>, parts: &Layout, last: &mut Written) -> (Units, usize) {
         let same = if last.order.leading == parts.leading.len() { parts.reused.min(parts.seqs.len()).min(last.seqs.len()) } else { 0 };
         // The seqs say the opaque parts (kept by seq) are the same too.
         let same = parts.seqs[..same].iter().zip(&last.seqs).take_while(|(a, b)| a == b).count();
         let kept = last.firsts.partition_point(|&f| f < same).saturating_sub(1);
-        let (from, copied) = if kept > 0 { (last.firsts[kept], &last.bytes[last.head..last.ends[kept - 1]]) } else { (0, &[][..]) };
+        let from = if kept > 0 { last.firsts[kept] } else { 0 };
         // Room for the history written anew too, escapes aside, so that the body is not moved as
         // it grows.
-        let room = parts.history.get(from..).unwrap_or_default().iter().map(|(m, _)| m.content.len() + 96).sum::<usize>();
-        prefix.reserve(copied.len() + room + 4096);
+        let room = parts.history.get(from..).unwrap_or_default().iter().map(|(m, _)| m.content.len() + 96).sum::<usize>() + 4096;
+        let mut ends = std::mem::take(&mut last.ends);
+        let mut firsts = std::mem::take(&mut last.firsts);
+        ends.truncate(kept);
+        firsts.truncate(kept);
+        let copied = if kept > 0 { last.head..ends[kept - 1] } else { last.head..last.head };
+        if kept > 0 && last.bytes.get(..last.head) == Some(&prefix[..]) {
+            let mut out = std::mem::take(&mut last.bytes);
+            out.truncate(copied.end);
+            out.reserve(room);
+            return (Units { out, head: last.head, ends, firsts }, from);
+        }
+        prefix.reserve(copied.len() + room);
         let head = prefix.len();
-        prefix.extend_from_slice(copied);
-        let mut ends = Vec::with_capacity(parts.history.len() + 1);
-        ends.extend(last.ends[..kept].iter().map(|&e| e - last.head + head));
-        (Units { out: prefix, head, ends, firsts: last.firsts[..kept].to_vec() }, from)
+        prefix.extend_from_slice(&last.bytes[copied.clone()]);
+        for end in &mut ends {
+            *end = *end - copied.start + head;
+        }
+        (Units { out: prefix, head, ends, firsts }, from)
     }
 
     /// Ends the unit written since the last one ended, of the view's messages from `first`.
@@ -167,7 +182,7 @@ pub(crate) fn chat_body(request: &Value, carry: Carry, reused: usize, order: Ord
 /// from another entry of the view (its opaque parts another's), workmem's leading messages
 /// more, other client fields, compacted to a later start, emptied, `context_meta` left out.
 #[cfg(test)]
-pub(crate) fn a_body_written_on_is_the_whole_body(write: fn(&Value, &Layout, &Value, &Written) -> Written) {
+pub(crate) fn a_body_written_on_is_the_whole_body(write: fn(&Value, &Layout, &Value, &mut Written) -> Written) {
     use serde_json::json;
     use workmem_llm::{FunctionCall, Message, ToolCall};
     // The view's entry `seq` holds the message of `seq % 20`: two entries may hold the same.
@@ -206,6 +221,8 @@ pub(crate) fn a_body_written_on_is_the_whole_body(write: fn(&Value, &Layout, &Va
         (&request, &one, range(0, 14), true),
         (&request, &two, range(0, 15), true),
         (&other, &two, range(0, 17), true),
+        // On from a body whose units were copied under other fields, to fewer units than it kept.
+        (&other, &two, [range(0, 5), vec![25], range(6, 18)].concat(), true),
         (&request, &two, range(3, 11), true),
         (&request, &two, vec![], true),
         (&request, &two, range(0, 4), false),
@@ -221,8 +238,8 @@ pub(crate) fn a_body_written_on_is_the_whole_body(write: fn(&Value, &Layout, &Va
         // As the build counts them: by the messages alone (their entries' seqs may differ).
         let reused = messages.iter().zip(&before).take_while(|(a, b)| a == b).count();
         let tail = with_meta.then_some(&meta);
-        let whole = write(request, &Layout::whole(leading, history.clone(), tail), &tools, &Written::default());
-        let on = write(request, &Layout { leading, history, tail, seqs: seqs.clone(), reused }, &tools, &last);
+        let whole = write(request, &Layout::whole(leading, history.clone(), tail), &tools, &mut Written::default());
+        let on = write(request, &Layout { leading, history, tail, seqs: seqs.clone(), reused }, &tools, &mut last);
         assert_eq!(String::from_utf8_lossy(on.bytes()), String::from_utf8_lossy(whole.bytes()), "the history of entries {seqs:?}");
         last = on;
         before = messages;
