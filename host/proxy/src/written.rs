@@ -65,7 +65,7 @@ impl Written {
 /// role in a row; the Responses API's items of one view message), each unit followed by a
 /// comma, on from the last body: the last body's units that end before a view message both
 /// bodies begin with unchanged are kept, not written again (in place, where the bodies begin
-/// with the same bytes: copying them was most of writing a 1,000-message body). A unit begins
+/// with the same bytes: copying them was about half of writing such a body). A unit begins
 /// at the same message in both bodies where that message and the one before it are the same in
 /// both, and is then the same bytes; the last unit, where the cache mark and `context_meta` go,
 /// is never kept, since no unit follows it.
