@@ -236,7 +236,8 @@ bench-documents:
 	cargo bench -q -p workmem-bench --bench documents
 
 # Issue 26's benchmark: the latency `workmem proxy` adds (1,000-message history, in each of its
-# three protocols), and 64 sessions at once for PROXY_BENCH_SECONDS (default 60). WORKMEM_BIN
+# three protocols), and 64 sessions at once for PROXY_BENCH_SECONDS (default 60). A forwarder
+# that does no context work runs in step with it, the floor under any proxy's figures. WORKMEM_BIN
 # runs another build's proxy, WORKMEM_BIN_B a second build's in step with it.
 bench-proxy:
 	cargo build -q --release -p workmem

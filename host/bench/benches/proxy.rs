@@ -18,7 +18,10 @@
 //! request, relaying the answer. `WORKMEM_BIN` runs another build's `workmem` instead, and
 //! `WORKMEM_BIN_B` a second build's proxy beside the first, in step with it and the direct
 //! client (an earlier commit's: two builds compared in one sitting, where runs one after the
-//! other on a shared machine wandered apart by more than a change saves).
+//! other on a shared machine wandered apart by more than a change saves). Beside them, always,
+//! a forwarder: this bench run as a gateway that does no context work (`--forward`), in a
+//! process of its own built from the proxy's parts, whose added latency is what moving a body
+//! through a second process costs, the floor under any proxy's.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -26,6 +29,53 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// `--forward UPSTREAM`: the gateway a user would put in front of a model if it did no context
+/// work, from the parts `workmem proxy` is made of (the same listener, runtime and upstream
+/// client, the body read whole before it goes on, the answer relayed chunk by chunk from a
+/// blocking thread), so that the difference between the two is workmem's own work. It prints
+/// where it listens as the proxy does.
+fn forward(upstream: String) {
+    use axum::body::Body;
+    use axum::extract::Request;
+    use axum::response::Response;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{}", json!({"listening": format!("http://{}", listener.local_addr().unwrap())}));
+        let config = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(600))).http_status_as_error(false).max_redirects(0).build();
+        let agent = workmem_llm::http_agent(config);
+        let relay = move |request: Request| {
+            let (agent, upstream) = (agent.clone(), upstream.clone());
+            async move {
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+                let (head, response) = tokio::sync::oneshot::channel();
+                tokio::task::spawn_blocking(move || {
+                    let url = format!("{upstream}{}", parts.uri.path());
+                    let mut answer = agent.post(url).header("content-type", "application/json").send(&body[..]).unwrap();
+                    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(16);
+                    let chunks = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|chunk| (chunk, rx)) });
+                    let mut relayed = Response::new(Body::from_stream(chunks));
+                    *relayed.status_mut() = answer.status();
+                    if let Some(kind) = answer.headers().get("content-type") {
+                        relayed.headers_mut().insert("content-type", kind.clone());
+                    }
+                    let _ = head.send(relayed);
+                    let mut reader = answer.body_mut().as_reader();
+                    let mut buf = vec![0; 64 << 10];
+                    while let Ok(n @ 1..) = reader.read(&mut buf) {
+                        if tx.blocking_send(Ok(bytes::Bytes::copy_from_slice(&buf[..n]))).is_err() {
+                            return;
+                        }
+                    }
+                });
+                response.await.unwrap()
+            }
+        };
+        workmem_listener::serve(listener, axum::Router::new().fallback(relay), workmem_listener::Limits::default()).await;
+    });
+}
 
 /// A model that answers every request at once, over keep-alive connections.
 fn upstream() -> String {
@@ -294,22 +344,33 @@ impl Proxied {
     }
 }
 
-/// This build's proxy, and `WORKMEM_BIN_B`'s where it is set, each with its own sessions.
+/// The forwarder's name in the table.
+const FORWARDER: &str = "forwarder";
+
+/// This build's proxy, `WORKMEM_BIN_B`'s where it is set, each with its own sessions, and the
+/// forwarder, last.
 fn proxies(root: &Path, upstream: &str, meter: Meter) -> Vec<Proxied> {
     let b = std::env::var_os("WORKMEM_BIN_B").map(PathBuf::from);
-    [Some(("", workmem_bin())), b.map(|b| ("B", b))]
+    let workmem = |bin: PathBuf| (bin, vec!["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json", "--window", "1000000"], None);
+    // The forwarder's allocator keeps what it frees: without, glibc gave each request's body back
+    // to the system and faulted it in afresh on the next (`perf` over a run of both sizes: 15%
+    // of the forwarder's CPU in page faults, 4% of the proxy's, which holds its sessions'
+    // bodies), and a floor is not to be raised by what the proxy does not pay.
+    let kept = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=33554432";
+    let forwarder = (std::env::current_exe().unwrap(), vec!["--forward", upstream], Some(kept));
+    [Some(("", workmem(workmem_bin()))), b.map(|b| ("B", workmem(b))), Some((FORWARDER, forwarder))]
         .into_iter()
         .flatten()
-        .map(|(name, bin)| {
-            let root = root.join(if name.is_empty() { "a" } else { "b" });
+        .map(|(name, (bin, args, tunables))| {
+            let root = root.join(if name.is_empty() { "a" } else { name });
             std::fs::create_dir_all(&root).unwrap();
-            let (child, url) = proxy(&root, upstream, meter, bin);
+            let (child, url) = proxy(&root, meter, bin, &args, tunables);
             Proxied { name, child, url, root }
         })
         .collect()
 }
 
-fn proxy(root: &Path, upstream: &str, meter: Meter, bin: PathBuf) -> (std::process::Child, String) {
+fn proxy(root: &Path, meter: Meter, bin: PathBuf, args: &[&str], tunables: Option<&str>) -> (std::process::Child, String) {
     let mut command = match meter {
         Meter::Cpu => Command::new(bin),
         Meter::Instructions => {
@@ -318,14 +379,11 @@ fn proxy(root: &Path, upstream: &str, meter: Meter, bin: PathBuf) -> (std::proce
             c
         }
     };
-    let mut child = command
-        .args(["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json", "--window", "1000000"])
-        .current_dir(root)
-        .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    if let Some(tunables) = tunables {
+        command.env("GLIBC_TUNABLES", tunables);
+    }
+    let mut child =
+        command.args(args).current_dir(root).env("WORKMEM_SESSIONS_DIR", root.join("sessions")).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = serde_json::from_str::<Value>(&line).unwrap()["listening"].as_str().unwrap().to_string();
@@ -530,6 +588,9 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
+    if let Some(upstream) = std::env::args().skip_while(|a| a != "--forward").nth(1) {
+        return forward(upstream);
+    }
     let root = std::env::temp_dir().join(format!("workmem-bench-proxy-{}", std::process::id()));
     std::fs::create_dir_all(&root).unwrap();
     let upstream = upstream();
@@ -548,14 +609,21 @@ fn main() {
             let pick = |v: &[(Duration, Duration)]| -> Vec<Duration> { v.iter().skip(1).map(|&(first, total)| if stream { first } else { total }).collect() };
             let d = pick(&times[0]);
             let (d50, d99) = (percentile(&mut d.clone(), 0.5), percentile(&mut d.clone(), 0.99));
+            let forwarded = pick(times.last().unwrap());
             for (k, p) in proxies.iter().enumerate() {
                 let t = pick(&times[k + 1]);
                 let (p50, p99) = (percentile(&mut t.clone(), 0.5), percentile(&mut t.clone(), 0.99));
+                let (who, beyond) = match p.name {
+                    FORWARDER => (" (the forwarder, no context work)".to_string(), String::new()),
+                    name => (
+                        if name.is_empty() { String::new() } else { format!(" (build {name})") },
+                        format!("; over the forwarder p50 {:.2} ms", added(&forwarded, &t, 0.5)),
+                    ),
+                };
                 println!(
-                    "  {}, {}, {what}{}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms; the proxy's {} per request",
+                    "  {}, {}, {what}{who}: direct p50 {:.2} ms p99 {:.2} ms; proxied p50 {:.2} ms p99 {:.2} ms; added p50 {:.2} ms p99 {:.2} ms{beyond}; the proxy's {} per request",
                     protocol.name(),
                     if stream { "streamed" } else { "not streamed" },
-                    if p.name.is_empty() { String::new() } else { format!(" (build {})", p.name) },
                     ms(d50),
                     ms(d99),
                     ms(p50),
