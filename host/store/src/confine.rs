@@ -233,6 +233,15 @@ impl Confined {
         }
     }
 
+    /// A file at the root holding `content`, made now under a temporary name beside `name`'s
+    /// (so that no listing shows it, and the first lock after its process is gone sweeps it),
+    /// to be linked as `name` whenever `name` is free: see [`Spare::link_as`].
+    pub fn spare(&self, name: &str, content: &[u8]) -> Result<Spare, PathError> {
+        let [last] = components(name)?[..] else { return Err(PathError::Escapes(name.to_string())) };
+        let spare = fsio::make_temp_at(self.root_handle(name)?, last, content).map_err(|e| io(name, e))?;
+        Ok(Spare { files: self.clone(), name: spare })
+    }
+
     /// Makes the folder `name` (and those above it).
     pub fn create_dir_all(&self, name: &str) -> Result<(), PathError> {
         let (dir, last) = self.parent(name, true)?;
@@ -358,6 +367,34 @@ fn classify(dir: BorrowedFd<'_>, part: &OsStr, name: &str, e: Errno) -> PathErro
 
 fn io(name: &str, e: std::io::Error) -> PathError {
     PathError::Io { name: name.to_string(), kind: e.kind(), message: e.to_string() }
+}
+
+/// A file of this process's at a confined root, under a temporary name ([`Confined::spare`]):
+/// removed when dropped.
+#[derive(Debug)]
+pub struct Spare {
+    files: Confined,
+    name: String,
+}
+
+impl Spare {
+    /// Gives it the second name `name` at the root, refused (`AlreadyExists`) when `name` is
+    /// taken, as a file made with `O_EXCL` would be; `NotFound` when the spare itself is gone
+    /// (swept, or its folder replaced). Its content is whole the moment the name appears, where
+    /// a file made and then written is empty for a moment.
+    pub fn link_as(&self, name: &str) -> Result<(), PathError> {
+        let [last] = components(name)?[..] else { return Err(PathError::Escapes(name.to_string())) };
+        let root = self.files.root_handle(name)?;
+        rustix::fs::linkat(root, self.name.as_str(), root, last, AtFlags::empty()).map_err(|e| io(name, e.into()))
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        if let Ok(root) = self.files.root_handle(&self.name) {
+            let _ = rustix::fs::unlinkat(root, self.name.as_str(), AtFlags::empty());
+        }
+    }
 }
 
 /// The memory files the LLM reads and writes (`working-memory/overview.md`, `detail/`,

@@ -35,6 +35,12 @@ fn temp_owner(name: &OsStr) -> Option<i32> {
     tail.split('-').next()?.parse().ok()
 }
 
+/// A temporary file's name beside `name`'s, this process's and no other of its own.
+fn temp_name(name: &OsStr) -> String {
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!(".{}{TEMP_MARK}{}-{n}", name.to_string_lossy(), std::process::id())
+}
+
 /// Replaces `name` in folder `dir` with `bytes`: readers see the old file or the new one,
 /// never a mix, whatever moment a crash comes. A symlink at `name` is replaced, not followed.
 pub fn write_atomic_at(dir: BorrowedFd<'_>, name: &OsStr, bytes: &[u8]) -> io::Result<()> {
@@ -44,8 +50,7 @@ pub fn write_atomic_at(dir: BorrowedFd<'_>, name: &OsStr, bytes: &[u8]) -> io::R
 /// [`write_atomic_at`] with the file's permission bits `mode` (0o600 for a secret: it is
 /// never readable by others, not even for a moment).
 pub fn write_atomic_mode_at(dir: BorrowedFd<'_>, name: &OsStr, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = format!(".{}{TEMP_MARK}{}-{n}", name.to_string_lossy(), std::process::id());
+    let tmp = temp_name(name);
     let result = (|| {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let mut f = File::from(rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(mode))?);
@@ -58,6 +63,19 @@ pub fn write_atomic_mode_at(dir: BorrowedFd<'_>, name: &OsStr, bytes: &[u8], mod
         let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
     }
     result
+}
+
+/// Makes a temporary file beside `name` in `dir` holding `bytes` (not synced: it is never read
+/// after a crash, and swept once its process is gone), and says its name.
+pub fn make_temp_at(dir: BorrowedFd<'_>, name: &OsStr, bytes: &[u8]) -> io::Result<String> {
+    let tmp = temp_name(name);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let written = File::from(rustix::fs::openat(dir, &tmp, flags, Mode::from_raw_mode(0o644))?).write_all(bytes);
+    if let Err(e) = written {
+        let _ = rustix::fs::unlinkat(dir, &tmp, AtFlags::empty());
+        return Err(e);
+    }
+    Ok(tmp)
 }
 
 /// [`write_atomic_at`] for a path the user gave (an output file of theirs, not a session's).

@@ -20,6 +20,7 @@ pub mod session;
 
 pub use confine::{Confined, MEMORY_DIR, MemoryFileStore, MemoryFiles, PathError};
 pub use error::{Error, Result};
+pub use holder::claim_from_spares;
 pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View, Withdrawal};
 pub use passed::{LastPassed, Passed};
 pub use session::{

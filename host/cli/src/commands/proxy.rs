@@ -84,6 +84,9 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         max_warm_bytes: args.max_warm_bytes,
         max_sessions: args.max_sessions,
     };
+    // A proxy locks the same sessions again and again: each lock's holder file is linked from a
+    // spare made once per session, not made anew (docs/cli.md, "Sessions on disk").
+    workmem_store::claim_from_spares();
     let router = workmem_proxy::router(runtime, config)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the proxy's runtime")?;
     rt.block_on(async {

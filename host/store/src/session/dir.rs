@@ -84,6 +84,9 @@ struct Kept {
     /// The view as the last read of it left it: view.json's checkpoint without reading
     /// and parsing view.json (the whole view) again.
     view: std::sync::Mutex<Option<Checkpoint>>,
+    /// The holder file's spare, from this handle's second lock on, in a process that keeps
+    /// spares (`holder::claim_from_spares`).
+    claims: crate::holder::Claims,
 }
 
 impl SessionDir {
@@ -200,7 +203,8 @@ impl StoredSession for SessionDir {
             Some(wait) => fsio::lock_within(file, wait).map_err(Error::io(self.path(LOCK)))?.ok_or_else(|| busy(wait))?,
         };
         // A writer without `flock` (Node's) may hold the session: see [`crate::holder`].
-        let holder = crate::holder::claim(&self.files, deadline).map_err(self.err())?.ok_or_else(|| busy(self.lock_wait.unwrap_or_default()))?;
+        let holder =
+            crate::holder::claim(&self.files, &self.kept.claims, deadline).map_err(self.err())?.ok_or_else(|| busy(self.lock_wait.unwrap_or_default()))?;
         let locked = Locked::holding(Held { _holder: holder, _file: file });
         self.finish_pending()?;
         if !self.kept.swept.swap(true, std::sync::atomic::Ordering::Relaxed) {
