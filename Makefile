@@ -12,6 +12,11 @@ export GOFLAGS          := -modcacherw
 # and so do the compiled components every runtime keeps for its next process.
 export WORKMEM_CACHE_DIR := $(abspath target/engine-cache)
 
+# Each phase's start, "<name> <epoch seconds>", for the table of wall times .ci/run prints at
+# its end (.ci/phases): a phase lasts until the next mark, and "-" ends one.
+export WORKMEM_PHASES ?= $(abspath target/phases.log)
+phase = @mkdir -p $(dir $(WORKMEM_PHASES)) && echo "$(1) $$(date +%s.%N)" >> $(WORKMEM_PHASES)
+
 COMPONENT := target/component/workmem.wasm
 GO_CORE   := target/component/workmem-go-core.wasm
 AGENT     := target/component/workmem-agent.wasm
@@ -33,69 +38,92 @@ test: test-rust test-js test-python test-go test-frameworks test-http test-mcp t
 # once more with the example's features alone (a minute on two cores).
 TEST_THREADS ?= 4
 test-rust:
+	$(call phase,fmt)
 	cargo fmt --all --check
+	$(call phase,clippy)
 	cargo clippy --workspace --all-targets -- -D warnings
+	$(call phase,build)
 	cargo build --workspace --all-targets
+	$(call phase,rust-tests)
 	cargo test --workspace -- --test-threads=$(TEST_THREADS)
 	target/debug/workmem-example > /dev/null
+	$(call phase,-)
 
 # Every fuzz target for a short while (FUZZ_SECONDS each, default 15; tests/fuzz/run.sh),
 # seeded from the corpus: zero crashes. `make fuzz FUZZ_SECONDS=600` for a long run.
 FUZZ_SECONDS ?= 15
 fuzz:
+	$(call phase,fuzz)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+	$(call phase,-)
 
 # The component file every other runtime loads (and the engine-go world's core module, which
 # Gravity reads).
 component:
+	$(call phase,component)
 	mkdir -p target/component
 	cargo run -q -- component --out $(COMPONENT)
 	cargo run -q -- component --go --out $(GO_CORE)
 	cargo run -q -- component --agent --out $(AGENT)
+	$(call phase,-)
 
 # `npm install` from the lock file rather than `npm ci`: some of jco's optional per-platform
 # packages are not on the registry this machine reaches, so the lock file cannot list them
 # and `npm ci` refuses it. --no-save leaves the lock file as committed.
 packages/js/node_modules/.installed: packages/js/package-lock.json
+	$(call phase,npm-install)
 	cd packages/js && npm install --no-save --no-audit --no-fund
 	touch $@
+	$(call phase,-)
 
 # The CLI too: the session lock's tests have it commit beside Node.
 test-js: component packages/js/node_modules/.installed
+	$(call phase,js)
 	cargo build -q
 	cd packages/js && npm run build && npm run typecheck && WORKMEM_BIN=$(CURDIR)/target/debug/workmem npm test && node example.js > /dev/null
+	$(call phase,-)
 
 $(VENV)/.installed: packages/python/pyproject.toml Makefile
+	$(call phase,python-env)
 	python3 -m venv $(VENV)
 	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0 openai==3.57.0 openai-agents==0.24.0 langchain==1.5.0 langchain-openai==1.7.4 tiktoken==0.14.0
 	touch $@
+	$(call phase,-)
 
 # The CLI too: the session log's tests hold what Python writes to what the CLI reads.
 test-python: component $(VENV)/.installed
+	$(call phase,python)
 	cargo build -q
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/python && $(PYTHON) -m mypy --strict workmem && WORKMEM_BIN=$(CURDIR)/target/debug/workmem $(PYTHON) -X faulthandler -m pytest -q $(FRAMEWORK_TESTS:%=--ignore=%) && $(PYTHON) -X faulthandler example.py > /dev/null
+	$(call phase,-)
 
 # Each framework adapter in the real framework (pinned in package.json and the Python
 # environment's pins above), driving the same scripted 40-step loop at an 8k window against the
 # scripted model (tests/proxy/upstream.py), held to the same checks (packages/python/tests/bounded_run.py).
 FRAMEWORK_TESTS := tests/test_langchain.py tests/test_agents.py
 test-frameworks: component packages/js/node_modules/.installed $(VENV)/.installed
+	$(call phase,frameworks)
 	cargo build -q
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/js && npm run build && WORKMEM_PYTHON=$(PYTHON) WORKMEM_BIN=$(CURDIR)/target/debug/workmem node --test test-frameworks/
 	cd packages/python && WORKMEM_BIN=$(CURDIR)/target/debug/workmem $(PYTHON) -X faulthandler -m pytest -q $(FRAMEWORK_TESTS)
+	$(call phase,-)
 
 # The HTTP API fuzzed from its own OpenAPI document (tests/http/run.sh): any 5xx or any
 # answer the document does not describe fails.
 test-http: $(VENV)/.installed
+	$(call phase,http-schemathesis)
 	cargo build -q
 	SCHEMATHESIS=$(VENV)/bin/schemathesis tests/http/run.sh
+	$(call phase,-)
 
 # `workmem mcp` through the official MCP client from PyPI: every tool listed and called.
 test-mcp: $(VENV)/.installed
+	$(call phase,mcp-client)
 	cargo build -q
 	WORKMEM=target/debug/workmem $(PYTHON) tests/mcp/client.py
+	$(call phase,-)
 
 # `workmem proxy` in front of real clients, unmodified, each driven through a long tool loop by
 # a scripted model on loopback (tests/proxy/run.py): the OpenAI Agents SDK on Chat Completions
@@ -103,20 +131,26 @@ test-mcp: $(VENV)/.installed
 # Responses API) from npm into target/proxy-clients.
 PROXY_CLIENTS := target/proxy-clients
 $(PROXY_CLIENTS)/.installed: Makefile
+	$(call phase,proxy-clients-install)
 	mkdir -p $(PROXY_CLIENTS)
 	cd $(PROXY_CLIENTS) && npm install --no-save --no-audit --no-fund @anthropic-ai/claude-code@2.1.328 @openai/codex@0.171.0
 	touch $@
+	$(call phase,-)
 
 test-proxy: $(VENV)/.installed $(PROXY_CLIENTS)/.installed
+	$(call phase,proxy-clients)
 	cargo build -q
 	WORKMEM=target/debug/workmem CLAUDE=$(PROXY_CLIENTS)/node_modules/.bin/claude CODEX=$(PROXY_CLIENTS)/node_modules/.bin/codex $(PYTHON) tests/proxy/run.py
+	$(call phase,-)
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the
 # cfg give it the spans on the machine's stable toolchain.
 $(GRAVITY):
+	$(call phase,gravity-install)
 	RUSTC_BOOTSTRAP=1 RUSTFLAGS="--cfg proc_macro_span" \
 	  cargo install arcjet-gravity --version 0.0.2 --locked --quiet --root target/tools
+	$(call phase,-)
 
 # The Go module's bindings and core module are committed, since `go get` fetches the
 # repository, not this build: `make go-bindings` regenerates them, and test-go checks that
@@ -135,12 +169,16 @@ go-bindings: component $(GRAVITY)
 	$(call gravity,packages/go/engine)
 
 go-bindings-check: component $(GRAVITY)
+	$(call phase,go-bindings)
 	$(call gravity,target/go-bindings)
 	diff -r target/go-bindings packages/go/engine > /dev/null || \
 	  { echo "packages/go/engine differs from this build's bindings: run make go-bindings and commit it" >&2; exit 1; }
+	$(call phase,-)
 
 test-go: go-bindings-check
+	$(call phase,go)
 	cd packages/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
+	$(call phase,-)
 
 # The artifacts a user installs: the npm tarball (the component inside), the Python wheel and
 # the crates (the runtime's with its components prebuilt); the Go module is packages/go as
@@ -152,6 +190,7 @@ CLI_PROFILE ?= distribution
 CLI_BIN = target/$(if $(filter dev,$(CLI_PROFILE)),debug,$(CLI_PROFILE))/workmem
 CRATES := workmem-runtime workmem-store workmem-commit workmem-llm workmem-agent workmem-page workmem-listener workmem-server workmem-mcp workmem-proxy workmem
 dist: component packages/js/node_modules/.installed $(VENV)/.installed
+	$(call phase,dist)
 	rm -rf target/dist && mkdir -p target/dist host/runtime/components
 	cp $(COMPONENT) host/runtime/components/workmem-engine.wasm
 	cp $(AGENT) host/runtime/components/workmem-agent.wasm
@@ -163,28 +202,37 @@ dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	$(PYTHON) -m build --wheel --outdir target/dist packages/python > /dev/null
 	cargo build -q --profile $(CLI_PROFILE) -p workmem
 	$(PYTHON) packages/cli/pack.py $(CLI_BIN) $(VERSION) target/dist
+	$(call phase,-)
 
 # Each artifact installed into a new project outside the repository, used as a user would.
 test-packages: CLI_PROFILE = dev
 test-packages: dist go-bindings-check
+	$(call phase,packages)
 	tests/packages/run.sh
+	$(call phase,-)
 
 MDBOOK := target/tools/bin/mdbook
 $(MDBOOK):
+	$(call phase,mdbook-install)
 	cargo install mdbook --version 0.5.4 --locked --no-default-features --quiet --root target/tools
+	$(call phase,-)
 
 # The book in docs/ (mdBook), into target/book/.
 docs: $(MDBOOK)
+	$(call phase,docs-book)
 	$(MDBOOK) build docs
+	$(call phase,-)
 
 # The book builds, its links and the front page's resolve, and its snippets run as written,
 # on the packages as this build makes them (quick where `make test` just built them).
 test-docs: docs component packages/js/node_modules/.installed $(VENV)/.installed
+	$(call phase,docs)
 	cargo build -q
 	cd packages/js && npm run build
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	$(PYTHON) tests/docs_links.py
 	$(PYTHON) tests/docs_snippets.py
+	$(call phase,-)
 
 # The engine through the component against native (release build; not part of `test`).
 bench:
