@@ -37,6 +37,12 @@ test: test-rust test-js test-python test-go test-frameworks test-http test-mcp t
 # runtime's build script, six times). The CLI built alone (`cargo build -p workmem`) would
 # resolve other features (the tests' `compiler` and `failpoints`, which change nothing a user
 # sees) and compile wasmtime and every host crate again: the suites run this build's binary.
+# The guest's three worlds as the runtime's build script compiles them for wasm, linted there
+# apart (a lint wrapper would change the components' code).
+define newline
+
+
+endef
 LINTED := RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 BUILD  := $(LINTED) cargo build --workspace --all-targets
 
@@ -52,6 +58,8 @@ test-rust:
 	cargo fmt --all --check
 	$(call phase,clippy-and-build)
 	$(BUILD)
+	$(call phase,clippy-guest)
+	$(foreach world,engine agent go,cargo clippy -q -p workmem-guest --target wasm32-unknown-unknown $(if $(filter-out engine,$(world)),--features $(world)) -- -D warnings$(newline))
 	$(call phase,rust-tests)
 	$(LINTED) cargo test --workspace -- --test-threads=$(TEST_THREADS)
 	target/debug/workmem-example > /dev/null
