@@ -37,16 +37,11 @@ test: test-rust test-js test-python test-go test-frameworks test-http test-mcp t
 # runtime's build script, six times). The CLI built alone (`cargo build -p workmem`) would
 # resolve other features (the tests' `compiler` and `failpoints`, which change nothing a user
 # sees) and compile wasmtime and every host crate again: the suites run this build's binary.
-# The guest's three worlds as the runtime's build script compiles them for wasm, linted there
-# apart (a lint wrapper would change the components' code).
-define newline
-
-
-endef
 LINTED := RUSTC_WORKSPACE_WRAPPER=clippy-driver CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 BUILD  := $(LINTED) cargo build --workspace --all-targets
 
-# Lints and builds every target, runs the property tests,
+# Lints and builds every target (the guest's three worlds linted for wasm apart, since the
+# runtime's build script compiles them without the wrapper, which would change their code), runs the property tests,
 # the corpus through the component, the component and CLI tests, and the Rust example.
 # Four tests at a time on two cores: most of them wait (on PostgreSQL, a child process, a
 # loopback server), and the longest, PostgreSQL's board suite, sets the pace. The example
@@ -59,7 +54,9 @@ test-rust:
 	$(call phase,clippy-and-build)
 	$(BUILD)
 	$(call phase,clippy-guest)
-	$(foreach world,engine agent go,cargo clippy -q -p workmem-guest --target wasm32-unknown-unknown $(if $(filter-out engine,$(world)),--features $(world)) -- -D warnings$(newline))
+	cargo clippy -q -p workmem-guest --target wasm32-unknown-unknown -- -D warnings
+	cargo clippy -q -p workmem-guest --target wasm32-unknown-unknown --features agent -- -D warnings
+	cargo clippy -q -p workmem-guest --target wasm32-unknown-unknown --features go -- -D warnings
 	$(call phase,rust-tests)
 	$(LINTED) cargo test --workspace -- --test-threads=$(TEST_THREADS)
 	target/debug/workmem-example > /dev/null
