@@ -26,9 +26,9 @@ VERSION   := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 VENV      := target/venv
 PYTHON    := $(abspath $(VENV))/bin/python
 
-.PHONY: test test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-functions bench-board bench-documents bench-proxy bench-proxy-instructions bench-adapters bench-start
+.PHONY: test test-rust test-js test-python test-go test-lock test-frameworks test-http test-mcp test-proxy test-packages test-docs docs dist fuzz component go-bindings go-bindings-check bench bench-runtimes bench-compaction bench-instructions bench-functions bench-board bench-documents bench-proxy bench-proxy-instructions bench-adapters bench-start
 
-test: test-rust test-js test-python test-go test-frameworks test-http test-mcp test-proxy test-packages test-docs fuzz
+test: test-rust test-js test-python test-go test-lock test-frameworks test-http test-mcp test-proxy test-packages test-docs fuzz
 
 # The workspace's one debug build, which every suite runs: every target (the benchmark included,
 # so it cannot rot), compiled by clippy-driver, so that clippy's lints, warnings denied, come
@@ -194,6 +194,17 @@ go-bindings-check: component $(GRAVITY)
 test-go: go-bindings-check
 	$(call phase,go)
 	cd packages/go && go vet ./... && go test ./... && go run ./cmd/example > /dev/null
+	$(call phase,-)
+
+# The session lock with writers in all four runtimes at once, stalled, killed, among holder
+# files of crashed writers (tests/lock/run.py): every acknowledged update lands exactly once.
+test-lock: component packages/js/node_modules/.installed $(VENV)/.installed go-bindings-check
+	$(call phase,lock)
+	$(BUILD) -q
+	cp $(COMPONENT) packages/python/workmem/workmem.wasm
+	cd packages/js && npm run build
+	cd packages/go && go test -c -o $(CURDIR)/target/lockwriter.test .
+	WORKMEM_BIN=$(CURDIR)/target/debug/workmem WORKMEM_PYTHON=$(PYTHON) WORKMEM_GO_WRITER=$(CURDIR)/target/lockwriter.test $(PYTHON) tests/lock/run.py
 	$(call phase,-)
 
 # The artifacts a user installs: the npm tarball (the component inside), the Python wheel and

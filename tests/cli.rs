@@ -155,7 +155,7 @@ fn session_lifecycle_apply_show_log_prompt() {
 }
 
 /// The writers are made to contend: the test holds the session's lock while all eight start,
-/// sees every one blocked on it (/proc/locks), then lets go. Each must land, one after another.
+/// sees every one at it (its `.lock` open) and waiting, then lets go. Each must land, one after another.
 #[test]
 fn concurrent_applies_all_land() {
     let env = Env::new("concurrent");
@@ -171,26 +171,26 @@ fn concurrent_applies_all_land() {
             child
         })
         .collect();
-    // Each writer is seen blocked on the session's lock in the kernel's table of locks (a
-    // `->` line: a waiter), not merely still running after a while.
-    let inode = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(Path::new(&dir).join(".lock")).unwrap());
-    let pids: Vec<u32> = children.iter().map(|c| c.id()).collect();
+    // Each writer is seen at the session's lock (its `.lock` open: a writer polls its `flock`,
+    // so that its wait is bounded) and still waiting, not merely still running after a while.
+    let lock = std::fs::canonicalize(Path::new(&dir).join(".lock")).unwrap();
+    let at_lock =
+        |pid: u32| std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == lock)));
     let started = std::time::Instant::now();
     loop {
-        let locks = std::fs::read_to_string("/proc/locks").unwrap();
-        let waiting: Vec<u32> = locks
-            .lines()
-            .filter(|l| l.contains("->") && l.split_whitespace().any(|f| f.rsplit(':').next() == Some(&inode.to_string())))
-            .filter_map(|l| l.split_whitespace().skip_while(|f| *f != "WRITE").nth(1)?.parse().ok())
-            .collect();
-        if pids.iter().all(|p| waiting.contains(p)) {
+        let waiting: Vec<u32> = children.iter().map(|c| c.id()).filter(|&pid| at_lock(pid)).collect();
+        if waiting.len() == children.len() {
             break;
         }
         for (i, c) in children.iter_mut().enumerate() {
             assert!(c.try_wait().unwrap().is_none(), "writer {i} finished while the lock was held");
         }
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "not every writer waits on the lock: {waiting:?} of {pids:?}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "not every writer waits on the lock: {waiting:?}");
         std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for (i, c) in children.iter_mut().enumerate() {
+        assert!(c.try_wait().unwrap().is_none(), "writer {i} finished while the lock was held");
     }
     drop(held);
     for c in children {

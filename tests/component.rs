@@ -66,6 +66,17 @@ fn the_compile_cache_loads_only_an_artifact_no_one_else_may_write() {
     assert!(!load().from_cache(), "an artifact others may write is not loaded");
     assert!(artifacts.iter().any(|a| std::fs::metadata(a).unwrap().permissions().mode() & 0o022 == 0), "and is compiled over");
     assert!(load().from_cache(), "the artifact written in its place is loaded");
+    // Damage where wasmtime reads counts and offsets (its header, near the start) and in
+    // the code: each is caught by the artifact's digest and compiled over.
+    let artifact = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).find(|p| p.extension().is_some_and(|e| e == "cwasm")).unwrap();
+    let good = std::fs::read(&artifact).unwrap();
+    for at in [64, good.len() / 2, good.len() - 1] {
+        let mut damaged = good.clone();
+        damaged[at] ^= 0x5a;
+        std::fs::write(&artifact, &damaged).unwrap();
+        assert!(!load().from_cache(), "an artifact damaged at byte {at} is compiled over");
+        assert_eq!(std::fs::read(&artifact).unwrap(), good, "and replaced by what it was");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -620,10 +620,12 @@ fn a_call_resent_in_other_bytes_stays_one_session() {
 /// `previous_response_id` (the provider holds its history; workmem adds nothing to the chain
 /// it stores), and one carrying what a session cannot keep, as Codex 0.171's default model
 /// sends its tools (an `additional_tools` item of freeform tools: before, silent but for the
-/// proxy's log). Each is counted where `workmem view --proxy` shows it, page and `--json`.
+/// proxy's log). Each is counted where `workmem view --proxy` shows it, page and `--json`; one
+/// the upstream refused (a stranger's) is not.
 #[test]
 fn a_request_passed_through_says_so() {
-    let server = Server::start(vec![Reply::say("as sent"), Reply::say("as sent")]);
+    let refused = Reply::Json { status: 401, headers: vec![], body: json!({"error": {"message": "no key"}}).to_string() };
+    let server = Server::start(vec![Reply::say("as sent"), Reply::say("as sent"), refused]);
     let proxy = Proxy::start("chained", &server.url, &[]);
     let chained = json!({"model": "m", "previous_response_id": "resp_1", "input": [{"type": "message", "role": "user", "content": "next"}]});
     let codex = json!({"model": "gpt-6.2-sol", "tools": [], "input": [
@@ -636,6 +638,8 @@ fn a_request_passed_through_says_so() {
         assert!(headers.iter().any(|(k, v)| k == "x-workmem" && *v == said), "{headers:?}");
         assert_eq!(&server.requests()[i].body, request, "passed through unchanged");
     }
+    // A stranger's request, which the upstream refuses, is passed through and moves no count.
+    assert_eq!(proxy.post("/v1/responses", &chained).0, 401);
     assert!(proxy.sessions().is_empty());
     let viewed = Command::new(env!("CARGO_BIN_EXE_workmem"))
         .args(["view", "--proxy", "--json"])

@@ -298,6 +298,16 @@ pub const MAX_READ: u64 = 200;
 /// The most one answer carries: every answer goes into every request until it is compacted.
 pub const MAX_ANSWER_BYTES: usize = 64 << 10;
 
+/// `s` as a refusal quotes it: its first characters and how long it was, so a refusal never
+/// carries back (into every later request) the whole of what it refused.
+fn quoted(s: &str) -> String {
+    const SHOWN: usize = 40;
+    match s.char_indices().nth(SHOWN) {
+        None => format!("{s:?}"),
+        Some((at, _)) => format!("{:?}… ({} bytes)", &s[..at], s.len()),
+    }
+}
+
 /// `read_history`'s argument as a first and last sequence number.
 pub fn read_range(seq: &str) -> Result<(u64, u64), String> {
     let (from, to) = match seq.trim().split_once('-') {
@@ -305,7 +315,7 @@ pub fn read_range(seq: &str) -> Result<(u64, u64), String> {
         None => (seq.trim().parse::<u64>(), seq.trim().parse::<u64>()),
     };
     let (Ok(from), Ok(to)) = (from, to) else {
-        return Err(format!("seq must be a number or a range like 12-20, not {seq:?}"));
+        return Err(format!("seq must be a number or a range like 12-20, not {}", quoted(seq)));
     };
     if to < from || to - from >= MAX_READ {
         return Err(format!("a range reads at most {MAX_READ} messages at once"));
@@ -520,6 +530,8 @@ mod tests {
         assert_eq!(read_range("1-200"), Ok((1, 200)));
         assert!(read_range("1-201").unwrap_err().contains("at most 200"));
         assert!(read_answer("9", &[], 0).unwrap_err().contains("no message with seq 9"));
+        let refused = read_range(&"é".repeat(100_000)).unwrap_err();
+        assert!(refused.len() < 200 && refused.ends_with("… (200000 bytes)"), "a refusal quotes a little of what it refused: {refused}");
     }
 
     #[test]

@@ -17,12 +17,11 @@ func artifacts(t *testing.T, dir string) []string {
 	return found
 }
 
-// renders makes an engine with o and uses it once; it says whether the engine came from the
+// renders makes an engine with o (MaxMemoryBytes left 0: the default) and uses it once; it says whether the engine came from the
 // cache.
 func renders(t *testing.T, o Options) bool {
 	t.Helper()
 	ctx := context.Background()
-	o.MaxMemoryBytes = DefaultMaxMemoryBytes
 	e, err := NewWithOptions(ctx, o)
 	if err != nil {
 		t.Fatal(err)
@@ -154,5 +153,64 @@ func TestNoCompileCacheKeepsNothing(t *testing.T) {
 	renders(t, Options{CompileCacheDir: dir, NoCompileCache: true})
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("NoCompileCache wrote %v", entries)
+	}
+}
+
+// Bytes changed where wazero reads counts and offsets (its header) and in the code: before the
+// sums, a changed function count made the next start allocate until it ran out of memory.
+func TestADamagedArtifactIsCompiledOverNotRun(t *testing.T) {
+	dir := t.TempDir()
+	renders(t, Options{CompileCacheDir: dir})
+	kept := artifacts(t, dir)
+	if len(kept) != 1 {
+		t.Fatalf("want one artifact, found %v", kept)
+	}
+	good, err := os.ReadFile(kept[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{7, 12, len(good) / 2, len(good) - 1} {
+		damaged := append([]byte(nil), good...)
+		damaged[at] ^= 0x5a
+		if err := os.WriteFile(kept[0], damaged, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if renders(t, Options{CompileCacheDir: dir}) {
+			t.Fatalf("an artifact damaged at byte %d counted as a hit", at)
+		}
+		if again, _ := os.ReadFile(kept[0]); string(again) != string(good) {
+			t.Fatalf("the artifact damaged at byte %d was not replaced", at)
+		}
+		if !renders(t, Options{CompileCacheDir: dir}) {
+			t.Fatal("the replaced artifact is not loaded")
+		}
+	}
+}
+
+// A cache whose path another user could re-point (a parent others may write, without the
+// sticky bit; a symlink in the path) is not used: wazero opens artifacts by path.
+func TestACacheBeneathADirectoryOthersControlIsNotUsed(t *testing.T) {
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(open, "cache")
+	renders(t, Options{CompileCacheDir: dir})
+	if kept := artifacts(t, dir); len(kept) != 0 {
+		t.Fatalf("a cache beneath a directory others may write was used: %v", kept)
+	}
+	if err := os.Chmod(open, 0o777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	renders(t, Options{CompileCacheDir: dir})
+	if kept := artifacts(t, dir); len(kept) != 1 {
+		t.Fatalf("with the sticky bit (as /tmp has it) the cache is used: %v", kept)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	if renders(t, Options{CompileCacheDir: link}) {
+		t.Fatal("a cache reached through a symlink was used")
 	}
 }

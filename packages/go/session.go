@@ -253,10 +253,21 @@ func (s *Session) locked(f func() error) error {
 		return err
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return s.fail(lockFile, err)
+	deadline := time.Now().Add(LockWait)
+	for {
+		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return s.fail(lockFile, err)
+		}
+		if time.Now().After(deadline) {
+			return &SessionError{fmt.Sprintf("session %s is busy: waited %v for its lock, which another process holds with flock on %s (a workmem writer in Rust, Python or Go)", s.Dir, LockWait, lockFile)}
+		}
+		time.Sleep(poll)
 	}
-	if err := s.claim(); err != nil {
+	if err := s.claim(deadline); err != nil {
 		return err
 	}
 	// Not synced: a holder file a crash brings back names a dead process, and is broken.
@@ -277,73 +288,202 @@ func (s *Session) locked(f func() error) error {
 	return f()
 }
 
-// How long a holder file may stay empty before it counts as a crash's, and how often a waiting
-// writer looks again (host/store/src/holder.rs).
+// The lock's protocol and its timings are host/store/src/holder.rs's: how long a holder file may
+// stay empty before it counts as a crash's, a break may take before its breaker counts as gone,
+// and how often a waiting writer looks again.
 const (
+	breakFile  = ".lock.holder.break"
 	emptyStale = 2 * time.Second
+	breakStale = 2 * time.Second
 	poll       = 5 * time.Millisecond
 )
 
+// LockWait is the longest a writer waits for a session's lock; past it the write fails with a
+// SessionError that says what held the lock.
+const LockWait = 60 * time.Second
+
 // claim takes .lock.holder, the half of the lock that Node's writer (which has no file locks)
 // takes too (host/store/src/holder.rs says how), this process holding the flock, waiting while
-// a live process holds it; one whose process is gone, left empty for emptyStale, or written
-// under the flock (whose writer must be gone, as this one holds it now) is broken, if it still
-// says what was judged stale.
-func (s *Session) claim() error {
+// a live process holds it, until deadline; one whose writer is provably gone is broken, one
+// writer at a time.
+func (s *Session) claim(deadline time.Time) error {
 	nonce := make([]byte, 8)
 	_, _ = rand.Read(nonce)
-	claim := fmt.Sprintf("%d %x flock\n", os.Getpid(), nonce)
+	start := ""
+	if at, ok := started(os.Getpid()); ok {
+		start = "@" + at
+	}
+	claim := fmt.Sprintf("%d %x%s flock\n", os.Getpid(), nonce, start)
 	for {
-		f, err := s.root.OpenFile(holderFile, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			_, err = f.WriteString(claim)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return s.fail(holderFile, err)
-			}
-			return nil
+		took, err := s.take(claim)
+		if err != nil || took {
+			return err
 		}
-		if !errors.Is(err, fs.ErrExist) {
-			return s.fail(holderFile, err)
+		seen, err := s.look(holderFile)
+		if err != nil {
+			return err
 		}
-		stale, ok := s.staleHolder()
-		if !ok {
-			time.Sleep(poll)
+		if seen == nil {
 			continue
 		}
-		if now, err := s.read(holderFile); err == nil && bytes.Equal(now, stale) {
-			_ = s.root.Remove(holderFile)
+		if seen.gone() {
+			if err := s.breakHolder(seen); err != nil {
+				return err
+			}
+			continue
 		}
+		if time.Now().After(deadline) {
+			return &SessionError{fmt.Sprintf("session %s is busy: waited %v for its lock, which %s", s.Dir, LockWait, seen.describe())}
+		}
+		time.Sleep(poll)
 	}
 }
 
-// staleHolder is the holder file's content when its holder is gone.
-func (s *Session) staleHolder() ([]byte, bool) {
-	f, err := s.open(holderFile, os.O_RDONLY)
+// take takes the holder file whole: its words in a fresh file first, linked as the holder file
+// (refused where it is taken), so no writer ever sees one empty or half written.
+func (s *Session) take(claim string) (bool, error) {
+	tmp := fmt.Sprintf(".%s.tmp-%d-%d", holderFile, os.Getpid(), tempCounter.Add(1))
+	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return nil, false
+		return false, s.fail(holderFile, err)
+	}
+	_, err = f.WriteString(claim)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	defer s.root.Remove(tmp)
+	if err == nil {
+		err = s.root.Link(tmp, holderFile)
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, fs.ErrExist):
+		return false, nil
+	default:
+		return false, s.fail(holderFile, err)
+	}
+}
+
+// seen is a holder file as one open of it saw it.
+type seen struct {
+	text              []byte
+	inode             uint64
+	modified, changed time.Duration
+}
+
+// look is name (the holder file or its break link) as it is now; nil where it is not there.
+// Anything but a regular file is no holder any writer makes: refused at once.
+func (s *Session) look(name string) (*seen, error) {
+	f, err := s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, s.fail(name, fmt.Errorf("%w: no workmem writer made it; remove it", err))
 	}
 	defer f.Close()
-	text, err := io.ReadAll(f)
-	info, serr := f.Stat()
-	if err != nil || serr != nil {
-		return nil, false
+	info, err := f.Stat()
+	if err != nil {
+		return nil, s.fail(name, err)
 	}
-	words := bytes.Fields(text)
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !info.Mode().IsRegular() || !ok {
+		return nil, s.fail(name, errors.New("is not a regular file (a symlink, a FIFO or a folder), so no workmem writer made it; remove it"))
+	}
+	text := make([]byte, 256)
+	n, err := f.Read(text)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, s.fail(name, err)
+	}
+	return &seen{text[:n], st.Ino, time.Since(info.ModTime()), time.Since(time.Unix(st.Ctim.Sec, st.Ctim.Nsec))}, nil
+}
+
+// gone says whether the holder file's writer is provably gone, as a writer holding the flock sees it.
+func (h *seen) gone() bool {
+	words := bytes.Fields(h.text)
 	if len(words) == 0 {
-		return text, time.Since(info.ModTime()) > emptyStale
+		return h.modified > emptyStale
 	}
 	if len(words) > 2 && string(words[2]) == "flock" {
-		return text, true
+		return true
 	}
 	pid, err := strconv.Atoi(string(words[0]))
-	if err != nil || pid <= 0 {
-		return text, true
+	if err != nil || pid <= 0 || pid > 1<<31-1 {
+		return true
 	}
 	// EPERM: alive, someone else's.
-	return text, errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	if len(words) < 2 {
+		return false
+	}
+	_, said, ok := bytes.Cut(words[1], []byte("@"))
+	now, known := started(pid)
+	return ok && known && string(said) != now
+}
+
+// describe says what holds the lock, for the error of a wait that ran out.
+func (h *seen) describe() string {
+	pid := "none"
+	if words := bytes.Fields(h.text); len(words) > 0 {
+		pid = string(words[0][:min(len(words[0]), 20)])
+	}
+	return fmt.Sprintf("process %s, alive, has held its holder file (%s) for %d s; if no workmem writer runs as %s, remove %s", pid, holderFile, int(h.changed.Seconds()), pid, holderFile)
+}
+
+// breakHolder breaks the holder file judged a crash's, unless another writer is breaking one:
+// it is linked as the break link first, and removed only if that link is the very file judged.
+func (s *Session) breakHolder(judged *seen) error {
+	switch err := s.root.Link(holderFile, breakFile); {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case errors.Is(err, fs.ErrExist):
+		other, lerr := s.look(breakFile)
+		if lerr != nil {
+			return lerr
+		}
+		if other != nil && other.changed > breakStale {
+			_ = s.root.Remove(breakFile)
+		}
+		time.Sleep(poll)
+		return nil
+	case err != nil:
+		return s.fail(breakFile, err)
+	}
+	defer s.root.Remove(breakFile)
+	same := func(h *seen) bool { return h != nil && h.inode == judged.inode && bytes.Equal(h.text, judged.text) }
+	linked, err := s.look(breakFile)
+	if err != nil {
+		return err
+	}
+	held, err := s.look(holderFile)
+	if err != nil {
+		return err
+	}
+	if same(linked) && same(held) {
+		_ = s.root.Remove(holderFile)
+	}
+	return nil
+}
+
+// started is when process pid started, in clock ticks after boot (/proc/<pid>/stat's 22nd
+// field): with the pid it names one process, where a pid alone is reused (a restarted
+// container's PID 1). false where /proc does not tell.
+func started(pid int) (string, bool) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", false
+	}
+	fields := bytes.Fields(stat[i+1:])
+	if len(fields) < 20 {
+		return "", false
+	}
+	return string(fields[19]), true
 }
 
 // lastSeq is the seq of the update log's last whole record (0 for none). A record a crash cut

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -171,6 +172,47 @@ func TestSessionHolderFileOfALiveProcessHoldsACommit(t *testing.T) {
 	}
 	if _, err := os.Stat(holder); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the holder file outlived the lock: %v", err)
+	}
+}
+
+// A holder naming a live process that started at another time (its number reused) is a crash's;
+// a symlink, FIFO or folder in the holder file's place is refused at once, where Go once waited
+// on it without bound.
+func TestSessionHolderByAReusedNumberIsBrokenAndNoHolderIsRefused(t *testing.T) {
+	ctx, e := context.Background(), newEngine(t)
+	dir := copyFixture(t)
+	holder := filepath.Join(dir, ".lock.holder")
+	s, err := OpenSession(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start, ok := started(os.Getpid())
+	if !ok {
+		t.Fatal("Linux tells when a process started")
+	}
+	if err := os.WriteFile(holder, []byte(fmt.Sprintf("%d 0123@%s1\n", os.Getpid(), start)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, e, update(t), fixtureAt); err != nil {
+		t.Fatalf("a holder by a reused number held the lock: %v", err)
+	}
+	for what, plant := range map[string]func() error{
+		"symlink": func() error { return os.Symlink("/etc/hostname", holder) },
+		"fifo":    func() error { return syscall.Mkfifo(holder, 0o600) },
+		"folder":  func() error { return os.Mkdir(holder, 0o700) },
+	} {
+		if err := plant(); err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		_, err := s.Apply(ctx, e, "KEY_LEARNINGS:\n  ADD:\n    - because it is refused: never\n", fixtureAt)
+		if err == nil || !strings.Contains(err.Error(), "no workmem writer made it; remove it") || time.Since(began) > 5*time.Second {
+			t.Fatalf("%s: %v after %v", what, err, time.Since(began))
+		}
+		if err := os.Remove(holder); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -73,7 +73,8 @@ const DefaultMaxMemoryBytes = 256 << 20
 // Options set up an Engine.
 type Options struct {
 	// MaxMemoryBytes caps each instance's linear memory. Past it the guest's allocation
-	// fails inside the sandbox, which traps, reported as a MemoryLimitError.
+	// fails inside the sandbox, which traps, reported as a MemoryLimitError. 0 is
+	// DefaultMaxMemoryBytes.
 	MaxMemoryBytes uint64
 	// CompileCacheDir is where the compiled component is kept for the next process (wazero's
 	// compilation cache): compiling is most of a cold start. "" is CacheDir().
@@ -131,6 +132,9 @@ func New(ctx context.Context) (*Engine, error) {
 
 // NewWithOptions is New with the limits in o.
 func NewWithOptions(ctx context.Context, o Options) (*Engine, error) {
+	if o.MaxMemoryBytes == 0 {
+		o.MaxMemoryBytes = DefaultMaxMemoryBytes
+	}
 	e := &Engine{options: o}
 	dir := o.CompileCacheDir
 	if dir == "" {

@@ -207,16 +207,16 @@ export class Bound {
 
   /** The answer to a call of one of `tools()` with its parsed arguments. */
   async answer(name, args) {
-    if (name === 'read_history') {
-      const start = Number.isInteger(args?.from) && args.from >= 0 ? args.from : 0;
-      return this.readHistory(String(args?.seq ?? ''), start);
-    }
+    if (name === 'read_history') return this.readHistory(String(args?.seq ?? ''), args?.from ?? 0);
     if (name === 'update_memory') return this.updateMemory(String(args?.dsl ?? ''));
     return `error: ${name} is not one of workmem's tools`;
   }
 
   /** `read_history`'s answer, as the engine words it (an error as "error: ..." for the model to read). */
   async readHistory(seq, start = 0) {
+    // The engine takes a 32-bit byte: a model's larger (or negative, or fractional) number is
+    // refused as the Rust host refuses it, never read modulo 2^32.
+    if (!Number.isInteger(start) || start < 0 || start > 0xffffffff) return 'error: read_history needs a non-negative integer argument "from"';
     try {
       return readAnswer(seq, await this.session.originals(readRange(seq)), start);
     } catch (e) {

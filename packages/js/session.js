@@ -11,7 +11,7 @@
 // checking each folder on the way is a real folder first.
 import { randomBytes, createHash } from 'node:crypto';
 import { constants, readFileSync } from 'node:fs';
-import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join, resolve } from 'node:path';
 import { Memory, applyReplacements, now, overviewTemplate } from './index.js';
@@ -24,9 +24,13 @@ const PENDING = 'commit.pending.json';
 const MESSAGES = 'messages.jsonl';
 const LOCK = '.lock';
 const HOLDER = '.lock.holder';
-// How long a holder file may stay empty before it counts as a crash's, and how often a waiting
-// writer looks again (host/store/src/holder.rs).
+const BREAK = '.lock.holder.break';
+// The lock's protocol and its timings are host/store/src/holder.rs's: how long a holder file
+// may stay empty before it counts as a crash's, a break may take before its breaker counts as
+// gone, a writer waits for the lock at most, and how often a waiting writer looks again.
 const EMPTY_STALE_MS = 2000;
+const BREAK_STALE_MS = 2000;
+export const LOCK_WAIT_MS = 60_000;
 const POLL_MS = 5;
 // Each session directory's last writer in this process, whom the next one waits for.
 const turns = new Map();
@@ -231,8 +235,7 @@ export class Session {
     let archive;
     if (compaction.archive) {
       if (!archiveTo?.startsWith(`${MEMORY_DIR}/`)) throw new SessionError(`the archive goes under ${MEMORY_DIR}/, not ${JSON.stringify(archiveTo)}`);
-      const before = await this.#readBeneath(archiveTo).catch((e) => { if (notFound(e)) return ''; throw e; });
-      await this.#write(archiveTo, before + compaction.archive);
+      await this.#appendBeneath(archiveTo, compaction.archive);
       archive = archiveTo;
     }
     const round = (await this.meta()).rounds ?? 0;
@@ -269,7 +272,8 @@ export class Session {
   /** How many lines the archive file `archiveTo` (under working-memory/) holds: `fallback`'s `archiveLines`. */
   async archiveLines(archiveTo) {
     const text = await this.#readBeneath(archiveTo).catch((e) => { if (notFound(e)) return ''; throw e; });
-    return text.split('\n').length - 1;
+    // A torn last line counts: the next append ends it first.
+    return text.split('\n').length - (text === '' || text.endsWith('\n') ? 1 : 0);
   }
 
   /**
@@ -300,57 +304,95 @@ export class Session {
   }
 
   /**
-   * Takes the holder file, waiting while a live process holds it; one whose process is gone
-   * (or left empty for EMPTY_STALE_MS) is broken, if it still says what was judged stale.
+   * Takes the holder file, waiting while a live process holds it, at most LOCK_WAIT_MS; one
+   * whose writer is provably gone is broken, one writer at a time (host/store/src/holder.rs
+   * says how).
    */
   async #claim() {
-    const claim = `${process.pid} ${randomBytes(8).toString('hex')}\n`;
+    const start = started(process.pid);
+    const claim = `${process.pid} ${randomBytes(8).toString('hex')}${start === undefined ? '' : `@${start}`}\n`;
+    const deadline = Date.now() + LOCK_WAIT_MS;
     for (;;) {
-      try {
-        const file = await open(join(this.dir, HOLDER), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
-        await file.writeFile(claim).finally(() => file.close());
-        return;
-      } catch (e) {
-        if (e.code !== 'EEXIST') throw this.#fail(HOLDER, e.message);
-      }
-      const stale = await this.#staleHolder();
-      if (stale === undefined) {
-        await sleep(POLL_MS);
+      if (await this.#take(claim)) return;
+      const seen = await this.#look(HOLDER);
+      if (seen === undefined) continue;
+      if (gone(seen)) {
+        await this.#break(seen);
         continue;
       }
-      if ((await this.#read(HOLDER).catch(() => undefined)) === stale) {
-        await unlink(join(this.dir, HOLDER)).catch((e) => { if (!notFound(e)) throw e; });
-      }
+      if (Date.now() >= deadline) throw new SessionError(`session ${this.dir} is busy: waited ${LOCK_WAIT_MS / 1000} s for its lock, which ${describe(seen)}`);
+      await sleep(POLL_MS);
     }
   }
 
-  /** The holder file's text when its holder is gone. */
-  async #staleHolder() {
-    let file;
+  /**
+   * Takes the holder file whole: its words in a fresh file first, linked as the holder file
+   * (refused where it is taken), so no writer ever sees one empty or half written.
+   */
+  async #take(claim) {
+    const tmp = join(this.dir, `.${HOLDER}.tmp-${process.pid}-${temps++}`);
+    const file = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
     try {
-      file = await this.#open(HOLDER, constants.O_RDONLY);
-    } catch (e) {
-      if (notFound(e)) return undefined;
-      throw e;
-    }
-    let text, mtimeMs;
-    try {
-      ({ mtimeMs } = await file.stat());
-      text = await file.readFile('utf8');
+      await file.writeFile(claim);
     } finally {
       await file.close();
     }
-    const [word] = text.split(/\s+/).filter(Boolean);
-    if (word === undefined) return Date.now() - mtimeMs > EMPTY_STALE_MS ? text : undefined;
-    const pid = Number(word);
-    if (!Number.isSafeInteger(pid) || pid <= 0) return text;
     try {
-      process.kill(pid, 0);
+      await link(tmp, join(this.dir, HOLDER));
+      return true;
     } catch (e) {
-      // EPERM: alive, someone else's.
-      if (e.code === 'ESRCH') return text;
+      if (e.code === 'EEXIST') return false;
+      throw this.#fail(HOLDER, e.message);
+    } finally {
+      await unlink(tmp).catch(() => {});
     }
-    return undefined;
+  }
+
+  /**
+   * `name` (the holder file or its break link) as it is now; undefined where it is not there.
+   * Anything but a regular file is no holder any writer makes: refused at once.
+   */
+  async #look(name) {
+    let file;
+    try {
+      file = await open(join(this.dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (e) {
+      if (notFound(e)) return undefined;
+      throw this.#fail(name, `${e.code === 'ELOOP' ? 'is a symlink' : e.message}: no workmem writer made it; remove it`);
+    }
+    try {
+      const info = await file.stat({ bigint: true });
+      if (!info.isFile()) throw this.#fail(name, 'is not a regular file (a FIFO or a folder), so no workmem writer made it; remove it');
+      const bytes = Buffer.alloc(256);
+      const { bytesRead } = await file.read(bytes, 0, bytes.length, 0);
+      const at = Date.now();
+      return { text: bytes.subarray(0, bytesRead).toString('utf8'), inode: info.ino, modifiedMs: at - Number(info.mtimeMs), changedMs: at - Number(info.ctimeMs) };
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Breaks the holder file `seen`, judged a crash's, unless another writer is breaking one: it
+   * is linked as the break link first, and removed only if that link is the very file judged.
+   */
+  async #break(seen) {
+    try {
+      await link(join(this.dir, HOLDER), join(this.dir, BREAK));
+    } catch (e) {
+      if (notFound(e)) return;
+      if (e.code !== 'EEXIST') throw this.#fail(BREAK, e.message);
+      const other = await this.#look(BREAK);
+      if (other !== undefined && other.changedMs > BREAK_STALE_MS) await unlink(join(this.dir, BREAK)).catch(() => {});
+      await sleep(POLL_MS);
+      return;
+    }
+    try {
+      const same = (x) => x !== undefined && x.inode === seen.inode && x.text === seen.text;
+      if (same(await this.#look(BREAK)) && same(await this.#look(HOLDER))) await unlink(join(this.dir, HOLDER)).catch((e) => { if (!notFound(e)) throw e; });
+    } finally {
+      await unlink(join(this.dir, BREAK)).catch(() => {});
+    }
   }
 
   /** Appends the records `make(lastSeq)` gives, as whole lines, synced; a line a crash cut short is dropped first. */
@@ -369,6 +411,12 @@ export class Session {
 
   /** `relative` (under working-memory/), each folder on the way a real folder. */
   async #readBeneath(relative) {
+    await this.#foldersBeneath(relative);
+    return this.#read(relative);
+  }
+
+  /** Checks that each folder above `relative` is one (never a symlink). */
+  async #foldersBeneath(relative) {
     const parts = relative.split('/');
     if (parts.some((p) => p === '' || p === '.' || p === '..')) throw new SessionError(`${JSON.stringify(relative)} is not a path beneath ${MEMORY_DIR}/`);
     for (let i = 1; i < parts.length; i++) {
@@ -376,7 +424,37 @@ export class Session {
       const info = await lstat(join(this.dir, dir)).catch((e) => { if (notFound(e)) throw e; throw this.#fail(dir, e.message); });
       if (!info.isDirectory()) throw this.#fail(dir, 'is not a folder (a symlink is never followed)');
     }
-    return this.#read(relative);
+  }
+
+  /**
+   * Appends `text` to the archive file `relative`, synced: an archive grows by appending, so a
+   * compaction costs what it archives, not all that was archived before it. A tail a crash
+   * left torn (no newline) is ended first, so the lines the engine cites are the file's.
+   */
+  async #appendBeneath(relative, text) {
+    await this.#foldersBeneath(relative);
+    const file = await this.#open(relative, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT);
+    let created;
+    try {
+      const { size } = await file.stat();
+      created = size === 0;
+      let data = Buffer.from(text, 'utf8');
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await file.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) data = Buffer.concat([Buffer.from('\n'), data]);
+      }
+      await file.writeFile(data);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    if (created) {
+      // A new file's name, durable before the log points to it.
+      const slash = relative.lastIndexOf('/');
+      const dir = await open(join(this.dir, relative.slice(0, slash + 1) || '.'), constants.O_RDONLY | constants.O_DIRECTORY);
+      await dir.sync().finally(() => dir.close());
+    }
   }
 
   /** The session at `dir`; its meta.json must carry the format marker. */
@@ -595,4 +673,42 @@ export class Session {
   #fail(name, why, separator = ': ') {
     return new SessionError(`${join(this.dir, name)}${separator}${why}`);
   }
+}
+
+/**
+ * When process `pid` started, in clock ticks after boot (/proc/<pid>/stat's 22nd field): with
+ * the pid it names one process, where a pid alone is reused (a restarted container's PID 1).
+ * undefined where /proc does not tell.
+ */
+function started(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const field = stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[19];
+    return /^\d+$/.test(field ?? '') ? field : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a holder file's writer is provably gone, as a writer without flock sees it. */
+function gone(seen) {
+  const words = seen.text.split(/\s+/).filter(Boolean);
+  if (words.length === 0) return seen.modifiedMs > EMPTY_STALE_MS;
+  const pid = Number(words[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || pid > 0x7fffffff) return true;
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    // EPERM: alive, someone else's.
+    if (e.code === 'ESRCH') return true;
+  }
+  const said = words[1]?.includes('@') ? words[1].slice(words[1].indexOf('@') + 1) : undefined;
+  const now = started(pid);
+  return said !== undefined && now !== undefined && said !== now;
+}
+
+/** What holds the lock, for the error of a wait that ran out. */
+function describe(seen) {
+  const pid = (seen.text.split(/\s+/).filter(Boolean)[0] ?? 'none').slice(0, 20);
+  return `process ${pid}, alive, has held its holder file (${HOLDER}) for ${Math.round(seen.changedMs / 1000)} s; if no workmem writer runs as ${pid}, remove ${HOLDER}`;
 }

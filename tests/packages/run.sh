@@ -102,6 +102,32 @@ mkdir "$WORK/npm-cli" && cd "$WORK/npm-cli"
 npm init -y > /dev/null
 npm install --no-audit --no-fund --silent --offline "$DIST"/workmem-cli-*.tgz
 cli_works npm "$bare_path" npx --offline workmem
+# A supervisor's SIGTERM to the npm wrapper reaches the binary: `workmem proxy` stops (its port
+# freed, no orphan) and its exit status is the wrapper's, the same as the binary's own.
+terminated() {
+  local what=$1 log=$WORK/term-$1.log
+  shift
+  PATH=$bare_path "$@" proxy --upstream http://127.0.0.1:9 --listen 127.0.0.1:0 --sessions-dir "$WORK/term-sessions" > "$log" 2>&1 &
+  local pid=$! port=""
+  for _ in $(seq 100); do
+    port=$(grep -o '127\.0\.0\.1:[0-9]*' "$log" | head -1 | cut -d: -f2)
+    [[ -n $port ]] && break
+    sleep 0.1
+  done
+  [[ -n $port ]] || { echo "$what: the proxy printed no address: $(cat "$log")" >&2; exit 1; }
+  kill -TERM "$pid"
+  local rc=0
+  wait "$pid" || rc=$?
+  if (exec 3<> "/dev/tcp/127.0.0.1/$port") 2> /dev/null; then
+    echo "$what: the proxy still listens on $port after SIGTERM" >&2
+    exit 1
+  fi
+  echo "$rc"
+}
+direct=$(terminated binary "$WORK/cli-venv/bin/workmem")
+wrapped=$(terminated npm node "$WORK/npm-cli/node_modules/@workmem/cli/bin/workmem.js")
+[[ $direct == "$wrapped" ]] || { echo "SIGTERM: the binary exits $direct, the npm wrapper $wrapped" >&2; exit 1; }
+echo "SIGTERM to the npm wrapper: the proxy stopped and freed its port; exit $wrapped, as the binary's own"
 echo "the CLI from the wheel and from npm: --version, proxy --help and demo ran with no toolchain on PATH"
 
 echo "crates: $(cd "$DIST" && ls -- *.crate | tr '\n' ' ')"

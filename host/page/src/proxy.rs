@@ -1,7 +1,7 @@
 //! A proxy's section: the requests `workmem proxy` passed through untouched, by reason (a
 //! request workmem meant to keep and did not is never silent), and the sessions it keeps.
 
-use crate::html::esc;
+use crate::html::{clip, esc};
 use std::fmt::Write;
 use workmem_commit::Result;
 use workmem_store::{Passed, Proxied, Sessions};
@@ -62,7 +62,8 @@ pub fn render(d: &Data, out: &mut String) {
             esc(id),
             esc(made),
             esc(&proxied.protocol),
-            esc(proxied.client.as_deref().unwrap_or("")),
+            // A client's name, as an older proxy kept it whole (3 MB, once): shown in part.
+            esc(&clip(proxied.client.as_deref().unwrap_or(""), 128)),
             esc(proxied.branch_of.as_deref().unwrap_or("")),
         );
     }

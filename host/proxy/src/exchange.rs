@@ -139,7 +139,7 @@ pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: 
     let outcome = match route {
         Route::Proxied(protocol) => proxied(app, protocol, &parts, &body, &mut sink),
         Route::Counted(protocol) => counted(app, protocol, &parts, &body, &mut sink),
-        Route::Passthrough => passthrough(app, &parts, body.clone(), &mut sink, None),
+        Route::Passthrough => passthrough(app, &parts, body.clone(), &mut sink, None).map(drop),
     };
     let failure = match outcome {
         Ok(()) => return,
@@ -156,9 +156,12 @@ pub(crate) fn run(app: &App, route: Route, parts: Parts, body: Bytes, mut sink: 
     match reason {
         Some(reason) => {
             eprintln!("workmem proxy: {} {}: passed through as sent ({reason}): {}", parts.method, parts.uri.path(), error_chain(&failure));
-            app.note_passed(reason, parts.uri.path());
-            if let Err(e) = passthrough(app, &parts, body, &mut sink, Some(reason)) {
-                answer_error(&mut sink, route.shape(), &e);
+            match passthrough(app, &parts, body, &mut sink, Some(reason)) {
+                // Counted only where the upstream took it: a request it refused (a stranger's,
+                // without a key) moves no count.
+                Ok(status) if (200..300).contains(&status) => app.note_passed(reason, parts.uri.path()),
+                Ok(_) => {}
+                Err(e) => answer_error(&mut sink, route.shape(), &e),
             }
         }
         None => {
@@ -195,13 +198,15 @@ const PASSED_HEADER: &str = "x-workmem";
 
 /// The request upstream as the client sent it; the answer back as it comes, with
 /// `x-workmem: passthrough; reason=…` where workmem meant to take it and did not.
-fn passthrough(app: &App, parts: &Parts, body: Bytes, sink: &mut Sink, reason: Option<&str>) -> Result<(), Failure> {
+/// Gives the upstream's status.
+fn passthrough(app: &App, parts: &Parts, body: Bytes, sink: &mut Sink, reason: Option<&str>) -> Result<u16, Failure> {
     let mut answer = send(app, &parts.method, path(parts), &parts.headers, &body)?;
     if let Some(value) = reason.and_then(|r| axum::http::HeaderValue::from_str(&format!("passthrough; reason={r}")).ok()) {
         answer.headers_mut().insert(PASSED_HEADER, value);
     }
+    let status = answer.status().as_u16();
     relay_raw(answer, sink);
-    Ok(())
+    Ok(status)
 }
 
 fn send(app: &App, method: &Method, path: &str, headers: &HeaderMap, body: &[u8]) -> Result<Answer, Failure> {
@@ -292,8 +297,24 @@ fn parse(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes) -> Res
     }
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let streamed = request["stream"].as_bool().unwrap_or(false);
-    let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request));
+    let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request)).map(capped);
     Ok(Parsed { request, history, model, streamed, client, owner })
+}
+
+/// The longest client name for a session kept as it came: it is stored in `meta.json` and
+/// shown on the page.
+const MAX_CLIENT: usize = 128;
+
+/// A client's name for its session as it is kept: one over [`MAX_CLIENT`] bytes is its first
+/// characters and a digest of the whole, so two long names that share their start stay two.
+fn capped(name: String) -> String {
+    if name.len() <= MAX_CLIENT {
+        return name;
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(name.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}…{hex}", &name[..name.floor_char_boundary(MAX_CLIENT - 20)])
 }
 
 fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
@@ -336,14 +357,14 @@ fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
 fn counted(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
     let Parsed { request, history, model, client, owner, .. } = parse(app, protocol, parts, body)?;
     let Some(found) = app.sessions.lookup(protocol.name(), &owner, client.as_deref(), &history) else {
-        return passthrough(app, parts, body.clone(), sink, None);
+        return passthrough(app, parts, body.clone(), sink, None).map(drop);
     };
     let mut exchange = crate::locks::lock(&found.tracked.exchange);
     // What is new once the session is held: another request may have logged some of it.
     let new = if found.tracked.unchanged_since(&found) { Some(found.new) } else { found.tracked.new_in(&history).map(|(_, new)| new) };
     let Some(new) = new else {
         drop(exchange);
-        return passthrough(app, parts, body.clone(), sink, None);
+        return passthrough(app, parts, body.clone(), sink, None).map(drop);
     };
     let tools = protocol.tools(&request, &app.own_offered(protocol));
     let options = options(app, &model, &tools, &found.tracked);
@@ -617,5 +638,21 @@ mod tests {
             }
         }
         assert!(paired(&[&passed[..], &[result("c")]].concat(), passed.len()).is_err(), "an answer made twice");
+    }
+}
+
+#[cfg(test)]
+mod client_names {
+    use super::{MAX_CLIENT, capped};
+
+    /// A client's name for its session is kept whole up to the cap; a 3 MB one (once kept
+    /// whole in meta.json and on the page) is cut, and two long ones that share their start
+    /// stay two.
+    #[test]
+    fn a_long_client_name_is_capped_and_stays_distinct() {
+        assert_eq!(capped("codex-1".into()), "codex-1");
+        let long = "é".repeat(1_500_000);
+        let (a, b) = (capped(format!("{long}a")), capped(format!("{long}b")));
+        assert!(a.len() <= MAX_CLIENT + 20 && a != b, "{} {}", a.len(), b.len());
     }
 }

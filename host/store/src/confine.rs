@@ -242,6 +242,14 @@ impl Confined {
         Ok(Spare { files: self.clone(), name: spare })
     }
 
+    /// Gives the file `from` at the root the second name `to`: refused (`AlreadyExists`) when
+    /// `to` is taken, `NotFound` when `from` is not there.
+    pub fn link(&self, from: &str, to: &str) -> Result<(), PathError> {
+        let ([from_last], [to_last]) = (&components(from)?[..], &components(to)?[..]) else { return Err(PathError::Escapes(to.to_string())) };
+        let root = self.root_handle(to)?;
+        rustix::fs::linkat(root, *from_last, root, *to_last, AtFlags::empty()).map_err(|e| io(to, e.into()))
+    }
+
     /// Makes the folder `name` (and those above it).
     pub fn create_dir_all(&self, name: &str) -> Result<(), PathError> {
         let (dir, last) = self.parent(name, true)?;

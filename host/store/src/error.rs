@@ -27,8 +27,8 @@ pub enum Error {
     #[error("{0:?} is not a valid session ID: use letters, digits, '-', '_' and '.', not starting with '.'")]
     BadId(String),
     /// The session's lock stayed taken (see `Session::waiting_at_most`).
-    #[error("session {} is busy: another writer held its lock for {} ms; try again shortly", dir.display(), waited.as_millis())]
-    Busy { dir: PathBuf, waited: std::time::Duration },
+    #[error("session {} is busy: waited {} ms for its lock, which {holder}", dir.display(), waited.as_millis())]
+    Busy { dir: PathBuf, waited: std::time::Duration, holder: String },
     #[error("neither ${0} nor $HOME is set, so there is no sessions directory")]
     NoHome(&'static str),
 }

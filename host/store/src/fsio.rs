@@ -116,13 +116,8 @@ pub fn append_unsynced(f: &mut File, record: &[u8]) -> io::Result<()> {
     f.write_all(record)
 }
 
-/// Takes an exclusive lock on `f`, waiting for another holder; held until it is dropped.
-pub fn lock(f: File) -> io::Result<File> {
-    f.lock()?;
-    Ok(f)
-}
-
-/// [`lock`], waiting at most `wait`: `None` if another holder kept it that long.
+/// Takes an exclusive lock on `f`, held until it is dropped, waiting at most `wait` for
+/// another holder: `None` if it kept it that long.
 pub fn lock_within(f: File, wait: std::time::Duration) -> io::Result<Option<File>> {
     let deadline = std::time::Instant::now() + wait;
     loop {

@@ -37,7 +37,8 @@ pub struct LastPassed {
 impl Passed {
     /// Counts one more request passed through for `reason` on `path`.
     pub fn add(&mut self, reason: &str, path: &str) {
-        *self.by_reason.entry(reason.to_string()).or_default() += 1;
+        let count = self.by_reason.entry(reason.to_string()).or_default();
+        *count = count.saturating_add(1);
         let mut end = path.len().min(MAX_PATH);
         while !path.is_char_boundary(end) {
             end -= 1;
@@ -45,9 +46,10 @@ impl Passed {
         self.last = Some(LastPassed { at: crate::now(), reason: reason.to_string(), path: path[..end].to_string() });
     }
 
-    /// All of them, every reason together.
+    /// All of them, every reason together (counts read from a file another may have written
+    /// stop at `u64::MAX`, where a sum of them would overflow).
     pub fn total(&self) -> u64 {
-        self.by_reason.values().sum()
+        self.by_reason.values().fold(0, |sum, n| sum.saturating_add(*n))
     }
 }
 
@@ -73,6 +75,16 @@ pub(crate) fn write(dir: &Path, passed: &Passed) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Counts from a file whose sum is past u64 (written by hand, or by a stranger) stop at the
+    /// most, where `workmem view --proxy` panicked.
+    #[test]
+    fn counts_past_u64_stop_at_the_most() {
+        let mut passed: Passed = serde_json::from_str(&format!(r#"{{"by_reason": {{"failed": {max}, "unkept": {max}}}}}"#, max = u64::MAX)).unwrap();
+        assert_eq!(passed.total(), u64::MAX);
+        passed.add("failed", "/v1/chat/completions");
+        assert_eq!(passed.by_reason["failed"], u64::MAX);
+    }
 
     /// Counts survive a reader in another process (a file), a client's long path is cut on a
     /// character boundary, and a directory with no proxy has none.

@@ -2,14 +2,14 @@
 // committed byte for byte, a crash's pending commit finished, refused commits changing nothing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, readFile, readdir, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import { appendFile, cp, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Session, SessionError } from '../session.js';
-import { WorkmemError, assemble, contextMeta, overviewMaintained } from '../index.js';
+import { WorkmemError, assemble, contextMeta, fallback, overviewMaintained } from '../index.js';
 
 const fixture = fileURLToPath(new URL('../../../tests/data/session/', import.meta.url));
 const at = '2026-11-23T12:00:00Z';
@@ -138,6 +138,25 @@ test("a live process's holder file holds a write; a gone one's, or an old empty 
   assert.deepEqual(await session.append([{ role: 'user', content: 'after a crash', toolCalls: [] }]), [2]);
 });
 
+test('a holder by a reused number is broken; what is no holder file is refused at once', async () => {
+  const session = await Session.open(await copy());
+  const holder = join(session.dir, '.lock.holder');
+  // Node as PID 1 in a container, restarted: the holder names this very number, from a
+  // process that started at another time.
+  const stat = await readFile(`/proc/${process.pid}/stat`, 'latin1');
+  const start = Number(stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[19]);
+  await writeFile(holder, `${process.pid} 0123@${start + 1}\n`);
+  assert.deepEqual(await session.append([{ role: 'user', content: 'after a restart', toolCalls: [] }]), [1]);
+  const plants = [() => symlink('/etc/hostname', holder), () => promisify(execFile)('mkfifo', [holder]), () => mkdir(holder)];
+  for (const plant of plants) {
+    await plant();
+    const began = Date.now();
+    await assert.rejects(session.append([{ role: 'user', content: 'refused', toolCalls: [] }]), (e) => e instanceof SessionError && /no workmem writer made it; remove it/.test(e.message));
+    assert.ok(Date.now() - began < 5000);
+    await rm(holder, { recursive: true });
+  }
+});
+
 test('Node and the CLI commit to one session at once: every update lands, each once', async () => {
   if (!cli) throw new Error('WORKMEM_BIN names the CLI (make test-js sets it)');
   const dir = await copy();
@@ -158,4 +177,51 @@ test('Node and the CLI commit to one session at once: every update lands, each o
     assert.match(overview, new RegExp(`node fact ${i}\\b`));
   }
   assert.equal((await session.meta()).updates, 17);
+});
+
+test('read_history checks the numbers a model sends and caps what it echoes', async () => {
+  const { Bound } = await import('../bound.js');
+  const session = await Session.open(await copy());
+  await session.append([{ role: 'user', content: 'Read it back.', toolCalls: [] }]);
+  const bound = new Bound(session);
+  const whole = await bound.answer('read_history', { seq: '1' });
+  assert.match(whole, /^### #1 /);
+  // 2 ** 32 + 5 once read message 1 from byte 5: a 32-bit wrap.
+  for (const bad of [2 ** 32 + 5, -1, 1.5, true, '5']) {
+    assert.equal(await bound.answer('read_history', { seq: '1', from: bad }), 'error: read_history needs a non-negative integer argument "from"', String(bad));
+  }
+  const refused = await bound.answer('read_history', { seq: 'x'.repeat(200_000) });
+  assert.ok(refused.startsWith('error: seq must be') && refused.length < 200, String(refused.length));
+});
+
+test('an archive grows by appending', async () => {
+  const session = await Session.create(await mkdtemp(join(scratch, 'archive-')), { cwd: '/projects/app' });
+  const archiveTo = 'working-memory/detail/history.md';
+  const path = join(session.dir, archiveTo);
+  const steps = (/** @type {number} */ from) => Array.from({ length: 8 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', content: `step ${from + i}: ${'x'.repeat(400)}`, toolCalls: [] }));
+  const compact = async () => {
+    const { entries } = await session.view();
+    for (const e of entries) e.tokens = Math.floor(e.message.content.length / 3) + 4;
+    const used = entries.reduce((n, e) => n + e.tokens, 0);
+    const planned = fallback(entries, { used, threshold: Math.floor(used / 2), goal: Math.floor(used / 3), keepRecent: 2, archiveTo, archiveLines: await session.archiveLines(archiveTo) });
+    assert.ok(planned?.archive, 'a compaction with an archive');
+    await session.logCompaction(planned, { archiveTo });
+  };
+  await session.append(steps(0));
+  await compact();
+  const first = await readFile(path, 'utf8');
+  const { ino } = await stat(path);
+  await session.append(steps(8));
+  await compact();
+  assert.equal((await stat(path)).ino, ino, 'appended to, not rewritten');
+  assert.ok((await readFile(path, 'utf8')).startsWith(first));
+  // A tail a crash tore: counted as a line, and ended before the next text.
+  await appendFile(path, 'torn');
+  const lines = await session.archiveLines(archiveTo);
+  assert.equal(lines, (await readFile(path, 'utf8')).split('\n').length);
+  await session.append(steps(16));
+  await compact();
+  const text = (await readFile(path, 'utf8')).split('\n');
+  assert.equal(text[lines - 1], 'torn');
+  assert.notEqual(text[lines], '');
 });

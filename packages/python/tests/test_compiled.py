@@ -34,7 +34,7 @@ def test_an_artifact_wasmtime_refuses_is_compiled_again_and_replaced(tmp_path: P
     assert not again.from_cache
     assert again.new_memory().render().startswith("#")
     assert Engine(compile_cache=tmp_path).from_cache, "the refused artifact was replaced"
-    assert not list(tmp_path.glob(".tmp-*")), "no temporary file is left"
+    assert not list(tmp_path.glob(".*tmp-*")), "no temporary file is left"
 
 
 def test_the_key_is_the_components_bytes_and_wasmtimes_library(tmp_path: Path, monkeypatch) -> None:
@@ -69,3 +69,39 @@ def test_an_artifact_others_could_write_is_never_loaded(tmp_path: Path) -> None:
     shared.chmod(0o777)
     assert not Engine(compile_cache=shared).from_cache
     assert not list(shared.iterdir()), "nothing is kept in a directory others may write"
+
+
+def test_a_damaged_artifact_is_compiled_over_not_run(tmp_path: Path) -> None:
+    Engine(compile_cache=tmp_path)
+    (artifact,) = tmp_path.glob("engine-py-*.cwasm")
+    good = artifact.read_bytes()
+    # In wasmtime's header (counts and offsets it trusts) and in the code: before the digest
+    # each would crash the process that loads it (SIGSEGV).
+    for at in (64, len(good) // 2, len(good) - 1):
+        damaged = bytearray(good)
+        damaged[at] ^= 0x5A
+        artifact.write_bytes(bytes(damaged))
+        script = "import sys, workmem; e = workmem.Engine(compile_cache=sys.argv[1]); print(e.from_cache, e.new_memory().render()[:1])"
+        out = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, env=os.environ)
+        assert out.returncode == 0 and out.stdout.split() == ["False", "#"], (at, out.returncode, out.stderr[-500:])
+        assert artifact.read_bytes() == good, f"the artifact damaged at byte {at} is replaced"
+
+
+def test_names_someone_else_made_first_are_never_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"keep")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    from workmem import _default_component
+
+    name = f"engine-py-{_compiled._key(_default_component().read_bytes())}.cwasm"
+    for n in range(3):
+        (cache / f".{name}.tmp-{os.getpid()}-{n}").symlink_to(victim)
+    (cache / name).symlink_to(victim)
+    assert not Engine(compile_cache=cache).from_cache
+    assert victim.read_bytes() == b"keep", "no link was written through"
+    assert (cache / name).is_file() and not (cache / name).is_symlink(), "the link itself is replaced"
+    assert Engine(compile_cache=cache).from_cache
+    linked = tmp_path / "linked"
+    linked.symlink_to(cache)
+    assert not Engine(compile_cache=linked).from_cache, "a cache directory that is a symlink is not used"

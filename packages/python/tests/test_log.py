@@ -124,3 +124,51 @@ def test_the_adapters_count_every_message_as_the_rust_host_does(engine: Engine, 
         counted = {c["name"]: bound.tokens(ChatMessage(c["role"], c["content"], tool_calls=[ToolCall(f"c{i}", n, a) for i, (n, a) in enumerate(c["tool_calls"])]))
                    for c in data["cases"]}
     assert counted == {c["name"]: c["tokens"] for c in data["cases"]}
+
+
+def test_read_history_checks_the_numbers_a_model_sends_and_caps_what_it_echoes(engine: Engine, tmp_path: Path) -> None:
+    from workmem.bound import Bound
+
+    with Session.create(tmp_path, engine, cwd="/projects/app") as s:
+        s.append(steps(2))
+        bound = Bound(s, engine)
+        whole = bound.answer("read_history", {"seq": "1"})
+        assert whole.startswith("### #1 user\n")
+        assert bound.answer("read_history", {"seq": "1", "from": 5}) != whole, "a byte to read on from"
+        # 2^32 + 5 once read message 1 from byte 5: a 32-bit wrap.
+        for bad in (2**32 + 5, -1, 1.5, True, "5"):
+            assert bound.answer("read_history", {"seq": "1", "from": bad}) == 'error: read_history needs a non-negative integer argument "from"', bad
+        refused = bound.answer("read_history", {"seq": "x" * 200_000})
+        assert refused.startswith("error: seq must be") and len(refused) < 200, len(refused)
+
+
+def test_an_archive_grows_by_appending(engine: Engine, tmp_path: Path) -> None:
+    archive_to = "working-memory/detail/history.md"
+
+    def compact(s: Session) -> None:
+        view = s.view(engine).entries
+        for e in view:
+            e.tokens = len(e.message.content) // 3 + 4
+        used = sum(e.tokens for e in view)
+        planned = engine.fallback(view, used=used, threshold=used // 2, goal=used // 3, keep_recent=2,
+                                  archive_to=archive_to, archive_lines=s.archive_lines(archive_to))
+        assert planned is not None and planned.archive
+        s.log_compaction(planned, archive_to=archive_to)
+
+    with Session.create(tmp_path, engine, cwd="/projects/app") as s:
+        s.append(steps(10))
+        compact(s)
+        path = s.path / archive_to
+        first, inode = path.read_bytes(), path.stat().st_ino
+        s.append(steps(10)[1:])
+        compact(s)
+        assert path.stat().st_ino == inode and path.read_bytes().startswith(first), "appended to, not rewritten"
+        # A tail a crash tore: counted as a line, and ended before the next text.
+        with open(path, "ab") as f:
+            f.write(b"torn")
+        lines = s.archive_lines(archive_to)
+        assert lines == path.read_bytes().count(b"\n") + 1
+        s.append(steps(10)[1:])
+        compact(s)
+        text = path.read_text().split("\n")
+        assert text[lines - 1] == "torn" and text[lines] != "", "the next compaction's text starts on a line of its own"

@@ -126,6 +126,29 @@ def test_a_live_holder_file_holds_a_commit_and_a_gone_ones_is_broken(engine, tmp
     assert not (directory / ".lock.holder").exists()
 
 
+def test_a_holder_by_a_reused_number_is_broken_and_what_is_no_holder_is_refused_at_once(engine, tmp_path):
+    """A holder naming a live process that started at another time (its number reused: a
+    restarted container's PID 1) is a crash's; a symlink, FIFO or folder in the holder file's
+    place is refused at once, saying so, where it once kept the writer waiting."""
+    from workmem.session import _started
+
+    directory = copy(tmp_path)
+    holder = directory / ".lock.holder"
+    with Session.open(directory) as session:
+        start = _started(os.getpid())
+        assert start is not None, "Linux tells when a process started"
+        holder.write_text(f"{os.getpid()} 0123@{start + 1}\n")
+        assert session.append([ChatMessage("user", "after a restart")]) == [1]
+        for plant in (lambda: holder.symlink_to("/etc/hostname"), lambda: os.mkfifo(holder), lambda: holder.mkdir()):
+            plant()
+            began = time.monotonic()
+            with pytest.raises(SessionError, match="no workmem writer made it; remove it"):
+                session.append([ChatMessage("user", "refused")])
+            assert time.monotonic() - began < 5
+            holder.rmdir() if holder.is_dir() and not holder.is_symlink() else holder.unlink()
+        assert [r["seq"] for r in session.records()] == [1]
+
+
 def test_a_request_is_assembled_with_context_meta_last(engine):
     from workmem import ChatMessage, ContextRequest, ContextStats
 

@@ -11,9 +11,11 @@ replaced. This package's version is not in the key: what it changes of an artifa
 component (hashed) or the engine's configuration (checked by wasmtime), and reading it
 (`importlib.metadata`) took 18 ms of a 100 ms start.
 
-An artifact is native code: the directory is made private (0700), and each file is written
-whole under a temporary name and renamed, so a reader never sees half of one; a directory or
-artifact another user could write, or a symlink, is never loaded.
+An artifact is native code, so the rule the Rust host and the Go package keep holds here: one is
+loaded only from a directory and a file this user owns and no one else may write, opened beneath
+a handle on the directory, never through a symlink; it is written beneath that handle through a
+fresh name made with O_EXCL, synced and renamed, so a reader never sees half of one; and it ends
+with the SHA-256 of what precedes it, so one damaged on disk is compiled over, not run.
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ import wasmtime
 from wasmtime import _ffi as ffi
 from wasmtime.component import Component
 
-# Bumped when what an artifact holds changes in a way the key does not see.
-_FORMAT = "2"
+# Bumped when what an artifact holds changes in a way the key does not see (3: the digest at its end).
+_FORMAT = "3"
+_DIGEST = 32
 
 
 def cache_dir() -> Optional[Path]:
@@ -57,49 +60,95 @@ def load(engine: wasmtime.Engine, path: Path, directory: Optional[Path]) -> Tupl
     cache). The bool says whether it came from the cache. A cache that cannot be read or written
     only costs the compile."""
     data = path.read_bytes()
-    if directory is None:
+    fd = _open_dir(directory) if directory is not None else None
+    if fd is None:
         return Component(engine, data), False
-    artifact = directory / f"engine-py-{_key(data)}.cwasm"
-    if not _trusted(directory):
-        return Component(engine, data), False
-    if _trusted(artifact):
+    try:
+        name = f"engine-py-{_key(data)}.cwasm"
+        payload = _checked(_read(fd, name))
+        if payload is not None:
+            try:
+                return Component.deserialize(engine, payload), True
+            except (wasmtime.WasmtimeError, OSError):
+                pass  # another wasmtime or engine configuration: compiled afresh and replaced below
+        component = Component(engine, data)
         try:
-            return Component.deserialize_file(engine, str(artifact)), True
+            serialized = bytes(component.serialize())
+            _write(fd, name, serialized + hashlib.sha256(serialized).digest())
         except (wasmtime.WasmtimeError, OSError):
-            pass  # another wasmtime or engine configuration: compiled afresh and replaced below
-    component = Component(engine, data)
-    try:
-        _write(directory, artifact, bytes(component.serialize()))
-    except (wasmtime.WasmtimeError, OSError):
-        pass
-    return component, False
+            pass
+        return component, False
+    finally:
+        os.close(fd)
 
 
-def _trusted(path: Path) -> bool:
-    """Whether `path` is ours and no one else may write it: an artifact is run as native code, so
-    one another user could have placed (or a symlink to one) is never loaded. A directory not
-    there yet is made private by the first write."""
+def _ours(st: os.stat_result, kind: int) -> bool:
+    """Whether a file of `kind` is ours and no one else may write it: an artifact is run as native
+    code, so one another user could have placed is never loaded."""
+    return stat.S_IFMT(st.st_mode) == kind and st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _open_dir(directory: Path) -> Optional[int]:
+    """A handle on `directory` (made private where it is not there yet) if it is ours, not a
+    symlink, and no one else may write it; everything after is opened beneath it, so a parent
+    swapped after this check changes nothing."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return path.suffix != ".cwasm"
+        try:
+            fd = os.open(directory, flags)
+        except FileNotFoundError:
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.mkdir(directory, 0o700)
+            except FileExistsError:
+                pass
+            fd = os.open(directory, flags)
     except OSError:
-        return False
-    kind_ok = stat.S_ISDIR(st.st_mode) if path.suffix != ".cwasm" else stat.S_ISREG(st.st_mode)
-    return kind_ok and st.st_uid == os.getuid() and not st.st_mode & 0o022
+        return None
+    if not _ours(os.fstat(fd), stat.S_IFDIR):
+        os.close(fd)
+        return None
+    return fd
 
 
-def _write(directory: Path, artifact: Path, data: bytes) -> None:
-    import tempfile  # only on a compile: 3 ms of every start otherwise
-
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".cwasm")
+def _read(fd: int, name: str) -> Optional[bytes]:
+    """The whole of `name` beneath `fd` if it is a file only we may write (never a symlink or a FIFO)."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, artifact)
+        f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+    except OSError:
+        return None
+    with os.fdopen(f, "rb") as file:
+        return file.read() if _ours(os.fstat(f), stat.S_IFREG) else None
+
+
+def _checked(stored: Optional[bytes]) -> Optional[bytes]:
+    """An artifact without the SHA-256 it ends with, if that matches: one damaged on disk (bits
+    flipped, a count changed) would crash the process that loads it, so it is compiled over."""
+    if stored is None or len(stored) < _DIGEST:
+        return None
+    payload, digest = stored[:-_DIGEST], stored[-_DIGEST:]
+    return payload if hashlib.sha256(payload).digest() == digest else None
+
+
+def _write(fd: int, name: str, data: bytes) -> None:
+    """Writes `name` beneath `fd` whole: through a fresh name made with O_EXCL (a name someone
+    else made first, a symlink say, is never followed), synced, then renamed over `name`."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for n in range(16):
+        tmp = f".{name}.tmp-{os.getpid()}-{n}"
+        try:
+            f = os.open(tmp, flags, 0o600, dir_fd=fd)
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(name)
+    try:
+        with os.fdopen(f, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
     except BaseException:
-        os.unlink(tmp)
+        os.unlink(tmp, dir_fd=fd)
         raise

@@ -186,7 +186,11 @@ class Bound:
         """The answer to a call of one of `tools()` with its parsed arguments."""
         if name == "read_history":
             start = arguments.get("from", 0)
-            return self.read_history(str(arguments.get("seq", "")), start if isinstance(start, int) and start >= 0 else 0)
+            # The engine takes a 32-bit byte: a model's larger (or negative, or fractional)
+            # number is refused as the Rust host refuses it, never read modulo 2^32.
+            if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= 0xFFFFFFFF:
+                return 'error: read_history needs a non-negative integer argument "from"'
+            return self.read_history(str(arguments.get("seq", "")), start)
         if name == "update_memory":
             return self.update_memory(str(arguments.get("dsl", "")))
         return f"error: {name} is not one of workmem's tools"
@@ -194,7 +198,9 @@ class Bound:
     def read_history(self, seq: str, start: int = 0) -> str:
         """`read_history`'s answer: the messages logged with sequence number `seq` ("17") or in
         a range ("12-20"), as they were logged, from byte `start`, as the engine words it (an
-        error as "error: ..." for the model to read)."""
+        error as "error: ..." for the model to read). `start` is a 32-bit byte offset."""
+        if not 0 <= start <= 0xFFFFFFFF:
+            return 'error: read_history needs a non-negative integer argument "from"'
         try:
             span = self.engine.read_range(seq)
             found = [Entry(n, m, 0) for n, m in self.session.originals(span)]

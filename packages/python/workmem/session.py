@@ -21,7 +21,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:
     from . import Applied, ChatMessage, Compaction, Engine, Entry, Memory
@@ -30,10 +30,11 @@ FORMAT = "workmem-session/1"
 META, STATE, LOG, LOCK, PENDING = "meta.json", "state.json", "updates.jsonl", ".lock", "commit.pending.json"
 MEMORY_DIR, OVERVIEW = "working-memory", "overview.md"
 MESSAGES = "messages.jsonl"
-HOLDER = ".lock.holder"
-# How long a holder file may stay empty before it counts as a crash's, and how often a waiting
-# writer looks again (host/store/src/holder.rs).
-_EMPTY_STALE, _POLL = 2.0, 0.005
+HOLDER, BREAK = ".lock.holder", ".lock.holder.break"
+# The lock's protocol and its timings are host/store/src/holder.rs's: how long a holder file
+# may stay empty before it counts as a crash's, a break may take before its breaker counts as
+# gone, a writer waits for the lock at most, and how often a waiting writer looks again.
+_EMPTY_STALE, _BREAK_STALE, LOCK_WAIT, _POLL = 2.0, 2.0, 60.0, 0.005
 
 _temps = itertools.count()
 
@@ -283,34 +284,55 @@ class Session:
             meta["rounds"] = int(meta.get("rounds", 0)) + 1
             self._write(self._fd, META, _pretty(meta))
 
-    def archive_lines(self, archive_to: str) -> int:
-        """How many lines the archive file `archive_to` (under working-memory/) holds: what
-        `Engine.fallback`'s `archive_lines` takes, so that its handles cite the right lines."""
-        with self._memory_dir() as d:
-            try:
-                return self._read_beneath(d, archive_to[len(MEMORY_DIR) + 1:]).decode().count("\n")
-            except FileNotFoundError:
-                return 0
-
     def _append_archive(self, relative: str, text: str) -> None:
+        """Appends `text` to the archive file beneath working-memory/, synced: an archive grows
+        by appending, so a compaction costs what it archives, not all that was archived before
+        it. A tail a crash left torn (no newline) is ended first, so the lines the engine cites
+        are the lines the file holds."""
         with self._memory_dir() as d:
             parts = relative.split("/")
             if any(p in ("", ".", "..") for p in parts):
                 raise SessionError(f"{relative!r} is not a path beneath {MEMORY_DIR}/")
-            try:
-                before = self._read_beneath(d, relative)
-            except FileNotFoundError:
-                before = b""
             fd = d
             opened = []
             try:
                 for sub in parts[:-1]:
                     fd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
                     opened.append(fd)
-                self._write(fd, parts[-1], before + text.encode())
+                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                try:
+                    f = os.open(parts[-1], flags, 0o644, dir_fd=fd)
+                except OSError as e:
+                    raise SessionError(f"{relative} cannot be appended to: {e.strerror} (a symlink is never followed)") from None
+                try:
+                    st = os.fstat(f)
+                    if not stat.S_ISREG(st.st_mode):
+                        raise SessionError(f"{relative} is not a regular file")
+                    data = text.encode()
+                    if st.st_size and os.pread(f, 1, st.st_size - 1) != b"\n":
+                        data = b"\n" + data
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(f, view):]
+                    os.fsync(f)
+                finally:
+                    os.close(f)
+                if st.st_size == 0:
+                    os.fsync(fd)  # a new file's name, durable before the log points to it
             finally:
                 for o in opened:
                     os.close(o)
+
+    def archive_lines(self, archive_to: str) -> int:
+        """How many lines the archive file `archive_to` (under working-memory/) holds: what
+        `Engine.fallback`'s `archive_lines` takes, so that its handles cite the right lines. A
+        torn last line counts: the next append ends it first."""
+        with self._memory_dir() as d:
+            try:
+                data = self._read_beneath(d, archive_to[len(MEMORY_DIR) + 1:])
+            except FileNotFoundError:
+                return 0
+            return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
     def _read_beneath(self, dir_fd: int, relative: str) -> bytes:
         parts = relative.split("/")
@@ -428,8 +450,17 @@ class Session:
     def _lock(self) -> Iterator[None]:
         fd = self._open(self._fd, LOCK, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            self._claim()
+            deadline = time.monotonic() + LOCK_WAIT
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise SessionError(f"session {self.path} is busy: waited {LOCK_WAIT:.0f} s for its lock, which another process holds "
+                                           f"with flock on {LOCK} (a workmem writer in Rust, Python or Go)") from None
+                    time.sleep(_POLL)
+            self._claim(deadline)
             try:
                 try:
                     pending = self._read(self._fd, PENDING)
@@ -445,54 +476,84 @@ class Session:
         finally:
             os.close(fd)
 
-    def _claim(self) -> None:
+    def _claim(self, deadline: float) -> None:
         """Takes the holder file (this process holds the flock), waiting while a live process
-        holds it; one whose process is gone, left empty for `_EMPTY_STALE` seconds, or written
-        under the flock (whose writer must be gone, as this one holds it now) is broken, if it
-        still says what was judged stale."""
-        claim = f"{os.getpid()} {secrets.token_hex(8)} flock\n".encode()
+        holds it, until `deadline`; one whose writer is provably gone is broken, one writer at a
+        time (host/store/src/holder.rs says how)."""
+        start = _started(os.getpid())
+        claim = f"{os.getpid()} {secrets.token_hex(8)}{'' if start is None else f'@{start}'} flock\n".encode()
         while True:
-            try:
-                fd = os.open(HOLDER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self._fd)
-            except FileExistsError:
-                pass
-            except OSError as e:
-                raise SessionError(f"{self.path / HOLDER}: {e.strerror}") from e
-            else:
-                try:
-                    os.write(fd, claim)
-                finally:
-                    os.close(fd)
+            if self._take(claim):
                 return
-            stale = self._stale_holder()
-            if stale is None:
-                time.sleep(_POLL)
+            seen = self._look(HOLDER)
+            if seen is None:
                 continue
-            with suppress(FileNotFoundError):
-                if self._read(self._fd, HOLDER) == stale:
-                    os.unlink(HOLDER, dir_fd=self._fd)
+            if _gone(seen, flocked=True):
+                self._break(seen)
+                continue
+            if time.monotonic() >= deadline:
+                raise SessionError(f"session {self.path} is busy: waited {LOCK_WAIT:.0f} s for its lock, which {_describe(seen)}")
+            time.sleep(_POLL)
 
-    def _stale_holder(self) -> Optional[bytes]:
+    def _take(self, claim: bytes) -> bool:
+        """Takes the holder file whole: its words in a fresh file first, linked as the holder
+        file (refused where it is taken), so no writer ever sees one empty or half written."""
+        tmp = f".{HOLDER}.tmp-{os.getpid()}-{next(_temps)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self._fd)
         try:
-            text = self._read(self._fd, HOLDER)
-            age = time.time() - os.stat(HOLDER, dir_fd=self._fd, follow_symlinks=False).st_mtime
+            os.write(fd, claim)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, HOLDER, src_dir_fd=self._fd, dst_dir_fd=self._fd, follow_symlinks=False)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as e:
+            raise SessionError(f"{self.path / HOLDER}: {e.strerror}") from e
+        finally:
+            os.unlink(tmp, dir_fd=self._fd)
+
+    def _look(self, name: str) -> Optional["_Seen"]:
+        """`name` (the holder file or its break link) as it is now; None where it is not there.
+        Anything but a regular file is no holder any writer makes: refused at once."""
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self._fd)
         except FileNotFoundError:
             return None
-        words = text.split()
-        if not words:
-            return text if age > _EMPTY_STALE else None
-        if words[2:3] == [b"flock"]:
-            return text
+        except OSError as e:
+            raise SessionError(f"{self.path / name}: {'is a symlink' if e.errno == errno.ELOOP else e.strerror}: no workmem writer made it; remove it") from e
         try:
-            pid = int(words[0])
-            if pid <= 0:
-                return text
-            os.kill(pid, 0)
-        except (ValueError, OverflowError, ProcessLookupError):
-            return text
-        except PermissionError:
-            pass
-        return None
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise SessionError(f"{self.path / name}: is not a regular file (a FIFO or a folder), so no workmem writer made it; remove it")
+            now = time.time()
+            return _Seen(os.read(fd, 256), st.st_ino, now - st.st_mtime, now - st.st_ctime)
+        finally:
+            os.close(fd)
+
+    def _break(self, seen: "_Seen") -> None:
+        """Breaks the holder file `seen`, judged a crash's, unless another writer is breaking one:
+        it is linked as the break link first, and removed only if that link is the very file judged."""
+        try:
+            os.link(HOLDER, BREAK, src_dir_fd=self._fd, dst_dir_fd=self._fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        except FileExistsError:
+            other = self._look(BREAK)
+            if other is not None and other.changed > _BREAK_STALE:
+                with suppress(FileNotFoundError):
+                    os.unlink(BREAK, dir_fd=self._fd)
+            time.sleep(_POLL)
+            return
+        try:
+            linked, held = self._look(BREAK), self._look(HOLDER)
+            if linked is not None and held is not None and (linked.inode, linked.text) == (held.inode, held.text) == (seen.inode, seen.text):
+                with suppress(FileNotFoundError):
+                    os.unlink(HOLDER, dir_fd=self._fd)
+        finally:
+            with suppress(FileNotFoundError):
+                os.unlink(BREAK, dir_fd=self._fd)
 
     def _last_seq(self) -> int:
         try:
@@ -646,3 +707,54 @@ def _last_seq(fd: int, truncate: bool) -> int:
         os.fsync(fd)
     last = body[cut + 1:].strip()
     return int(json.loads(last)["seq"]) if last else 0
+
+
+class _Seen(NamedTuple):
+    """A holder file as one open of it saw it: its first bytes, its inode, and the seconds since
+    it was written and since its inode last changed (made, written or linked)."""
+    text: bytes
+    inode: int
+    modified: float
+    changed: float
+
+
+def _started(pid: int) -> Optional[int]:
+    """When process `pid` started, in clock ticks after boot (/proc/<pid>/stat's 22nd field):
+    with the pid it names one process, where a pid alone is reused. None where /proc does not tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _gone(seen: _Seen, flocked: bool) -> bool:
+    """Whether a holder file's writer is provably gone (`flocked`: as seen by a writer holding the flock)."""
+    words = seen.text.split()
+    if not words:
+        return seen.modified > _EMPTY_STALE
+    if flocked and words[2:3] == [b"flock"]:
+        return True
+    try:
+        pid = int(words[0])
+    except ValueError:
+        return True
+    if pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return True
+    except PermissionError:
+        pass  # alive, another user's
+    said = words[1].split(b"@", 1)[1] if len(words) > 1 and b"@" in words[1] else None
+    now = _started(pid)
+    return said is not None and now is not None and said != str(now).encode()
+
+
+def _describe(seen: _Seen) -> str:
+    """What holds the lock, for the error of a wait that ran out."""
+    words = seen.text.split()
+    pid = words[0].decode(errors="replace")[:20] if words else "none"
+    return (f"process {pid}, alive, has held its holder file ({HOLDER}) for {seen.changed:.0f} s; "
+            f"if no workmem writer runs as {pid}, remove {HOLDER}")

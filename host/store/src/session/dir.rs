@@ -195,16 +195,15 @@ impl StoredSession for SessionDir {
     }
 
     fn lock(&self) -> Result<Locked> {
-        let deadline = self.lock_wait.map(|wait| std::time::Instant::now() + wait);
-        let busy = |wait| Error::Busy { dir: self.dir.clone(), waited: wait };
+        let wait = self.lock_wait.unwrap_or(crate::holder::LOCK_WAIT);
+        let deadline = std::time::Instant::now() + wait;
+        let busy = |holder| Error::Busy { dir: self.dir.clone(), waited: wait, holder };
         let file = self.files.open(LOCK, Access::Append).map_err(self.err())?;
-        let file = match self.lock_wait {
-            None => fsio::lock(file).map_err(Error::io(self.path(LOCK)))?,
-            Some(wait) => fsio::lock_within(file, wait).map_err(Error::io(self.path(LOCK)))?.ok_or_else(|| busy(wait))?,
-        };
+        let file = fsio::lock_within(file, wait)
+            .map_err(Error::io(self.path(LOCK)))?
+            .ok_or_else(|| busy(format!("another process holds with flock on {LOCK} (a workmem writer in Rust, Python or Go)")))?;
         // A writer without `flock` (Node's) may hold the session: see [`crate::holder`].
-        let holder =
-            crate::holder::claim(&self.files, &self.kept.claims, deadline).map_err(self.err())?.ok_or_else(|| busy(self.lock_wait.unwrap_or_default()))?;
+        let holder = crate::holder::claim(&self.files, &self.kept.claims, deadline).map_err(self.err())?.map_err(busy)?;
         let locked = Locked::holding(Held { _holder: holder, _file: file });
         self.finish_pending()?;
         if !self.kept.swept.swap(true, std::sync::atomic::Ordering::Relaxed) {
