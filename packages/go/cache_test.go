@@ -17,6 +17,16 @@ func artifacts(t *testing.T, dir string) []string {
 	return found
 }
 
+// oneArtifact is the one artifact wazero keeps under dir.
+func oneArtifact(t *testing.T, dir string) []string {
+	t.Helper()
+	kept := artifacts(t, dir)
+	if len(kept) != 1 {
+		t.Fatalf("want one artifact, found %v", kept)
+	}
+	return kept
+}
+
 // renders makes an engine with o (MaxMemoryBytes left 0: the default) and uses it once; it says whether the engine came from the
 // cache.
 func renders(t *testing.T, o Options) bool {
@@ -43,10 +53,7 @@ func TestTheCompiledComponentIsKeptAndLoadedByTheNextEngine(t *testing.T) {
 	if renders(t, Options{CompileCacheDir: dir}) {
 		t.Fatal("an empty cache gave a compiled component")
 	}
-	kept := artifacts(t, dir)
-	if len(kept) != 1 {
-		t.Fatalf("want one artifact, found %v", kept)
-	}
+	kept := oneArtifact(t, dir)
 	before, err := os.Stat(kept[0])
 	if err != nil {
 		t.Fatal(err)
@@ -69,10 +76,7 @@ func TestTheCompiledComponentIsKeptAndLoadedByTheNextEngine(t *testing.T) {
 func TestACorruptArtifactIsCompiledOverAndReplaced(t *testing.T) {
 	dir := t.TempDir()
 	renders(t, Options{CompileCacheDir: dir})
-	kept := artifacts(t, dir)
-	if len(kept) != 1 {
-		t.Fatalf("want one artifact, found %v", kept)
-	}
+	kept := oneArtifact(t, dir)
 	if err := os.WriteFile(kept[0], []byte("not an artifact"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -123,10 +127,7 @@ func TestAnArtifactAnotherUserCouldHavePlacedIsNeverLoaded(t *testing.T) {
 	} {
 		dir := t.TempDir()
 		renders(t, Options{CompileCacheDir: dir})
-		kept := artifacts(t, dir)
-		if len(kept) != 1 {
-			t.Fatalf("want one artifact, found %v", kept)
-		}
+		kept := oneArtifact(t, dir)
 		if err := plant(kept[0]); err != nil {
 			t.Fatal(err)
 		}
@@ -161,10 +162,7 @@ func TestNoCompileCacheKeepsNothing(t *testing.T) {
 func TestADamagedArtifactIsCompiledOverNotRun(t *testing.T) {
 	dir := t.TempDir()
 	renders(t, Options{CompileCacheDir: dir})
-	kept := artifacts(t, dir)
-	if len(kept) != 1 {
-		t.Fatalf("want one artifact, found %v", kept)
-	}
+	kept := oneArtifact(t, dir)
 	good, err := os.ReadFile(kept[0])
 	if err != nil {
 		t.Fatal(err)

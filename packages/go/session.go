@@ -314,10 +314,28 @@ func (s *Session) claim(deadline time.Time) error {
 		start = "@" + at
 	}
 	claim := fmt.Sprintf("%d %x%s flock\n", os.Getpid(), nonce, start)
+	// Taken whole: the words go to a spare file first, made once, which each try links as the
+	// holder file (refused where it is taken), so no writer ever sees one empty or half written.
+	spare := fmt.Sprintf(".%s.tmp-%d-%d", holderFile, os.Getpid(), tempCounter.Add(1))
+	f, err := s.root.OpenFile(spare, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return s.fail(holderFile, err)
+	}
+	_, err = f.WriteString(claim)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	defer s.root.Remove(spare)
+	if err != nil {
+		return s.fail(holderFile, err)
+	}
 	for {
-		took, err := s.take(claim)
-		if err != nil || took {
-			return err
+		err := s.root.Link(spare, holderFile)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return s.fail(holderFile, err)
 		}
 		seen, err := s.look(holderFile)
 		if err != nil {
@@ -336,32 +354,6 @@ func (s *Session) claim(deadline time.Time) error {
 			return &SessionError{fmt.Sprintf("session %s is busy: waited %v for its lock, which %s", s.Dir, LockWait, seen.describe())}
 		}
 		time.Sleep(poll)
-	}
-}
-
-// take takes the holder file whole: its words in a fresh file first, linked as the holder file
-// (refused where it is taken), so no writer ever sees one empty or half written.
-func (s *Session) take(claim string) (bool, error) {
-	tmp := fmt.Sprintf(".%s.tmp-%d-%d", holderFile, os.Getpid(), tempCounter.Add(1))
-	f, err := s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return false, s.fail(holderFile, err)
-	}
-	_, err = f.WriteString(claim)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	defer s.root.Remove(tmp)
-	if err == nil {
-		err = s.root.Link(tmp, holderFile)
-	}
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, fs.ErrExist):
-		return false, nil
-	default:
-		return false, s.fail(holderFile, err)
 	}
 }
 

@@ -312,39 +312,34 @@ export class Session {
     const start = started(process.pid);
     const claim = `${process.pid} ${randomBytes(8).toString('hex')}${start === undefined ? '' : `@${start}`}\n`;
     const deadline = Date.now() + LOCK_WAIT_MS;
-    for (;;) {
-      if (await this.#take(claim)) return;
-      const seen = await this.#look(HOLDER);
-      if (seen === undefined) continue;
-      if (gone(seen)) {
-        await this.#break(seen);
-        continue;
-      }
-      if (Date.now() >= deadline) throw new SessionError(`session ${this.dir} is busy: waited ${LOCK_WAIT_MS / 1000} s for its lock, which ${describe(seen)}`);
-      await sleep(POLL_MS);
-    }
-  }
-
-  /**
-   * Takes the holder file whole: its words in a fresh file first, linked as the holder file
-   * (refused where it is taken), so no writer ever sees one empty or half written.
-   */
-  async #take(claim) {
-    const tmp = join(this.dir, `.${HOLDER}.tmp-${process.pid}-${temps++}`);
-    const file = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    // Taken whole: the words go to a spare file first, made once, which each try links as the
+    // holder file (refused where it is taken), so no writer ever sees one empty or half written.
+    const spare = join(this.dir, `.${HOLDER}.tmp-${process.pid}-${temps++}`);
+    const file = await open(spare, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
     try {
       await file.writeFile(claim);
     } finally {
       await file.close();
     }
     try {
-      await link(tmp, join(this.dir, HOLDER));
-      return true;
-    } catch (e) {
-      if (e.code === 'EEXIST') return false;
-      throw this.#fail(HOLDER, e.message);
+      for (;;) {
+        try {
+          await link(spare, join(this.dir, HOLDER));
+          return;
+        } catch (e) {
+          if (e.code !== 'EEXIST') throw this.#fail(HOLDER, e.message);
+        }
+        const seen = await this.#look(HOLDER);
+        if (seen === undefined) continue;
+        if (gone(seen)) {
+          await this.#break(seen);
+          continue;
+        }
+        if (Date.now() >= deadline) throw new SessionError(`session ${this.dir} is busy: waited ${LOCK_WAIT_MS / 1000} s for its lock, which ${describe(seen)}`);
+        await sleep(POLL_MS);
+      }
     } finally {
-      await unlink(tmp).catch(() => {});
+      await unlink(spare).catch(() => {});
     }
   }
 
@@ -355,14 +350,13 @@ export class Session {
   async #look(name) {
     let file;
     try {
-      file = await open(join(this.dir, name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+      file = await this.#open(name, constants.O_RDONLY);
     } catch (e) {
       if (notFound(e)) return undefined;
-      throw this.#fail(name, `${e.code === 'ELOOP' ? 'is a symlink' : e.message}: no workmem writer made it; remove it`);
+      throw new SessionError(`${e.message}: no workmem writer made it; remove it`);
     }
     try {
       const info = await file.stat({ bigint: true });
-      if (!info.isFile()) throw this.#fail(name, 'is not a regular file (a FIFO or a folder), so no workmem writer made it; remove it');
       const bytes = Buffer.alloc(256);
       const { bytesRead } = await file.read(bytes, 0, bytes.length, 0);
       const at = Date.now();

@@ -127,12 +127,15 @@ fn take(files: &Confined, claims: &Claims) -> Result<bool, PathError> {
             *linking = files.spare(HOLDER, words().as_bytes()).map_or(Linking::Off, Linking::Made);
         }
         let Linking::Made(spare) = &*linking else { break };
-        let linked = spare.link_as(HOLDER);
-        if !keep {
-            *linking = Linking::Unmade;
-        }
-        match linked {
-            Ok(()) => return Ok(true),
+        match spare.link_as(HOLDER) {
+            Ok(()) => {
+                // A handle that claims once keeps no spare: one is made for each claim, and
+                // kept across its tries.
+                if !keep {
+                    *linking = Linking::Unmade;
+                }
+                return Ok(true);
+            }
             Err(e) if e.is_already_exists() => return Ok(false),
             Err(e) if e.is_not_found() => *linking = Linking::Unmade,
             Err(_) => *linking = Linking::Off,

@@ -289,39 +289,21 @@ class Session:
         by appending, so a compaction costs what it archives, not all that was archived before
         it. A tail a crash left torn (no newline) is ended first, so the lines the engine cites
         are the lines the file holds."""
-        with self._memory_dir() as d:
-            parts = relative.split("/")
-            if any(p in ("", ".", "..") for p in parts):
-                raise SessionError(f"{relative!r} is not a path beneath {MEMORY_DIR}/")
-            fd = d
-            opened = []
+        with self._memory_dir() as d, self._beneath(d, relative) as (fd, name):
+            f = self._open(fd, name, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
-                for sub in parts[:-1]:
-                    fd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
-                    opened.append(fd)
-                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-                try:
-                    f = os.open(parts[-1], flags, 0o644, dir_fd=fd)
-                except OSError as e:
-                    raise SessionError(f"{relative} cannot be appended to: {e.strerror} (a symlink is never followed)") from None
-                try:
-                    st = os.fstat(f)
-                    if not stat.S_ISREG(st.st_mode):
-                        raise SessionError(f"{relative} is not a regular file")
-                    data = text.encode()
-                    if st.st_size and os.pread(f, 1, st.st_size - 1) != b"\n":
-                        data = b"\n" + data
-                    view = memoryview(data)
-                    while view:
-                        view = view[os.write(f, view):]
-                    os.fsync(f)
-                finally:
-                    os.close(f)
-                if st.st_size == 0:
-                    os.fsync(fd)  # a new file's name, durable before the log points to it
+                size = os.fstat(f).st_size
+                data = text.encode()
+                if size and os.pread(f, 1, size - 1) != b"\n":
+                    data = b"\n" + data
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(f, view):]
+                os.fsync(f)
             finally:
-                for o in opened:
-                    os.close(o)
+                os.close(f)
+            if size == 0:
+                os.fsync(fd)  # a new file's name, durable before the log points to it
 
     def archive_lines(self, archive_to: str) -> int:
         """How many lines the archive file `archive_to` (under working-memory/) holds: what
@@ -335,13 +317,22 @@ class Session:
             return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
     def _read_beneath(self, dir_fd: int, relative: str) -> bytes:
+        with self._beneath(dir_fd, relative) as (fd, name):
+            return self._read(fd, name)
+
+    @contextmanager
+    def _beneath(self, dir_fd: int, relative: str) -> Iterator[Tuple[int, str]]:
+        """The folder `relative`'s file is in, opened beneath `dir_fd` one folder at a time (no
+        symlink followed), and the file's name."""
         parts = relative.split("/")
+        if any(p in ("", ".", "..") for p in parts):
+            raise SessionError(f"{relative!r} is not a path beneath {MEMORY_DIR}/")
         fd, opened = dir_fd, []
         try:
             for sub in parts[:-1]:
                 fd = os.open(sub, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
                 opened.append(fd)
-            return self._read(fd, parts[-1])
+            yield fd, parts[-1]
         finally:
             for o in opened:
                 os.close(o)
@@ -479,54 +470,49 @@ class Session:
     def _claim(self, deadline: float) -> None:
         """Takes the holder file (this process holds the flock), waiting while a live process
         holds it, until `deadline`; one whose writer is provably gone is broken, one writer at a
-        time (host/store/src/holder.rs says how)."""
+        time (host/store/src/holder.rs says how). The holder is taken whole: its words go to a
+        spare file first, made once, which each try links as the holder file (refused where it
+        is taken), so no writer ever sees one empty or half written."""
         start = _started(os.getpid())
         claim = f"{os.getpid()} {secrets.token_hex(8)}{'' if start is None else f'@{start}'} flock\n".encode()
-        while True:
-            if self._take(claim):
-                return
-            seen = self._look(HOLDER)
-            if seen is None:
-                continue
-            if _gone(seen, flocked=True):
-                self._break(seen)
-                continue
-            if time.monotonic() >= deadline:
-                raise SessionError(f"session {self.path} is busy: waited {LOCK_WAIT:.0f} s for its lock, which {_describe(seen)}")
-            time.sleep(_POLL)
-
-    def _take(self, claim: bytes) -> bool:
-        """Takes the holder file whole: its words in a fresh file first, linked as the holder
-        file (refused where it is taken), so no writer ever sees one empty or half written."""
-        tmp = f".{HOLDER}.tmp-{os.getpid()}-{next(_temps)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self._fd)
+        spare = f".{HOLDER}.tmp-{os.getpid()}-{next(_temps)}"
+        fd = os.open(spare, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=self._fd)
         try:
             os.write(fd, claim)
         finally:
             os.close(fd)
         try:
-            os.link(tmp, HOLDER, src_dir_fd=self._fd, dst_dir_fd=self._fd, follow_symlinks=False)
-            return True
-        except FileExistsError:
-            return False
-        except OSError as e:
-            raise SessionError(f"{self.path / HOLDER}: {e.strerror}") from e
+            while True:
+                try:
+                    os.link(spare, HOLDER, src_dir_fd=self._fd, dst_dir_fd=self._fd, follow_symlinks=False)
+                    return
+                except FileExistsError:
+                    pass
+                except OSError as e:
+                    raise SessionError(f"{self.path / HOLDER}: {e.strerror}") from e
+                seen = self._look(HOLDER)
+                if seen is None:
+                    continue
+                if _gone(seen, flocked=True):
+                    self._break(seen)
+                    continue
+                if time.monotonic() >= deadline:
+                    raise SessionError(f"session {self.path} is busy: waited {LOCK_WAIT:.0f} s for its lock, which {_describe(seen)}")
+                time.sleep(_POLL)
         finally:
-            os.unlink(tmp, dir_fd=self._fd)
+            os.unlink(spare, dir_fd=self._fd)
 
     def _look(self, name: str) -> Optional["_Seen"]:
         """`name` (the holder file or its break link) as it is now; None where it is not there.
         Anything but a regular file is no holder any writer makes: refused at once."""
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=self._fd)
+            fd = self._open(self._fd, name, os.O_RDONLY)
         except FileNotFoundError:
             return None
-        except OSError as e:
-            raise SessionError(f"{self.path / name}: {'is a symlink' if e.errno == errno.ELOOP else e.strerror}: no workmem writer made it; remove it") from e
+        except SessionError as e:
+            raise SessionError(f"{e}: no workmem writer made it; remove it") from None
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise SessionError(f"{self.path / name}: is not a regular file (a FIFO or a folder), so no workmem writer made it; remove it")
             now = time.time()
             return _Seen(os.read(fd, 256), st.st_ino, now - st.st_mtime, now - st.st_ctime)
         finally:
