@@ -91,6 +91,16 @@ fn sessions(root: &Path) -> Vec<Vec<Value>> {
     out
 }
 
+/// Each proxied session's meta.json.
+fn metas(root: &Path) -> Vec<Value> {
+    std::fs::read_dir(root.join("sessions"))
+        .unwrap()
+        .flatten()
+        .flat_map(|dir| std::fs::read_dir(dir.path()).unwrap().flatten().filter(|e| e.path().is_dir()))
+        .map(|s| serde_json::from_str(&std::fs::read_to_string(s.path().join("meta.json")).unwrap()).unwrap())
+        .collect()
+}
+
 const DSL: &str = "CURRENT_PROGRESS:\n  In Progress:\n    - Reading the files\n";
 
 fn read_file_tool() -> Value {
@@ -617,21 +627,22 @@ fn a_call_resent_in_other_bytes_stays_one_session() {
 }
 
 /// A request passed through untouched says so on its answer: a Responses request chained by
-/// `previous_response_id` (the provider holds its history; workmem adds nothing to the chain
-/// it stores), and one carrying what a session cannot keep, as Codex 0.171's default model
+/// `previous_response_id` to an answer no session logged, or in a `conversation` (the provider
+/// holds its history; workmem adds nothing to what it stores), and one carrying what a session cannot keep, as Codex 0.171's default model
 /// sends its tools (an `additional_tools` item of freeform tools: before, silent but for the
 /// proxy's log). Each is counted where `workmem view --proxy` shows it, page and `--json`; one
 /// the upstream refused (a stranger's) is not.
 #[test]
 fn a_request_passed_through_says_so() {
     let refused = Reply::Json { status: 401, headers: vec![], body: json!({"error": {"message": "no key"}}).to_string() };
-    let server = Server::start(vec![Reply::say("as sent"), Reply::say("as sent"), refused]);
+    let server = Server::start(vec![Reply::say("as sent"), Reply::say("as sent"), Reply::say("as sent"), refused]);
     let proxy = Proxy::start("chained", &server.url, &[]);
     let chained = json!({"model": "m", "previous_response_id": "resp_1", "input": [{"type": "message", "role": "user", "content": "next"}]});
     let codex = json!({"model": "gpt-6.2-sol", "tools": [], "input": [
         {"type": "additional_tools", "role": "developer", "tools": [{"type": "namespace", "name": "functions", "tools": [{"type": "custom", "name": "exec"}]}]},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}]});
-    for (i, (request, reason)) in [(&chained, "previous_response_id"), (&codex, "unkept")].into_iter().enumerate() {
+    let kept = json!({"model": "m", "conversation": "conv_1", "input": "first turn"});
+    for (i, (request, reason)) in [(&chained, "previous_response_id"), (&codex, "unkept"), (&kept, "conversation")].into_iter().enumerate() {
         let (status, headers, body) = proxy.post("/v1/responses", request);
         assert_eq!(status, 200, "{body}");
         let said = format!("passthrough; reason={reason}");
@@ -649,10 +660,118 @@ fn a_request_passed_through_says_so() {
         .unwrap();
     assert!(viewed.status.success(), "{}", String::from_utf8_lossy(&viewed.stderr));
     let report: Value = serde_json::from_slice(&viewed.stdout).unwrap();
-    assert_eq!(report["passed"]["by_reason"], json!({"previous_response_id": 1, "unkept": 1}), "{report}");
+    assert_eq!(report["passed"]["by_reason"], json!({"conversation": 1, "previous_response_id": 1, "unkept": 1}), "{report}");
     assert_eq!(report["passed"]["last"]["path"], "/v1/responses");
     let page = std::fs::read_to_string(proxy.root.join(report["out"].as_str().unwrap())).unwrap();
-    assert!(page.contains("2 requests passed through untouched") && page.contains("<code>unkept</code></td><td>1</td>"), "{page}");
+    assert!(page.contains("3 requests passed through untouched") && page.contains("<code>unkept</code></td><td>1</td>"), "{page}");
+}
+
+/// A Responses answer of the upstream's: its ID and output items.
+fn response(id: &str, output: Value) -> Reply {
+    let body = json!({"id": id, "object": "response", "status": "completed", "output": output, "usage": {"input_tokens": 10, "output_tokens": 5}});
+    Reply::Json { status: 200, headers: vec![], body: body.to_string() }
+}
+
+/// A Responses client that chains by `previous_response_id` (`store: true`, sending only what
+/// follows the answer) is followed along its chain: each chained request goes upstream as the
+/// session's view, workmem's memory and tools in it, nothing chained upstream, after a restart
+/// too; a request chained to an earlier answer is a branch of that session. (Before: its first
+/// turn, workmem's guide and memory in it, was stored upstream, and every later turn passed
+/// through, so the model was told of tools it no longer had and the memory reached none.)
+#[test]
+fn a_chain_of_responses_is_followed() {
+    let function = |id: &str, name: &str, args: Value| json!({"type": "function_call", "call_id": id, "name": name, "arguments": args.to_string()});
+    let said = |text: &str| json!([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}]);
+    let server = Server::start(vec![
+        response("resp_own", json!([function("c1", "update_memory", json!({"dsl": DSL}))])),
+        response("resp_read", json!([function("c2", "read_file", json!({"path": "a"}))])),
+        response("resp_done", said("a holds one line")),
+        response("resp_more", said("nothing more")),
+        response("resp_fork", said("b instead")),
+        Reply::say("as sent"),
+    ]);
+    let proxy = Proxy::start("chained-responses", &server.url, &[]);
+    let tools = json!([{"type": "function", "name": "read_file", "description": "Read a file.", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}]);
+    let user = |text: &str| json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]});
+    let output = |id: &str, text: &str| json!({"type": "function_call_output", "call_id": id, "output": text});
+    let turn = |previous: Option<&str>, input: Value| {
+        let mut body = json!({"model": "gpt-5", "store": true, "instructions": "Be brief.", "tools": tools, "input": input});
+        if let Some(id) = previous {
+            body["previous_response_id"] = json!(id);
+        }
+        body
+    };
+    let (status, headers, body) = proxy.post("/v1/responses", &turn(None, json!([user("Read a.")])));
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((answer["id"].as_str(), answer["output"].as_array().map(Vec::len)), (Some("resp_read"), Some(1)), "{answer}");
+    assert!(!headers.iter().any(|(k, _)| k == "x-workmem"), "{headers:?}");
+
+    // Chained to the answer it got: the session's view goes upstream, with the memory the
+    // model wrote, workmem's tools, and nothing chained.
+    let (status, headers, body) = proxy.post("/v1/responses", &turn(Some("resp_read"), json!([output("c2", "one line")])));
+    assert_eq!(status, 200, "{body}");
+    assert!(!headers.iter().any(|(k, _)| k == "x-workmem"), "not passed through: {headers:?}");
+    let sent = server.requests()[2].body.clone();
+    assert!(sent.get("previous_response_id").is_none(), "{sent}");
+    let text = sent["input"].to_string();
+    for part in ["Read a.", "\"c2\"", "one line", "Reading the files"] {
+        assert!(text.contains(part), "{part} went upstream: {text}");
+    }
+    assert!(sent["tools"].to_string().contains("update_memory"), "{sent}");
+    assert_eq!(proxy.sessions().len(), 1, "one session for the chain");
+
+    // After a restart, the chain is found from the log.
+    let root = proxy.stop();
+    let proxy = Proxy::at(root, &server.url, &[]);
+    let (status, _, body) = proxy.post("/v1/responses", &turn(Some("resp_done"), json!([user("Anything more?")])));
+    assert_eq!(status, 200, "{body}");
+    let text = server.requests()[3].body["input"].to_string();
+    assert!(text.contains("Read a.") && text.contains("a holds one line") && text.contains("Anything more?"), "{text}");
+    assert_eq!(proxy.sessions().len(), 1);
+
+    // Chained to an earlier answer: a branch of the session, which holds the chain up to there.
+    let (status, _, body) = proxy.post("/v1/responses", &turn(Some("resp_read"), json!([output("c2", "b, not a")])));
+    assert_eq!(status, 200, "{body}");
+    let text = server.requests()[4].body["input"].to_string();
+    assert!(text.contains("Read a.") && text.contains("b, not a") && !text.contains("a holds one line"), "{text}");
+    let metas = metas(&proxy.root);
+    let branch = metas.iter().find(|m| m["proxied"]["branch_of"].is_string()).expect("a branch");
+    assert!(metas.iter().any(|m| m["id"] == branch["proxied"]["branch_of"]) && metas.len() == 2, "of the chain's session: {metas:?}");
+    // Another caller's request chained to the same answer reaches nothing of the session's.
+    let stranger = turn(Some("resp_read"), json!([output("c2", "mine")]));
+    let (status, headers, _) = proxy.send("POST", "/v1/responses", "Bearer another-key", stranger.to_string());
+    assert_eq!(status, 200);
+    assert!(headers.iter().any(|(k, v)| k == "x-workmem" && v == "passthrough; reason=previous_response_id"), "{headers:?}");
+    assert_eq!(&server.requests()[5].body, &stranger, "passed through as sent");
+}
+
+/// A streamed answer's ID is the one its `response.completed` gives, and a chain to it is
+/// followed as a whole answer's is.
+#[test]
+fn a_chain_to_a_streamed_response_is_followed() {
+    let item = json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "streamed"}]});
+    let events = [
+        json!({"type": "response.created", "response": {"id": "resp_s", "output": []}}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"type": "response.completed", "response": {"id": "resp_s", "output": [item], "usage": {"input_tokens": 10, "output_tokens": 5}}}),
+    ];
+    let stream: String = events.iter().map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap())).collect();
+    let server = Server::start(vec![
+        Reply::Json { status: 200, headers: vec![("content-type", "text/event-stream".into())], body: stream },
+        response("resp_next", json!([])),
+    ]);
+    let proxy = Proxy::start("chained-stream", &server.url, &[]);
+    let user = |text: &str| json!([{"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}]);
+    let (status, _, body) = proxy.post("/v1/responses", &json!({"model": "gpt-5", "stream": true, "input": user("Say something.")}));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("resp_s") && body.contains("streamed"), "{body}");
+    let (status, headers, body) = proxy.post("/v1/responses", &json!({"model": "gpt-5", "previous_response_id": "resp_s", "input": user("Again.")}));
+    assert_eq!(status, 200, "{body}");
+    assert!(!headers.iter().any(|(k, _)| k == "x-workmem"), "{headers:?}");
+    let text = server.requests()[1].body["input"].to_string();
+    assert!(text.contains("Say something.") && text.contains("streamed") && text.contains("Again."), "{text}");
 }
 
 /// A client that resends a request whose answer it never got (it timed out after the proxy
@@ -671,12 +790,7 @@ fn a_retried_request_keeps_the_memory_its_lost_answer_made() {
     assert_eq!(status, 200, "{body}");
     let retried = &server.requests()[2].body;
     assert!(retried.to_string().contains("Reading the files"), "the memory the lost answer made went upstream: {retried}");
-    let metas: Vec<Value> = std::fs::read_dir(proxy.root.join("sessions"))
-        .unwrap()
-        .flatten()
-        .flat_map(|dir| std::fs::read_dir(dir.path()).unwrap().flatten().filter(|e| e.path().is_dir()))
-        .map(|s| serde_json::from_str(&std::fs::read_to_string(s.path().join("meta.json")).unwrap()).unwrap())
-        .collect();
+    let metas = metas(&proxy.root);
     assert_eq!(metas.len(), 2);
     let branch = metas.iter().find(|m| m["proxied"]["branch_of"].is_string()).expect("a branch");
     let parent = metas.iter().find(|m| m["id"] == branch["proxied"]["branch_of"]).expect("of the first session");

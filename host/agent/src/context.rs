@@ -228,6 +228,7 @@ pub(crate) fn to_store(m: ChatMessage) -> workmem_store::Message {
         tool_calls: m.tool_calls.into_iter().map(|c| workmem_store::ToolCall { id: c.id, name: c.name, arguments: c.arguments }).collect(),
         opaque: Vec::new(),
         reads: None,
+        response: None,
     }
 }
 

@@ -78,7 +78,7 @@ pub fn turn_on(
             on_event(&Event::Compacted(done))
         })?;
         let reply = llm.complete_with_tools(&built.messages, Some(offered))?;
-        let calls = record_reply(session, &built, &reply, Vec::new(), Durability::Synced)?;
+        let calls = record_reply(session, &built, &reply, Vec::new(), None, Durability::Synced)?;
         count_round(session, &built, reply.usage)?;
         if calls.is_empty() {
             on_event(&Event::Answer(reply.text.clone()));
@@ -144,7 +144,8 @@ pub fn bounded(
 }
 
 /// Logs the model's reply to `built`, with its `opaque` parts (see
-/// `workmem_store::Message::opaque`), and what the request cost, synced or not (a proxy,
+/// `workmem_store::Message::opaque`) and the provider's ID for it where a client may chain to
+/// it (`response`), and what the request cost, synced or not (a proxy,
 /// whose client holds the reply, syncs it once the client has it). Returns the tool calls the
 /// reply asks for. The round is counted apart ([`count_round`]): a proxy answers its client
 /// in between.
@@ -153,12 +154,13 @@ pub fn record_reply(
     built: &context::Built,
     reply: &Completion,
     opaque: Vec<serde_json::Value>,
+    response: Option<String>,
     durability: Durability,
 ) -> Result<Vec<ToolCall>> {
     let calls: Vec<ToolCall> =
         reply.tool_calls.iter().map(|c| ToolCall { id: c.id.clone(), name: c.function.name.clone(), arguments: c.function.arguments.clone() }).collect();
     let usage = Usage { sent: built.counted, prompt_tokens: reply.usage.map(|u| u.prompt_tokens), completion_tokens: reply.usage.map(|u| u.completion_tokens) };
-    let message = Message { tool_calls: calls.clone(), opaque, ..Message::new("assistant", reply.text.clone()) };
+    let message = Message { tool_calls: calls.clone(), opaque, response, ..Message::new("assistant", reply.text.clone()) };
     session.append_reply(message, usage, durability)?;
     Ok(calls)
 }

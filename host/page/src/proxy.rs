@@ -25,7 +25,8 @@ fn why(reason: &str) -> &'static str {
         "unkept" => "content a session cannot keep (images, files, Codex's additional_tools)",
         "refused" => "a request workmem does not take (a client tool named as one of workmem's)",
         "failed" => "workmem failed on it and --on-error passthrough sent it as it was",
-        "previous_response_id" => "a Responses chain the provider keeps",
+        "previous_response_id" => "a Responses chain to an answer no session of the caller's logged, which the provider keeps",
+        "conversation" => "a Responses conversation the provider keeps",
         _ => "",
     }
 }

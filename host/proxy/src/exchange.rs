@@ -275,6 +275,8 @@ struct Parsed {
     client: Option<String>,
     /// Whose request it is ([`crate::sessions::Index::owner`]).
     owner: String,
+    /// The answer it continues, where it sends only what follows one ([`Protocol::unchain`]).
+    chained: Option<String>,
 }
 
 /// The headers a provider reads a key from (OpenAI's, Anthropic's, Azure's): who a request
@@ -285,20 +287,21 @@ fn parse(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes) -> Res
     let credentials = CREDENTIALS.map(|name| parts.headers.get(name).map_or(&[][..], |v| v.as_bytes()));
     let caller = crate::history::caller(&credentials);
     let owner = app.sessions.owner(&credentials);
-    let (request, history) = protocol.parse(body, &app.recent, caller).map_err(|e| match e {
+    let (mut request, history) = protocol.parse(body, &app.recent, caller).map_err(|e| match e {
         Unread::Unkept(_) => Failure::Refused(Refusal::Unkept(e)),
         Unread::Invalid(why) => Failure::Invalid(why),
     })?;
     if let Some((reason, why)) = protocol.unproxied(&request) {
         return Err(Failure::Unproxied(reason, why));
     }
+    let chained = protocol.unchain(&mut request).map_err(Failure::Invalid)?;
     if let Some(name) = protocol.tool_names(&request).into_iter().find(|n| own_tool(n)) {
         return Err(Failure::Refused(Refusal::OwnToolName(name)));
     }
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let streamed = request["stream"].as_bool().unwrap_or(false);
     let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request)).map(capped);
-    Ok(Parsed { request, history, model, streamed, client, owner })
+    Ok(Parsed { request, history, model, streamed, client, owner, chained })
 }
 
 /// The longest client name for a session kept as it came: it is stored in `meta.json` and
@@ -318,11 +321,24 @@ fn capped(name: String) -> String {
 }
 
 fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink: &mut Sink) -> Result<(), Failure> {
-    let Parsed { request, history, model, streamed, client, owner } = parse(app, protocol, parts, body)?;
+    let Parsed { request, mut history, model, streamed, client, owner, chained } = parse(app, protocol, parts, body)?;
+    // A request chained to an answer workmem logged is the history its client would have
+    // resent: that session's view up to the answer, then what the request adds. It goes on
+    // as a resent history does (the session continued where the answer was its last, a
+    // branch of it where the client chains to an earlier one).
+    let mut parent = None;
+    if let Some(id) = &chained {
+        let Some((from, prefix)) = app.sessions.chained(protocol.name(), &owner, client.as_deref(), id).map_err(before)? else {
+            let why = "the request continues a response no session of this caller's logged (previous_response_id): its history is the one the provider stores";
+            return Err(Failure::Unproxied("previous_response_id", why.to_string()));
+        };
+        history = std::sync::Arc::new(History::chained(prefix, &history));
+        parent = Some(from);
+    }
     // The session, held for the whole exchange; found again if another request extended it
     // between the search and the hold.
     loop {
-        let (found, created) = app.sessions.find(protocol.name(), &owner, client.as_deref(), &history, &app.template).map_err(before)?;
+        let (found, created) = app.sessions.find(protocol.name(), &owner, client.as_deref(), &history, &app.template, parent.as_deref()).map_err(before)?;
         let mut exchange = crate::locks::lock(&found.tracked.exchange);
         if !created && !found.tracked.unchanged_since(&found) && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
@@ -461,22 +477,24 @@ fn converse(app: &App, r: &Request, t: &Tracked, exchange: &mut Exchange, sink: 
             }
             break;
         }
-        let (completion, reply) = if streamed {
+        let (completion, reply, answer_id) = if streamed {
             relay.next_round();
-            (relay_stream(app, answer, relay.as_mut(), sink)?, None)
+            let said = relay_stream(app, answer, relay.as_mut(), sink)?;
+            (said, None, relay.answer_id())
         } else {
             let (head, body) = answer.into_parts();
             let limit = app.config.max_answer_bytes as u64;
             let text = body.into_with_config().limit(limit).read_to_string().map_err(|e| UpstreamFailure::Reading(limit, e.into_io()))?;
             let reply: Value = serde_json::from_str(&text).map_err(Unreadable::json("the upstream's answer"))?;
-            (protocol.completion(&reply)?, Some((head, reply)))
+            let id = protocol.answer_id(&reply);
+            (protocol.completion(&reply)?, Some((head, reply)), id)
         };
         // Once the model has answered, a failure of workmem's loses nothing of the answer: it is
         // logged, and the client gets what the model said. Logged before the client has it, so
         // that a proxy killed in between leaves a log the client's next request continues;
         // synced after, as the client's own messages are (see `Session::append_messages`).
         let usage = completion.0.usage;
-        let recorded = record(app, t, exchange, &tokenizer, &built, completion)
+        let recorded = record(app, t, exchange, &tokenizer, &built, completion, answer_id)
             .map_err(|f| eprintln!("workmem proxy: session {}: the answer went to the client, but: {f}", t.id))
             .ok();
         if recorded.is_some_and(|r| r.only_own) && round < app.config.max_rounds {
@@ -543,9 +561,10 @@ fn record(
     tokenizer: &workmem_llm::Tokenizer,
     built: &context::Built,
     (completion, opaque): Said,
+    response: Option<String>,
 ) -> Result<Recorded, Failure> {
-    let calls = turn::record_reply(&exchange.session, built, &completion, opaque, Durability::Deferred).map_err(after)?;
-    t.observe(0, &Message { tool_calls: calls.clone(), ..Message::new("assistant", completion.text.clone()) });
+    let calls = turn::record_reply(&exchange.session, built, &completion, opaque, response.clone(), Durability::Deferred).map_err(after)?;
+    t.observe(0, &Message { tool_calls: calls.clone(), response, ..Message::new("assistant", completion.text.clone()) });
     let (mine, theirs): (Vec<_>, Vec<_>) = calls.into_iter().partition(|c| own_tool(&c.name));
     if !mine.is_empty() {
         // Calls the client never sees, so never resends: durable before they change anything.

@@ -47,6 +47,13 @@ pub(crate) fn scope(protocol: &str, owner: &str, client: Option<&str>) -> u64 {
     }
 }
 
+/// The key an answer the provider gave the ID `id` is filed under, in `protocol` for
+/// `owner` ([`crate::sessions::Index::owner`]): a chained request finds it only among its own
+/// caller's.
+pub(crate) fn answer(protocol: &str, owner: &str, id: &str) -> u64 {
+    key(&["answer", protocol, owner, id])
+}
+
 /// Maps and sets of items, which are keyed hashes already: hashed again (SipHash once more,
 /// `HashMap`'s default), they took a tenth of a 1,000-message request's work in the proxy.
 pub(crate) type ItemMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<ItemHasher>>;
@@ -140,6 +147,17 @@ impl History {
             caller,
             field,
         }
+    }
+
+    /// `prefix`, the client's view of a session up to the answer a request chains to (the
+    /// Responses API's `previous_response_id`), then that request's own history: what the
+    /// client would have sent had it resent its history. Keyed whole, and kept for no later
+    /// request to read on from.
+    pub fn chained(mut prefix: Vec<Message>, request: &History) -> Self {
+        prefix.extend(request.messages.iter().cloned());
+        let mut history = History { messages: prefix, ..History::empty(request.caller, request.field) };
+        history.key_new();
+        history
     }
 
     /// A history read as a whole: nothing to reuse.

@@ -14,6 +14,9 @@ pub(crate) struct Lookup {
     /// Counts filings, so that each has its place in time.
     pub(crate) clock: u64,
     pub(crate) scopes: ItemMap<Scope>,
+    /// The session that logged each answer a client may chain to, by
+    /// [`history::answer`](crate::history::answer).
+    pub(crate) answers: ItemMap<usize>,
 }
 
 #[derive(Default)]

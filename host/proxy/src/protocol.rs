@@ -82,6 +82,19 @@ pub(crate) trait Protocol: Sync {
         None
     }
 
+    /// The answer a request continues where the protocol lets a client send only what follows
+    /// one (the Responses API's `previous_response_id`), taken out of the request: workmem
+    /// sends the session's view in its place. An error where the link is not an ID.
+    fn unchain(&self, _request: &mut Value) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+
+    /// The provider's ID for a whole answer, where a client may chain to it
+    /// ([`Protocol::unchain`]).
+    fn answer_id(&self, _reply: &Value) -> Option<String> {
+        None
+    }
+
     /// The name of one of the client's `tools`.
     fn tool_name<'t>(&self, tool: &'t Value) -> Option<&'t str> {
         tool["name"].as_str()
@@ -154,6 +167,11 @@ pub(crate) trait Relay: Send {
 
     /// What the round said, once it ended.
     fn said(&self) -> Result<Said, Unreadable>;
+
+    /// The provider's ID for the round's answer, once it ended ([`Protocol::answer_id`]).
+    fn answer_id(&self) -> Option<String> {
+        None
+    }
 
     /// [`Relay::said`], held to the cap on calls per answer.
     fn completion(&self) -> Result<Said, Unreadable> {

@@ -1,7 +1,9 @@
 //! The OpenAI Responses API (`/v1/responses`) as far as Codex CLI uses it: messages, function
 //! calls and their outputs, and reasoning (kept opaque) as input items, function tools,
 //! streamed or not. Items the session cannot keep (images, custom tool calls) are refused, and
-//! the request then goes upstream as it was.
+//! the request then goes upstream as it was. A request chained by `previous_response_id` to
+//! an answer a session logged is that session's; a conversation the provider keeps
+//! (`conversation`) goes as sent, every turn of it.
 
 use crate::history::{History, Reader, Recent};
 use crate::own::own_tool;
@@ -32,13 +34,28 @@ impl Protocol for Responses {
         Ok((Value::Object(rest), history))
     }
 
-    /// A chain by `previous_response_id`, whose history the provider holds: not the client's
-    /// to send, so it goes as sent.
+    /// A request in a conversation the provider keeps (`conversation`), from its first turn
+    /// on: the provider adds each turn to it, so workmem's would be added too; the whole
+    /// conversation goes as sent, nothing injected.
     fn unproxied(&self, request: &Value) -> Option<(&'static str, String)> {
-        (!request["previous_response_id"].is_null()).then(|| {
-            let why = "the request continues a response the provider stores (previous_response_id): its history is not the client's to send";
-            ("previous_response_id", why.to_string())
+        (!request["conversation"].is_null()).then(|| {
+            let why = "the request is part of a conversation the provider stores (conversation): its history is not the client's to send";
+            ("conversation", why.to_string())
         })
+    }
+
+    /// `previous_response_id`: the session that logged that response sends its view instead,
+    /// so a chain is bounded and keeps its memory as a resent history does.
+    fn unchain(&self, request: &mut Value) -> Result<Option<String>, String> {
+        match request.as_object_mut().and_then(|r| r.remove("previous_response_id")) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(id)) => Ok(Some(id)),
+            Some(_) => Err("previous_response_id is not a string".into()),
+        }
+    }
+
+    fn answer_id(&self, reply: &Value) -> Option<String> {
+        reply["id"].as_str().map(str::to_string)
     }
 
     fn offer(&self, tool: &Tool) -> Value {
@@ -365,6 +382,10 @@ impl Relay for ResponsesRelay {
     fn said(&self) -> Result<Said, Unreadable> {
         let usage = self.held.as_ref().map_or(Value::Null, |d| d["response"]["usage"].clone());
         Ok((from_output(&self.items, &usage), reasoning(&self.items)))
+    }
+
+    fn answer_id(&self) -> Option<String> {
+        self.held.as_ref().and_then(|d| d["response"]["id"].as_str()).map(str::to_string)
     }
 
     /// The held `response.completed`, listing the items the client got, all rounds'.

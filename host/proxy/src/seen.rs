@@ -15,15 +15,8 @@ pub(crate) struct Seen {
     /// out and still continue the session; a changed one is logged where it now appears.
     pub(crate) system: ItemSet,
     pub(crate) len: usize,
-    /// The last answer the client saw, while the next one continues it (it called only
-    /// workmem's tools): every other message is kept as its items alone, not as a copy (a
-    /// session kept its last message, a tool result of megabytes, in memory for good).
-    pub(crate) last: Option<Message>,
-    /// The IDs of workmem's own calls: their answers are not the client's.
-    pub(crate) own_calls: HashSet<String>,
-    /// The last assistant message called only workmem's tools, so the next one continues it:
-    /// the client got both as one answer.
-    pub(crate) continues: bool,
+    /// How the log's messages fold into what the client saw.
+    folding: Folding,
     /// The client's opening, by `seq`: everything before the model's first answer.
     pub(crate) pinned: Vec<u64>,
     /// Whether the model has answered yet.
@@ -41,6 +34,8 @@ pub(crate) struct Seen {
     pub(crate) last_system: Vec<u64>,
     /// Where the session is filed ([`Lookup`]): each key and when.
     pub(crate) filed: Vec<(u64, u64)>,
+    /// The keys its answers a client may chain to are filed under (`Lookup::answers`).
+    pub(crate) answers: Vec<u64>,
     /// Counts the messages folded in: a view whose count has not moved is the same view.
     pub(crate) generation: u64,
     /// The last request this view was matched against, kept matched as the view changes.
@@ -159,6 +154,96 @@ impl Matching {
     }
 }
 
+/// How the log's messages fold into what the client saw: workmem's own calls and their
+/// answers left out, and an answer that called only workmem's tools joined to the one that
+/// continued it (the client got both as one answer). [`Seen`] keeps its view by it, and a
+/// request chained to an answer ([`seen_until`]) is given the history it would have resent.
+#[derive(Default)]
+struct Folding {
+    /// The IDs of workmem's own calls: their answers are not the client's.
+    own_calls: HashSet<String>,
+    /// The last answer called only workmem's tools, so the next one continues it.
+    continues: bool,
+    /// That answer as the client saw it, while the next one continues it: every other message
+    /// is kept as its items alone, not as a copy (a session kept its last message, a tool
+    /// result of megabytes, in memory for good).
+    last: Option<Message>,
+}
+
+/// One logged message as the client saw it.
+enum Folded<'m> {
+    /// workmem's answer to one of its own calls.
+    Hidden,
+    /// The client's own message, as logged.
+    Same(&'m Message),
+    /// An answer as the client saw it, and the one before it that it joins, if any: the
+    /// client's view holds `visible` in that one's place.
+    Answer { visible: Message, joins: Option<Box<Message>> },
+}
+
+impl Folding {
+    fn hides(&self, m: &Message) -> bool {
+        m.role == "tool" && m.tool_call_id.as_ref().is_some_and(|id| self.own_calls.contains(id))
+    }
+
+    fn fold<'m>(&mut self, m: &'m Message) -> Folded<'m> {
+        if self.hides(m) {
+            return Folded::Hidden;
+        }
+        if m.role != "assistant" {
+            self.continues = false;
+            self.last = None;
+            return Folded::Same(m);
+        }
+        let (own, theirs): (Vec<_>, Vec<_>) = m.tool_calls.iter().cloned().partition(|c| own_tool(&c.name));
+        self.own_calls.extend(own.iter().map(|c| c.id.clone()));
+        let (visible, joins) = match self.last.take() {
+            Some(last) if self.continues => {
+                let mut visible = last.clone();
+                visible.content.push_str(&m.content);
+                visible.tool_calls.extend(theirs.iter().cloned());
+                (visible, Some(Box::new(last)))
+            }
+            _ => (Message { tool_calls: theirs.clone(), ..Message::new("assistant", m.content.clone()) }, None),
+        };
+        self.continues = !own.is_empty() && theirs.is_empty();
+        self.last = self.continues.then(|| visible.clone());
+        Folded::Answer { visible, joins }
+    }
+}
+
+/// The client's view of `log` up to the answer the provider gave the ID `id` (see
+/// `workmem_store::Message::response`), the rounds that continued it included: the history a
+/// client that chained its next request to `id` would have resent. None where no answer of
+/// the log has that ID.
+pub(crate) fn seen_until(log: impl IntoIterator<Item = Message>, id: &str) -> Option<Vec<Message>> {
+    let mut folding = Folding::default();
+    let mut out: Vec<Message> = Vec::new();
+    let mut found = false;
+    for m in log {
+        // Past the answer, only workmem's own rounds that continued it are the client's.
+        if found && (!folding.continues || !(m.role == "assistant" || folding.hides(&m))) {
+            break;
+        }
+        found |= m.response.as_deref() == Some(id);
+        let answer = match folding.fold(&m) {
+            Folded::Hidden => continue,
+            Folded::Same(_) => None,
+            Folded::Answer { visible, joins } => Some((visible, joins.is_some())),
+        };
+        match answer {
+            None => out.push(m),
+            Some((visible, joins)) => {
+                if joins {
+                    out.pop();
+                }
+                out.push(visible);
+            }
+        }
+    }
+    found.then_some(out)
+}
+
 /// How many of its last items a session is filed by.
 pub(crate) const FILED_BY: usize = 4;
 
@@ -225,30 +310,19 @@ impl Seen {
     /// Folds in one message as it is logged.
     pub fn push(&mut self, m: &Message) {
         self.generation += 1;
-        if m.role == "tool" && m.tool_call_id.as_ref().is_some_and(|id| self.own_calls.contains(id)) {
-            return;
-        }
-        if m.role != "assistant" {
-            self.continues = false;
-            self.add(m);
-            self.last = None;
-            self.before_answer = self.client_len;
-            return;
-        }
-        let (own, theirs): (Vec<_>, Vec<_>) = m.tool_calls.iter().cloned().partition(|c| own_tool(&c.name));
-        self.own_calls.extend(own.iter().map(|c| c.id.clone()));
-        let visible = match self.last.take() {
-            Some(mut last) if self.continues => {
-                self.remove(&last);
-                last.content.push_str(&m.content);
-                last.tool_calls.extend(theirs.iter().cloned());
-                last
+        match self.folding.fold(m) {
+            Folded::Hidden => {}
+            Folded::Same(m) => {
+                self.add(m);
+                self.before_answer = self.client_len;
             }
-            _ => Message { tool_calls: theirs.clone(), ..Message::new("assistant", m.content.clone()) },
-        };
-        self.add(&visible);
-        self.continues = !own.is_empty() && theirs.is_empty();
-        self.last = self.continues.then_some(visible);
+            Folded::Answer { visible, joins } => {
+                if let Some(joined) = joins {
+                    self.remove(&joined);
+                }
+                self.add(&visible);
+            }
+        }
     }
 
     /// Whether `history` resends the request the model's last answer was for: it holds every
@@ -514,5 +588,41 @@ mod tests {
             }
             assert!(agreed_on > 5, "seed {seed}: only {agreed_on} requests continued the view");
         }
+    }
+
+    /// A request chained to an answer is given the client's view up to it, workmem's own
+    /// rounds folded in as the client got them; that view, and what the request adds, holds
+    /// the session's whole view where the answer was the last, and the request's own items
+    /// are what is new.
+    #[test]
+    fn a_chain_is_given_the_view_up_to_its_answer() {
+        let answered = |mut m: Message, id: &str| {
+            m.response = Some(id.into());
+            m
+        };
+        let log = vec![
+            Message::new("user", "read a"),
+            answered(calls("noting", &["own1".into()], "update_memory"), "r1"),
+            result("own1", "applied update"),
+            answered(calls(" and reading", &["c1".into()], "read_file"), "r2"),
+            result("c1", "one line"),
+            answered(Message::new("assistant", "done"), "r3"),
+        ];
+        let joined = calls("noting and reading", &["c1".into()], "read_file");
+        assert_eq!(seen_until(log.clone(), "r1"), Some(vec![log[0].clone(), joined.clone()]), "an answer that workmem's round continued");
+        assert_eq!(seen_until(log.clone(), "r2"), seen_until(log.clone(), "r1"));
+        let whole = seen_until(log.clone(), "r3").unwrap();
+        assert_eq!(whole, [log[0].clone(), joined, log[4].clone(), Message::new("assistant", "done")]);
+        assert_eq!(seen_until(log.clone(), "r9"), None);
+
+        let mut seen = Seen::default();
+        for m in &log {
+            seen.push(m);
+        }
+        let request = History::new(vec![Message::new("user", "more")]);
+        let (_, new) = seen.new_in(&History::chained(whole, &request)).expect("the chain holds the view");
+        assert_eq!(new, [Message::new("user", "more")]);
+        let earlier = History::chained(seen_until(log, "r2").unwrap(), &History::new(vec![result("c1", "two lines")]));
+        assert!(seen.new_in(&earlier).is_none(), "chained to an earlier answer: not this view");
     }
 }

@@ -158,6 +158,11 @@ impl Tracked {
         if !keys.iter().eq(seen.filed.iter().map(|(k, _)| k)) {
             seen.filed = lock(&self.lookup).file(scope_of(&self.proxied), self.slot, &seen.filed, &keys);
         }
+        if let Some(id) = &m.response {
+            let key = history::answer(&self.proxied.protocol, self.proxied.caller.as_deref().unwrap_or_default(), id);
+            lock(&self.lookup).answers.insert(key, self.slot);
+            seen.answers.push(key);
+        }
     }
 
     /// The client's opening, by `seq`: its system prompt and its first turn (the task), all it
@@ -299,7 +304,13 @@ impl Index {
     /// Takes `t` out of the lookup: no request finds it any more.
     fn unfile(&self, t: &Tracked) {
         let mut seen = lock(&t.seen);
-        seen.filed = lock(&self.lookup).file(scope_of(&t.proxied), t.slot, &seen.filed, &[]);
+        let mut lookup = lock(&self.lookup);
+        seen.filed = lookup.file(scope_of(&t.proxied), t.slot, &seen.filed, &[]);
+        for key in std::mem::take(&mut seen.answers) {
+            if lookup.answers.get(&key) == Some(&t.slot) {
+                lookup.answers.remove(&key);
+            }
+        }
     }
 
     /// `slot` was just used; past [`Index::max_sessions`], the least recently used sessions
@@ -331,7 +342,15 @@ impl Index {
     /// found, made with `template` as its memory, held by no other request until the upstream
     /// accepts this one ([`Index::accept`]). The caller checks again once it holds the
     /// session's exchange: another request may have extended the session in between.
-    pub fn find(&self, protocol: &str, owner: &str, client: Option<&str>, history: &History, template: &str) -> workmem_store::Result<(Found, bool)> {
+    pub fn find(
+        &self,
+        protocol: &str,
+        owner: &str,
+        client: Option<&str>,
+        history: &History,
+        template: &str,
+        parent: Option<&str>,
+    ) -> workmem_store::Result<(Found, bool)> {
         self.wake(history::scope(protocol, owner, client));
         let mut all = lock(&self.tracked);
         let (best, last_of_name) = self.best(&all, protocol, owner, client, history);
@@ -343,7 +362,7 @@ impl Index {
         let proxied = Proxied {
             protocol: protocol.to_string(),
             client: client.map(str::to_string),
-            branch_of: retried.as_ref().map(|p| p.id.clone()).or(last_of_name.filter(|_| client.is_some())),
+            branch_of: retried.as_ref().map(|p| p.id.clone()).or(parent.map(str::to_string)).or(last_of_name.filter(|_| client.is_some())),
             caller: Some(owner.to_string()),
         };
         // The client's name is the session's ID where it makes a valid, unused one.
@@ -364,6 +383,25 @@ impl Index {
         let tracked = all.add(|slot| Tracked::new(session, id, proxied, slot, Arc::clone(&self.lookup), false));
         self.used(&mut all, tracked.slot);
         Ok((Found { tracked, new: history.messages.to_vec(), generation: 0 }, true))
+    }
+
+    /// The session of `owner`'s in `protocol` that logged the answer the provider gave the ID
+    /// `id`, and its client's view up to that answer ([`crate::seen::seen_until`]): what a
+    /// request chained to `id` continues, read from the session's log. None where no session
+    /// of the caller's logged it (or the session was let go of).
+    pub fn chained(&self, protocol: &str, owner: &str, client: Option<&str>, id: &str) -> workmem_store::Result<Option<(String, Vec<Message>)>> {
+        self.wake(history::scope(protocol, owner, client));
+        let slot = lock(&self.lookup).answers.get(&history::answer(protocol, owner, id)).copied();
+        let Some(t) = slot.and_then(|slot| lock(&self.tracked).by_slot.get(&slot).cloned()) else { return Ok(None) };
+        // Answers are told apart by a hash: the names are compared too.
+        if t.proxied.protocol != protocol || t.proxied.caller.as_deref() != Some(owner) || !t.accepted() {
+            return Ok(None);
+        }
+        let log = t.files.records()?.into_iter().filter_map(|r| match r.entry {
+            Entry::Message(m) => Some(m),
+            _ => None,
+        });
+        Ok(crate::seen::seen_until(log, id).map(|prefix| (t.id.clone(), prefix)))
     }
 
     /// The upstream accepted a request of `t`'s: other requests of its caller may continue it.
@@ -504,7 +542,7 @@ mod tests {
         let index = Index::load(&Sessions::new(&dir, &dir), 4096).unwrap();
         let mut made = Vec::new();
         for h in histories {
-            let (found, created) = index.find("chat", ALICE, None, &History::new(h.clone()), "# Memory\n").unwrap();
+            let (found, created) = index.find("chat", ALICE, None, &History::new(h.clone()), "# Memory\n", None).unwrap();
             assert!(created, "{h:?} extends none of the sessions before it");
             found.tracked.append(&lock(&found.tracked.exchange), found.new).unwrap();
             index.accept(&found.tracked);
@@ -519,7 +557,7 @@ mod tests {
     fn only_the_session_found_keeps_the_match() {
         let (index, dir, made) = index_of("kept-match", &[vec![said("user", "first")], vec![said("user", "second")]]);
         let both = History::new(vec![said("user", "first"), said("user", "second"), said("user", "more")]);
-        let (found, created) = index.find("chat", ALICE, None, &both, "# Memory\n").unwrap();
+        let (found, created) = index.find("chat", ALICE, None, &both, "# Memory\n", None).unwrap();
         assert!(!created);
         let all = lock(&index.tracked);
         let kept: Vec<(&String, usize)> = all.by_slot.values().map(|t| (&t.id, lock(&t.seen).matching_bytes())).collect();
@@ -588,7 +626,7 @@ mod tests {
         index.max_sessions = 2;
         let held = index.lookup("chat", ALICE, None, &History::new(history(0))).unwrap();
         let busy = lock(&held.tracked.exchange);
-        let (third, _) = index.find("chat", ALICE, None, &History::new(history(2)), "# Memory\n").unwrap();
+        let (third, _) = index.find("chat", ALICE, None, &History::new(history(2)), "# Memory\n", None).unwrap();
         third.tracked.append(&lock(&third.tracked.exchange), third.new).unwrap();
         index.accept(&third.tracked);
         let found = |i: usize| index.lookup("chat", ALICE, None, &History::new(history(i))).map(|f| f.tracked.id.clone());
@@ -612,7 +650,7 @@ mod tests {
         let (index, dir, made) = index_of("callers", &[vec![said("system", "secret"), said("user", "hi"), said("assistant", "hello")]]);
         let next = History::new(vec![said("system", "secret"), said("user", "hi"), said("assistant", "hello"), said("user", "more")]);
         assert!(index.lookup("chat", "bob", None, &next).is_none());
-        let (bobs, created) = index.find("chat", "bob", None, &next, "# Memory\n").unwrap();
+        let (bobs, created) = index.find("chat", "bob", None, &next, "# Memory\n", None).unwrap();
         assert!(created && bobs.tracked.id != made[0]);
         let exchange = lock(&bobs.tracked.exchange);
         bobs.tracked.append(&exchange, bobs.new).unwrap();

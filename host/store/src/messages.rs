@@ -174,11 +174,16 @@ pub struct Message {
     /// reads double the log with every call (7 calls of `1-199` grew it by 13 MB).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<String>,
+    /// On an answer: the provider's ID for it where a client may chain a later request to it
+    /// (`workmem proxy`: the Responses API's `id`, which `previous_response_id` names), so that
+    /// the chained request is found in the session that logged it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<String>,
 }
 
 impl Message {
     pub fn new(role: &str, content: impl Into<String>) -> Self {
-        Message { role: role.into(), content: content.into(), tool_calls: Vec::new(), tool_call_id: None, opaque: Vec::new(), reads: None }
+        Message { role: role.into(), content: content.into(), tool_calls: Vec::new(), tool_call_id: None, opaque: Vec::new(), reads: None, response: None }
     }
 }
 

@@ -18,7 +18,8 @@ const MAX_PATH: usize = 200;
 /// The requests a proxy passed through untouched.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Passed {
-    /// How many, by reason (`unkept`, `refused`, `failed`, `previous_response_id`).
+    /// How many, by reason (`unkept`, `refused`, `failed`, `previous_response_id`,
+    /// `conversation`).
     pub by_reason: BTreeMap<String, u64>,
     /// The latest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
