@@ -774,6 +774,45 @@ fn a_chain_to_a_streamed_response_is_followed() {
     assert!(text.contains("Say something.") && text.contains("streamed") && text.contains("Again."), "{text}");
 }
 
+/// A conversation whose key rotates (its client's name for it the same, under other
+/// credentials) goes on in a branch of its session that says why, on `meta.json`, the page
+/// and the log, after a restart too; the memory stays with the key that made it (before: a new
+/// session, linked to nothing, and nothing said).
+#[test]
+fn a_rotated_key_branches_visibly() {
+    let function = json!({"type": "function_call", "call_id": "c1", "name": "update_memory", "arguments": json!({"dsl": DSL}).to_string()});
+    let said = json!([{"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "noted"}]}]);
+    let server = Server::start(vec![response("resp_1", json!([function])), response("resp_2", said.clone()), response("resp_3", said)]);
+    let proxy = Proxy::start("rotated", &server.url, &[]);
+    let user = |text: &str| json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]});
+    let mut input = vec![user("Read the files.")];
+    let body = |input: &[Value]| json!({"model": "gpt-5", "prompt_cache_key": "thread-1", "input": input}).to_string();
+    assert_eq!(proxy.send("POST", "/v1/responses", "Bearer old-key", body(&input)).0, 200);
+    let root = proxy.stop();
+    let log = root.join("proxy.log");
+    let proxy = Proxy::logging(root, &server.url, &[], std::fs::File::create(&log).unwrap().into());
+    input.extend([json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "noted"}]}), user("Go on.")]);
+    assert_eq!(proxy.send("POST", "/v1/responses", "Bearer new-key", body(&input)).0, 200);
+    let sent = server.requests()[2].body.to_string();
+    assert!(sent.contains("Go on.") && !sent.contains("Reading the files"), "the old key's memory stayed with it: {sent}");
+    let metas = metas(&proxy.root);
+    let branch = metas.iter().find(|m| m["proxied"]["branched"] == "credentials").expect("a branch that says why");
+    let parent = metas.iter().find(|m| m["id"] == branch["proxied"]["branch_of"]).expect("of the old key's session");
+    assert_ne!(parent["proxied"]["caller"], branch["proxied"]["caller"]);
+    let root = proxy.stop();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("under other credentials") && text.contains(parent["id"].as_str().unwrap()), "{text}");
+    let viewed = Command::new(env!("CARGO_BIN_EXE_workmem"))
+        .args(["view", "--proxy", "--json"])
+        .current_dir(&root)
+        .env("WORKMEM_SESSIONS_DIR", root.join("sessions"))
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&viewed.stdout).unwrap();
+    let page = std::fs::read_to_string(root.join(report["out"].as_str().unwrap())).unwrap();
+    assert!(page.contains(&format!("{} (credentials)", parent["id"].as_str().unwrap())), "{page}");
+}
+
 /// A client that resends a request whose answer it never got (it timed out after the proxy
 /// logged the answer, as SDKs retry) goes on with the memory that answer left: its new session
 /// is a branch of the first and takes its memory, the update the model made in the lost answer

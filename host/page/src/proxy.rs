@@ -65,7 +65,10 @@ pub fn render(d: &Data, out: &mut String) {
             esc(&proxied.protocol),
             // A client's name, as an older proxy kept it whole (3 MB, once): shown in part.
             esc(&clip(proxied.client.as_deref().unwrap_or(""), 128)),
-            esc(proxied.branch_of.as_deref().unwrap_or("")),
+            esc(&match (&proxied.branch_of, &proxied.branched) {
+                (Some(of), Some(why)) => format!("{of} ({why})"),
+                (of, _) => of.clone().unwrap_or_default(),
+            }),
         );
     }
     out.push_str("</table></section>");

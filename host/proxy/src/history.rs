@@ -47,6 +47,11 @@ pub(crate) fn scope(protocol: &str, owner: &str, client: Option<&str>) -> u64 {
     }
 }
 
+/// The key a client's name for its session is kept under, whoever's (`Index::names`).
+pub(crate) fn named(protocol: &str, name: &str) -> u64 {
+    key(&["named", protocol, name])
+}
+
 /// The key an answer the provider gave the ID `id` is filed under, in `protocol` for
 /// `owner` ([`crate::sessions::Index::owner`]): a chained request finds it only among its own
 /// caller's.

@@ -18,7 +18,9 @@
 //! two keys that send the same history never share a session, and a stranger's request never
 //! continues, extends or reads another's (threat model rule 11). A session made by a request is
 //! held by nobody until the upstream has accepted that request ([`Index::accept`]); one whose
-//! first request was refused is removed ([`Index::forget`]).
+//! first request was refused is removed ([`Index::forget`]). A request under other
+//! credentials that gives another caller's name for a session (a rotated key, or a guess)
+//! starts a branch of that session that says so, with none of its memory.
 //!
 //! A request is not held against every session of its name: anyone who reaches the proxy can
 //! start sessions, and a search through all of them made each request cost as much as all of
@@ -189,6 +191,12 @@ pub(crate) struct Index {
     /// ([`history::scope`]): a scope's are read from disk by its caller's first request
     /// ([`Index::wake`]), and a stranger's requests read nobody's.
     dormant: Mutex<ItemMap<Arc<Mutex<Vec<Dormant>>>>>,
+    /// Whose session, and which, each client name for a session was last given to, by
+    /// protocol ([`history::named`]), of the sessions kept: a request under other credentials
+    /// that gives a name of another caller's is told apart from a new conversation (a rotated
+    /// key) and starts a branch of that session, said so, rather than a session that nothing
+    /// links to the conversation it goes on with.
+    names: Mutex<ItemMap<(String, String)>>,
 }
 
 /// A session on disk no request has asked for yet: its files, its ID and its client.
@@ -265,11 +273,23 @@ impl Index {
             eprintln!("workmem proxy: {left_out} older sessions not loaded (--max-sessions {max_sessions}); their clients' next requests start new ones");
         }
         let mut dormant: ItemMap<Vec<_>> = ItemMap::default();
+        let mut names = ItemMap::default();
         for (session, id, proxied) in proxied.into_iter().skip(left_out) {
+            if let (Some(name), Some(caller)) = (&proxied.client, &proxied.caller) {
+                names.insert(history::named(&proxied.protocol, name), (caller.clone(), id.clone()));
+            }
             dormant.entry(scope_of(&proxied)).or_default().push((session, id, proxied));
         }
         let dormant = Mutex::new(dormant.into_iter().map(|(scope, list)| (scope, Arc::new(Mutex::new(list)))).collect());
-        Ok(Index { sessions: sessions.clone(), secret, tracked: Mutex::default(), lookup: Arc::default(), max_sessions: max_sessions.max(1), dormant })
+        Ok(Index {
+            sessions: sessions.clone(),
+            secret,
+            tracked: Mutex::default(),
+            lookup: Arc::default(),
+            max_sessions: max_sessions.max(1),
+            dormant,
+            names: Mutex::new(names),
+        })
     }
 
     /// Reads in the sessions of `scope` that wait on disk, oldest first, each with the
@@ -320,6 +340,13 @@ impl Index {
         all.touch(slot);
         while let Some(gone) = all.least_used_past(self.max_sessions) {
             self.unfile(&gone);
+            if let Some(name) = &gone.proxied.client {
+                let mut names = lock(&self.names);
+                let key = history::named(&gone.proxied.protocol, name);
+                if names.get(&key).is_some_and(|(_, id)| *id == gone.id) {
+                    names.remove(&key);
+                }
+            }
             eprintln!("workmem proxy: session {} let go of (--max-sessions {})", gone.id, self.max_sessions);
         }
     }
@@ -359,10 +386,28 @@ impl Index {
             return Ok((found, false));
         }
         let retried = self.retried(&all, protocol, owner, client, history);
+        // A name none of this caller's sessions has, last used under other credentials.
+        let elsewhere = match (client, &last_of_name) {
+            (Some(name), None) => lock(&self.names).get(&history::named(protocol, name)).filter(|(by, _)| by != owner).map(|(_, id)| id.clone()),
+            _ => None,
+        };
+        let (branch_of, why) = match (retried.as_ref(), parent, elsewhere, last_of_name.filter(|_| client.is_some())) {
+            (Some(t), ..) => (Some(t.id.clone()), "retried"),
+            (None, Some(p), ..) => (Some(p.to_string()), "chained"),
+            (None, None, Some(other), _) => (Some(other), "credentials"),
+            (None, None, None, last) => (last, "edited"),
+        };
+        if why == "credentials" {
+            eprintln!(
+                "workmem proxy: a request under other credentials names session {} (a rotated key?): it starts a branch of it, without its memory, which stays with the credentials that made it",
+                branch_of.as_deref().unwrap_or_default()
+            );
+        }
         let proxied = Proxied {
             protocol: protocol.to_string(),
             client: client.map(str::to_string),
-            branch_of: retried.as_ref().map(|p| p.id.clone()).or(parent.map(str::to_string)).or(last_of_name.filter(|_| client.is_some())),
+            branched: branch_of.as_ref().map(|_| why.to_string()),
+            branch_of,
             caller: Some(owner.to_string()),
         };
         // The client's name is the session's ID where it makes a valid, unused one.
@@ -408,6 +453,9 @@ impl Index {
     pub fn accept(&self, t: &Tracked) {
         if !t.accepted.swap(true, Ordering::AcqRel) {
             lock(&self.lookup).scopes.entry(scope_of(&t.proxied)).or_default().last_made = Some(t.id.clone());
+            if let (Some(name), Some(caller)) = (&t.proxied.client, &t.proxied.caller) {
+                lock(&self.names).insert(history::named(&t.proxied.protocol, name), (caller.clone(), t.id.clone()));
+            }
         }
     }
 
@@ -506,7 +554,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("workmem-proxy-cool-{}", std::process::id()));
         let sessions = Sessions::new(&dir, &dir);
         let session = sessions.create(None, "# Memory\n").unwrap();
-        let proxied = Proxied { protocol: "chat".into(), client: None, branch_of: None, caller: None };
+        let proxied = Proxied { protocol: "chat".into(), client: None, branch_of: None, branched: None, caller: None };
         let tracked = Arc::new(Tracked::new(session, "s".into(), proxied, 0, Arc::default(), true));
         {
             let mut exchange = lock(&tracked.exchange);

@@ -78,6 +78,13 @@ pub struct Proxied {
     /// The session this one branched from: the client sent a history that did not extend it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch_of: Option<String>,
+    /// Why it branched: `edited` (the client's history no longer held that session's),
+    /// `retried` (a request resent after its answer was lost), `chained` (a Responses request
+    /// chained to an earlier answer) or `credentials` (the client's name for its session was
+    /// that session's, made under other credentials: a rotated key, or a guess; its memory
+    /// stays with the credentials that made it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branched: Option<String>,
     /// Whose session it is: a keyed hash of the credentials its first request carried (see
     /// [`Sessions::secret`]). Only requests that carry the same credentials continue it; a
     /// session made before callers were recorded is continued by none.
