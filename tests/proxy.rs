@@ -642,6 +642,9 @@ fn a_request_passed_through_says_so() {
         {"type": "additional_tools", "role": "developer", "tools": [{"type": "namespace", "name": "functions", "tools": [{"type": "custom", "name": "exec"}]}]},
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]}]});
     let kept = json!({"model": "m", "conversation": "conv_1", "input": "first turn"});
+    // Said at the start, before any request: Codex as installed will not be managed.
+    let started: Value = serde_json::from_str(&proxy.started).unwrap();
+    assert!(started["unmanaged"][0].as_str().is_some_and(|s| s.contains("Codex CLI's default model")), "{started}");
     for (i, (request, reason)) in [(&chained, "previous_response_id"), (&codex, "unkept"), (&kept, "conversation")].into_iter().enumerate() {
         let (status, headers, body) = proxy.post("/v1/responses", request);
         assert_eq!(status, 200, "{body}");

@@ -46,6 +46,14 @@ pub use app::Error;
 pub use config::{Config, MAX_SESSIONS, MAX_WARM_BYTES, OnError};
 pub use upstream::shown as shown_url;
 
+/// What the proxy passes through as sent, unmanaged, whatever the flags: said at its start, so
+/// that a client that will not be managed is known before its first request (docs/proxy.md).
+pub const UNMANAGED: [&str; 3] = [
+    "Codex CLI's default model (its tools an additional_tools item of freeform custom tools): name a model whose tools are functions, such as model = \"gpt-5\" in ~/.codex/config.toml",
+    "requests with images or documents",
+    "Responses chains to answers the proxy did not give, and conversations the provider keeps (conversation)",
+];
+
 /// The proxy's routes: Chat Completions, Anthropic Messages and Responses are proxied through
 /// workmem, Anthropic's `count_tokens` counts what workmem would send, everything else (models,
 /// embeddings, ...) passes through. The sessions this proxy kept before are loaded here.

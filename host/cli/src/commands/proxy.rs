@@ -95,9 +95,10 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         // The first line says where it listens, for a script that started it on port 0.
         let upstream = workmem_proxy::shown_url(&args.upstream);
         if as_json {
-            println!("{}", serde_json::json!({"listening": url, "upstream": upstream}));
+            println!("{}", serde_json::json!({"listening": url, "upstream": upstream, "unmanaged": workmem_proxy::UNMANAGED}));
         } else {
             println!("listening on {url}, proxying to {upstream}");
+            eprintln!("workmem proxy: passed through as sent, unmanaged: {}", workmem_proxy::UNMANAGED.join("; "));
         }
         std::io::stdout().flush()?;
         workmem_listener::serve(listener, router, args.connections.limits()).await;
