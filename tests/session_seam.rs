@@ -12,8 +12,8 @@ use std::sync::{Arc, Condvar, Mutex};
 use workmem_agent::context::{self, Options};
 use workmem_llm::Tokenizer;
 use workmem_store::{
-    Commit, Durability, Entry, GrantName, KeyedUpdate, LogRecord, MemoryChain, MemoryCommit, MemoryFileStore, Message, Meta, Passed, PathError, Session,
-    SessionLog, SessionStore, Sessions, StoredSession, ToolCall, Usage, View,
+    Commit, Durability, Entry, KeyedUpdate, LogRecord, MemoryChain, MemoryCommit, MemoryFileStore, Message, Meta, PathError, Session, SessionLog, SessionStore,
+    Sessions, StoredSession, ToolCall, Usage, View,
 };
 
 /// What one in-memory session holds.
@@ -253,27 +253,6 @@ impl SessionStore for Root {
 
     fn resolve(&self, spec: &str) -> workmem_store::Result<Session> {
         self.find(spec.trim_start_matches("memory:/"))
-    }
-
-    fn grant_name(&self, session: &Session) -> workmem_store::Result<GrantName> {
-        let meta = session.meta()?;
-        Ok(GrantName::parse(&format!("--memory--/{}#{}", meta.id, meta.uid)).expect("a grant name"))
-    }
-
-    fn open_granted(&self, name: &GrantName) -> workmem_store::Result<Session> {
-        self.find(name.id())
-    }
-
-    fn secret(&self, _: &str) -> workmem_store::Result<String> {
-        Ok("0".repeat(64))
-    }
-
-    fn passed(&self) -> workmem_store::Result<Passed> {
-        Ok(Passed::default())
-    }
-
-    fn write_passed(&self, _: &Passed) -> workmem_store::Result<()> {
-        Ok(())
     }
 }
 

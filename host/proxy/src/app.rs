@@ -52,7 +52,7 @@ impl App {
         let slots = Arc::new(tokio::sync::Semaphore::new(config.slots.max(1)));
         let warm = warm::Warm::new(config.max_warm_bytes);
         // A count that cannot be read is no reason to stay down: it starts again from nothing.
-        let passed = std::sync::Mutex::new(config.sessions.passed().unwrap_or_else(|e| {
+        let passed = std::sync::Mutex::new(config.sessions.proxy_state().and_then(|p| p.passed()).unwrap_or_else(|e| {
             eprintln!("workmem proxy: the count of requests passed through starts again: {}", workmem_runtime::error_chain(&e));
             Default::default()
         }));
@@ -97,7 +97,7 @@ impl App {
     pub fn note_passed(&self, reason: &str, path: &str) {
         let mut passed = lock(&self.passed);
         passed.add(reason, path);
-        if let Err(e) = self.config.sessions.write_passed(&passed) {
+        if let Err(e) = self.config.sessions.proxy_state().and_then(|p| p.write_passed(&passed)) {
             eprintln!("workmem proxy: the count of requests passed through was not saved: {}", workmem_runtime::error_chain(&e));
         }
     }

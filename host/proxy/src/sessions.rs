@@ -266,7 +266,7 @@ impl Index {
     /// made last: each filed under its scope, its log not read until a request of that scope
     /// comes ([`Index::wake`]).
     pub fn load(sessions: &Sessions, max_sessions: usize) -> workmem_store::Result<Self> {
-        let secret = sessions.secret(SECRET)?;
+        let secret = sessions.proxy_state()?.secret(SECRET)?;
         let proxied: Vec<_> = sessions.list()?.into_iter().filter_map(|(session, meta)| Some((session, meta.id, meta.proxied?))).collect();
         let left_out = proxied.len().saturating_sub(max_sessions);
         if left_out > 0 {

@@ -76,7 +76,10 @@ impl Target for SessionId {
     /// forbidden, naming no path.
     fn authorize(&self, grants: &mut Grants, sessions: &Sessions, token: &str, access: Access) -> Result<(String, Session), ApiError> {
         let (agent, name) = grants.authorize_session(token, &self.session, access)?;
-        let session = sessions.open_granted(&name).map_err(|_| ApiError::from(db::Error::Forbidden(Scope::Session(&self.session).to_string())))?;
+        let session = sessions
+            .grants()
+            .and_then(|g| g.open_granted(&name))
+            .map_err(|_| ApiError::from(db::Error::Forbidden(Scope::Session(&self.session).to_string())))?;
         Ok((agent, session.waiting_at_most(SESSION_LOCK_WAIT)))
     }
 }

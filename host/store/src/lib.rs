@@ -24,8 +24,8 @@ pub use holder::claim_from_spares;
 pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View, Withdrawal};
 pub use passed::{LastPassed, Passed};
 pub use session::{
-    Commit, Durability, GrantName, KeyedUpdate, Locked, MemoryChain, MemoryCommit, Meta, Proxied, Session, SessionDir, SessionDirs, SessionLog, SessionStore,
-    Sessions, StoredSession,
+    Commit, Durability, GrantName, KeyedUpdate, Locked, MemoryChain, MemoryCommit, Meta, Proxied, ProxyState, Session, SessionDir, SessionDirs, SessionGrants,
+    SessionLog, SessionStore, Sessions, StoredSession,
 };
 
 /// The current time as RFC 3339 UTC, second precision.

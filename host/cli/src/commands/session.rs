@@ -77,7 +77,7 @@ pub fn run(ctx: &Ctx, command: SessionCommand, json: bool) -> Result<ExitCode> {
         }
         SessionCommand::Grant { session, agent, db, limits } => {
             // The grant names this session's directory and identity, not only its ID.
-            let name = ctx.sessions.grant_name(&ctx.sessions.find(&session)?)?;
+            let name = ctx.sessions.grants()?.grant_name(&ctx.sessions.find(&session)?)?;
             return token::grant(&db.target()?, Scope::Session(&name.to_string()), &agent, &limits, json);
         }
     }

@@ -46,7 +46,7 @@ pub fn run(ctx: &crate::ctx::Ctx, args: ViewArgs, as_json: bool) -> Result<ExitC
     }
     let mut passed = None;
     if args.proxy {
-        let counts = ctx.sessions.passed()?;
+        let counts = ctx.sessions.proxy_state()?.passed()?;
         sections.push_str(&workmem_page::proxy(&ctx.sessions, counts.clone())?);
         title.push("proxy".to_string());
         name.get_or_insert_with(|| "proxy".to_string());

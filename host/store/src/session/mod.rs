@@ -3,18 +3,16 @@
 //! handle adds to its store is written once here, on the traits alone: appends that take the
 //! lock themselves, changes to meta under the lock, and a branch taking its parent's memory.
 
-mod commit;
-mod dir;
-mod log;
+mod dirs;
+mod grant;
 mod meta;
-mod root;
 pub mod store;
 
-pub use commit::failpoint;
-pub use dir::SessionDir;
+pub use dirs::{ROOT_ENV, SessionDir, SessionDirs, encode_cwd, failpoint, root_dir};
+pub use grant::GrantName;
+pub(crate) use grant::checked_id;
 pub use meta::{FORMAT, KeyedUpdate, MAX_REQUESTS, MemoryChain, Meta, Proxied};
-pub use root::{GrantName, ROOT_ENV, SessionDirs, encode_cwd, root_dir};
-pub use store::{Durability, MemoryCommit, SessionLog, SessionStore, StoredSession};
+pub use store::{Durability, MemoryCommit, ProxyState, SessionGrants, SessionLog, SessionStore, StoredSession};
 
 use crate::error::Result;
 use crate::messages::{Entry, LogRecord, Message, Usage, View};
@@ -96,7 +94,7 @@ impl Session {
 
     /// Where a directory store keeps the overview.
     pub fn overview_path(&self) -> PathBuf {
-        self.path(dir::OVERVIEW)
+        self.path(dirs::OVERVIEW)
     }
 
     /// Runs `f` holding the session's lock.
@@ -198,11 +196,13 @@ impl Session {
     }
 }
 
-/// The sessions of one working directory, whichever store keeps them. Every method of
-/// [`SessionStore`] is called on it directly.
+/// The sessions of one working directory, whichever store keeps them, with what is kept
+/// beside them. Every method of [`SessionStore`] is called on it directly.
 #[derive(Debug, Clone)]
 pub struct Sessions {
     store: Arc<dyn SessionStore>,
+    grants: Option<Arc<dyn SessionGrants>>,
+    proxy: Option<Arc<dyn ProxyState>>,
 }
 
 impl std::ops::Deref for Sessions {
@@ -213,15 +213,38 @@ impl std::ops::Deref for Sessions {
 }
 
 impl Sessions {
-    /// The handle on the sessions `store` keeps.
+    /// The handle on the sessions `store` keeps, with nothing beside them: no grants name
+    /// them ([`Sessions::with_grants`]) and no proxy keeps its state there
+    /// ([`Sessions::with_proxy_state`]).
     pub fn with_store(store: Arc<dyn SessionStore>) -> Self {
-        Sessions { store }
+        Sessions { store, grants: None, proxy: None }
+    }
+
+    /// These sessions, which `grants` names for the server's grants.
+    pub fn with_grants(self, grants: Arc<dyn SessionGrants>) -> Self {
+        Sessions { grants: Some(grants), ..self }
+    }
+
+    /// These sessions, beside which a proxy keeps its state in `proxy`.
+    pub fn with_proxy_state(self, proxy: Arc<dyn ProxyState>) -> Self {
+        Sessions { proxy: Some(proxy), ..self }
     }
 
     /// The session directories of working directory `cwd` under the sessions root `root`:
-    /// `<root>/--<cwd>--/`.
+    /// `<root>/--<cwd>--/`, with their grant names and the proxy's files beside them.
     pub fn new(root: &Path, cwd: &Path) -> Self {
-        Sessions::with_store(Arc::new(SessionDirs::new(root, cwd)))
+        let dirs = Arc::new(SessionDirs::new(root, cwd));
+        Sessions::with_store(dirs.clone()).with_grants(dirs.clone()).with_proxy_state(dirs)
+    }
+
+    /// How grants name these sessions.
+    pub fn grants(&self) -> Result<&dyn SessionGrants> {
+        self.grants.as_deref().ok_or(crate::Error::NotKept("grant names"))
+    }
+
+    /// What a proxy keeps beside these sessions.
+    pub fn proxy_state(&self) -> Result<&dyn ProxyState> {
+        self.proxy.as_deref().ok_or(crate::Error::NotKept("proxy state"))
     }
 
     /// [`Sessions::new`] for the current directory under [`root_dir`].

@@ -1,7 +1,10 @@
 //! The seam between the code that uses sessions and where sessions live. Callers hold a
 //! [`Session`] or [`Sessions`] handle and never learn which store is behind it; a store is
 //! these traits implemented once: [`SessionStore`] for the sessions root, [`StoredSession`]
-//! (with its two halves [`SessionLog`] and [`MemoryCommit`]) for one session. Today's
+//! (with its two halves [`SessionLog`] and [`MemoryCommit`]) for one session. What is kept
+//! beside the sessions for one surface has a trait of its own, which a store's maker may
+//! implement apart: the server's grant names ([`SessionGrants`]) and the proxy's secret and
+//! counts ([`ProxyState`]). Today's
 //! session directories ([`SessionDir`](super::SessionDir), [`SessionDirs`](super::SessionDirs))
 //! are the first store; a store shared by several machines (PostgreSQL) is a second
 //! implementation of the same traits.
@@ -120,8 +123,7 @@ pub trait StoredSession: SessionLog + MemoryCommit + std::fmt::Debug + Send + Sy
     fn remove(&self) -> Result<()>;
 }
 
-/// Where sessions live: made, listed and found, by the working directory they belong to, and
-/// what the proxy keeps beside them.
+/// Where sessions live: made, listed and found, by the working directory they belong to.
 pub trait SessionStore: std::fmt::Debug + Send + Sync {
     /// Where this working directory's sessions live, as messages show it.
     fn dir(&self) -> &Path;
@@ -143,14 +145,21 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync {
     /// A session named by where it lives ([`StoredSession::dir`]) or by ID (see
     /// [`SessionStore::find`]).
     fn resolve(&self, spec: &str) -> Result<Session>;
+}
 
+/// How the HTTP server's grants name the sessions of a store ([`GrantName`]): kept by the
+/// store that keeps the sessions, apart from what a store is.
+pub trait SessionGrants: std::fmt::Debug + Send + Sync {
     /// What a grant for `session` names.
     fn grant_name(&self, session: &Session) -> Result<GrantName>;
 
     /// The session a grant names, if it is still the one granted (not one made since with
     /// its ID).
     fn open_granted(&self, name: &GrantName) -> Result<Session>;
+}
 
+/// What a proxy keeps beside the sessions it proxies, apart from what a store is.
+pub trait ProxyState: std::fmt::Debug + Send + Sync {
     /// The secret named `name`: 32 random bytes as hex, drawn on first use and kept, so that
     /// what is keyed with it today is keyed alike after a restart.
     fn secret(&self, name: &str) -> Result<String>;

@@ -1,13 +1,13 @@
 //! The message log (messages.jsonl), append-only, and the view folded from it (view.json
 //! keeps where the fold got to).
 
-use super::Locked;
-use super::dir::{KEEP_VIEW_EVERY, MESSAGES, SessionDir, VIEW};
-use super::store::{Durability, SessionLog};
+use super::{KEEP_VIEW_EVERY, MESSAGES, SessionDir, VIEW};
 use crate::confine::Access;
 use crate::error::{Error, Result};
 use crate::fsio;
 use crate::messages::{self, Entry, LogRecord, Usage, View};
+use crate::session::Locked;
+use crate::session::store::{Durability, SessionLog};
 use serde::{Deserialize, Serialize};
 
 /// view.json: the view derived from the log up to `offset` bytes (through record `seq`).

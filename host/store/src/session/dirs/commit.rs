@@ -1,12 +1,12 @@
 //! The memory's one commit path: an update's record, state and overview committed as one
 //! unit under the session's lock, finished by the next lock holder after a crash.
 
-use super::dir::{LOG, META, OVERVIEW, PENDING, REQUESTS, STATE, SessionDir};
-use super::store::{MemoryCommit, StoredSession};
-use super::{Commit, KeyedUpdate, Locked};
+use super::{LOG, META, OVERVIEW, PENDING, REQUESTS, STATE, SessionDir};
 use crate::confine::{Access, MEMORY_DIR};
 use crate::error::{Error, Result};
 use crate::fsio;
+use crate::session::store::{MemoryCommit, StoredSession};
+use crate::session::{Commit, KeyedUpdate, Locked};
 use serde::Deserialize;
 
 /// The one field of an update-log record the store reads.

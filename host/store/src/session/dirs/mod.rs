@@ -21,7 +21,13 @@
 //! by readers and dropped before the next append, and temporary files a dead writer left are
 //! removed by the next lock holder and never listed.
 
-use super::log::Checkpoint;
+mod commit;
+mod log;
+mod root;
+
+pub use commit::failpoint;
+pub use root::{ROOT_ENV, SessionDirs, encode_cwd, root_dir};
+
 use super::store::StoredSession;
 use super::{FORMAT, Locked, Meta};
 use crate::confine::MEMORY_DIR;
@@ -29,6 +35,7 @@ use crate::confine::MemoryFileStore;
 use crate::confine::{Access, Confined, PathError};
 use crate::error::{Error, Result};
 use crate::fsio;
+use log::Checkpoint;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,26 +47,26 @@ struct Held {
     _file: std::fs::File,
 }
 
-pub(super) const MESSAGES: &str = "messages.jsonl";
+const MESSAGES: &str = "messages.jsonl";
 
-pub(super) const VIEW: &str = "view.json";
+const VIEW: &str = "view.json";
 
 /// The kept view is rewritten once this many records were folded into it since.
-pub(super) const KEEP_VIEW_EVERY: usize = 64;
+const KEEP_VIEW_EVERY: usize = 64;
 
-pub(super) const META: &str = "meta.json";
+const META: &str = "meta.json";
 
-pub(super) const STATE: &str = "state.json";
+const STATE: &str = "state.json";
 
-pub(super) const LOG: &str = "updates.jsonl";
+const LOG: &str = "updates.jsonl";
 
 /// Every keyed update's key, kept as long as the update log keeps the update (meta.json keeps
 /// only the latest [`MAX_REQUESTS`], for the common retry at once).
-pub(super) const REQUESTS: &str = "requests.jsonl";
+const REQUESTS: &str = "requests.jsonl";
 
-pub(super) const LOCK: &str = ".lock";
+const LOCK: &str = ".lock";
 
-pub(super) const PENDING: &str = "commit.pending.json";
+const PENDING: &str = "commit.pending.json";
 
 pub(super) const OVERVIEW: &str = "working-memory/overview.md";
 
@@ -90,13 +97,13 @@ struct Kept {
 }
 
 impl SessionDir {
-    pub(super) fn at(dir: &Path) -> Self {
+    fn at(dir: &Path) -> Self {
         SessionDir { dir: dir.to_path_buf(), files: Confined::new(dir), lock_wait: None, kept: Arc::default() }
     }
 
     /// The session in `files`' directory (already open), with the checks of
     /// [`SessionDir::open`].
-    pub(super) fn open_in(files: Confined, dir: PathBuf) -> Result<Self> {
+    fn open_in(files: Confined, dir: PathBuf) -> Result<Self> {
         SessionDir::check(SessionDir { dir, files, lock_wait: None, kept: Arc::default() })
     }
 
@@ -121,35 +128,35 @@ impl SessionDir {
         }
     }
 
-    pub(super) fn err(&self) -> impl Fn(PathError) -> Error {
+    fn err(&self) -> impl Fn(PathError) -> Error {
         let dir = self.dir.clone();
         move |source| Error::File { dir: dir.clone(), source }
     }
 
-    pub(super) fn path(&self, name: &str) -> PathBuf {
+    fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 
-    pub(super) fn files(&self) -> &Confined {
+    fn files(&self) -> &Confined {
         &self.files
     }
 
-    pub(super) fn kept_view(&self) -> std::sync::MutexGuard<'_, Option<Checkpoint>> {
+    fn kept_view(&self) -> std::sync::MutexGuard<'_, Option<Checkpoint>> {
         self.kept.view.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The last whole record of log `name`, read through a handle the caller already holds.
-    pub(super) fn last_record<T: serde::de::DeserializeOwned>(&self, name: &str, file: &std::fs::File) -> Result<Option<T>> {
+    fn last_record<T: serde::de::DeserializeOwned>(&self, name: &str, file: &std::fs::File) -> Result<Option<T>> {
         self.parse_last(name, fsio::last_line(file).map_err(Error::io(self.path(name)))?)
     }
 
     /// The record `line` of log `name` holds, the log's last ([`fsio::Tail::last`]).
-    pub(super) fn parse_last<T: serde::de::DeserializeOwned>(&self, name: &str, line: Option<Vec<u8>>) -> Result<Option<T>> {
+    fn parse_last<T: serde::de::DeserializeOwned>(&self, name: &str, line: Option<Vec<u8>>) -> Result<Option<T>> {
         line.map(|line| serde_json::from_slice(&line).map_err(|source| Error::Corrupt { path: self.path(name), source })).transpose()
     }
 
     /// The records of an append-only log; a torn last line (no newline yet) is not one.
-    pub(super) fn read_jsonl<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
+    fn read_jsonl<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<Vec<T>> {
         let p = self.path(name);
         let file = self.files.open(name, Access::Read).map_err(self.err())?;
         let len = fsio::complete_len(&file).map_err(Error::io(&p))?;
@@ -161,17 +168,17 @@ impl SessionDir {
             .collect()
     }
 
-    pub(super) fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+    fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
         self.files.write(name, bytes).map_err(self.err())
     }
 
-    pub(super) fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
+    fn write_json<T: Serialize>(&self, name: &str, value: &T) -> Result<()> {
         let mut bytes = serde_json::to_vec_pretty(value).expect("session files serialize");
         bytes.push(b'\n');
         self.write(name, &bytes)
     }
 
-    pub(super) fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T> {
+    fn read_json<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T> {
         let text = self.files.read(name).map_err(self.err())?;
         serde_json::from_str(&text).map_err(|source| Error::Corrupt { path: self.path(name), source })
     }

@@ -1,12 +1,12 @@
 //! The sessions root: where sessions are filed by working directory, made, listed and found,
 //! and the names their grants go by.
 
-use super::dir::{LOCK, LOG, MESSAGES, META, OVERVIEW, SessionDir};
-use super::store::{SessionStore, StoredSession};
-use super::{FORMAT, MemoryChain, Meta, Session};
+use super::{LOCK, LOG, MESSAGES, META, OVERVIEW, SessionDir};
 use crate::confine::Confined;
 use crate::error::{Error, Result};
 use crate::passed::Passed;
+use crate::session::store::{ProxyState, SessionGrants, SessionStore, StoredSession};
+use crate::session::{FORMAT, GrantName, MemoryChain, Meta, Session, checked_id};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -129,25 +129,6 @@ impl SessionStore for SessionDirs {
         Ok(handle(session))
     }
 
-    /// Kept in a file of that name beside the sessions, read beneath the directory's handle
-    /// like every file of the store's.
-    fn secret(&self, name: &str) -> Result<String> {
-        std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
-        let files = Confined::new(&self.dir);
-        let err = |source| Error::File { dir: self.dir.clone(), source };
-        let valid = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
-        match files.read_at_most(name, 64) {
-            Ok(secret) if valid(&secret) => return Ok(secret),
-            Ok(_) => {}
-            Err(e) if e.is_not_found() => {}
-            Err(e) => return Err(err(e)),
-        }
-        let secret = format!("{}{}", random_uid()?, random_uid()?);
-        files.write_private(name, secret.as_bytes()).map_err(err)?;
-        // Another process may have drawn one at the same moment: the one on disk is the one.
-        files.read_at_most(name, 64).map_err(err)
-    }
-
     fn list(&self) -> Result<Vec<(Session, Meta)>> {
         self.listed().map(handles)
     }
@@ -184,13 +165,58 @@ impl SessionStore for SessionDirs {
     fn all(&self) -> Result<Vec<(Session, Meta)>> {
         self.all_listed().map(handles)
     }
+}
 
+/// A grant names a session directory beneath the sessions root by its working directory's
+/// folder, its ID and its uid.
+impl SessionGrants for SessionDirs {
     fn grant_name(&self, session: &Session) -> Result<GrantName> {
-        GrantName::of(session)
+        grant_of(session)
     }
 
+    /// Beneath the root by handle: neither the project's folder nor the session's may be a
+    /// symlink (to elsewhere, or swapped in while the session is used).
     fn open_granted(&self, name: &GrantName) -> Result<Session> {
-        name.open(&self.root)
+        let dir = self.root.join(name.folder()).join(name.id());
+        let files = Confined::new(&self.root)
+            .subdir(&format!("{}/{}", name.folder(), name.id()))
+            .map_err(|source| Error::NotASession { dir: dir.clone(), why: source.to_string() })?;
+        let session = handle(SessionDir::open_in(files, dir.clone())?);
+        if grant_of(&session)? != *name {
+            return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
+        }
+        Ok(session)
+    }
+}
+
+/// The session `session` is, as a grant names it (sessions made before [`Meta::uid`] are told
+/// apart by their creation time).
+fn grant_of(session: &Session) -> Result<GrantName> {
+    let meta = session.meta()?;
+    let folder = session.dir().parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
+    Ok(GrantName::new(folder, meta.id, uid))
+}
+
+/// The proxy's secret and counts are files beside the working directory's sessions.
+impl ProxyState for SessionDirs {
+    /// Kept in a file of that name beside the sessions, read beneath the directory's handle
+    /// like every file of the store's.
+    fn secret(&self, name: &str) -> Result<String> {
+        std::fs::create_dir_all(&self.dir).map_err(Error::io(&self.dir))?;
+        let files = Confined::new(&self.dir);
+        let err = |source| Error::File { dir: self.dir.clone(), source };
+        let valid = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
+        match files.read_at_most(name, 64) {
+            Ok(secret) if valid(&secret) => return Ok(secret),
+            Ok(_) => {}
+            Err(e) if e.is_not_found() => {}
+            Err(e) => return Err(err(e)),
+        }
+        let secret = format!("{}{}", random_uid()?, random_uid()?);
+        files.write_private(name, secret.as_bytes()).map_err(err)?;
+        // Another process may have drawn one at the same moment: the one on disk is the one.
+        files.read_at_most(name, 64).map_err(err)
     }
 
     fn passed(&self) -> Result<Passed> {
@@ -223,67 +249,6 @@ fn random_uid() -> Result<String> {
     let mut seed = [0u8; 16];
     getrandom::fill(&mut seed).map_err(|e| Error::Io { path: PathBuf::from("/dev/urandom"), source: std::io::Error::other(e.to_string()) })?;
     Ok(seed.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// What a session grant names: one session directory, `<folder>/<id>#<uid>`, beneath the
-/// sessions root (the folder is its working directory's, see [`encode_cwd`]; sessions made
-/// before [`Meta::uid`] are told apart by their creation time instead).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrantName {
-    folder: String,
-    id: String,
-    uid: String,
-}
-
-impl GrantName {
-    /// The session `session` is, as a grant names it.
-    fn of(session: &Session) -> Result<Self> {
-        let meta = session.meta()?;
-        let folder = session.dir().parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
-        Ok(GrantName { folder, id: meta.id, uid })
-    }
-
-    /// The name as a grant stores it; `None` for anything else.
-    pub fn parse(name: &str) -> Option<Self> {
-        let (folder, rest) = name.split_once('/')?;
-        let (id, uid) = rest.split_once('#')?;
-        let folder_ok = folder.len() > 4 && folder.starts_with("--") && folder.ends_with("--") && !folder.contains(['/', '\\', '\0']) && folder != "..";
-        (folder_ok && checked_id(id).is_ok() && !uid.is_empty()).then(|| GrantName { folder: folder.into(), id: id.into(), uid: uid.into() })
-    }
-
-    /// The session ID it names.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// The session it names beneath the sessions root `root`, if that session is still the
-    /// one granted: not one made since with the same ID.
-    fn open(&self, root: &Path) -> Result<Session> {
-        let dir = root.join(&self.folder).join(&self.id);
-        // Beneath the root by handle: neither the project's folder nor the session's may be a
-        // symlink (to elsewhere, or swapped in while the session is used).
-        let files = Confined::new(root)
-            .subdir(&format!("{}/{}", self.folder, self.id))
-            .map_err(|source| Error::NotASession { dir: dir.clone(), why: source.to_string() })?;
-        let session = handle(SessionDir::open_in(files, dir.clone())?);
-        if GrantName::of(&session)? != *self {
-            return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
-        }
-        Ok(session)
-    }
-}
-
-impl std::fmt::Display for GrantName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}#{}", self.folder, self.id, self.uid)
-    }
-}
-
-/// Session IDs become directory names, so only a safe alphabet is allowed.
-fn checked_id(id: &str) -> Result<&str> {
-    let ok = !id.is_empty() && id.len() <= 128 && !id.starts_with('.') && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok { Ok(id) } else { Err(Error::BadId(id.to_string())) }
 }
 
 /// How many fresh IDs [`SessionDirs::create`](SessionStore::create) draws before it gives up on a directory whose
