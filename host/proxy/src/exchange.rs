@@ -300,7 +300,13 @@ fn parse(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes) -> Res
     }
     let model = request["model"].as_str().unwrap_or_default().to_string();
     let streamed = request["stream"].as_bool().unwrap_or(false);
-    let client = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string).or_else(|| protocol.client_session(&request)).map(capped);
+    let client = parts
+        .headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or_else(|| protocol.client_session(&request, &parts.headers))
+        .map(capped);
     Ok(Parsed { request, history, model, streamed, client, owner, chained })
 }
 

@@ -34,14 +34,23 @@ impl Protocol for Messages {
         Ok((Value::Object(rest), history))
     }
 
-    /// `metadata.user_id` is JSON with a `session_id` (Claude Code), or ends in
-    /// `_session_<id>` (its older form).
-    fn client_session(&self, request: &Value) -> Option<String> {
-        let user = request["metadata"]["user_id"].as_str()?;
-        if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(user) {
-            return o.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
-        }
-        user.rsplit_once("_session_").map(|(_, id)| id.to_string()).filter(|s| !s.is_empty())
+    /// Claude Code's conversation: its session (the `x-claude-code-session-id` header, else
+    /// `metadata.user_id`, JSON with a `session_id` or ending in `_session_<id>` in its older
+    /// form) and, for a subagent, which one (`x-claude-code-agent-id`, sent beside its
+    /// parent's session ID): `<session>/<agent>`, a conversation of its own.
+    fn client_session(&self, request: &Value, headers: &axum::http::HeaderMap) -> Option<String> {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).filter(|s| !s.is_empty());
+        let session = header("x-claude-code-session-id").map(str::to_string).or_else(|| {
+            let user = request["metadata"]["user_id"].as_str()?;
+            if let Ok(Value::Object(o)) = serde_json::from_str::<Value>(user) {
+                return o.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
+            }
+            user.rsplit_once("_session_").map(|(_, id)| id.to_string()).filter(|s| !s.is_empty())
+        })?;
+        Some(match header("x-claude-code-agent-id") {
+            Some(agent) => format!("{session}/{agent}"),
+            None => session,
+        })
     }
 
     fn offer(&self, tool: &Tool) -> Value {
@@ -662,5 +671,21 @@ mod tests {
     #[test]
     fn a_body_written_on_from_the_last_is_the_whole_body() {
         crate::written::a_body_written_on_is_the_whole_body(upstream_body);
+    }
+
+    /// Claude Code's conversation is its session and, for a subagent, its agent: a subagent,
+    /// which sends its parent's session ID, is a conversation of its own, not a branch of its
+    /// parent's; without the headers, the session ID in the metadata (both of its forms).
+    #[test]
+    fn a_subagent_is_a_conversation_of_its_own() {
+        let mut headers = axum::http::HeaderMap::new();
+        let metadata = json!({"metadata": {"user_id": "{\"device_id\":\"d\",\"session_id\":\"s-1\"}"}});
+        assert_eq!(Messages.client_session(&metadata, &headers).as_deref(), Some("s-1"));
+        assert_eq!(Messages.client_session(&json!({"metadata": {"user_id": "user_x_session_s-2"}}), &headers).as_deref(), Some("s-2"));
+        headers.insert("x-claude-code-session-id", "s-3".parse().unwrap());
+        assert_eq!(Messages.client_session(&metadata, &headers).as_deref(), Some("s-3"));
+        headers.insert("x-claude-code-agent-id", "agent-7".parse().unwrap());
+        assert_eq!(Messages.client_session(&metadata, &headers).as_deref(), Some("s-3/agent-7"));
+        assert_eq!(Messages.client_session(&json!({}), &axum::http::HeaderMap::new()), None);
     }
 }

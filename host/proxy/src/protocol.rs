@@ -116,9 +116,9 @@ pub(crate) trait Protocol: Sync {
         Value::Array(all)
     }
 
-    /// The client's own name for its session, where the protocol carries one (OpenAI's
-    /// `prompt_cache_key`, where Codex CLI names its thread).
-    fn client_session(&self, request: &Value) -> Option<String> {
+    /// The client's own name for its session, where the protocol or the client's `headers`
+    /// carry one (OpenAI's `prompt_cache_key`, where Codex CLI names its thread).
+    fn client_session(&self, request: &Value, _headers: &axum::http::HeaderMap) -> Option<String> {
         request["prompt_cache_key"].as_str().filter(|k| !k.is_empty()).map(str::to_string)
     }
 
