@@ -347,3 +347,32 @@ fn a_second_store_behind_the_traits_runs_every_caller_as_the_directories_do() {
     assert_eq!(in_memory, on_disk);
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// The PostgreSQL store (issue 74) runs every caller as the directories do, against a real
+/// server; a second process's handle (another connection) sees what the first committed, and
+/// waits for its lock within the handle's bound, naming what holds it.
+#[test]
+fn the_postgres_store_runs_every_caller_as_the_directories_do() {
+    let Some(server) = common::postgres::Server::start() else { return };
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("seam-pg-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let on_disk = converse(&Sessions::new(&root.join("sessions"), &root));
+    let url = server.database("seam");
+    let store = Arc::new(workmem_store::PgSessions::connect(&url, &root).unwrap());
+    assert_eq!(converse(&Sessions::with_store(store.clone())), on_disk);
+
+    let other = workmem_store::PgSessions::connect(&url, &root).unwrap();
+    let (mine, theirs) = (store.find("seam").unwrap(), other.find("seam").unwrap());
+    assert_eq!(theirs.records().unwrap(), mine.records().unwrap(), "another connection reads what was committed");
+    assert_eq!(theirs.overview().unwrap(), mine.overview().unwrap());
+    let held = mine.lock().unwrap();
+    let waited = std::time::Instant::now();
+    let busy = theirs.clone().waiting_at_most(std::time::Duration::from_millis(300)).lock().map(drop).unwrap_err();
+    assert!(matches!(busy, workmem_store::Error::Busy { .. }) && busy.to_string().contains("advisory lock"), "{busy}");
+    assert!(waited.elapsed() < std::time::Duration::from_secs(5));
+    drop(held);
+    theirs.append_message(Message::new("user", "and now?")).unwrap();
+    assert_eq!(mine.records().unwrap().last().map(|r| r.seq), Some(theirs.next_seq().unwrap() - 1));
+    assert!(matches!(store.create(Some("seam"), "x"), Err(workmem_store::Error::Exists { .. })));
+    let _ = std::fs::remove_dir_all(&root);
+}

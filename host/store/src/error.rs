@@ -31,6 +31,10 @@ pub enum Error {
     Busy { dir: PathBuf, waited: std::time::Duration, holder: String },
     #[error("neither ${0} nor $HOME is set, so there is no sessions directory")]
     NoHome(&'static str),
+    /// The sessions' database failed (or could not be reached): `target` names it without a
+    /// password.
+    #[error("the session store at {target}")]
+    Database { target: String, source: Box<dyn std::error::Error + Send + Sync> },
     /// What is kept beside the sessions for one surface, asked of a store made without it.
     #[error("this session store keeps no {0}")]
     NotKept(&'static str),

@@ -23,6 +23,8 @@ pub use error::{Error, Result};
 pub use holder::claim_from_spares;
 pub use messages::{Compaction, Entry, LogRecord, Message, Replacement, ToolCall, Usage, View, Withdrawal};
 pub use passed::{LastPassed, Passed};
+#[cfg(feature = "db")]
+pub use session::PgSessions;
 pub use session::{
     Commit, Durability, GrantName, KeyedUpdate, Locked, MemoryChain, MemoryCommit, Meta, Proxied, ProxyState, Session, SessionDir, SessionDirs, SessionGrants,
     SessionLog, SessionStore, Sessions, StoredSession,

@@ -5,7 +5,7 @@
 mod error;
 pub(crate) mod grants;
 mod idempotency;
-mod postgres;
+pub(crate) mod postgres;
 mod schema;
 pub(crate) mod sql;
 mod sqlite;

@@ -18,7 +18,7 @@ pub struct Postgres {
 /// A client that closes on a thread of its own. `postgres` closes a connection by blocking
 /// on a runtime of its own, which tokio forbids on a thread that runs tokio: an async host
 /// (the HTTP or MCP server) dropping its stores there panicked in the destructor and aborted.
-struct Connection(Option<Client>);
+pub(crate) struct Connection(Option<Client>);
 
 impl std::ops::Deref for Connection {
     type Target = Client;
@@ -41,6 +41,30 @@ impl Drop for Connection {
     }
 }
 
+/// A connection to `url`, as every store's: bounded waits (connect, keepalives, each
+/// statement), acknowledged meaning flushed.
+pub(crate) fn open(url: &str) -> Result<Connection> {
+    let open = |source: postgres::Error| Error::Open { target: super::redact(url), source: source.into() };
+    let mut config: postgres::Config = url.parse().map_err(open)?;
+    // An unreachable server is an error in seconds, not after the system's TCP timeout;
+    // the URL's own `connect_timeout` wins.
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    // A server that vanished without closing the connection (a host gone, a network cut)
+    // is found in about 25 s rather than the system's two hours: no call waits on it for
+    // good while holding a slot or a lock.
+    config.keepalives(true).keepalives_idle(KEEPALIVE_IDLE).keepalives_interval(Duration::from_secs(5)).keepalives_retries(3);
+    config.tcp_user_timeout(Duration::from_secs(30));
+    let mut client = config.connect(NoTls).map_err(open)?;
+    // Acknowledged means flushed, whatever the server's or the role's default; and no
+    // statement (a lock waited for included) runs past STATEMENT_TIMEOUT.
+    client
+        .batch_execute(&format!("SET standard_conforming_strings = on; SET synchronous_commit = on; SET statement_timeout = {}", STATEMENT_TIMEOUT.as_millis()))
+        .map_err(db)?;
+    Ok(Connection(Some(client)))
+}
+
 /// How long a connection may take unless the URL says (`connect_timeout`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -60,28 +84,7 @@ const FLUSH: &str = "BEGIN; SELECT pg_logical_emit_message(true, 'workmem', 'flu
 
 impl Postgres {
     pub fn connect(url: &str) -> Result<Self> {
-        let open = |source: postgres::Error| Error::Open { target: super::redact(url), source: source.into() };
-        let mut config: postgres::Config = url.parse().map_err(open)?;
-        // An unreachable server is an error in seconds, not after the system's TCP timeout;
-        // the URL's own `connect_timeout` wins.
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        // A server that vanished without closing the connection (a host gone, a network cut)
-        // is found in about 25 s rather than the system's two hours: no call waits on it for
-        // good while holding a slot or a lock.
-        config.keepalives(true).keepalives_idle(KEEPALIVE_IDLE).keepalives_interval(Duration::from_secs(5)).keepalives_retries(3);
-        config.tcp_user_timeout(Duration::from_secs(30));
-        let mut client = config.connect(NoTls).map_err(open)?;
-        // Acknowledged means flushed, whatever the server's or the role's default; and no
-        // statement (a lock waited for included) runs past STATEMENT_TIMEOUT.
-        client
-            .batch_execute(&format!(
-                "SET standard_conforming_strings = on; SET synchronous_commit = on; SET statement_timeout = {}",
-                STATEMENT_TIMEOUT.as_millis()
-            ))
-            .map_err(db)?;
-        Ok(Postgres { client: Connection(Some(client)), prepared: HashMap::new(), listening: false, mutation_prepared: false })
+        Ok(Postgres { client: open(url)?, prepared: HashMap::new(), listening: false, mutation_prepared: false })
     }
 
     /// The statements of a mutation, prepared on the server once per connection, so a

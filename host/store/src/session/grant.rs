@@ -1,7 +1,8 @@
-//! What the HTTP server's grants name a session by, whichever store keeps it, and the alphabet
-//! of session IDs.
+//! What the HTTP server's grants name a session by, whichever store keeps it, and session IDs:
+//! their alphabet, and fresh ones.
 
 use crate::error::{Error, Result};
+use std::path::PathBuf;
 
 /// What a session grant names: one session, `<folder>/<id>#<uid>`, the folder its working
 /// directory's (see [`encode_cwd`](super::encode_cwd)) and the uid what tells it from a
@@ -49,4 +50,24 @@ impl std::fmt::Display for GrantName {
 pub(crate) fn checked_id(id: &str) -> Result<&str> {
     let ok = !id.is_empty() && id.len() <= 128 && !id.starts_with('.') && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if ok { Ok(id) } else { Err(Error::BadId(id.to_string())) }
+}
+
+/// A new session's [`Meta::uid`].
+pub(crate) fn random_uid() -> Result<String> {
+    let mut seed = [0u8; 16];
+    getrandom::fill(&mut seed).map_err(|e| Error::Io { path: PathBuf::from("/dev/urandom"), source: std::io::Error::other(e.to_string()) })?;
+    Ok(seed.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// How many fresh IDs a store's `create` draws before it gives up on a directory whose
+/// second is that full.
+pub(crate) const FRESH_ID_DRAWS: u32 = 64;
+
+/// `20261122-052054-3f9a`: sortable by creation time; drawn again where taken.
+pub(crate) fn new_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let stamp: String = crate::now().chars().filter(|c| c.is_ascii_digit()).collect();
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{}-{}-{:04x}", &stamp[..8], &stamp[8..14], h.finish() & 0xffff)
 }

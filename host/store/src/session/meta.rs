@@ -46,6 +46,28 @@ pub struct Meta {
 }
 
 impl Meta {
+    /// A new session's meta: session `id` of working directory `cwd`, its memory the empty
+    /// one shown as `overview` (the engine's template), a fresh uid.
+    pub(crate) fn new(id: String, cwd: &std::path::Path, overview: &str) -> crate::Result<Self> {
+        let now = crate::now();
+        Ok(Meta {
+            format: FORMAT.into(),
+            id,
+            cwd: cwd.display().to_string(),
+            created_at: now.clone(),
+            updated_at: now,
+            updates: 0,
+            workmem_version: env!("CARGO_PKG_VERSION").into(),
+            rounds: 0,
+            memory_updated_round: 0,
+            token_correction: 0,
+            uid: super::random_uid()?,
+            requests: Vec::new(),
+            memory_chain: Some(MemoryChain::at(overview)),
+            proxied: None,
+        })
+    }
+
     /// Counts `commit` as the one committed update that meta carries (the update count, when
     /// the memory last changed, and its idempotency key among the latest): every store's rule.
     /// False where meta counted it already (a commit finished twice).

@@ -6,12 +6,16 @@
 mod dirs;
 mod grant;
 mod meta;
+#[cfg(feature = "db")]
+mod pg;
 pub mod store;
 
 pub use dirs::{ROOT_ENV, SessionDir, SessionDirs, encode_cwd, failpoint, root_dir};
 pub use grant::GrantName;
-pub(crate) use grant::checked_id;
+pub(crate) use grant::{FRESH_ID_DRAWS, checked_id, new_id, random_uid};
 pub use meta::{FORMAT, KeyedUpdate, MAX_REQUESTS, MemoryChain, Meta, Proxied};
+#[cfg(feature = "db")]
+pub use pg::PgSessions;
 pub use store::{Durability, MemoryCommit, ProxyState, SessionGrants, SessionLog, SessionStore, StoredSession};
 
 use crate::error::Result;

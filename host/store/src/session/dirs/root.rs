@@ -6,7 +6,7 @@ use crate::confine::Confined;
 use crate::error::{Error, Result};
 use crate::passed::Passed;
 use crate::session::store::{ProxyState, SessionGrants, SessionStore, StoredSession};
-use crate::session::{FORMAT, GrantName, MemoryChain, Meta, Session, checked_id};
+use crate::session::{FRESH_ID_DRAWS, GrantName, Meta, Session, checked_id, new_id, random_uid};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -102,28 +102,11 @@ impl SessionStore for SessionDirs {
         for sub in ["working-memory/detail", "working-memory/archive"] {
             session.files().create_dir_all(sub).map_err(session.err())?;
         }
-        let now = crate::now();
-        let cwd = self.cwd.display().to_string();
         session.write(OVERVIEW, overview.as_bytes())?;
         session.write(MESSAGES, b"")?;
         session.write(LOG, b"")?;
         session.write(LOCK, b"")?;
-        let meta = Meta {
-            format: FORMAT.into(),
-            id,
-            cwd,
-            created_at: now.clone(),
-            updated_at: now,
-            updates: 0,
-            workmem_version: env!("CARGO_PKG_VERSION").into(),
-            rounds: 0,
-            memory_updated_round: 0,
-            token_correction: 0,
-            uid: random_uid()?,
-            requests: Vec::new(),
-            memory_chain: Some(MemoryChain::at(overview)),
-            proxied: None,
-        };
+        let meta = Meta::new(id, &self.cwd, overview)?;
         // meta.json last: its marker makes the directory a session.
         session.write_json(META, &meta)?;
         Ok(handle(session))
@@ -242,24 +225,4 @@ pub fn encode_cwd(cwd: &Path) -> String {
     let s = cwd.display().to_string();
     let s = s.trim_start_matches(['/', '\\']);
     format!("--{}--", s.replace(['/', '\\', ':'], "-"))
-}
-
-/// A new session's [`Meta::uid`].
-fn random_uid() -> Result<String> {
-    let mut seed = [0u8; 16];
-    getrandom::fill(&mut seed).map_err(|e| Error::Io { path: PathBuf::from("/dev/urandom"), source: std::io::Error::other(e.to_string()) })?;
-    Ok(seed.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// How many fresh IDs [`SessionDirs::create`](SessionStore::create) draws before it gives up on a directory whose
-/// second is that full.
-const FRESH_ID_DRAWS: u32 = 64;
-
-/// `20261122-052054-3f9a`: sortable by creation time; drawn again where taken.
-fn new_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let stamp: String = crate::now().chars().filter(|c| c.is_ascii_digit()).collect();
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    format!("{}-{}-{:04x}", &stamp[..8], &stamp[8..14], h.finish() & 0xffff)
 }

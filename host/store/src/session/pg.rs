@@ -1,0 +1,442 @@
+//! The second session store: sessions in PostgreSQL, shared by every process and machine that
+//! opens the same database (issue 74: replicas behind a load balancer).
+//!
+//! ```text
+//! workmem_session         one row a session: its working directory, ID, meta.json, state.json
+//! workmem_session_record  the message log, (session, seq), one record's JSON each, numbered from 1
+//! workmem_session_update  the update log, (session, seq)
+//! workmem_session_key     the idempotency keys of keyed updates, (session, key)
+//! workmem_session_file    the memory files (working-memory/...), (session, name)
+//! ```
+//!
+//! What the seam asks of a store, here: a record is acknowledged once its transaction has
+//! committed (the connection commits synchronously, see `db::postgres::open`), so
+//! [`Durability`] makes no difference; a commit is one transaction (the update's record, its
+//! key, the state, the overview and meta), wholly visible or not at all, and a crash leaves
+//! nothing to finish; the lock is a PostgreSQL advisory lock held on a connection of its own,
+//! which excludes every other writer on any machine, is released when its holder's connection
+//! ends (a killed process included), and is waited for within a bound.
+
+use super::store::{Durability, MemoryCommit, SessionLog, SessionStore, StoredSession};
+use super::{Commit, FRESH_ID_DRAWS, KeyedUpdate, Locked, Meta, Session, checked_id, encode_cwd, new_id};
+use crate::confine::{MemoryFileStore, PathError, memory_name};
+use crate::db::postgres::{Connection, open};
+use crate::error::{Error, Result};
+use crate::messages::{self, Entry, LogRecord, Usage, View};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What a session's name starts with where messages show it (a store without directories
+/// gives a path-shaped name of its own).
+const SCHEME: &str = "postgres:";
+
+/// The longest a lock is waited for unless the handle says (as the directory store's).
+const LOCK_WAIT: Duration = Duration::from_secs(60);
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS workmem_session (
+    sid BIGSERIAL PRIMARY KEY,
+    cwd TEXT NOT NULL,
+    id TEXT NOT NULL,
+    meta TEXT NOT NULL,
+    state TEXT,
+    UNIQUE (cwd, id)
+);
+CREATE TABLE IF NOT EXISTS workmem_session_record (
+    sid BIGINT NOT NULL REFERENCES workmem_session ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (sid, seq)
+);
+CREATE TABLE IF NOT EXISTS workmem_session_update (
+    sid BIGINT NOT NULL REFERENCES workmem_session ON DELETE CASCADE,
+    seq BIGINT NOT NULL,
+    record TEXT NOT NULL,
+    PRIMARY KEY (sid, seq)
+);
+CREATE TABLE IF NOT EXISTS workmem_session_key (
+    sid BIGINT NOT NULL REFERENCES workmem_session ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    PRIMARY KEY (sid, key)
+);
+CREATE TABLE IF NOT EXISTS workmem_session_file (
+    sid BIGINT NOT NULL REFERENCES workmem_session ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    content TEXT NOT NULL,
+    PRIMARY KEY (sid, name)
+);";
+
+/// One database, shared by the handles of a process: a connection for everything but locks,
+/// used one statement or transaction at a time.
+struct Db {
+    url: String,
+    /// The URL as errors show it, without a password.
+    target: String,
+    conn: Mutex<Connection>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("target", &self.target).finish()
+    }
+}
+
+impl Db {
+    fn err(&self) -> impl Fn(postgres::Error) -> Error + '_ {
+        |source| Error::Database { target: self.target.clone(), source: Box::new(source) }
+    }
+
+    fn connect(url: &str) -> Result<Connection> {
+        open(url).map_err(|source| Error::Database { target: crate::db::redact(url), source: Box::new(source) })
+    }
+
+    /// `f` on the shared connection.
+    fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut conn).map_err(self.err())
+    }
+}
+
+/// The sessions of one working directory in a PostgreSQL database.
+#[derive(Debug, Clone)]
+pub struct PgSessions {
+    db: Arc<Db>,
+    cwd: PathBuf,
+    /// `postgres:/<folder>`, the folder [`encode_cwd`]'s.
+    name: PathBuf,
+}
+
+impl PgSessions {
+    /// The sessions of working directory `cwd` in the database at `url`, its tables made if
+    /// they are not there yet.
+    pub fn connect(url: &str, cwd: &Path) -> Result<Self> {
+        let db = Db { url: url.to_string(), target: crate::db::redact(url), conn: Mutex::new(Db::connect(url)?) };
+        // Two processes making the tables at once would collide in the catalog: one at a time.
+        db.with(|c| c.batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock(7766001); {SCHEMA} COMMIT;")))?;
+        Ok(PgSessions { db: Arc::new(db), cwd: cwd.to_path_buf(), name: PathBuf::from(format!("{SCHEME}/{}", encode_cwd(cwd))) })
+    }
+
+    fn folder(&self) -> String {
+        encode_cwd(&self.cwd)
+    }
+
+    fn session(&self, sid: i64, folder: &str, id: &str) -> PgSession {
+        PgSession { db: self.db.clone(), sid, name: PathBuf::from(format!("{SCHEME}/{folder}/{id}")), wait: LOCK_WAIT }
+    }
+
+    /// The sessions the query's rows name (sid, cwd, id, meta), oldest first.
+    fn listed(&self, sql: &str, params: &[&(dyn postgres::types::ToSql + Sync)]) -> Result<Vec<(Session, Meta)>> {
+        let rows = self.db.with(|c| c.query(sql, params))?;
+        rows.into_iter()
+            .map(|row| {
+                let (sid, cwd, id, meta): (i64, String, String, String) = (row.get(0), row.get(1), row.get(2), row.get(3));
+                let session = self.session(sid, &encode_cwd(Path::new(&cwd)), &id);
+                let meta = serde_json::from_str(&meta).map_err(|source| Error::Corrupt { path: session.name.join("meta.json"), source })?;
+                Ok((Session::new(Arc::new(session)), meta))
+            })
+            .collect()
+    }
+}
+
+impl SessionStore for PgSessions {
+    fn dir(&self) -> &Path {
+        &self.name
+    }
+
+    fn create(&self, id: Option<&str>, overview: &str) -> Result<Session> {
+        let given = id.map(checked_id).transpose()?;
+        let cwd = self.cwd.display().to_string();
+        for _ in 0..FRESH_ID_DRAWS {
+            let id = given.map_or_else(new_id, str::to_string);
+            let meta = serde_json::to_string(&Meta::new(id.clone(), &self.cwd, overview)?).expect("meta serializes");
+            let made = self.db.with(|c| {
+                let mut t = c.transaction()?;
+                let row =
+                    t.query_opt("INSERT INTO workmem_session (cwd, id, meta) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING sid", &[&cwd, &id, &meta])?;
+                if let Some(row) = &row {
+                    let sid: i64 = row.get(0);
+                    t.execute("INSERT INTO workmem_session_file (sid, name, content) VALUES ($1, $2, $3)", &[&sid, &super::dirs::OVERVIEW, &overview])?;
+                }
+                t.commit()?;
+                Ok(row.map(|r| r.get::<_, i64>(0)))
+            })?;
+            match made {
+                Some(sid) => return Ok(Session::new(Arc::new(self.session(sid, &self.folder(), &id)))),
+                None if given.is_some() => return Err(Error::Exists { dir: self.name.join(&id), id }),
+                None => continue,
+            }
+        }
+        Err(Error::Exists { id: "(a fresh ID)".into(), dir: self.name.clone() })
+    }
+
+    fn list(&self) -> Result<Vec<(Session, Meta)>> {
+        self.listed("SELECT sid, cwd, id, meta FROM workmem_session WHERE cwd = $1 ORDER BY sid", &[&self.cwd.display().to_string()])
+    }
+
+    fn all(&self) -> Result<Vec<(Session, Meta)>> {
+        self.listed("SELECT sid, cwd, id, meta FROM workmem_session ORDER BY sid", &[])
+    }
+
+    fn find(&self, id: &str) -> Result<Session> {
+        let mine = self.listed("SELECT sid, cwd, id, meta FROM workmem_session WHERE cwd = $1 AND id = $2", &[&self.cwd.display().to_string(), &id])?;
+        if let Some((session, _)) = mine.into_iter().next() {
+            return Ok(session);
+        }
+        let mut any = self.listed("SELECT sid, cwd, id, meta FROM workmem_session WHERE id = $1 ORDER BY sid", &[&id])?;
+        match any.len() {
+            0 => Err(Error::NoSuchSession { id: id.to_string(), cwd: self.cwd.clone() }),
+            1 => Ok(any.remove(0).0),
+            _ => Err(Error::Ambiguous { id: id.to_string(), dirs: any.iter().map(|(s, _)| s.dir().to_path_buf()).collect() }),
+        }
+    }
+
+    /// `postgres:/<folder>/<id>` (a session's [`StoredSession::dir`]), else an ID.
+    fn resolve(&self, spec: &str) -> Result<Session> {
+        let Some(rest) = spec.strip_prefix(SCHEME).map(|r| r.trim_start_matches('/')) else { return self.find(spec) };
+        let found = self.all()?.into_iter().find(|(s, _)| s.dir().strip_prefix(SCHEME).is_ok_and(|p| p.to_string_lossy().trim_start_matches('/') == rest));
+        found.map(|(s, _)| s).ok_or_else(|| Error::NotASession { dir: PathBuf::from(spec), why: "no session of the database has that name".into() })
+    }
+}
+
+/// One session in the database.
+#[derive(Debug, Clone)]
+struct PgSession {
+    db: Arc<Db>,
+    sid: i64,
+    name: PathBuf,
+    wait: Duration,
+}
+
+impl PgSession {
+    fn corrupt(&self, what: &str) -> impl Fn(serde_json::Error) -> Error + '_ {
+        let path = self.name.join(what);
+        move |source| Error::Corrupt { path: path.clone(), source }
+    }
+
+    fn file(&self, name: &str) -> Result<Option<String>> {
+        let row = self.db.with(|c| c.query_opt("SELECT content FROM workmem_session_file WHERE sid = $1 AND name = $2", &[&self.sid, &name]))?;
+        Ok(row.map(|r| r.get(0)))
+    }
+}
+
+impl SessionLog for PgSession {
+    fn records(&self) -> Result<Vec<LogRecord>> {
+        let rows = self.db.with(|c| c.query("SELECT record FROM workmem_session_record WHERE sid = $1 ORDER BY seq", &[&self.sid]))?;
+        rows.iter().map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(self.corrupt("messages.jsonl"))).collect()
+    }
+
+    fn view_to(&self) -> Result<(View, u64)> {
+        let records = self.records()?;
+        let mut view = View::default();
+        for mut record in records.clone() {
+            if let Entry::Message(m) = &mut record.entry {
+                messages::expand_read(m, &records, record.seq);
+            }
+            view.push(record);
+        }
+        Ok((view, records.last().map_or(0, |r| r.seq)))
+    }
+
+    /// Not kept between calls yet: the caller reads the view whole.
+    fn view_after(&self, _: u64) -> Result<Option<(View, u64)>> {
+        Ok(None)
+    }
+
+    fn release_view(&self) {}
+
+    fn next_seq(&self) -> Result<u64> {
+        let last: Option<i64> = self.db.with(|c| c.query_one("SELECT max(seq) FROM workmem_session_record WHERE sid = $1", &[&self.sid]))?.get(0);
+        Ok(last.map_or(1, |s| s as u64 + 1))
+    }
+
+    /// One transaction, numbered on from the log's last record: committed is durable, so
+    /// `Deferred` is `Synced` here.
+    fn append_all(&self, _: &Locked, entries: Vec<(Entry, Option<Usage>)>, _: Durability) -> Result<Vec<LogRecord>> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let at = crate::now();
+        self.db.with(|c| {
+            let mut t = c.transaction()?;
+            let last: Option<i64> = t.query_one("SELECT max(seq) FROM workmem_session_record WHERE sid = $1", &[&self.sid])?.get(0);
+            let mut seq = last.unwrap_or(0);
+            let mut records = Vec::with_capacity(entries.len());
+            for (entry, usage) in entries {
+                seq += 1;
+                let record = LogRecord { seq: seq as u64, at: at.clone(), entry, usage };
+                let line = serde_json::to_string(&record).expect("a log record serializes");
+                t.execute("INSERT INTO workmem_session_record (sid, seq, record) VALUES ($1, $2, $3)", &[&self.sid, &seq, &line])?;
+                records.push(record);
+            }
+            t.commit()?;
+            Ok(records)
+        })
+    }
+
+    fn sync_log(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl MemoryCommit for PgSession {
+    fn load_memory(&self, _: &Locked) -> Result<Option<String>> {
+        match self.committed_memory()? {
+            Some((None, _)) | None => {
+                let updates = self.meta()?.updates;
+                if updates > 0 {
+                    return Err(Error::MissingState { dir: self.name.clone(), updates: u32::try_from(updates).unwrap_or(u32::MAX) });
+                }
+                Ok(None)
+            }
+            Some((state, _)) => Ok(state),
+        }
+    }
+
+    /// One statement: the state and the overview one commit left.
+    fn committed_memory(&self) -> Result<Option<(Option<String>, String)>> {
+        let row = self.db.with(|c| {
+            c.query_opt(
+                "SELECT s.state, f.content FROM workmem_session s LEFT JOIN workmem_session_file f ON f.sid = s.sid AND f.name = $2 WHERE s.sid = $1",
+                &[&self.sid, &super::dirs::OVERVIEW],
+            )
+        })?;
+        Ok(row.map(|r| (r.get(0), r.get::<_, Option<String>>(1).unwrap_or_default())))
+    }
+
+    fn log(&self) -> Result<Vec<serde_json::Value>> {
+        let rows = self.db.with(|c| c.query("SELECT record FROM workmem_session_update WHERE sid = $1 ORDER BY seq", &[&self.sid]))?;
+        rows.iter().map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(self.corrupt("updates.jsonl"))).collect()
+    }
+
+    fn keyed_update(&self, key: &str) -> Result<Option<KeyedUpdate>> {
+        let row = self.db.with(|c| c.query_opt("SELECT digest, seq FROM workmem_session_key WHERE sid = $1 AND key = $2", &[&self.sid, &key]))?;
+        Ok(row.map(|r| KeyedUpdate { key: key.to_string(), digest: r.get(0), seq: r.get::<_, i64>(1) as u32 }))
+    }
+
+    /// One transaction: the update's record (each record, for a commit that takes another
+    /// session's memory), its key, the state, the overview and meta's count.
+    fn commit(&self, _: &Locked, commit: &Commit) -> Result<()> {
+        let mut meta = self.meta()?;
+        meta.count(commit);
+        let meta = serde_json::to_string(&meta).expect("meta serializes");
+        let mut lines = Vec::new();
+        for line in commit.log_entry.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).map_err(self.corrupt("updates.jsonl"))?;
+            lines.push((record["seq"].as_i64().unwrap_or(i64::from(commit.seq)), line.to_string()));
+        }
+        self.db.with(|c| {
+            let mut t = c.transaction()?;
+            for (seq, line) in &lines {
+                t.execute("INSERT INTO workmem_session_update (sid, seq, record) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&self.sid, seq, line])?;
+            }
+            if let Some((key, digest)) = &commit.request {
+                t.execute(
+                    "INSERT INTO workmem_session_key (sid, key, digest, seq) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+                    &[&self.sid, key, digest, &i64::from(commit.seq)],
+                )?;
+            }
+            t.execute("UPDATE workmem_session SET state = $2, meta = $3 WHERE sid = $1", &[&self.sid, &commit.state, &meta])?;
+            t.execute(
+                "INSERT INTO workmem_session_file (sid, name, content) VALUES ($1, $2, $3) ON CONFLICT (sid, name) DO UPDATE SET content = EXCLUDED.content",
+                &[&self.sid, &super::dirs::OVERVIEW, &commit.overview],
+            )?;
+            t.commit()
+        })
+    }
+}
+
+impl StoredSession for PgSession {
+    fn dir(&self) -> &Path {
+        &self.name
+    }
+
+    fn meta(&self) -> Result<Meta> {
+        let row = self.db.with(|c| c.query_opt("SELECT meta FROM workmem_session WHERE sid = $1", &[&self.sid]))?;
+        let row = row.ok_or_else(|| Error::NotASession { dir: self.name.clone(), why: "it was removed".into() })?;
+        serde_json::from_str(row.get::<_, &str>(0)).map_err(self.corrupt("meta.json"))
+    }
+
+    fn write_meta(&self, _: &Locked, meta: &Meta) -> Result<()> {
+        let meta = serde_json::to_string(meta).expect("meta serializes");
+        self.db.with(|c| c.execute("UPDATE workmem_session SET meta = $2 WHERE sid = $1", &[&self.sid, &meta])).map(drop)
+    }
+
+    fn overview(&self) -> Result<String> {
+        Ok(self.file(super::dirs::OVERVIEW)?.unwrap_or_default())
+    }
+
+    /// An advisory lock on a connection of its own, tried until it is free or the wait is over.
+    fn lock(&self) -> Result<Locked> {
+        let mut conn = Db::connect(&self.db.url)?;
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let taken: bool = conn.query_one("SELECT pg_try_advisory_lock(7766002, $1::int4)", &[&(self.sid as i32)]).map_err(self.db.err())?.get(0);
+            if taken {
+                // Held by the connection that took it: a lock outlives no connection.
+                return Ok(Locked::holding(Mutex::new(conn)));
+            }
+            if started.elapsed() >= self.wait {
+                let holder = "another connection to the database holds it (a PostgreSQL advisory lock)".to_string();
+                return Err(Error::Busy { dir: self.name.clone(), waited: started.elapsed(), holder });
+            }
+            std::thread::sleep(pause.min(self.wait.saturating_sub(started.elapsed())));
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
+    fn waiting_at_most(&self, wait: Duration) -> Arc<dyn StoredSession> {
+        Arc::new(PgSession { wait, ..self.clone() })
+    }
+
+    fn memory_files(&self) -> Box<dyn MemoryFileStore> {
+        Box::new(PgFiles(self.clone()))
+    }
+
+    fn remove(&self) -> Result<()> {
+        self.db.with(|c| c.execute("DELETE FROM workmem_session WHERE sid = $1", &[&self.sid])).map(drop)
+    }
+}
+
+/// A session's memory files, by name, under the rule every store keeps ([`memory_name`]).
+struct PgFiles(PgSession);
+
+impl PgFiles {
+    fn failed(name: &str, e: Error) -> PathError {
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            message.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        PathError::Io { name: name.into(), kind: std::io::ErrorKind::Other, message }
+    }
+}
+
+impl MemoryFileStore for PgFiles {
+    fn read(&self, name: &str) -> std::result::Result<String, PathError> {
+        memory_name(name)?;
+        let missing = || PathError::Io { name: name.into(), kind: std::io::ErrorKind::NotFound, message: "no such file".into() };
+        self.0.file(name).map_err(|e| Self::failed(name, e))?.ok_or_else(missing)
+    }
+
+    fn write(&self, name: &str, content: &str) -> std::result::Result<(), PathError> {
+        memory_name(name)?;
+        let sql = "INSERT INTO workmem_session_file (sid, name, content) VALUES ($1, $2, $3) ON CONFLICT (sid, name) DO UPDATE SET content = EXCLUDED.content";
+        self.0.db.with(|c| c.execute(sql, &[&self.0.sid, &name, &content])).map(drop).map_err(|e| Self::failed(name, e))
+    }
+
+    fn list(&self, name: &str) -> std::result::Result<Vec<String>, PathError> {
+        memory_name(name)?;
+        let under = format!("{}/", name.trim_end_matches('/'));
+        let rows = self
+            .0
+            .db
+            .with(|c| c.query("SELECT name FROM workmem_session_file WHERE sid = $1 AND starts_with(name, $2) ORDER BY name", &[&self.0.sid, &under]))
+            .map_err(|e| Self::failed(name, e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+}
