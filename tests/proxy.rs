@@ -816,6 +816,44 @@ fn a_rotated_key_branches_visibly() {
     assert!(page.contains(&format!("{} (credentials)", parent["id"].as_str().unwrap())), "{page}");
 }
 
+/// A proxy started with `--sessions-db` keeps its sessions in PostgreSQL (issue 74): the
+/// model's memory update, its session and its log are there, not in a directory; a restarted
+/// proxy finds the session and sends its memory; the CLI on the same database lists it and
+/// shows its memory, and `workmem view --proxy` its counts.
+#[test]
+fn a_proxy_keeps_its_sessions_in_postgres() {
+    let Some(db) = crate::common::postgres::Server::start() else { return };
+    let url = db.database("proxied");
+    let server = Server::start(vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::say("read them all"), Reply::say("bye")]);
+    let args = ["--sessions-db", url.as_str()];
+    let proxy = Proxy::start("postgres", &server.url, &args);
+    let first = json!({"model": "gpt-4o", "tools": read_file_tool(), "messages": [{"role": "user", "content": "Read the files."}]});
+    let (status, _, body) = proxy.post("/v1/chat/completions", &first);
+    assert_eq!(status, 200, "{body}");
+    let root = proxy.stop();
+    assert!(!root.join("sessions").exists(), "no session directory was made");
+    let proxy = Proxy::at(root, &server.url, &args);
+    let mut next = first.clone();
+    next["messages"].as_array_mut().unwrap().extend([json!({"role": "assistant", "content": "read them all"}), json!({"role": "user", "content": "Thanks."})]);
+    assert_eq!(proxy.post("/v1/chat/completions", &next).0, 200);
+    let third = server.requests()[2].body.to_string();
+    assert!(third.contains("Reading the files") && third.contains("Read the files."), "the restarted proxy found the session: {third}");
+    let root = proxy.stop();
+    let cli = |verb: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_workmem")).args(verb).args(["--json", "--sessions-db", &url]).current_dir(&root).output().unwrap();
+        assert!(out.status.success(), "{verb:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let listed = cli(&["session", "list"]);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!((listed[0]["meta"]["updates"].as_u64(), listed[0]["meta"]["proxied"]["protocol"].as_str()), (Some(1), Some("chat")));
+    let id = listed[0]["meta"]["id"].as_str().unwrap();
+    let shown = cli(&["show", "--session", id]);
+    assert!(shown.to_string().contains("Reading the files"), "{shown}");
+    assert!(cli(&["view", "--proxy"])["passed"]["by_reason"].as_object().is_some_and(|m| m.is_empty()));
+}
+
 /// A client that resends a request whose answer it never got (it timed out after the proxy
 /// logged the answer, as SDKs retry) goes on with the memory that answer left: its new session
 /// is a branch of the first and takes its memory, the update the model made in the lost answer

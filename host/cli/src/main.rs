@@ -25,6 +25,11 @@ struct Cli {
     /// Sessions root (default: $WORKMEM_SESSIONS_DIR, else ~/.ai/sessions)
     #[arg(long, global = true, value_name = "DIR")]
     sessions_dir: Option<PathBuf>,
+    /// Keep sessions in this PostgreSQL database instead of directories
+    /// (postgres://user:password@host/db; default: $WORKMEM_SESSIONS_DB): every process
+    /// given the same database shares its sessions
+    #[arg(long, global = true, value_name = "POSTGRES_URL", conflicts_with = "sessions_dir")]
+    sessions_db: Option<String>,
     /// Print JSON (errors included, as {"ok": false, "error": {...}})
     #[arg(long, global = true)]
     json: bool,
@@ -117,7 +122,7 @@ fn die_on_closed_pipe() {
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
-    let ctx = Ctx::new(cli.sessions_dir.as_deref())?;
+    let ctx = Ctx::new(cli.sessions_dir.as_deref(), cli.sessions_db.as_deref())?;
     let json = cli.json;
     match cli.command {
         Command::Demo => commands::demo::run(&ctx.runtime, &ctx.sessions, json),

@@ -16,9 +16,14 @@ pub struct GrantName {
 }
 
 impl GrantName {
-    /// A store's name for one of its sessions.
-    pub(crate) fn new(folder: String, id: String, uid: String) -> Self {
-        GrantName { folder, id, uid }
+    /// The session `session` is, as a grant names it: the folder its name is in (a store
+    /// names a session `<root>/<folder>/<id>`), its ID, and its uid (sessions made before
+    /// [`Meta::uid`](super::Meta::uid) are told apart by their creation time).
+    pub(crate) fn of(session: &super::Session) -> Result<Self> {
+        let meta = session.meta()?;
+        let folder = session.dir().parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
+        Ok(GrantName { folder, id: meta.id, uid })
     }
 
     /// The name as a grant stores it; `None` for anything else.
@@ -35,7 +40,7 @@ impl GrantName {
     }
 
     /// Its working directory's folder.
-    pub(crate) fn folder(&self) -> &str {
+    pub fn folder(&self) -> &str {
         &self.folder
     }
 }

@@ -241,6 +241,15 @@ impl Sessions {
         Sessions::with_store(dirs.clone()).with_grants(dirs.clone()).with_proxy_state(dirs)
     }
 
+    /// The sessions of working directory `cwd` in the PostgreSQL database at `url`, with their
+    /// grant names and the proxy's state beside them: shared by every process, on any machine,
+    /// given the same database.
+    #[cfg(feature = "db")]
+    pub fn postgres(url: &str, cwd: &Path) -> Result<Self> {
+        let pg = Arc::new(PgSessions::connect(url, cwd)?);
+        Ok(Sessions::with_store(pg.clone()).with_grants(pg.clone()).with_proxy_state(pg))
+    }
+
     /// How grants name these sessions.
     pub fn grants(&self) -> Result<&dyn SessionGrants> {
         self.grants.as_deref().ok_or(crate::Error::NotKept("grant names"))

@@ -7,6 +7,7 @@
 //! workmem_session_update  the update log, (session, seq)
 //! workmem_session_key     the idempotency keys of keyed updates, (session, key)
 //! workmem_session_file    the memory files (working-memory/...), (session, name)
+//! workmem_proxy_state     what a proxy keeps beside a working directory's sessions, (folder, name)
 //! ```
 //!
 //! What the seam asks of a store, here: a record is acknowledged once its transaction has
@@ -17,12 +18,13 @@
 //! which excludes every other writer on any machine, is released when its holder's connection
 //! ends (a killed process included), and is waited for within a bound.
 
-use super::store::{Durability, MemoryCommit, SessionLog, SessionStore, StoredSession};
-use super::{Commit, FRESH_ID_DRAWS, KeyedUpdate, Locked, Meta, Session, checked_id, encode_cwd, new_id};
+use super::store::{Durability, MemoryCommit, ProxyState, SessionGrants, SessionLog, SessionStore, StoredSession};
+use super::{Commit, FRESH_ID_DRAWS, GrantName, KeyedUpdate, Locked, Meta, Session, checked_id, encode_cwd, new_id, random_uid};
 use crate::confine::{MemoryFileStore, PathError, memory_name};
 use crate::db::postgres::{Connection, open};
 use crate::error::{Error, Result};
 use crate::messages::{self, Entry, LogRecord, Usage, View};
+use crate::passed::Passed;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -38,10 +40,18 @@ const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workmem_session (
     sid BIGSERIAL PRIMARY KEY,
     cwd TEXT NOT NULL,
+    folder TEXT NOT NULL,
     id TEXT NOT NULL,
     meta TEXT NOT NULL,
     state TEXT,
     UNIQUE (cwd, id)
+);
+CREATE INDEX IF NOT EXISTS workmem_session_by_folder ON workmem_session (folder, id);
+CREATE TABLE IF NOT EXISTS workmem_proxy_state (
+    folder TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (folder, name)
 );
 CREATE TABLE IF NOT EXISTS workmem_session_record (
     sid BIGINT NOT NULL REFERENCES workmem_session ON DELETE CASCADE,
@@ -90,7 +100,13 @@ impl Db {
     }
 
     fn connect(url: &str) -> Result<Connection> {
-        open(url).map_err(|source| Error::Database { target: crate::db::redact(url), source: Box::new(source) })
+        open(url).map_err(|e| Error::Database {
+            target: crate::db::redact(url),
+            source: match e {
+                crate::db::Error::Open { source, .. } => source,
+                other => Box::new(other),
+            },
+        })
     }
 
     /// `f` on the shared connection.
@@ -154,8 +170,10 @@ impl SessionStore for PgSessions {
             let meta = serde_json::to_string(&Meta::new(id.clone(), &self.cwd, overview)?).expect("meta serializes");
             let made = self.db.with(|c| {
                 let mut t = c.transaction()?;
-                let row =
-                    t.query_opt("INSERT INTO workmem_session (cwd, id, meta) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING sid", &[&cwd, &id, &meta])?;
+                let row = t.query_opt(
+                    "INSERT INTO workmem_session (cwd, folder, id, meta) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING sid",
+                    &[&cwd, &self.folder(), &id, &meta],
+                )?;
                 if let Some(row) = &row {
                     let sid: i64 = row.get(0);
                     t.execute("INSERT INTO workmem_session_file (sid, name, content) VALUES ($1, $2, $3)", &[&sid, &super::dirs::OVERVIEW, &overview])?;
@@ -200,6 +218,55 @@ impl SessionStore for PgSessions {
         found.map(|(s, _)| s).ok_or_else(|| Error::NotASession { dir: PathBuf::from(spec), why: "no session of the database has that name".into() })
     }
 }
+
+/// A grant names a session by its working directory's folder, its ID and its uid, as it names
+/// a session directory.
+impl SessionGrants for PgSessions {
+    fn grant_name(&self, session: &Session) -> Result<GrantName> {
+        GrantName::of(session)
+    }
+
+    fn open_granted(&self, name: &GrantName) -> Result<Session> {
+        let found = self.listed("SELECT sid, cwd, id, meta FROM workmem_session WHERE folder = $1 AND id = $2", &[&name.folder(), &name.id()])?;
+        let dir = PathBuf::from(format!("{SCHEME}/{}/{}", name.folder(), name.id()));
+        let (session, _) =
+            found.into_iter().next().ok_or_else(|| Error::NotASession { dir: dir.clone(), why: "no session of the database has that name".into() })?;
+        if GrantName::of(&session)? != *name {
+            return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
+        }
+        Ok(session)
+    }
+}
+
+/// The proxy's secret and counts are rows beside the working directory's sessions, shared by
+/// every replica on the database (one secret: a caller's sessions are its own on each).
+impl ProxyState for PgSessions {
+    fn secret(&self, name: &str) -> Result<String> {
+        let drawn = format!("{}{}", random_uid()?, random_uid()?);
+        let folder = self.folder();
+        // Another replica may draw one at the same moment: the one kept is the one.
+        self.db.with(|c| {
+            c.execute("INSERT INTO workmem_proxy_state (folder, name, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&folder, &name, &drawn])?;
+            c.query_one("SELECT value FROM workmem_proxy_state WHERE folder = $1 AND name = $2", &[&folder, &name]).map(|r| r.get(0))
+        })
+    }
+
+    fn passed(&self) -> Result<Passed> {
+        let folder = self.folder();
+        let row = self.db.with(|c| c.query_opt("SELECT value FROM workmem_proxy_state WHERE folder = $1 AND name = $2", &[&folder, &PASSED]))?;
+        let path = self.name.join(PASSED);
+        row.map_or(Ok(Passed::default()), |r| serde_json::from_str(r.get::<_, &str>(0)).map_err(|source| Error::Corrupt { path, source }))
+    }
+
+    fn write_passed(&self, passed: &Passed) -> Result<()> {
+        let value = serde_json::to_string(passed).expect("counts serialize");
+        let sql = "INSERT INTO workmem_proxy_state (folder, name, value) VALUES ($1, $2, $3) ON CONFLICT (folder, name) DO UPDATE SET value = EXCLUDED.value";
+        self.db.with(|c| c.execute(sql, &[&self.folder(), &PASSED, &value])).map(drop)
+    }
+}
+
+/// The name the pass-through counts are kept under.
+const PASSED: &str = "proxy-passed.json";
 
 /// One session in the database.
 #[derive(Debug, Clone)]

@@ -154,7 +154,7 @@ impl SessionStore for SessionDirs {
 /// folder, its ID and its uid.
 impl SessionGrants for SessionDirs {
     fn grant_name(&self, session: &Session) -> Result<GrantName> {
-        grant_of(session)
+        GrantName::of(session)
     }
 
     /// Beneath the root by handle: neither the project's folder nor the session's may be a
@@ -165,20 +165,11 @@ impl SessionGrants for SessionDirs {
             .subdir(&format!("{}/{}", name.folder(), name.id()))
             .map_err(|source| Error::NotASession { dir: dir.clone(), why: source.to_string() })?;
         let session = handle(SessionDir::open_in(files, dir.clone())?);
-        if grant_of(&session)? != *name {
+        if GrantName::of(&session)? != *name {
             return Err(Error::NotASession { dir, why: "it is a newer session with the granted one's ID".into() });
         }
         Ok(session)
     }
-}
-
-/// The session `session` is, as a grant names it (sessions made before [`Meta::uid`] are told
-/// apart by their creation time).
-fn grant_of(session: &Session) -> Result<GrantName> {
-    let meta = session.meta()?;
-    let folder = session.dir().parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
-    Ok(GrantName::new(folder, meta.id, uid))
 }
 
 /// The proxy's secret and counts are files beside the working directory's sessions.
