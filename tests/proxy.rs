@@ -854,6 +854,50 @@ fn a_proxy_keeps_its_sessions_in_postgres() {
     assert!(cli(&["view", "--proxy"])["passed"]["by_reason"].as_object().is_some_and(|m| m.is_empty()));
 }
 
+/// Two proxies on one PostgreSQL database, a client's requests landing on each in turn (a
+/// round-robin balancer): one session for the conversation, made by one replica and continued
+/// by the other, the memory the model saved on every request after it, whichever replica
+/// took it (issue 74: before, each replica that had not made the session started its own).
+#[test]
+fn replicas_on_one_database_continue_one_session() {
+    let Some(db) = crate::common::postgres::Server::start() else { return };
+    let url = db.database("fleet");
+    // The client's call has an ID of its own, as a provider's calls have (the scripted ones are
+    // numbered from call_0 in each answer).
+    let read = json!({"id": "chatcmpl-2", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_read", "type": "function", "function": {"name": "read_file", "arguments": "{\"path\":\"a\"}"}}]}}]});
+    let mut script = vec![Reply::call(&[("update_memory", json!({"dsl": DSL}))]), Reply::Json { status: 200, headers: vec![], body: read.to_string() }];
+    script.extend((0..4).map(|i| Reply::say(&format!("step {i}"))));
+    let server = Server::start(script);
+    let args = ["--sessions-db", url.as_str()];
+    let a = Proxy::start("fleet", &server.url, &args);
+    let b = Proxy::at(a.root.clone(), &server.url, &args);
+    let mut messages = vec![json!({"role": "user", "content": "Read the files."})];
+    for (turn, replica) in [&a, &b, &a, &b, &a].into_iter().enumerate() {
+        let (status, _, body) = replica.post("/v1/chat/completions", &json!({"model": "gpt-4o", "tools": read_file_tool(), "messages": messages}));
+        assert_eq!(status, 200, "turn {turn}: {body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        let said = answer["choices"][0]["message"].clone();
+        let calls = said["tool_calls"].as_array().cloned().unwrap_or_default();
+        messages.push(said);
+        match calls.first() {
+            Some(call) => messages.push(json!({"role": "tool", "tool_call_id": call["id"], "content": "contents of a"})),
+            None => messages.push(json!({"role": "user", "content": format!("go on {turn}")})),
+        }
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 6, "one upstream request a turn, and one for the update");
+    for (i, request) in requests.iter().enumerate().skip(1) {
+        let body = request.body.to_string();
+        assert!(body.contains("Reading the files"), "request {i} went upstream without the memory: {body}");
+    }
+    let last = requests[5].body["messages"].to_string();
+    assert!(last.contains("step 2") && last.contains("go on 3") && last.contains("contents of a"), "the whole conversation: {last}");
+    let out = Command::new(env!("CARGO_BIN_EXE_workmem")).args(["session", "list", "--json", "--sessions-db", &url]).current_dir(&a.root).output().unwrap();
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "one session for the conversation: {listed}");
+}
+
 /// A client that resends a request whose answer it never got (it timed out after the proxy
 /// logged the answer, as SDKs retry) goes on with the memory that answer left: its new session
 /// is a branch of the first and takes its memory, the update the model made in the lost answer

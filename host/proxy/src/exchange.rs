@@ -346,6 +346,12 @@ fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
     loop {
         let (found, created) = app.sessions.find(protocol.name(), &owner, client.as_deref(), &history, &app.template, parent.as_deref()).map_err(before)?;
         let mut exchange = crate::locks::lock(&found.tracked.exchange);
+        // Another replica extended the session since this one read it: its view is read again,
+        // and the request found again against it.
+        if !created && app.sessions.shared() && found.tracked.outdated(&exchange) {
+            app.sessions.reload(&found.tracked, &mut exchange);
+            continue;
+        }
         if !created && !found.tracked.unchanged_since(&found) && found.tracked.new_in(&history).map(|(_, new)| new).as_ref() != Some(&found.new) {
             continue;
         }
@@ -363,6 +369,9 @@ fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
                 eprintln!("workmem proxy: session {}: removing it after its request was refused: {e}", found.tracked.id);
             }
             return result;
+        }
+        if app.sessions.shared() {
+            found.tracked.note_logged(&exchange);
         }
         let warm = found.tracked.warm_bytes(&exchange);
         drop(exchange);

@@ -58,6 +58,10 @@ pub(crate) struct Tracked {
     files: Session,
     /// Held for a whole exchange: one client request at a time per session.
     pub exchange: Mutex<Exchange>,
+    /// The sequence number the log's next record gets, as this process last knew it: on a
+    /// [shared](workmem_store::SessionStore::shared) store, a log that has moved past it was
+    /// written by another replica, and the view is read again ([`Index::reload`]).
+    logged: std::sync::atomic::AtomicU64,
 }
 
 /// What one exchange at a time works with.
@@ -112,7 +116,21 @@ impl Tracked {
         }
         let files = session.clone();
         let exchange = Mutex::new(Exchange { session, tokenizer: None, written: Default::default(), sent: 0 });
-        Tracked { id, proxied, slot, lookup, seen: Mutex::default(), accepted: AtomicBool::new(accepted), files, exchange }
+        Tracked { id, proxied, slot, lookup, seen: Mutex::default(), accepted: AtomicBool::new(accepted), files, exchange, logged: 1.into() }
+    }
+
+    /// Whether another process wrote the log since this one last did, as far as the store
+    /// can tell now (a store it cannot ask is taken as unchanged: the request then fails on
+    /// its own where the store does).
+    pub fn outdated(&self, exchange: &Exchange) -> bool {
+        exchange.session.next_seq().is_ok_and(|next| next != self.logged.load(Ordering::Acquire))
+    }
+
+    /// The log as this process leaves it, once an exchange ends.
+    pub fn note_logged(&self, exchange: &Exchange) {
+        if let Ok(next) = exchange.session.next_seq() {
+            self.logged.store(next, Ordering::Release);
+        }
     }
 
     /// Whether the upstream has accepted one of its requests.
@@ -197,6 +215,13 @@ pub(crate) struct Index {
     /// key) and starts a branch of that session, said so, rather than a session that nothing
     /// links to the conversation it goes on with.
     names: Mutex<ItemMap<(String, String)>>,
+    /// Whether other replicas make and write these sessions too
+    /// ([`workmem_store::SessionStore::shared`]): then each request first takes in the sessions
+    /// they made ([`Index::catch_up`]) and checks its session's log against the store.
+    shared: bool,
+    /// Where the sessions made since are asked from ([`workmem_store::SessionStore::made_after`]);
+    /// held while they are taken in, so that two requests do not take one in twice.
+    cursor: Mutex<u64>,
 }
 
 /// A session on disk no request has asked for yet: its files, its ID and its client.
@@ -267,7 +292,10 @@ impl Index {
     /// comes ([`Index::wake`]).
     pub fn load(sessions: &Sessions, max_sessions: usize) -> workmem_store::Result<Self> {
         let secret = sessions.proxy_state()?.secret(SECRET)?;
-        let proxied: Vec<_> = sessions.list()?.into_iter().filter_map(|(session, meta)| Some((session, meta.id, meta.proxied?))).collect();
+        let shared = sessions.shared();
+        // On a shared store, those made up to a cursor, from which the ones made later are asked.
+        let (listed, cursor) = if shared { sessions.made_after(0)? } else { (sessions.list()?, 0) };
+        let proxied: Vec<_> = listed.into_iter().filter_map(|(session, meta)| Some((session, meta.id, meta.proxied?))).collect();
         let left_out = proxied.len().saturating_sub(max_sessions);
         if left_out > 0 {
             eprintln!("workmem proxy: {left_out} older sessions not loaded (--max-sessions {max_sessions}); their clients' next requests start new ones");
@@ -289,6 +317,8 @@ impl Index {
             max_sessions: max_sessions.max(1),
             dormant,
             names: Mutex::new(names),
+            shared,
+            cursor: Mutex::new(cursor),
         })
     }
 
@@ -311,6 +341,7 @@ impl Index {
             };
             let mut all = lock(&self.tracked);
             let t = all.add(|slot| Tracked::new(session, id, proxied, slot, Arc::clone(&self.lookup), true));
+            t.logged.store(records.last().map_or(1, |r| r.seq + 1), Ordering::Release);
             for record in records {
                 if let Entry::Message(m) = record.entry {
                     t.observe(record.seq, &m);
@@ -319,6 +350,56 @@ impl Index {
             self.used(&mut all, t.slot);
         }
         lock(&self.dormant).remove(&scope);
+    }
+
+    /// Whether other replicas make and write these sessions too.
+    pub fn shared(&self) -> bool {
+        self.shared
+    }
+
+    /// On a shared store, takes in the sessions other replicas made since the last time, each
+    /// waiting on its scope's shelf until a request of that scope reads it ([`Index::wake`]);
+    /// those this process made are known already.
+    fn catch_up(&self) {
+        if !self.shared {
+            return;
+        }
+        let mut cursor = lock(&self.cursor);
+        let (made, next) = match self.sessions.made_after(*cursor) {
+            Ok(made) => made,
+            Err(e) => return eprintln!("workmem proxy: the sessions other replicas made could not be read: {e}"),
+        };
+        for (session, meta) in made {
+            let Some(proxied) = meta.proxied else { continue };
+            if lock(&self.tracked).by_slot.values().any(|t| t.id == meta.id) {
+                continue;
+            }
+            if let (Some(name), Some(caller)) = (&proxied.client, &proxied.caller) {
+                lock(&self.names).insert(history::named(&proxied.protocol, name), (caller.clone(), meta.id.clone()));
+            }
+            let shelf = lock(&self.dormant).entry(scope_of(&proxied)).or_default().clone();
+            lock(&shelf).push((session, meta.id, proxied));
+        }
+        *cursor = next.max(*cursor);
+    }
+
+    /// `t`'s view read again from its log, which another replica wrote (see
+    /// [`Tracked::outdated`]), under its exchange; what the exchange kept is let go of.
+    pub fn reload(&self, t: &Tracked, exchange: &mut Exchange) {
+        self.unfile(t);
+        *lock(&t.seen) = Seen::default();
+        exchange.cool();
+        match exchange.session.records() {
+            Ok(records) => {
+                for record in &records {
+                    if let Entry::Message(m) = &record.entry {
+                        t.observe(record.seq, m);
+                    }
+                }
+                t.logged.store(records.last().map_or(1, |r| r.seq + 1), Ordering::Release);
+            }
+            Err(e) => eprintln!("workmem proxy: session {}: its log, which another replica wrote, could not be read again: {e}", t.id),
+        }
     }
 
     /// Takes `t` out of the lookup: no request finds it any more.
@@ -378,6 +459,7 @@ impl Index {
         template: &str,
         parent: Option<&str>,
     ) -> workmem_store::Result<(Found, bool)> {
+        self.catch_up();
         self.wake(history::scope(protocol, owner, client));
         let mut all = lock(&self.tracked);
         let (best, last_of_name) = self.best(&all, protocol, owner, client, history);
@@ -435,6 +517,7 @@ impl Index {
     /// request chained to `id` continues, read from the session's log. None where no session
     /// of the caller's logged it (or the session was let go of).
     pub fn chained(&self, protocol: &str, owner: &str, client: Option<&str>, id: &str) -> workmem_store::Result<Option<(String, Vec<Message>)>> {
+        self.catch_up();
         self.wake(history::scope(protocol, owner, client));
         let slot = lock(&self.lookup).answers.get(&history::answer(protocol, owner, id)).copied();
         let Some(t) = slot.and_then(|slot| lock(&self.tracked).by_slot.get(&slot).cloned()) else { return Ok(None) };
@@ -480,6 +563,7 @@ impl Index {
 
     /// The session `history` extends, as [`Index::find`] finds it, or none: nothing is created.
     pub fn lookup(&self, protocol: &str, owner: &str, client: Option<&str>, history: &History) -> Option<Found> {
+        self.catch_up();
         self.wake(history::scope(protocol, owner, client));
         self.best(&lock(&self.tracked), protocol, owner, client, history).0
     }

@@ -194,6 +194,21 @@ impl SessionStore for PgSessions {
         self.listed("SELECT sid, cwd, id, meta FROM workmem_session WHERE cwd = $1 ORDER BY sid", &[&self.cwd.display().to_string()])
     }
 
+    fn shared(&self) -> bool {
+        true
+    }
+
+    /// By the sessions' row numbers, which only grow.
+    fn made_after(&self, cursor: u64) -> Result<(Vec<(Session, Meta)>, u64)> {
+        let cwd = self.cwd.display().to_string();
+        let after = i64::try_from(cursor).unwrap_or(i64::MAX);
+        let last: Option<i64> = self.db.with(|c| c.query_one("SELECT max(sid) FROM workmem_session WHERE cwd = $1", &[&cwd]))?.get(0);
+        let Some(last) = last.filter(|&l| l > after) else { return Ok((Vec::new(), cursor)) };
+        let made =
+            self.listed("SELECT sid, cwd, id, meta FROM workmem_session WHERE cwd = $1 AND sid > $2 AND sid <= $3 ORDER BY sid", &[&cwd, &after, &last])?;
+        Ok((made, last as u64))
+    }
+
     fn all(&self) -> Result<Vec<(Session, Meta)>> {
         self.listed("SELECT sid, cwd, id, meta FROM workmem_session ORDER BY sid", &[])
     }

@@ -135,6 +135,21 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync {
     /// This working directory's sessions, oldest first.
     fn list(&self) -> Result<Vec<(Session, Meta)>>;
 
+    /// Whether other processes, on this machine or others, make and write these sessions as
+    /// this one does (a database several replicas share): then what a caller keeps of them
+    /// between requests (the proxy's index) is a cache, checked against the store before use.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// The sessions of this working directory made after `cursor` (0: all of them), oldest
+    /// first, and the cursor to ask from next: how a caller that keeps an index of a
+    /// [shared](SessionStore::shared) store learns of the sessions others made. A store no one
+    /// else writes has none to tell: nothing, and `cursor`.
+    fn made_after(&self, cursor: u64) -> Result<(Vec<(Session, Meta)>, u64)> {
+        Ok((Vec::new(), cursor))
+    }
+
     /// The sessions of every working directory, oldest first.
     fn all(&self) -> Result<Vec<(Session, Meta)>>;
 
