@@ -451,6 +451,8 @@ impl StoredSession for PgSession {
     }
 
     /// An advisory lock on a connection of its own, tried until it is free or the wait is over.
+    /// Keyed by workmem's number for session locks and the session's row number (past 2^31
+    /// rows, two sessions may share a key: they then wait on each other, never write at once).
     fn lock(&self) -> Result<Locked> {
         let mut conn = Db::connect(&self.db.url)?;
         let started = Instant::now();
