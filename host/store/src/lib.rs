@@ -17,6 +17,7 @@ pub mod ids;
 pub mod messages;
 mod passed;
 pub mod session;
+mod session_name;
 
 pub use confine::{Confined, MEMORY_DIR, MemoryFileStore, MemoryFiles, PathError};
 pub use error::{Error, Result};
@@ -26,9 +27,10 @@ pub use passed::{LastPassed, Passed};
 #[cfg(feature = "db")]
 pub use session::PgSessions;
 pub use session::{
-    Commit, Durability, GrantName, KeyedUpdate, Locked, MemoryChain, MemoryCommit, Meta, Proxied, ProxyState, Session, SessionDir, SessionDirs, SessionGrants,
-    SessionLog, SessionStore, Sessions, StoredSession,
+    Commit, Durability, KeyedUpdate, Locked, MemoryChain, MemoryCommit, Meta, Proxied, ProxyState, Session, SessionDir, SessionDirs, SessionGrants, SessionLog,
+    SessionStore, Sessions, StoredSession,
 };
+pub use session_name::GrantName;
 
 /// The current time as RFC 3339 UTC, second precision.
 pub fn now() -> String {

@@ -1,19 +1,8 @@
-//! What the HTTP server's grants name a session by, whichever store keeps it, and session IDs:
-//! their alphabet, and fresh ones.
+//! Fresh session IDs and uids, and the name a grant gives a session, whichever store keeps it.
 
+use crate::GrantName;
 use crate::error::{Error, Result};
 use std::path::PathBuf;
-
-/// What a session grant names: one session, `<folder>/<id>#<uid>`, the folder its working
-/// directory's (see [`encode_cwd`](super::encode_cwd)) and the uid what tells it from a
-/// session made later with the same ID. A store resolves it
-/// ([`SessionGrants`](super::SessionGrants)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrantName {
-    folder: String,
-    id: String,
-    uid: String,
-}
 
 impl GrantName {
     /// The session `session` is, as a grant names it: the folder its name is in (a store
@@ -23,38 +12,8 @@ impl GrantName {
         let meta = session.meta()?;
         let folder = session.dir().parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         let uid = if meta.uid.is_empty() { meta.created_at } else { meta.uid };
-        Ok(GrantName { folder, id: meta.id, uid })
+        Ok(GrantName::new(folder, meta.id, uid))
     }
-
-    /// The name as a grant stores it; `None` for anything else.
-    pub fn parse(name: &str) -> Option<Self> {
-        let (folder, rest) = name.split_once('/')?;
-        let (id, uid) = rest.split_once('#')?;
-        let folder_ok = folder.len() > 4 && folder.starts_with("--") && folder.ends_with("--") && !folder.contains(['/', '\\', '\0']) && folder != "..";
-        (folder_ok && checked_id(id).is_ok() && !uid.is_empty()).then(|| GrantName { folder: folder.into(), id: id.into(), uid: uid.into() })
-    }
-
-    /// The session ID it names.
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    /// Its working directory's folder.
-    pub fn folder(&self) -> &str {
-        &self.folder
-    }
-}
-
-impl std::fmt::Display for GrantName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}#{}", self.folder, self.id, self.uid)
-    }
-}
-
-/// Session IDs become directory names, so only a safe alphabet is allowed.
-pub(crate) fn checked_id(id: &str) -> Result<&str> {
-    let ok = !id.is_empty() && id.len() <= 128 && !id.starts_with('.') && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok { Ok(id) } else { Err(Error::BadId(id.to_string())) }
 }
 
 /// A new session's [`Meta::uid`].

@@ -10,9 +10,9 @@ mod meta;
 mod pg;
 pub mod store;
 
+pub(crate) use crate::session_name::checked_id;
 pub use dirs::{ROOT_ENV, SessionDir, SessionDirs, encode_cwd, failpoint, root_dir};
-pub use grant::GrantName;
-pub(crate) use grant::{FRESH_ID_DRAWS, checked_id, new_id, random_uid};
+pub(crate) use grant::{FRESH_ID_DRAWS, new_id, random_uid};
 pub use meta::{FORMAT, KeyedUpdate, MAX_REQUESTS, MemoryChain, Meta, Proxied};
 #[cfg(feature = "db")]
 pub use pg::PgSessions;

@@ -19,7 +19,8 @@
 //! ends (a killed process included), and is waited for within a bound.
 
 use super::store::{Durability, MemoryCommit, ProxyState, SessionGrants, SessionLog, SessionStore, StoredSession};
-use super::{Commit, FRESH_ID_DRAWS, GrantName, KeyedUpdate, Locked, Meta, Session, checked_id, encode_cwd, new_id, random_uid};
+use super::{Commit, FRESH_ID_DRAWS, KeyedUpdate, Locked, Meta, Session, checked_id, encode_cwd, new_id, random_uid};
+use crate::GrantName;
 use crate::confine::{MemoryFileStore, PathError, memory_name};
 use crate::db::postgres::{Connection, open};
 use crate::error::{Error, Result};

@@ -23,7 +23,8 @@
 //! except to make one (`Sessions::new`, `Session::open`); every other caller goes through
 //! the handles.
 
-use super::{Commit, GrantName, KeyedUpdate, Locked, Meta, Session};
+use super::{Commit, KeyedUpdate, Locked, Meta, Session};
+use crate::GrantName;
 use crate::confine::MemoryFileStore;
 use crate::error::Result;
 use crate::messages::{Entry, LogRecord, Usage, View};

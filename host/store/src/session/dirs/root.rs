@@ -2,11 +2,12 @@
 //! and the names their grants go by.
 
 use super::{LOCK, LOG, MESSAGES, META, OVERVIEW, SessionDir};
+use crate::GrantName;
 use crate::confine::Confined;
 use crate::error::{Error, Result};
 use crate::passed::Passed;
 use crate::session::store::{ProxyState, SessionGrants, SessionStore, StoredSession};
-use crate::session::{FRESH_ID_DRAWS, GrantName, Meta, Session, checked_id, new_id, random_uid};
+use crate::session::{FRESH_ID_DRAWS, Meta, Session, checked_id, new_id, random_uid};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
