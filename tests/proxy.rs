@@ -53,12 +53,12 @@ impl Proxy {
         self.root.clone()
     }
 
-    fn post(&self, path: &str, body: &Value) -> (u16, Vec<(String, String)>, String) {
+    fn post(&self, path: &str, body: &Value) -> Answered {
         self.send("POST", path, "Bearer client-key", body.to_string())
     }
 
     /// A request of `method` with the key `authorization` and `body` as it is.
-    fn send(&self, method: &str, path: &str, authorization: &str, body: impl Into<Vec<u8>>) -> (u16, Vec<(String, String)>, String) {
+    fn send(&self, method: &str, path: &str, authorization: &str, body: impl Into<Vec<u8>>) -> Answered {
         let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
         let request = ureq::http::Request::builder().method(method).uri(format!("{}{path}", self.url)).header("authorization", authorization);
         let mut response = agent.run(request.body(body.into()).unwrap()).unwrap();
@@ -896,6 +896,100 @@ fn replicas_on_one_database_continue_one_session() {
     let out = Command::new(env!("CARGO_BIN_EXE_workmem")).args(["session", "list", "--json", "--sessions-db", &url]).current_dir(&a.root).output().unwrap();
     let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(listed.as_array().map(Vec::len), Some(1), "one session for the conversation: {listed}");
+}
+
+/// Two requests of one conversation at once on two replicas over one database (a client's
+/// retry while its first try is still answered, landing elsewhere): the second waits for the
+/// first, then is what a retry is on one replica, a branch of the session with the first's
+/// answer in it, so one history never gets two answers; past `--busy-wait` it is refused with
+/// 409 and `retry-after` in the protocol's shape, nothing logged (issue 74: before, both went
+/// upstream and both answers were appended to one history).
+#[test]
+fn one_conversation_is_answered_once_at_a_time_across_replicas() {
+    let Some(db) = crate::common::postgres::Server::start() else { return };
+    let cli = |url: &str, root: &Path, verb: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_workmem")).args(verb).args(["--json", "--sessions-db", url]).current_dir(root).output().unwrap();
+        assert!(out.status.success(), "{verb:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let said = |url: &str, root: &Path, id: &str| -> Vec<String> {
+        let view = cli(url, root, &["history", "--session", id]);
+        view.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("{}: {}", e["message"]["role"].as_str().unwrap(), e["message"]["content"].as_str().unwrap_or_default()))
+            .collect()
+    };
+    let id = |m: &Value| m["id"].as_str().unwrap().to_string();
+
+    let url = db.database("serialized");
+    let server = Server::start(vec![Reply::say("hello"), slowly("first"), Reply::say("second")]);
+    let args = ["--sessions-db", url.as_str()];
+    let a = Proxy::start("serialized", &server.url, &args);
+    let b = Proxy::at(a.root.clone(), &server.url, &args);
+    let ((first, _, body_a), (second, _, body_b)) = twice_at_once(&a, &b, &server);
+    assert_eq!((first, second), (200, 200), "{body_a}\n{body_b}");
+    let listed = cli(&url, &a.root, &["session", "list"]);
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2, "the session and the retry's branch: {listed:?}");
+    let (branches, firsts): (Vec<_>, Vec<_>) = listed.iter().map(|s| &s["meta"]).partition(|m| m["proxied"]["branch_of"].is_string());
+    assert_eq!((branches.len(), branches[0]["proxied"]["branched"].as_str()), (1, Some("retried")), "{listed:?}");
+    let turn = ["user: Read the files.", "assistant: hello", "user: Go on."];
+    let with = |answer: &str| turn.iter().map(|m| m.to_string()).chain([format!("assistant: {answer}")]).collect::<Vec<_>>();
+    assert_eq!(said(&url, &a.root, &id(firsts[0])), with("first"), "one answer in the first session");
+    assert_eq!(said(&url, &a.root, &id(branches[0])), with("second"), "and one in its branch");
+
+    let url = db.database("refused");
+    let server = Server::start(vec![Reply::say("hello"), slowly("only")]);
+    let a = Proxy::start("refused", &server.url, &["--sessions-db", url.as_str()]);
+    let b = Proxy::at(a.root.clone(), &server.url, &["--sessions-db", url.as_str(), "--busy-wait", "200ms"]);
+    let ((first, _, _), (second, headers, body)) = twice_at_once(&a, &b, &server);
+    assert_eq!((first, second), (200, 409), "{body}");
+    assert!(headers.iter().any(|(k, v)| k == "retry-after" && v == "1"), "{headers:?}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["error"]["code"], "conversation_busy", "{body}");
+    assert_eq!(server.requests().len(), 2, "the refused request never went upstream");
+    let listed = cli(&url, &a.root, &["session", "list"]);
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(said(&url, &a.root, &id(&listed[0]["meta"])), with("only"));
+}
+
+/// On one proxy, the same rule: a second request of a conversation waits for the first at most
+/// `--busy-wait`, then is refused with 409 (before, it waited without a bound of its own).
+#[test]
+fn a_busy_conversation_is_refused_after_its_wait() {
+    let server = Server::start(vec![Reply::say("hello"), slowly("only")]);
+    let proxy = Proxy::start("busy", &server.url, &["--busy-wait", "200ms"]);
+    let ((first, _, _), (second, headers, body)) = twice_at_once(&proxy, &proxy, &server);
+    assert_eq!((first, second), (200, 409), "{body}");
+    assert!(headers.iter().any(|(k, v)| k == "retry-after" && v == "1"), "{headers:?}");
+    assert_eq!((server.requests().len(), metas(&proxy.root).len()), (2, 1), "the refused request went nowhere and made nothing");
+}
+
+/// The scripted model answering `text` after a second and a half.
+fn slowly(text: &str) -> Reply {
+    Reply::Late(std::time::Duration::from_millis(1500), Box::new(Reply::say(text)))
+}
+
+/// An answer through a proxy: its status, headers and body.
+type Answered = (u16, Vec<(String, String)>, String);
+
+/// A conversation's first turn through `a`, then its second turn sent to `a` and, once that
+/// one has reached the model, to `b` as well: their answers, in that order.
+fn twice_at_once(a: &Proxy, b: &Proxy, server: &Server) -> (Answered, Answered) {
+    let opening = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "Read the files."}]});
+    let (status, _, body) = a.post("/v1/chat/completions", &opening);
+    assert_eq!(status, 200, "{body}");
+    let mut next = opening.clone();
+    next["messages"].as_array_mut().unwrap().extend([json!({"role": "assistant", "content": "hello"}), json!({"role": "user", "content": "Go on."})]);
+    std::thread::scope(|scope| {
+        let first = scope.spawn(|| a.post("/v1/chat/completions", &next));
+        while server.requests().len() < 2 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let second = b.post("/v1/chat/completions", &next);
+        (first.join().unwrap(), second)
+    })
 }
 
 /// A client that resends a request whose answer it never got (it timed out after the proxy

@@ -17,6 +17,9 @@ pub enum Reply {
     Stream { events: Vec<String>, done: bool },
     /// Reads the request and never answers.
     Hang,
+    /// The reply, once the server has waited this long (a model slow to answer; the server
+    /// reads no other request meanwhile).
+    Late(Duration, Box<Reply>),
     /// A 200 event stream whose first line never ends: `data: xxxx...` until the client
     /// hangs up (or a gigabyte has gone).
     Endless,
@@ -216,6 +219,10 @@ fn read_request(stream: &mut TcpStream) -> Option<Request> {
 
 fn respond(mut stream: TcpStream, reply: Reply) {
     let _ = match reply {
+        Reply::Late(pause, reply) => {
+            std::thread::sleep(pause);
+            return respond(stream, *reply);
+        }
         Reply::Json { status, headers, body } => {
             let extra: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
             write!(

@@ -111,6 +111,7 @@ async fn proxy(runtime: Runtime, sessions: Sessions, upstream: String, window: u
         timeout: std::time::Duration::from_secs(60),
         slots: 1,
         slot_wait: std::time::Duration::from_secs(60),
+        busy_wait: std::time::Duration::from_secs(60),
         max_warm_bytes: workmem_proxy::MAX_WARM_BYTES,
         max_sessions: workmem_proxy::MAX_SESSIONS,
     };

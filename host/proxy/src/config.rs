@@ -40,6 +40,10 @@ pub struct Config {
     pub slots: usize,
     /// How long a request waits for a slot before it is refused with 503 (`--slot-wait`).
     pub slot_wait: Duration,
+    /// How long a request waits for another request of its conversation to end (on this
+    /// replica, or on any replica of a shared store) before it is refused with 409
+    /// (`--busy-wait`).
+    pub busy_wait: Duration,
     /// What the sessions keep in memory between requests, in all, in bytes
     /// (`--max-warm-bytes`; see `warm`).
     pub max_warm_bytes: usize,

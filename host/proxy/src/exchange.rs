@@ -48,6 +48,12 @@ enum Failure {
     /// The request is not one workmem takes. It can still go as it was.
     #[error(transparent)]
     Refused(Refusal),
+    /// Another request of the same conversation held it past `--busy-wait` (a client's retry
+    /// while its first try is still answered, or input sent twice): a 409 in the protocol's
+    /// shape with `retry-after`, whatever `--on-error` says, so that one history never gets
+    /// two answers; nothing is logged.
+    #[error("another request of this conversation is still being answered (waited {0:?}, --busy-wait); send it again once that one has ended")]
+    Busy(std::time::Duration),
     /// workmem failed before anything went upstream: the request can still go as it was.
     #[error("workmem failed before the request went upstream")]
     Before(#[source] Source),
@@ -175,6 +181,7 @@ fn answer_error(sink: &mut Sink, protocol: &dyn Protocol, f: &Failure) {
     let (status, code, message) = match f {
         Failure::Invalid(_) => (400, "invalid_request", f.to_string()),
         Failure::TooLong(_) => (400, "context_length_exceeded", f.to_string()),
+        Failure::Busy(_) => (409, "conversation_busy", f.to_string()),
         Failure::Unproxied(..) => (502, "invalid_request", f.to_string()),
         Failure::Refused(_) => (502, "workmem_failed", f.to_string()),
         Failure::Before(_) | Failure::After(_) => (502, "workmem_failed", "workmem failed on this request; the proxy's log says why".to_string()),
@@ -182,6 +189,10 @@ fn answer_error(sink: &mut Sink, protocol: &dyn Protocol, f: &Failure) {
     };
     if status == 400 {
         sink.respond(crate::relay::error(400, protocol.error_body(400, code, &message)));
+    } else if status == 409 {
+        let mut busy = crate::relay::error(409, protocol.error_body(409, code, &message));
+        busy.headers_mut().insert("retry-after", axum::http::HeaderValue::from_static("1"));
+        sink.respond(busy);
     } else if sink.started() {
         sink.abort(message);
     } else {
@@ -345,7 +356,15 @@ fn proxied(app: &App, protocol: &dyn Protocol, parts: &Parts, body: &Bytes, sink
     // between the search and the hold.
     loop {
         let (found, created) = app.sessions.find(protocol.name(), &owner, client.as_deref(), &history, &app.template, parent.as_deref()).map_err(before)?;
-        let mut exchange = crate::locks::lock(&found.tracked.exchange);
+        // One exchange of a conversation at a time, on this replica and, on a shared store,
+        // on every replica: the second waits for the first, then is matched against what the
+        // first left (a resent request becomes a branch, as a retry does), or is refused.
+        let started = std::time::Instant::now();
+        let mut exchange = crate::locks::lock_within(&found.tracked.exchange, app.config.busy_wait).ok_or(Failure::Busy(app.config.busy_wait))?;
+        let _held = match exchange.session.hold_exchange(app.config.busy_wait.saturating_sub(started.elapsed())) {
+            Err(workmem_store::Error::Busy { .. }) => return Err(Failure::Busy(app.config.busy_wait)),
+            held => held.map_err(before)?,
+        };
         // Another replica extended the session since this one read it: its view is read again,
         // and the request found again against it.
         if !created && app.sessions.shared() && found.tracked.outdated(&exchange) {

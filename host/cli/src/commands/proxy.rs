@@ -48,6 +48,10 @@ pub struct ProxyArgs {
     /// How long a request waits for a slot before it is refused with 503
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     slot_wait: Duration,
+    /// How long a request waits for another request of its conversation to end (on any replica
+    /// of a database's sessions) before it is refused with 409 and retry-after
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    busy_wait: Duration,
     /// What the sessions keep in memory between requests, in all, in bytes (past it the least
     /// recently used let go of theirs, and their next request costs more)
     #[arg(long, default_value_t = workmem_proxy::MAX_WARM_BYTES)]
@@ -81,6 +85,7 @@ pub fn run(runtime: Runtime, sessions: Sessions, args: ProxyArgs, as_json: bool)
         timeout: args.upstream_timeout,
         slots: args.slots,
         slot_wait: args.slot_wait,
+        busy_wait: args.busy_wait,
         max_warm_bytes: args.max_warm_bytes,
         max_sessions: args.max_sessions,
     };

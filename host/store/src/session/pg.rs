@@ -37,6 +37,12 @@ const SCHEME: &str = "postgres:";
 /// The longest a lock is waited for unless the handle says (as the directory store's).
 const LOCK_WAIT: Duration = Duration::from_secs(60);
 
+/// The classes of workmem's advisory locks on a session (the first key of each; 7766001 is
+/// the schema's): a writer's, held for one write, and an exchange's, held for a whole request
+/// of the session's conversation (`hold_exchange`), so that a writer never waits on a request.
+const WRITES: i32 = 7766002;
+const EXCHANGES: i32 = 7766003;
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workmem_session (
     sid BIGSERIAL PRIMARY KEY,
@@ -81,13 +87,17 @@ CREATE TABLE IF NOT EXISTS workmem_session_file (
 );";
 
 /// One database, shared by the handles of a process: a connection for everything but locks,
-/// used one statement or transaction at a time.
+/// used one statement or transaction at a time, and when it was last used.
 struct Db {
     url: String,
     /// The URL as errors show it, without a password.
     target: String,
-    conn: Mutex<Connection>,
+    conn: Mutex<(Connection, Instant)>,
 }
+
+/// How long the shared connection may sit unused before its next call asks first whether it
+/// still works (and how long that question may take).
+const IDLE_CHECK: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -110,10 +120,21 @@ impl Db {
         })
     }
 
-    /// `f` on the shared connection.
+    /// `f` on the shared connection. One the server closed (restarted, crashed, or the
+    /// connection cut) is opened again first, so that service resumes by itself once the
+    /// server is back; one idle for [`IDLE_CHECK`] is asked first whether it still works (one
+    /// round trip), because a restart's goodbye is only read by the next call, which it would
+    /// fail. While the server is away each call fails within the connection's deadlines, and a
+    /// call that failed is not tried again (whether it committed is unknown).
     fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
-        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut conn).map_err(self.err())
+        let mut held = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let (conn, used) = &mut *held;
+        if conn.is_closed() || (used.elapsed() >= IDLE_CHECK && conn.is_valid(IDLE_CHECK).is_err()) {
+            *conn = Db::connect(&self.url)?;
+        }
+        let out = f(conn).map_err(self.err());
+        *used = Instant::now();
+        out
     }
 }
 
@@ -130,7 +151,7 @@ impl PgSessions {
     /// The sessions of working directory `cwd` in the database at `url`, its tables made if
     /// they are not there yet.
     pub fn connect(url: &str, cwd: &Path) -> Result<Self> {
-        let db = Db { url: url.to_string(), target: crate::db::redact(url), conn: Mutex::new(Db::connect(url)?) };
+        let db = Db { url: url.to_string(), target: crate::db::redact(url), conn: Mutex::new((Db::connect(url)?, Instant::now())) };
         // Two processes making the tables at once would collide in the catalog: one at a time.
         db.with(|c| c.batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock(7766001); {SCHEMA} COMMIT;")))?;
         Ok(PgSessions { db: Arc::new(db), cwd: cwd.to_path_buf(), name: PathBuf::from(format!("{SCHEME}/{}", encode_cwd(cwd))) })
@@ -294,6 +315,27 @@ struct PgSession {
 }
 
 impl PgSession {
+    /// An advisory lock of `class` on a connection of its own, tried until it is free or `wait`
+    /// is over. Keyed by the class and the session's row number (past 2^31 rows, two sessions
+    /// may share a key: they then wait on each other, never write at once).
+    fn advisory(&self, class: i32, wait: Duration, holder: &str) -> Result<Locked> {
+        let mut conn = Db::connect(&self.db.url)?;
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let taken: bool = conn.query_one("SELECT pg_try_advisory_lock($1::int4, $2::int4)", &[&class, &(self.sid as i32)]).map_err(self.db.err())?.get(0);
+            if taken {
+                // Held by the connection that took it: a lock outlives no connection.
+                return Ok(Locked::holding(Mutex::new(conn)));
+            }
+            if started.elapsed() >= wait {
+                return Err(Error::Busy { dir: self.name.clone(), waited: started.elapsed(), holder: holder.to_string() });
+            }
+            std::thread::sleep(pause.min(wait.saturating_sub(started.elapsed())));
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+    }
+
     fn corrupt(&self, what: &str) -> impl Fn(serde_json::Error) -> Error + '_ {
         let path = self.name.join(what);
         move |source| Error::Corrupt { path: path.clone(), source }
@@ -451,26 +493,12 @@ impl StoredSession for PgSession {
         Ok(self.file(super::dirs::OVERVIEW)?.unwrap_or_default())
     }
 
-    /// An advisory lock on a connection of its own, tried until it is free or the wait is over.
-    /// Keyed by workmem's number for session locks and the session's row number (past 2^31
-    /// rows, two sessions may share a key: they then wait on each other, never write at once).
     fn lock(&self) -> Result<Locked> {
-        let mut conn = Db::connect(&self.db.url)?;
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(2);
-        loop {
-            let taken: bool = conn.query_one("SELECT pg_try_advisory_lock(7766002, $1::int4)", &[&(self.sid as i32)]).map_err(self.db.err())?.get(0);
-            if taken {
-                // Held by the connection that took it: a lock outlives no connection.
-                return Ok(Locked::holding(Mutex::new(conn)));
-            }
-            if started.elapsed() >= self.wait {
-                let holder = "another connection to the database holds it (a PostgreSQL advisory lock)".to_string();
-                return Err(Error::Busy { dir: self.name.clone(), waited: started.elapsed(), holder });
-            }
-            std::thread::sleep(pause.min(self.wait.saturating_sub(started.elapsed())));
-            pause = (pause * 2).min(Duration::from_millis(50));
-        }
+        self.advisory(WRITES, self.wait, "another connection to the database holds it (a PostgreSQL advisory lock)")
+    }
+
+    fn hold_exchange(&self, wait: Duration) -> Result<Option<Locked>> {
+        self.advisory(EXCHANGES, wait, "another request of its conversation holds it, on this replica or another (a PostgreSQL advisory lock)").map(Some)
     }
 
     fn waiting_at_most(&self, wait: Duration) -> Arc<dyn StoredSession> {

@@ -113,6 +113,17 @@ pub trait StoredSession: SessionLog + MemoryCommit + std::fmt::Debug + Send + Sy
     /// Locks do not nest: a holder must not take it again.
     fn lock(&self) -> Result<Locked>;
 
+    /// Holds the session for one exchange of its conversation (a client's request, the model's
+    /// answer and the tools run in between) against every process the store is shared with,
+    /// waiting at most `wait` for another holder and then failing with
+    /// [`Error::Busy`](crate::Error::Busy). Apart from [`StoredSession::lock`]: a holder still
+    /// locks each write. `None` from a store one process keeps ([`SessionStore::shared`] is
+    /// false), whose caller serializes its own exchanges.
+    fn hold_exchange(&self, wait: std::time::Duration) -> Result<Option<Locked>> {
+        let _ = wait;
+        Ok(None)
+    }
+
     /// This session (sharing what the handle keeps), whose lock waits at most `wait` and then
     /// fails with [`Error::Busy`](crate::Error::Busy).
     fn waiting_at_most(&self, wait: std::time::Duration) -> Arc<dyn StoredSession>;
