@@ -11,8 +11,13 @@ long tool loop over large files in a scratch work tree, driven by a scripted mod
 
 And once, a store broken mid-run: the client still finishes, its requests passed through.
 
+Then each client again through a fleet (fleet.py: three replicas on one PostgreSQL database behind
+HAProxy, round-robin), held to the same checks, its requests landing on every replica, with a
+fault: the Agents SDK with the database restarted mid-stream, Codex with the replica answering it
+killed mid-stream (Codex retries the stream, which lands on another replica).
+
 WORKMEM, CLAUDE and CODEX name the binaries; CLIENTS (comma-separated: agents-sdk, claude, codex)
-picks the clients."""
+picks the clients; FLEET=0 leaves the fleet out."""
 
 import asyncio
 import json
@@ -22,9 +27,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 sys.path.insert(0, str(Path(__file__).parent))
+import fleet  # noqa: E402
 import upstream  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +91,45 @@ class Proxy:
         return out
 
 
+MakeProxy = Callable[[str, Path, Path], Any]
+
+
+def fleet_of(script: upstream.Script, fault: str, made: list[fleet.Fleet]) -> MakeProxy:
+    """What makes a client's proxy a fleet, with `fault` ("restart": the database restarted while
+    step 3 streams; "kill": the replica answering step STEPS // 3 killed mid-stream; "": none)."""
+    def make(upstream_url: str, sessions: Path, cwd: Path) -> fleet.Fleet:
+        f = fleet.Fleet(WORKMEM, ["--upstream", upstream_url, "--window", str(WINDOW)], sessions, cwd)
+        port = int(upstream_url.rsplit(":", 1)[1])
+        if fault == "restart":
+            script.during = fleet.fault_at(3, f.restart_database)
+        elif fault == "kill":
+            script.during = fleet.fault_at(STEPS // 3, lambda: f.kill_answering(port))
+        made.append(f)
+        return f
+    return make
+
+
+def through_fleet(client: str, base: Path, url: str, script: upstream.Script) -> None:
+    """`client` through three replicas on one database, with its fault, held to check_run's rules."""
+    fault = {"agents-sdk": "restart", "codex": "kill"}.get(client, "")
+    made: list[fleet.Fleet] = []
+    run = {"agents-sdk": agents_sdk, "claude": claude, "codex": codex}[client]
+    try:
+        output, tools_run, proxy = run(base, url, make=fleet_of(script, fault, made))
+        check_run(f"{client} (fleet)", script, proxy, output, tools_run)
+        if fault == "kill" and not proxy.killed:
+            raise SystemExit(f"{client} (fleet): no replica was killed")
+        if fault == "restart" and not proxy.restarts:
+            raise SystemExit(f"{client} (fleet): the database was never restarted")
+        served = proxy.served()
+        if len(served) < fleet.REPLICAS:
+            raise SystemExit(f"{client} (fleet): the balancer sent requests to {served} only, of {fleet.REPLICAS} replicas")
+        print(f"{client} (fleet): requests by replica {served}, killed {proxy.killed}, database restarts {proxy.restarts}")
+    finally:
+        for f in made:
+            f.close()
+
+
 def work_tree(base: Path) -> Path:
     tree = base / "work"
     tree.mkdir()
@@ -134,6 +179,13 @@ def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, too
     updated = [sid for sid, records in sessions if any(r.get("role") == "tool" and r["content"].startswith("applied update") for r in records)]
     if not updated:
         failures.append("the scripted update_memory call was not applied")
+    after = next((i for i, r in enumerate(main) if (r.get("last_call") or "").endswith("-update")), None)
+    if after is None:
+        failures.append("no request came after the scripted update_memory call")
+    else:
+        missing = [i for i, r in enumerate(main[after:], after) if not r["memory"]]
+        if missing:
+            failures.append(f"loop requests {missing[:10]} went upstream without the memory the update saved ({len(missing)} of {len(main) - after})")
     largest = max((r["bytes"] for r in main), default=0)
     print(f"{name}: {len(main)} loop requests, {len(requests) - len(main)} others, {compactions} compactions, "
           f"largest request {largest} bytes, {len(sessions)} sessions, read back {reads}")
@@ -141,13 +193,13 @@ def check_run(name: str, script: upstream.Script, proxy: Proxy, output: str, too
         raise SystemExit(f"{name}: " + "\n".join(failures[:20]))
 
 
-def agents_sdk(base: Path, upstream_url: str, broken_store: bool = False) -> None:
+def agents_sdk(base: Path, upstream_url: str, broken_store: bool = False, make: "MakeProxy | None" = None) -> Any:
     """The OpenAI Agents SDK on Chat Completions, streaming, with one function tool."""
     from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
     from openai import AsyncOpenAI
 
     tree = base / "work"
-    proxy = Proxy(upstream_url, base / "sessions", tree)
+    proxy = (make or Proxy)(upstream_url, base / "sessions", tree)
     tools_run: list[str] = []
 
     @function_tool
@@ -201,10 +253,10 @@ def scratch_env(base: Path) -> dict[str, str]:
     return {"TMPDIR": str(tmp)}
 
 
-def claude(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
+def claude(base: Path, upstream_url: str, make: "MakeProxy | None" = None) -> tuple[str, list[str], Any]:
     """Claude Code in print mode, its Bash tool allowed (it refuses to skip permissions as root)."""
     tree = base / "work"
-    proxy = Proxy(upstream_url, base / "sessions", tree)
+    proxy = (make or Proxy)(upstream_url, base / "sessions", tree)
     home = base / "home"
     home.mkdir()
     env = {**os.environ, **scratch_env(base), "HOME": str(home), "ANTHROPIC_BASE_URL": proxy.url, "ANTHROPIC_API_KEY": "sk-ant-test",
@@ -230,10 +282,10 @@ def claude(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
     return result, tools_run, proxy
 
 
-def codex(base: Path, upstream_url: str) -> tuple[str, list[str], Proxy]:
+def codex(base: Path, upstream_url: str, make: "MakeProxy | None" = None) -> tuple[str, list[str], Any]:
     """Codex CLI's `exec`, its model provider the proxy (Responses API, no WebSockets)."""
     tree = base / "work"
-    proxy = Proxy(upstream_url, base / "sessions", tree)
+    proxy = (make or Proxy)(upstream_url, base / "sessions", tree)
     home = base / "home"
     (home / ".codex").mkdir(parents=True)
     (home / ".codex" / "config.toml").write_text(
@@ -291,6 +343,19 @@ def main() -> None:
                 check_run("codex", script, proxy, output, tools_run)
             else:
                 raise SystemExit(f"unknown client {client}")
+            server.shutdown()
+        finally:
+            if not os.environ.get("KEEP"):
+                shutil.rmtree(base, ignore_errors=True)
+        if os.environ.get("FLEET") == "0":
+            continue
+        base = Path(tempfile.mkdtemp(prefix=f"workmem-fleet-{client}-"))
+        try:
+            work_tree(base)
+            script = upstream.Script(steps=STEPS, files=12, file_size=FILE_SIZE, tool=script.tool, arguments=script.arguments,
+                                     update_at=5, read_back_at=STEPS // 2, log=base / "upstream.jsonl")
+            server = upstream.start(script)
+            through_fleet(client, base, f"http://127.0.0.1:{server.server_address[1]}", script)
             server.shutdown()
         finally:
             if not os.environ.get("KEEP"):

@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Callable
 
+# What the scripted update_memory call saves, as the memory shows it once rendered.
+MEMORY = "every file has numbered lines"
 POINTER = re.compile(r'read_history \{"seq": "(\d+(?:-\d+)?)"\}')
 ANSWER = "FINISHED"
 
@@ -54,6 +56,9 @@ class Script:
     # context_length_exceeded, as a provider answers it. 0: none.
     window: int = 0
     log: Path | None = None
+    # Called with the step being answered, halfway through each streamed answer of the loop:
+    # a fault injected while a stream is in flight (fleet.py).
+    during: Callable[[int], None] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     texts: dict[int, str] = field(default_factory=dict)
     # Each tool result as the model was first sent it whole (before any compaction replaced it).
@@ -82,6 +87,8 @@ class Turn:
     # The calls of the last assistant turn whose reasoning (Anthropic thinking, Responses
     # reasoning items) did not come back with them, as the providers require.
     unreasoned: list[str] = field(default_factory=list)
+    # The system prompt: where workmem puts the working memory.
+    system: str = ""
 
 
 def chat_turn(body: dict[str, Any]) -> Turn:
@@ -106,7 +113,9 @@ def chat_turn(body: dict[str, Any]) -> Turn:
             texts.append(c["function"]["arguments"])
     unpaired.extend(f"{c} unanswered at the end" for c in open_calls)
     tools = [t["function"]["name"] for t in body.get("tools") or []]
-    return Turn(texts, last_call, results, unpaired, tools)
+    system = "".join(c if isinstance(c, str) else "".join(p.get("text", "") for p in c or [])
+                     for c in (m.get("content") for m in body.get("messages", []) if m["role"] in ("system", "developer")))
+    return Turn(texts, last_call, results, unpaired, tools, system=system)
 
 
 def messages_turn(body: dict[str, Any]) -> Turn:
@@ -141,7 +150,7 @@ def messages_turn(body: dict[str, Any]) -> Turn:
     last = next((m for m in reversed(body.get("messages", [])) if m["role"] == "assistant" and isinstance(m["content"], list)), None)
     signed = {b.get("signature") for b in (last or {}).get("content", []) if b.get("type") == "thinking"}
     unreasoned = [b["id"] for b in (last or {}).get("content", []) if b.get("type") == "tool_use" and f"sig-{b['id']}" not in signed]
-    return Turn(texts, last_call, results, unpaired, tools, unreasoned)
+    return Turn(texts, last_call, results, unpaired, tools, unreasoned, system=texts[0])
 
 
 def responses_turn(body: dict[str, Any]) -> Turn:
@@ -177,7 +186,10 @@ def responses_turn(body: dict[str, Any]) -> Turn:
     reasoned = {i.get("encrypted_content") for i in listed if i.get("type") == "reasoning"}
     calls = [i["call_id"] for i in listed if i.get("type") == "function_call"]
     unreasoned = [c for c in calls[-1:] if f"enc-{c}" not in reasoned]
-    return Turn(texts, last_call, results, unpaired, tools, unreasoned)
+    system = (body.get("instructions") or "") + "".join(
+        p if isinstance(p, str) else "".join(x.get("text", "") for x in p or [])
+        for p in (i.get("content") for i in listed if i.get("type", "message") == "message" and i.get("role") in ("system", "developer")))
+    return Turn(texts, last_call, results, unpaired, tools, unreasoned, system=system)
 
 
 def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any], str] | str:
@@ -190,7 +202,7 @@ def decide(script: Script, turn: Turn) -> tuple[str, str, dict[str, Any], str] |
         return f"{ANSWER} {script.steps} steps"
     if step == script.update_at and "update_memory" in turn.tools:
         dsl = (f"CURRENT_PROGRESS:\n  In Progress:\n    - Reading file {step} of {script.steps}\n"
-               "KEY_LEARNINGS:\n  ADD:\n    - because later steps rely on it: every file has numbered lines\n")
+               f"KEY_LEARNINGS:\n  ADD:\n    - because later steps rely on it: {MEMORY}\n")
         return (f"wm-{step}-update", "update_memory", {"dsl": dsl}, "")
     if step >= script.read_back_at > 0 and "read_history" in turn.tools and not any(k.startswith("wm-") and k.endswith("-read") for k in turn.results):
         # One offloaded output, not a range (a range's answer may be too large to stay in a
@@ -235,14 +247,24 @@ def check(script: Script, protocol: str, body: dict[str, Any], raw: bytes, turn:
         "unreasoned": turn.unreasoned,
         "tools": turn.tools,
         "last_call": turn.last_call,
+        # Whether the request carries the working memory the scripted update saved: in the
+        # system prompt, or in the history as the update_memory call that saved it (workmem
+        # leaves the cached prefix as it was until a compaction replaces that call).
+        "memory": MEMORY in turn.system or any(MEMORY in t for t in turn.texts),
         # True when workmem's read_history gave back a tool result's whole original bytes, as
         # the client sent them.
         "read_back": [any(o in text for o in originals) for text in read_back],
     })
 
 
+def step_of(action: tuple[str, str, dict[str, Any], str] | str) -> int | None:
+    """The loop step an answer is (its call's ID `s-<k>` or `wm-<k>-...`); None for the last."""
+    return None if isinstance(action, str) else int(action[0].split("-")[1])
+
+
 class Handler(BaseHTTPRequestHandler):
     script: Script
+    step: int | None = None
     protocol_version = "HTTP/1.1"
 
     def log_message(self, *_: Any) -> None:
@@ -266,12 +288,18 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("cache-control", "no-cache")
         self.send_header("connection", "close")
         self.end_headers()
-        for name, data in events:
+        self.close_connection = True
+        for i, (name, data) in enumerate(events):
+            if i == len(events) // 2 and self.script.during and self.step:
+                # Mid-answer: what a test does to the proxy while a stream is half sent.
+                self.script.during(self.step)
             text = data if isinstance(data, str) else json.dumps(data)
             head = f"event: {name}\n" if name else ""
-            self.wfile.write(f"{head}data: {text}\n\n".encode())
-            self.wfile.flush()
-        self.close_connection = True
+            try:
+                self.wfile.write(f"{head}data: {text}\n\n".encode())
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return
 
     def do_GET(self) -> None:
         if self.path.startswith("/v1/models"):
@@ -307,6 +335,7 @@ class Handler(BaseHTTPRequestHandler):
         main = self.script.tool in turn.tools
         check(self.script, "chat", body, raw, turn, main)
         action = decide(self.script, turn) if main else "ok"
+        self.step = step_of(action)
         usage = {"prompt_tokens": tokens(raw), "completion_tokens": 10, "total_tokens": tokens(raw) + 10}
         if isinstance(action, str):
             message: dict[str, Any] = {"role": "assistant", "content": action}
@@ -343,6 +372,7 @@ class Handler(BaseHTTPRequestHandler):
         main = self.script.tool in turn.tools
         check(self.script, "messages", body, raw, turn, main)
         action = decide(self.script, turn) if main else "ok"
+        self.step = step_of(action)
         if isinstance(action, str):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": action}]
             stop = "end_turn"
@@ -393,6 +423,7 @@ class Handler(BaseHTTPRequestHandler):
         main = self.script.tool in turn.tools
         check(self.script, "responses", body, raw, turn, main)
         action = decide(self.script, turn) if main else "ok"
+        self.step = step_of(action)
         def said(text: str) -> dict[str, Any]:
             return {"type": "message", "id": "msg_s", "status": "completed", "role": "assistant",
                     "content": [{"type": "output_text", "text": text, "annotations": []}]}

@@ -88,10 +88,14 @@ impl std::hash::Hasher for ItemHasher {
 /// A message's items: an assistant's tool calls (its text goes with them, wherever the client
 /// regroups it), else the message itself. A call is its ID and name: clients write its
 /// arguments again as they please (the Vercel AI SDK resends `JSON.stringify` of what it
-/// parsed, without the model's spaces), and a call's ID is what its result answers.
+/// parsed, without the model's spaces), and a call's ID is what its result answers. An
+/// assistant's message with neither text nor calls (a reasoning item alone) is none: it goes
+/// with what follows wherever the client regroups it (Codex resends the reasoning a broken
+/// stream gave it in one turn with the answer of its retry).
 pub(crate) fn items(m: &Message) -> Vec<u64> {
     match (m.role.as_str(), m.tool_call_id.as_deref()) {
         ("assistant", _) if !m.tool_calls.is_empty() => m.tool_calls.iter().map(|c| key(&["call", &c.id, &c.name])).collect(),
+        ("assistant", _) if m.content.is_empty() => Vec::new(),
         ("tool", id) => vec![key(&["result", id.unwrap_or_default(), &m.content])],
         (role, _) => vec![key(&[role, &m.content])],
     }

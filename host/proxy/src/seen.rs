@@ -594,6 +594,26 @@ mod tests {
     /// rounds folded in as the client got them; that view, and what the request adds, holds
     /// the session's whole view where the answer was the last, and the request's own items
     /// are what is new.
+    /// A reasoning item logged alone (the client resent what a broken stream gave it before
+    /// its retry was answered) and a client that sends it with the answer that followed, as
+    /// one turn: the request still holds the view.
+    #[test]
+    fn a_reasoning_item_alone_goes_with_what_follows() {
+        let reasoning = |id: &str| serde_json::json!({"type": "reasoning", "id": id});
+        let alone = Message { opaque: vec![reasoning("r1")], ..Message::new("assistant", "") };
+        let mut call = calls("", &["c1".into()], "bash");
+        call.opaque = vec![reasoning("r2")];
+        let mut seen = Seen::default();
+        for m in [Message::new("user", "read a"), alone, call.clone()] {
+            seen.add(&m);
+        }
+        let mut regrouped = call;
+        regrouped.opaque.insert(0, reasoning("r1"));
+        let history = History::new(vec![Message::new("user", "read a"), regrouped, result("c1", "one line")]);
+        let (_, new) = seen.new_in(&history).expect("the request holds the view");
+        assert_eq!(new.len(), 1, "only the result is new: {new:?}");
+    }
+
     #[test]
     fn a_chain_is_given_the_view_up_to_its_answer() {
         let answered = |mut m: Message, id: &str| {
