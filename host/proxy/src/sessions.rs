@@ -37,6 +37,7 @@ use sha2::Digest;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use workmem_llm::Tokenizer;
 use workmem_store::{Entry, Message, Proxied, Session, Sessions};
 
@@ -224,8 +225,14 @@ pub(crate) struct Index {
     cursor: Mutex<u64>,
 }
 
-/// A session on disk no request has asked for yet: its files, its ID and its client.
-type Dormant = (Session, String, Proxied);
+/// A session on disk no request has asked for yet: its files, its ID, its client, and since
+/// when it has been found empty (see [`Index::wake`]).
+type Dormant = (Session, String, Proxied, Option<Instant>);
+
+/// How long a session another replica made, found with nothing logged yet, is read again at
+/// each request of its scope before it is left out (its maker logs its first messages a moment
+/// after making it; one that never does was left so by a crash).
+const EMPTY_WAIT: Duration = Duration::from_secs(10);
 
 /// The sessions by slot, the next slot to give, and when each was last used.
 #[derive(Default)]
@@ -306,7 +313,7 @@ impl Index {
             if let (Some(name), Some(caller)) = (&proxied.client, &proxied.caller) {
                 names.insert(history::named(&proxied.protocol, name), (caller.clone(), id.clone()));
             }
-            dormant.entry(scope_of(&proxied)).or_default().push((session, id, proxied));
+            dormant.entry(scope_of(&proxied)).or_default().push((session, id, proxied, None));
         }
         let dormant = Mutex::new(dormant.into_iter().map(|(scope, list)| (scope, Arc::new(Mutex::new(list)))).collect());
         Ok(Index {
@@ -325,11 +332,15 @@ impl Index {
     /// Reads in the sessions of `scope` that wait on disk, oldest first, each with the
     /// client's view rebuilt from its log: once, at the scope's first request. A request of
     /// the same scope meanwhile waits for them; other scopes' requests do not wait while
-    /// their logs are read.
+    /// their logs are read. On a shared store, one another replica made but has logged nothing
+    /// in yet stays on the shelf, read again at the scope's next request (for [`EMPTY_WAIT`]):
+    /// taken in empty, it would be filed under nothing, and no request of its conversation
+    /// would find it. The shelf stays, empty, for what [`Index::catch_up`] puts on it next.
     fn wake(&self, scope: u64) {
         let Some(shelf) = lock(&self.dormant).get(&scope).cloned() else { return };
         let mut shelf = lock(&shelf);
-        for (session, id, proxied) in shelf.drain(..) {
+        let mut empty = Vec::new();
+        for (session, id, proxied, since) in std::mem::take(&mut *shelf) {
             // A session whose log cannot be read is left alone, not a reason to fail the
             // request: its client's next request starts a session of its own.
             let records = match session.records() {
@@ -339,6 +350,13 @@ impl Index {
                     continue;
                 }
             };
+            if self.shared && records.is_empty() {
+                let since = since.unwrap_or_else(Instant::now);
+                if since.elapsed() < EMPTY_WAIT {
+                    empty.push((session, id, proxied, Some(since)));
+                    continue;
+                }
+            }
             let mut all = lock(&self.tracked);
             let t = all.add(|slot| Tracked::new(session, id, proxied, slot, Arc::clone(&self.lookup), true));
             t.logged.store(records.last().map_or(1, |r| r.seq + 1), Ordering::Release);
@@ -349,7 +367,7 @@ impl Index {
             }
             self.used(&mut all, t.slot);
         }
-        lock(&self.dormant).remove(&scope);
+        *shelf = empty;
     }
 
     /// Whether other replicas make and write these sessions too.
@@ -378,7 +396,7 @@ impl Index {
                 lock(&self.names).insert(history::named(&proxied.protocol, name), (caller.clone(), meta.id.clone()));
             }
             let shelf = lock(&self.dormant).entry(scope_of(&proxied)).or_default().clone();
-            lock(&shelf).push((session, meta.id, proxied));
+            lock(&shelf).push((session, meta.id, proxied, None));
         }
         *cursor = next.max(*cursor);
     }
@@ -493,11 +511,10 @@ impl Index {
             caller: Some(owner.to_string()),
         };
         // The client's name is the session's ID where it makes a valid, unused one.
-        let session = match client.map(|c| self.sessions.create(Some(c), template)) {
+        let session = match client.map(|c| self.sessions.create_proxied(Some(c), template, &proxied)) {
             Some(Ok(s)) => s,
-            _ => self.sessions.create(None, template)?,
+            _ => self.sessions.create_proxied(None, template, &proxied)?,
         };
-        session.update_meta(|m| m.proxied = Some(proxied.clone()))?;
         // A request resent after its answer was lost goes on with the memory that answer left
         // (an update the model made in it, which the client never saw, included).
         if let Some(parent) = &retried {

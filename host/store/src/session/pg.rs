@@ -19,7 +19,7 @@
 //! ends (a killed process included), and is waited for within a bound.
 
 use super::store::{Durability, MemoryCommit, ProxyState, SessionGrants, SessionLog, SessionStore, StoredSession};
-use super::{Commit, FRESH_ID_DRAWS, KeyedUpdate, Locked, Meta, Session, checked_id, encode_cwd, new_id, random_uid};
+use super::{Commit, FRESH_ID_DRAWS, KeyedUpdate, Locked, Meta, Proxied, Session, checked_id, encode_cwd, new_id, random_uid};
 use crate::GrantName;
 use crate::confine::{MemoryFileStore, PathError, memory_name};
 use crate::db::postgres::{Connection, open};
@@ -42,6 +42,9 @@ const LOCK_WAIT: Duration = Duration::from_secs(60);
 /// of the session's conversation (`hold_exchange`), so that a writer never waits on a request.
 const WRITES: i32 = 7766002;
 const EXCHANGES: i32 = 7766003;
+
+/// The advisory lock every session's making holds to its commit (one key, the database's).
+const MAKING: i32 = 7766004;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS workmem_session (
@@ -93,11 +96,22 @@ struct Db {
     /// The URL as errors show it, without a password.
     target: String,
     conn: Mutex<(Connection, Instant)>,
+    /// Connections that held a lock and let go of it, and since when, for the next locks:
+    /// opening one for every write added its setup to every append.
+    spare: Mutex<Vec<(Connection, Instant)>>,
 }
 
-/// How long the shared connection may sit unused before its next call asks first whether it
-/// still works (and how long that question may take).
-const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// The most spare lock connections a process keeps; past it, a lock's connection is closed
+/// when the lock is let go of. (The connections open at once are bounded by the locks held at
+/// once: a write's in each request in flight, and an exchange's in each of the proxy's slots.)
+const SPARE_LOCKS: usize = 8;
+
+/// How long a connection may sit unused before its next call asks first whether it still works
+/// (one round trip; a server restarted since is only found out by the next call, which it
+/// fails), and how long that question may take. A restart takes well under a second, so the
+/// gap is short: calls in a row skip the question, a request after a pause asks it once.
+const IDLE_CHECK: Duration = Duration::from_millis(100);
+const CHECK_WAIT: Duration = Duration::from_secs(2);
 
 impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -122,19 +136,52 @@ impl Db {
 
     /// `f` on the shared connection. One the server closed (restarted, crashed, or the
     /// connection cut) is opened again first, so that service resumes by itself once the
-    /// server is back; one idle for [`IDLE_CHECK`] is asked first whether it still works (one
-    /// round trip), because a restart's goodbye is only read by the next call, which it would
-    /// fail. While the server is away each call fails within the connection's deadlines, and a
-    /// call that failed is not tried again (whether it committed is unknown).
+    /// server is back; one idle for [`IDLE_CHECK`] is asked first whether it still works.
+    /// While the server is away each call fails within the connection's deadlines, and a call
+    /// that failed is not tried again (whether it committed is unknown).
     fn with<T>(&self, f: impl FnOnce(&mut postgres::Client) -> std::result::Result<T, postgres::Error>) -> Result<T> {
         let mut held = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let (conn, used) = &mut *held;
-        if conn.is_closed() || (used.elapsed() >= IDLE_CHECK && conn.is_valid(IDLE_CHECK).is_err()) {
+        if conn.is_closed() || (used.elapsed() >= IDLE_CHECK && conn.is_valid(CHECK_WAIT).is_err()) {
             *conn = Db::connect(&self.url)?;
         }
         let out = f(conn).map_err(self.err());
         *used = Instant::now();
         out
+    }
+
+    /// A connection to hold a lock on: a spare one another lock let go of, else a new one.
+    fn lock_connection(&self) -> Result<Connection> {
+        let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        if let Some((mut conn, at)) = spare
+            // One unused for a while is asked first, as the shared one is (a restart since).
+            && !conn.is_closed()
+            && (at.elapsed() < IDLE_CHECK || conn.is_valid(CHECK_WAIT).is_ok())
+        {
+            return Ok(conn);
+        }
+        Db::connect(&self.url)
+    }
+}
+
+/// A lock held on a connection of its own ([`Db::lock_connection`]): let go of when dropped,
+/// its connection kept for the next lock where there is room ([`SPARE_LOCKS`]), else closed,
+/// which ends the lock with its session as well.
+struct Held {
+    db: Arc<Db>,
+    conn: Mutex<Option<Connection>>,
+    class: i32,
+    key: i32,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let Some(mut conn) = self.conn.get_mut().unwrap_or_else(|p| p.into_inner()).take() else { return };
+        let unlocked = conn.query_one("SELECT pg_advisory_unlock($1::int4, $2::int4)", &[&self.class, &self.key]).is_ok_and(|r| r.get::<_, bool>(0));
+        let mut spare = self.db.spare.lock().unwrap_or_else(|p| p.into_inner());
+        if unlocked && spare.len() < SPARE_LOCKS {
+            spare.push((conn, Instant::now()));
+        }
     }
 }
 
@@ -151,7 +198,7 @@ impl PgSessions {
     /// The sessions of working directory `cwd` in the database at `url`, its tables made if
     /// they are not there yet.
     pub fn connect(url: &str, cwd: &Path) -> Result<Self> {
-        let db = Db { url: url.to_string(), target: crate::db::redact(url), conn: Mutex::new((Db::connect(url)?, Instant::now())) };
+        let db = Db { url: url.to_string(), target: crate::db::redact(url), conn: Mutex::new((Db::connect(url)?, Instant::now())), spare: Mutex::default() };
         // Two processes making the tables at once would collide in the catalog: one at a time.
         db.with(|c| c.batch_execute(&format!("BEGIN; SELECT pg_advisory_xact_lock(7766001); {SCHEMA} COMMIT;")))?;
         Ok(PgSessions { db: Arc::new(db), cwd: cwd.to_path_buf(), name: PathBuf::from(format!("{SCHEME}/{}", encode_cwd(cwd))) })
@@ -162,7 +209,43 @@ impl PgSessions {
     }
 
     fn session(&self, sid: i64, folder: &str, id: &str) -> PgSession {
-        PgSession { db: self.db.clone(), sid, name: PathBuf::from(format!("{SCHEME}/{folder}/{id}")), wait: LOCK_WAIT }
+        PgSession { db: self.db.clone(), sid, name: PathBuf::from(format!("{SCHEME}/{folder}/{id}")), wait: LOCK_WAIT, kept: Arc::default() }
+    }
+
+    /// A new session, `proxied`'s where given, in one transaction. Sessions are made one at a
+    /// time in the database (a transaction-long advisory lock taken before the row number is
+    /// drawn), so they are committed in the order of their row numbers: a process that read up
+    /// to one has seen every one before it ([`SessionStore::made_after`]). Made at once by
+    /// several, a later number could commit first, and the one before it was never taken in.
+    fn made(&self, id: Option<&str>, overview: &str, proxied: Option<&Proxied>) -> Result<Session> {
+        let given = id.map(checked_id).transpose()?;
+        let cwd = self.cwd.display().to_string();
+        for _ in 0..FRESH_ID_DRAWS {
+            let id = given.map_or_else(new_id, str::to_string);
+            let mut meta = Meta::new(id.clone(), &self.cwd, overview)?;
+            meta.proxied = proxied.cloned();
+            let meta = serde_json::to_string(&meta).expect("meta serializes");
+            let made = self.db.with(|c| {
+                let mut t = c.transaction()?;
+                t.execute("SELECT pg_advisory_xact_lock($1::int4)", &[&MAKING])?;
+                let row = t.query_opt(
+                    "INSERT INTO workmem_session (cwd, folder, id, meta) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING sid",
+                    &[&cwd, &self.folder(), &id, &meta],
+                )?;
+                if let Some(row) = &row {
+                    let sid: i64 = row.get(0);
+                    t.execute("INSERT INTO workmem_session_file (sid, name, content) VALUES ($1, $2, $3)", &[&sid, &super::dirs::OVERVIEW, &overview])?;
+                }
+                t.commit()?;
+                Ok(row.map(|r| r.get::<_, i64>(0)))
+            })?;
+            match made {
+                Some(sid) => return Ok(Session::new(Arc::new(self.session(sid, &self.folder(), &id)))),
+                None if given.is_some() => return Err(Error::Exists { dir: self.name.join(&id), id }),
+                None => continue,
+            }
+        }
+        Err(Error::Exists { id: "(a fresh ID)".into(), dir: self.name.clone() })
     }
 
     /// The sessions the query's rows name (sid, cwd, id, meta), oldest first.
@@ -185,31 +268,11 @@ impl SessionStore for PgSessions {
     }
 
     fn create(&self, id: Option<&str>, overview: &str) -> Result<Session> {
-        let given = id.map(checked_id).transpose()?;
-        let cwd = self.cwd.display().to_string();
-        for _ in 0..FRESH_ID_DRAWS {
-            let id = given.map_or_else(new_id, str::to_string);
-            let meta = serde_json::to_string(&Meta::new(id.clone(), &self.cwd, overview)?).expect("meta serializes");
-            let made = self.db.with(|c| {
-                let mut t = c.transaction()?;
-                let row = t.query_opt(
-                    "INSERT INTO workmem_session (cwd, folder, id, meta) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING sid",
-                    &[&cwd, &self.folder(), &id, &meta],
-                )?;
-                if let Some(row) = &row {
-                    let sid: i64 = row.get(0);
-                    t.execute("INSERT INTO workmem_session_file (sid, name, content) VALUES ($1, $2, $3)", &[&sid, &super::dirs::OVERVIEW, &overview])?;
-                }
-                t.commit()?;
-                Ok(row.map(|r| r.get::<_, i64>(0)))
-            })?;
-            match made {
-                Some(sid) => return Ok(Session::new(Arc::new(self.session(sid, &self.folder(), &id)))),
-                None if given.is_some() => return Err(Error::Exists { dir: self.name.join(&id), id }),
-                None => continue,
-            }
-        }
-        Err(Error::Exists { id: "(a fresh ID)".into(), dir: self.name.clone() })
+        self.made(id, overview, None)
+    }
+
+    fn create_proxied(&self, id: Option<&str>, overview: &str, proxied: &Proxied) -> Result<Session> {
+        self.made(id, overview, Some(proxied))
     }
 
     fn list(&self) -> Result<Vec<(Session, Meta)>> {
@@ -220,7 +283,7 @@ impl SessionStore for PgSessions {
         true
     }
 
-    /// By the sessions' row numbers, which only grow.
+    /// By the sessions' row numbers, which only grow and are committed in order (`made`).
     fn made_after(&self, cursor: u64) -> Result<(Vec<(Session, Meta)>, u64)> {
         let cwd = self.cwd.display().to_string();
         let after = i64::try_from(cursor).unwrap_or(i64::MAX);
@@ -312,21 +375,69 @@ struct PgSession {
     sid: i64,
     name: PathBuf,
     wait: Duration,
+    /// The view folded as far as this handle (and its clones) got, so that the next read
+    /// takes only the rows logged since.
+    kept: Arc<Mutex<Option<Kept>>>,
+}
+
+/// A folded view: through record `seq`, and the last record that rewrote it rather than add to
+/// it (a compaction), or where it was first folded: what a view built on from an earlier one
+/// must not come before ([`SessionLog::view_after`]).
+#[derive(Debug, Clone, Default)]
+struct Kept {
+    seq: u64,
+    view: View,
+    rewritten: u64,
 }
 
 impl PgSession {
+    /// The view folded up to the log's last row, from the one this handle keeps (taken out
+    /// meanwhile; the caller puts it back): the rows after it, folded in. A row that reads an
+    /// earlier one back by reference needs the whole log, read then.
+    fn folded(&self) -> Result<Kept> {
+        let held = self.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let unheld = held.is_none();
+        let mut kept = held.unwrap_or_default();
+        let after = i64::try_from(kept.seq).unwrap_or(i64::MAX);
+        let rows = self.db.with(|c| c.query("SELECT record FROM workmem_session_record WHERE sid = $1 AND seq > $2 ORDER BY seq", &[&self.sid, &after]))?;
+        let mut all: Option<Vec<LogRecord>> = None;
+        for row in &rows {
+            let mut record: LogRecord = serde_json::from_str(row.get::<_, &str>(0)).map_err(self.corrupt("messages.jsonl"))?;
+            if matches!(record.entry, Entry::Compaction(_)) {
+                kept.rewritten = record.seq;
+            }
+            if let Entry::Message(m) = &mut record.entry
+                && m.reads.is_some()
+            {
+                let records = match &mut all {
+                    Some(records) => records,
+                    None => all.insert(self.records()?),
+                };
+                messages::expand_read(m, records, record.seq);
+            }
+            kept.seq = record.seq;
+            kept.view.push(record);
+        }
+        // A view not held since is not known to have only gained ([`SessionLog::view_after`]).
+        if unheld {
+            kept.rewritten = kept.seq;
+        }
+        Ok(kept)
+    }
+
     /// An advisory lock of `class` on a connection of its own, tried until it is free or `wait`
     /// is over. Keyed by the class and the session's row number (past 2^31 rows, two sessions
     /// may share a key: they then wait on each other, never write at once).
     fn advisory(&self, class: i32, wait: Duration, holder: &str) -> Result<Locked> {
-        let mut conn = Db::connect(&self.db.url)?;
+        let mut conn = self.db.lock_connection()?;
+        let key = self.sid as i32;
         let started = Instant::now();
         let mut pause = Duration::from_millis(2);
         loop {
-            let taken: bool = conn.query_one("SELECT pg_try_advisory_lock($1::int4, $2::int4)", &[&class, &(self.sid as i32)]).map_err(self.db.err())?.get(0);
+            let taken: bool = conn.query_one("SELECT pg_try_advisory_lock($1::int4, $2::int4)", &[&class, &key]).map_err(self.db.err())?.get(0);
             if taken {
                 // Held by the connection that took it: a lock outlives no connection.
-                return Ok(Locked::holding(Mutex::new(conn)));
+                return Ok(Locked::holding(Held { db: Arc::clone(&self.db), conn: Mutex::new(Some(conn)), class, key }));
             }
             if started.elapsed() >= wait {
                 return Err(Error::Busy { dir: self.name.clone(), waited: started.elapsed(), holder: holder.to_string() });
@@ -353,24 +464,27 @@ impl SessionLog for PgSession {
         rows.iter().map(|r| serde_json::from_str(r.get::<_, &str>(0)).map_err(self.corrupt("messages.jsonl"))).collect()
     }
 
+    /// Folded on from the view this handle keeps: only the rows logged since are read.
     fn view_to(&self) -> Result<(View, u64)> {
-        let records = self.records()?;
-        let mut view = View::default();
-        for mut record in records.clone() {
-            if let Entry::Message(m) = &mut record.entry {
-                messages::expand_read(m, &records, record.seq);
-            }
-            view.push(record);
-        }
-        Ok((view, records.last().map_or(0, |r| r.seq)))
+        let kept = self.folded()?;
+        let view = (kept.view.clone(), kept.seq);
+        *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = Some(kept);
+        Ok(view)
     }
 
-    /// Not kept between calls yet: the caller reads the view whole.
-    fn view_after(&self, _: u64) -> Result<Option<(View, u64)>> {
-        Ok(None)
+    fn view_after(&self, seq: u64) -> Result<Option<(View, u64)>> {
+        let kept = self.folded()?;
+        let gained = (kept.rewritten <= seq && seq <= kept.seq).then(|| {
+            let from = kept.view.entries.partition_point(|(s, _)| *s <= seq);
+            (View { entries: kept.view.entries[from..].to_vec(), last_compaction: kept.view.last_compaction.clone() }, kept.seq)
+        });
+        *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = Some(kept);
+        Ok(gained)
     }
 
-    fn release_view(&self) {}
+    fn release_view(&self) {
+        *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
 
     fn next_seq(&self) -> Result<u64> {
         let last: Option<i64> = self.db.with(|c| c.query_one("SELECT max(seq) FROM workmem_session_record WHERE sid = $1", &[&self.sid]))?.get(0);

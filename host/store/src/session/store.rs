@@ -23,7 +23,7 @@
 //! except to make one (`Sessions::new`, `Session::open`); every other caller goes through
 //! the handles.
 
-use super::{Commit, KeyedUpdate, Locked, Meta, Session};
+use super::{Commit, KeyedUpdate, Locked, Meta, Proxied, Session};
 use crate::GrantName;
 use crate::confine::MemoryFileStore;
 use crate::error::Result;
@@ -143,6 +143,15 @@ pub trait SessionStore: std::fmt::Debug + Send + Sync {
     /// Creates a session with a fresh (or the given) ID and `overview` (the engine's
     /// template). Its memory is the empty one until the first update is committed.
     fn create(&self, id: Option<&str>, overview: &str) -> Result<Session>;
+
+    /// [`SessionStore::create`] for the proxy: the session's meta says whose it is
+    /// (`proxied`) from the start. On a shared store that is one write, so that another
+    /// process never takes in the session without it.
+    fn create_proxied(&self, id: Option<&str>, overview: &str, proxied: &Proxied) -> Result<Session> {
+        let session = self.create(id, overview)?;
+        session.update_meta(|m| m.proxied = Some(proxied.clone()))?;
+        Ok(session)
+    }
 
     /// This working directory's sessions, oldest first.
     fn list(&self) -> Result<Vec<(Session, Meta)>>;
