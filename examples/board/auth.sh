@@ -10,16 +10,7 @@
 # $WORKMEM is the workmem binary (default: workmem on PATH, else this checkout's, built now).
 set -euo pipefail
 
-workmem=${WORKMEM:-}
-if [ -z "$workmem" ]; then
-  if command -v workmem > /dev/null; then
-    workmem=workmem
-  else
-    root=$(cd "$(dirname "$0")/../.." && pwd)
-    cargo build -q --manifest-path "$root/Cargo.toml" -p workmem
-    workmem=${CARGO_TARGET_DIR:-$root/target}/debug/workmem
-  fi
-fi
+. "$(dirname "$0")/../lib/workmem.sh"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export WORKMEM_DB=${WORKMEM_DB:-$work/boards.sqlite3}

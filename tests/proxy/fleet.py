@@ -1,5 +1,6 @@
 """Three `workmem proxy` replicas on one PostgreSQL database behind HAProxy, round-robin with no
-stickiness (`make test-proxy`'s fleet runs): what a team runs as one service. `Fleet` answers as
+stickiness (`make test-proxy`'s fleet runs), started by examples/fleet/fleet.sh as docs/fleet.md
+says: what a team runs as one service. `Fleet` answers as
 run.py's `Proxy` does (its URL, its sessions and their logs, the CLI on them), so each real
 client is checked by the same rules through the fleet as through one proxy, and it can kill the
 replica that is answering (kill -9, mid-stream) and restart the database under the run.
@@ -14,11 +15,11 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 REPLICAS = 3
+SCRIPT = Path(__file__).resolve().parents[2] / "examples" / "fleet" / "fleet.sh"
 
 
 def free_port() -> int:
@@ -78,71 +79,30 @@ class Postgres:
 
 
 class Fleet:
-    """`REPLICAS` proxies on one database behind HAProxy: `url` is the balancer's."""
+    """`REPLICAS` proxies on one database behind HAProxy, started as docs/fleet.md starts them
+    (examples/fleet/fleet.sh): `url` is the balancer's."""
 
-    def __init__(self, workmem: str, proxy_args: list[str], sessions: Path, cwd: Path):
+    def __init__(self, workmem: str, upstream_url: str, proxy_args: list[str], sessions: Path, cwd: Path):
         self.workmem_bin, self.cwd = workmem, cwd
         sessions.mkdir(parents=True, exist_ok=True)
-        self.sessions = sessions  # the run's folder: logs and the balancer's config
+        self.sessions = sessions  # the fleet's folder: logs, PIDs, the balancer's config
         self.db = Postgres()
         self.env = {**os.environ, "WORKMEM_SESSIONS_DB": self.db.url}
         self.env.pop("WORKMEM_SESSIONS_DIR", None)
-        self.argv = [workmem, "proxy", "--listen", "127.0.0.1:0", *proxy_args, "--json"]
-        self.replicas: list[subprocess.Popen[str] | None] = []
-        self.ports: list[int] = []
-        for i in range(REPLICAS):
-            process, port = self.start_replica(i)
-            self.replicas.append(process)
-            self.ports.append(port)
-        self.balancer_port = free_port()
-        config = sessions / "haproxy.cfg"
-        # Round-robin per request, no stickiness; a replica that refuses connections is tried
-        # no more (checked every 200 ms) and its requests go to another, as a team's balancer
-        # is set up.
-        servers = "\n".join(f"  server r{i} 127.0.0.1:{p} check inter 200ms fall 1 rise 2" for i, p in enumerate(self.ports))
-        config.write_text(f"""global
-  maxconn 512
-  log stdout format raw local0
-defaults
-  mode http
-  log global
-  option httplog
-  timeout connect 2s
-  timeout client 600s
-  timeout server 600s
-  retries 3
-  option redispatch
-frontend fleet
-  bind 127.0.0.1:{self.balancer_port}
-  default_backend replicas
-backend replicas
-  balance roundrobin
-{servers}
-""")
-        haproxy = shutil.which("haproxy") or "/usr/sbin/haproxy"
-        self.balancer_log = (sessions / "haproxy.log").open("w")
-        self.balancer = subprocess.Popen([haproxy, "-db", "-f", str(config)], stdout=self.balancer_log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
-        while not self.listening(self.balancer_port):
-            if self.balancer.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"haproxy did not start: {(sessions / 'haproxy.log').read_text()}")
-            time.sleep(0.05)
-        self.url = f"http://127.0.0.1:{self.balancer_port}"
+        port = free_port()
+        env = {**self.env, "WORKMEM": workmem, "FLEET_DIR": str(sessions), "LISTEN": f"127.0.0.1:{port}", "REPLICAS": str(REPLICAS)}
+        self.log = sessions / "fleet.log"
+        with self.log.open("w") as log:
+            self.process = subprocess.Popen([str(SCRIPT), upstream_url, self.db.url, *proxy_args], cwd=cwd, env=env,
+                                            stdout=subprocess.PIPE, stderr=log, text=True)
+        line = self.process.stdout.readline() if self.process.stdout else ""
+        if not line.startswith("a fleet of"):
+            self.process.kill()
+            raise SystemExit(f"the fleet did not start: {line}{self.log.read_text()}")
+        self.url = f"http://127.0.0.1:{port}"
+        self.replicas: list[int | None] = [int((sessions / f"replica-{i}.pid").read_text()) for i in range(REPLICAS)]
         self.killed: list[int] = []
         self.restarts = 0
-
-    def start_replica(self, i: int) -> tuple[subprocess.Popen[str], int]:
-        log = (self.sessions / f"replica-{i}.log").open("a")
-        process = subprocess.Popen(self.argv, cwd=self.cwd, env=self.env, stdout=subprocess.PIPE, stderr=log, text=True)
-        line = process.stdout.readline() if process.stdout else ""
-        if not line:
-            raise SystemExit(f"replica {i} did not start: {(self.sessions / f'replica-{i}.log').read_text()}")
-        return process, int(json.loads(line)["listening"].rsplit(":", 1)[1])
-
-    @staticmethod
-    def listening(port: int) -> bool:
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", port)) == 0
 
     def answering(self, upstream_port: int) -> int | None:
         """The replica with a connection open to the upstream: the one answering a request now."""
@@ -152,10 +112,10 @@ backend replicas
                 fields = line.split()
                 if int(fields[2].rsplit(":", 1)[1], 16) == upstream_port and fields[3] == "01":
                     inodes.add(fields[9])
-        for i, process in enumerate(self.replicas):
-            if process is None:
+        for i, pid in enumerate(self.replicas):
+            if pid is None:
                 continue
-            for fd in Path(f"/proc/{process.pid}/fd").iterdir():
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
                 try:
                     if os.readlink(fd).removeprefix("socket:[").removesuffix("]") in inodes:
                         return i
@@ -169,10 +129,10 @@ backend replicas
         i = self.answering(upstream_port)
         if i is None:
             raise AssertionError("no replica had a request open upstream to kill")
-        process = self.replicas[i]
-        assert process is not None
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        pid = self.replicas[i]
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        self.replicas[i] = None
         self.killed.append(i)
 
     def restart_database(self) -> None:
@@ -189,20 +149,18 @@ backend replicas
         return counts
 
     def stop(self) -> str:
-        """Stops the replicas, the balancer and the database; what the replicas logged."""
-        for process in self.replicas:
-            if process and process.poll() is None:
-                process.terminate()
-        for process in self.replicas:
-            if process:
-                try:
-                    process.communicate(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.communicate()
-        self.balancer.terminate()
-        self.balancer.wait(timeout=10)
-        self.balancer_log.close()
+        """Stops the replicas and the balancer (the script does on SIGTERM), the database
+        left running for the checks; what the replicas logged."""
+        self.process.terminate()
+        try:
+            self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+        return self.logs()
+
+    def logs(self) -> str:
+        """What the replicas logged."""
         return "".join((self.sessions / f"replica-{i}.log").read_text() for i in range(REPLICAS))
 
     def close(self) -> None:

@@ -98,7 +98,7 @@ def fleet_of(script: upstream.Script, fault: str, made: list[fleet.Fleet]) -> Ma
     """What makes a client's proxy a fleet, with `fault` ("restart": the database restarted while
     step 3 streams; "kill": the replica answering step STEPS // 3 killed mid-stream; "": none)."""
     def make(upstream_url: str, sessions: Path, cwd: Path) -> fleet.Fleet:
-        f = fleet.Fleet(WORKMEM, ["--upstream", upstream_url, "--window", str(WINDOW)], sessions, cwd)
+        f = fleet.Fleet(WORKMEM, upstream_url, ["--window", str(WINDOW)], sessions, cwd)
         port = int(upstream_url.rsplit(":", 1)[1])
         if fault == "restart":
             script.during = fleet.fault_at(3, f.restart_database)
@@ -121,6 +121,12 @@ def through_fleet(client: str, base: Path, url: str, script: upstream.Script) ->
             raise SystemExit(f"{client} (fleet): no replica was killed")
         if fault == "restart" and not proxy.restarts:
             raise SystemExit(f"{client} (fleet): the database was never restarted")
+        # Nothing failed on the store's side, the restart included: each replica found its
+        # connections gone before using them.
+        logs = proxy.logs()
+        failed = [line for line in logs.splitlines() if "passed through as sent (failed)" in line or "went to the client, but" in line]
+        if failed:
+            raise SystemExit(f"{client} (fleet): the store failed requests: {failed[:5]}")
         served = proxy.served()
         if len(served) < fleet.REPLICAS:
             raise SystemExit(f"{client} (fleet): the balancer sent requests to {served} only, of {fleet.REPLICAS} replicas")

@@ -9,9 +9,15 @@
 //!    CPU time the proxy spends on a request, which wanders less than latency on a shared
 //!    machine (or, with `PROXY_BENCH_INSTRUCTIONS=1`, `make bench-proxy-instructions`, the
 //!    instructions it runs, counted by callgrind, which do not wander at all);
-//! 2. 64 client sessions at once for `PROXY_BENCH_SECONDS` (default 60; 0 leaves this out):
+//! 2. 64 client sessions at once for `PROXY_BENCH_SECONDS` (default 60; 0 leaves this out,
+//!    and `PROXY_BENCH_LATENCY=0` leaves part 1 out):
 //!    requests per second, p99, errors, and whether every session's log holds every message
-//!    its client sent.
+//!    its client sent; on the directory store, then on a real PostgreSQL with one replica and
+//!    with three (each client's requests round-robin over them, no stickiness), and what a
+//!    session takes in each store.
+//!
+//! Beside the directory store's proxy, one with its sessions in that PostgreSQL database
+//! (`--sessions-db`) runs in step in part 1, with what it adds over the directory store's.
 //!
 //! `make bench-proxy` (a release build). The upstream answers at once, so what is measured is
 //! the proxy's own work: finding the session, logging what is new, building and bounding the
@@ -22,6 +28,9 @@
 //! a forwarder: this bench run as a gateway that does no context work (`--forward`), in a
 //! process of its own built from the proxy's parts, whose added latency is what moving a body
 //! through a second process costs, the floor under any proxy's.
+
+#[path = "../../../tests/common/postgres.rs"]
+mod pg;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -347,18 +356,26 @@ impl Proxied {
 /// The forwarder's name in the table.
 const FORWARDER: &str = "forwarder";
 
-/// This build's proxy, `WORKMEM_BIN_B`'s where it is set, each with its own sessions, and the
-/// forwarder, last.
-fn proxies(root: &Path, upstream: &str, meter: Meter) -> Vec<Proxied> {
+/// The name of the proxy whose sessions are in PostgreSQL.
+const POSTGRES: &str = "postgres";
+
+/// This build's proxy, the same on `database`'s sessions, `WORKMEM_BIN_B`'s where it is set,
+/// each with its own sessions, and the forwarder, last.
+fn proxies(root: &Path, upstream: &str, database: &str, meter: Meter) -> Vec<Proxied> {
     let b = std::env::var_os("WORKMEM_BIN_B").map(PathBuf::from);
     let workmem = |bin: PathBuf| (bin, vec!["proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--json", "--window", "1000000"], None);
+    let on_database = |bin: PathBuf| {
+        let (bin, mut args, tunables) = workmem(bin);
+        args.extend(["--sessions-db", database]);
+        (bin, args, tunables)
+    };
     // The forwarder's allocator keeps what it frees: without, glibc gave each request's body back
     // to the system and faulted it in afresh on the next (`perf` over a run of both sizes: 15%
     // of the forwarder's CPU in page faults, 4% of the proxy's, which holds its sessions'
     // bodies), and a floor is not to be raised by what the proxy does not pay.
     let kept = "glibc.malloc.trim_threshold=268435456:glibc.malloc.mmap_threshold=33554432";
     let forwarder = (std::env::current_exe().unwrap(), vec!["--forward", upstream], Some(kept));
-    [Some(("", workmem(workmem_bin()))), b.map(|b| ("B", workmem(b))), Some((FORWARDER, forwarder))]
+    [Some(("", workmem(workmem_bin()))), Some((POSTGRES, on_database(workmem_bin()))), b.map(|b| ("B", workmem(b))), Some((FORWARDER, forwarder))]
         .into_iter()
         .flatten()
         .map(|(name, (bin, args, tunables))| {
@@ -595,9 +612,13 @@ fn main() {
     std::fs::create_dir_all(&root).unwrap();
     let upstream = upstream();
     let meter = Meter::chosen();
-    let mut proxies = proxies(&root, &upstream, meter);
+    let db = pg::Server::start().expect("the PostgreSQL store is measured beside the directory store");
+    let database = db.database("bench");
+    let mut proxies = proxies(&root, &upstream, &database, meter);
 
-    for (size, requests) in [(1000, 200), (10_000, 40)] {
+    // `PROXY_BENCH_LATENCY=0` leaves part 1 out (the load alone).
+    let sizes: &[(usize, usize)] = if std::env::var("PROXY_BENCH_LATENCY").is_ok_and(|v| v == "0") { &[] } else { &[(1000, 200), (10_000, 40)] };
+    for &(size, requests) in sizes {
         println!("Added latency, {size}-message history, {requests} requests each (the upstream answers at once):");
         for (protocol, stream) in Protocol::ALL.into_iter().flat_map(|p| [(p, false), (p, true)]) {
             // Warm both paths first: the proxy's first request logs the whole history.
@@ -615,6 +636,10 @@ fn main() {
                 let (p50, p99) = (percentile(&mut t.clone(), 0.5), percentile(&mut t.clone(), 0.99));
                 let (who, beyond) = match p.name {
                     FORWARDER => (" (the forwarder, no context work)".to_string(), String::new()),
+                    POSTGRES => (
+                        " (sessions in PostgreSQL)".to_string(),
+                        format!("; over the directory store's p50 {:.2} ms, p99 {:.2} ms", added(&pick(&times[1]), &t, 0.5), added(&pick(&times[1]), &t, 0.99)),
+                    ),
                     name => (
                         if name.is_empty() { String::new() } else { format!(" (build {name})") },
                         format!("; over the forwarder p50 {:.2} ms", added(&forwarded, &t, 0.5)),
@@ -636,62 +661,147 @@ fn main() {
         }
     }
 
+    proxies.iter_mut().for_each(Proxied::stop);
     let seconds: u64 = std::env::var("PROXY_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
     if seconds == 0 {
-        proxies.iter_mut().for_each(Proxied::stop);
         let _ = std::fs::remove_dir_all(&root);
         return;
     }
-    // The load is this build's alone.
-    let (url, logs) = (proxies[0].url.clone(), proxies[0].root.clone());
+    // The load is this build's alone, on stores of its own: on the directory store, then on
+    // a database with one replica and with three.
     let clients = 64;
-    println!("{clients} client sessions at once for {seconds} s (histories from 30 messages, growing):");
+    println!("{clients} client sessions at once for {seconds} s each (histories from 30 messages, growing):");
+    let database = db.database("load");
+    let start = |name: &'static str, args: &[&str]| {
+        let root = root.join(name);
+        std::fs::create_dir_all(&root).unwrap();
+        let args: Vec<&str> =
+            ["proxy", "--listen", "127.0.0.1:0", "--upstream", &upstream, "--json", "--window", "1000000"].into_iter().chain(args.iter().copied()).collect();
+        let (child, url) = proxy(&root, Meter::Cpu, workmem_bin(), &args, None);
+        Proxied { name, child, url, root }
+    };
+    let mut replicas = vec![start("load-dir", &[])];
+    let dir_root = replicas[0].root.clone();
+    let alone = load(&[replicas[0].url.as_str()], clients, seconds, "dir");
+    // The replicas run in one working directory, as a fleet's do: a store's sessions (and the
+    // secret its callers' scopes are keyed by) are that directory's.
+    replicas.extend([0, 1, 2].map(|_| start("load-replicas", &["--sessions-db", &database])));
+    let one = load(&[replicas[1].url.as_str()], clients, seconds, "one");
+    let urls: Vec<&str> = replicas[1..].iter().map(|p| p.url.as_str()).collect();
+    let three = load(&urls, clients, seconds, "three");
+    replicas.iter_mut().for_each(Proxied::stop);
+    let lost_dir = lost(&alone, |tag| find_log(&dir_root, tag).lines().filter(|l| l.contains("\"kind\":\"message\"")).count());
+    let mut sql = postgres::Client::connect(&database, postgres::NoTls).unwrap();
+    let mut logged_in_db = |tag: &str| -> usize {
+        let needle = format!("%You are agent {tag}.\"%");
+        let row = sql
+            .query_one(
+                "SELECT count(*) FROM workmem_session_record r WHERE r.record LIKE '%\"kind\":\"message\"%' AND r.sid = \
+                 (SELECT sid FROM workmem_session_record WHERE seq = 1 AND record LIKE $1 LIMIT 1)",
+                &[&needle],
+            )
+            .unwrap();
+        row.get::<_, i64>(0) as usize
+    };
+    let lost_one = lost(&one, &mut logged_in_db);
+    let lost_three = lost(&three, &mut logged_in_db);
+    for (what, run, lost) in
+        [("directory store, one proxy", &alone, lost_dir), ("PostgreSQL, one replica", &one, lost_one), ("PostgreSQL, three replicas", &three, lost_three)]
+    {
+        println!(
+            "  {what}: {} requests, {:.0} per second, p99 {:.1} ms, {} errors, {lost} of {clients} sessions missing a message",
+            run.requests,
+            run.requests as f64 / seconds as f64,
+            ms(run.p99),
+            run.errors
+        );
+    }
+    println!(
+        "  three replicas serve {:.2} times one replica's requests per second (one machine: the replicas, the database and the clients share its cores)",
+        three.requests as f64 / one.requests.max(1) as f64
+    );
+    // What a session takes: its directory's bytes, and its share of the tables' (rows, indexes
+    // and what PostgreSQL keeps beside them).
+    let sessions =
+        std::fs::read_dir(dir_root.join("sessions")).unwrap().flatten().flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten()).collect::<Vec<_>>();
+    let dir_bytes: u64 = sessions.iter().map(|s| bytes(&s.path())).sum();
+    let row = sql
+        .query_one(
+            "SELECT (SELECT count(*) FROM workmem_session), (SELECT sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c WHERE c.relname LIKE 'workmem_session%' AND c.relkind = 'r')",
+            &[],
+        )
+        .unwrap();
+    let (db_sessions, db_bytes): (i64, i64) = (row.get(0), row.get(1));
+    println!(
+        "  storage a session: directory {:.0} KB ({} sessions), PostgreSQL {:.0} KB ({db_sessions} sessions, tables with their indexes)",
+        dir_bytes as f64 / sessions.len().max(1) as f64 / 1024.0,
+        sessions.len(),
+        db_bytes as f64 / db_sessions.max(1) as f64 / 1024.0
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// What a load of `clients` sessions for `seconds` made: each client's tag and messages sent,
+/// the requests and errors, and the p99.
+struct Load {
+    sent: Vec<(String, usize)>,
+    requests: usize,
+    errors: usize,
+    p99: Duration,
+}
+
+/// `clients` client sessions at once for `seconds`, each sending its requests to `urls` in
+/// turn (one proxy, or replicas behind a round-robin balancer, no stickiness).
+fn load(urls: &[&str], clients: usize, seconds: u64, run: &str) -> Load {
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let threads: Vec<_> = (0..clients)
         .map(|c| {
-            let url = url.clone();
+            let urls: Vec<String> = urls.iter().map(|u| u.to_string()).collect();
+            let tag = format!("{run}{c}");
             std::thread::spawn(move || {
                 let agent = agent();
-                let tag = format!("load{c}");
-                let mut c = Conversation::new(Protocol::Chat, &tag, 30);
+                let mut conversation = Conversation::new(Protocol::Chat, &tag, 30);
                 let (mut latencies, mut errors, mut sent) = (Vec::new(), 0, 0);
                 while Instant::now() < deadline {
-                    let (_, total, status) = request(&agent, &url, Protocol::Chat, c.body(false));
+                    let url = &urls[(c + latencies.len()) % urls.len()];
+                    let (_, total, status) = request(&agent, url, Protocol::Chat, conversation.body(false));
                     latencies.push(total);
                     if status != 200 {
                         errors += 1;
                         continue;
                     }
                     sent += 1;
-                    c.answered(sent);
+                    conversation.answered(sent);
                 }
-                (tag, latencies, errors, c.len())
+                (tag, latencies, errors, conversation.len())
             })
         })
         .collect();
     let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     let mut all: Vec<Duration> = results.iter().flat_map(|r| r.1.clone()).collect();
-    let errors: usize = results.iter().map(|r| r.2).sum();
-    let total = all.len();
-    let p99 = percentile(&mut all, 0.99);
-    proxies.iter_mut().for_each(Proxied::stop);
-    // Every message each client sent is in its session's log: the history it last sent, less
-    // the answer and message appended after the last request, plus that request's answer.
+    let requests = all.len();
+    Load { sent: results.iter().map(|r| (r.0.clone(), r.3)).collect(), requests, errors: results.iter().map(|r| r.2).sum(), p99: percentile(&mut all, 0.99) }
+}
+
+/// The sessions of `run` whose log lacks a message its client sent (`logged`: the messages the
+/// session of a tag logged): the history it last sent, less the answer and message appended
+/// after the last request, plus that request's answer.
+fn lost(run: &Load, mut logged: impl FnMut(&str) -> usize) -> usize {
     let mut lost = 0;
-    for (tag, _, _, len) in &results {
-        let log = find_log(&logs, tag);
-        let logged = log.lines().filter(|l| l.contains("\"kind\":\"message\"")).count();
-        if logged != len - 1 {
+    for (tag, len) in &run.sent {
+        let n = logged(tag);
+        if n != len - 1 {
             lost += 1;
-            eprintln!("session {tag}: {logged} messages logged, {} sent", len - 1);
+            eprintln!("session {tag}: {n} messages logged, {} sent", len - 1);
         }
     }
-    println!(
-        "  {total} requests, {:.0} per second, p99 {:.1} ms, {errors} errors, {lost} of {clients} sessions missing a message",
-        total as f64 / seconds as f64,
-        ms(p99)
-    );
-    let _ = std::fs::remove_dir_all(&root);
+    lost
+}
+
+/// The bytes of the files under `path`.
+fn bytes(path: &Path) -> u64 {
+    std::fs::read_dir(path)
+        .map_or(0, |entries| entries.flatten().map(|e| if e.path().is_dir() { bytes(&e.path()) } else { e.metadata().map_or(0, |m| m.len()) }).sum())
 }
 
 /// The log of the session whose system prompt names `tag`.
